@@ -1,0 +1,54 @@
+# mcpwasm: build the wasm module, run the demo, run every test.
+# `make run` serves the demo; `make test` installs what it needs and runs all tests.
+
+GO        ?= go
+GOROOT    := $(shell $(GO) env GOROOT)
+VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+WASM      := web/mcp.wasm
+WASMFLAGS := -trimpath -ldflags="-s -w -X main.version=$(VERSION)"
+GOSRC     := $(shell find . -name '*.go' -not -path './e2e/*' -not -path './node_modules/*' 2>/dev/null) go.mod go.sum
+ADDR      ?= 127.0.0.1:8080
+
+.PHONY: all build run test unit wasmtest e2e deps vet clean
+
+all: build
+
+## build: the wasm module, wasm_exec.js and precompressed variants in web/
+build: $(WASM) web/wasm_exec.js
+
+web/wasm_exec.js: $(GOROOT)/lib/wasm/wasm_exec.js
+	cp $< $@
+
+$(WASM): $(GOSRC)
+	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $@ ./wasm
+	gzip -9 -k -f $@
+	if command -v brotli >/dev/null; then brotli -q 11 -f -o $@.br $@; else rm -f $@.br; echo "brotli not installed: serving gzip only"; fi
+
+## run: build, then serve the demo page and the demo MCP server
+run: build
+	$(GO) run ./cmd/devserver -addr $(ADDR)
+
+## deps: install what the tests need (Chromium, brotli, Node packages)
+deps:
+	scripts/install-deps.sh
+
+## test: everything: vet, native unit tests (race), wasm tests, e2e in Chromium
+test: deps vet unit wasmtest e2e
+
+vet:
+	$(GO) vet ./...
+	GOOS=js GOARCH=wasm $(GO) vet ./jsbridge/... ./wasm/...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+unit:
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
+
+wasmtest:
+	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(GOROOT)/lib/wasm/go_js_wasm_exec" ./jsbridge/...
+
+## e2e: chromedp tests in headless Chromium (builds the wasm itself)
+e2e: build
+	$(GO) test -count=1 -timeout 15m ./e2e/...
+
+clean:
+	rm -f web/mcp.wasm web/mcp.wasm.gz web/mcp.wasm.br web/wasm_exec.js

@@ -1,0 +1,368 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+// testServer is a real go-sdk MCP server over Streamable HTTP (at /mcp) and
+// legacy SSE (at /sse) on a loopback httptest server.
+type testServer struct {
+	URL       string
+	cancelled atomic.Int32
+	mu        sync.Mutex
+	headers   []http.Header
+}
+
+func startServer(t *testing.T) *testServer {
+	t.Helper()
+	ts := &testServer{}
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ServerOptions{Instructions: "be nice"})
+	type addArgs struct {
+		A float64 `json:"a"`
+		B float64 `json:"b"`
+	}
+	type sum struct {
+		Sum float64 `json:"sum"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "add"}, func(ctx context.Context, r *mcp.CallToolRequest, a addArgs) (*mcp.CallToolResult, sum, error) {
+		return nil, sum{a.A + a.B}, nil
+	})
+	type slowArgs struct {
+		Steps int `json:"steps"`
+		Delay int `json:"delayMs"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, r *mcp.CallToolRequest, a slowArgs) (*mcp.CallToolResult, any, error) {
+		for i := 1; i <= a.Steps; i++ {
+			select {
+			case <-ctx.Done():
+				ts.cancelled.Add(1)
+				return nil, nil, ctx.Err()
+			case <-time.After(time.Duration(a.Delay) * time.Millisecond):
+			}
+			if tok := r.Params.GetProgressToken(); tok != nil {
+				_ = r.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(a.Steps)})
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, r *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := r.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action + ":" + fmt.Sprint(res.Content["name"])}}}, nil, nil
+	})
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", streamable)
+	mux.Handle("/sse", sse)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ts.mu.Lock()
+		ts.headers = append(ts.headers, r.Header.Clone())
+		ts.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	ts.URL = srv.URL
+	return ts
+}
+
+func newClient(t *testing.T, url string, opts Options) *Client {
+	t.Helper()
+	c, err := New(url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func wantCode(t *testing.T, err error, want mcperr.Code) {
+	t.Helper()
+	if got := mcperr.CodeOf(err, "none"); got != want {
+		t.Fatalf("error code = %q (%v); want %q", got, err, want)
+	}
+}
+
+func TestConnectCallAndStates(t *testing.T) {
+	ts := startServer(t)
+	var mu sync.Mutex
+	var states []State
+	c := newClient(t, ts.URL+"/mcp", Options{OnEvent: func(e Event) {
+		if e.Type == "statechange" {
+			mu.Lock()
+			states = append(states, e.Data.(StateChange).State)
+			mu.Unlock()
+		}
+	}})
+	ctx := ctxT(t)
+	if err := c.Connect(ctx, ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if ir := c.InitializeResult(); ir == nil || ir.ServerInfo.Name != "test" || ir.Instructions != "be nice" {
+		t.Fatalf("InitializeResult = %+v", ir)
+	}
+	tools, err := c.ListTools(ctx)
+	if err != nil || len(tools) != 3 {
+		t.Fatalf("ListTools = %d tools, %v; want 3", len(tools), err)
+	}
+	res, err := c.CallTool(ctx, "add", json.RawMessage(`{"a":2,"b":3}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(res.StructuredContent); string(got) != `{"sum":5}` {
+		t.Errorf("structuredContent = %s; want {\"sum\":5}", got)
+	}
+	c.Close()
+	_, err = c.ListTools(ctx)
+	wantCode(t, err, mcperr.Closed)
+	mu.Lock()
+	defer mu.Unlock()
+	want := []State{StateConnecting, StateConnected, StateClosed}
+	if fmt.Sprint(states) != fmt.Sprint(want) {
+		t.Errorf("states = %v; want %v", states, want)
+	}
+}
+
+// TestProgressBeforeResult checks that every progress notification the
+// server sent before its result reaches the caller before CallTool returns.
+func TestProgressBeforeResult(t *testing.T) {
+	ts := startServer(t)
+	c := newClient(t, ts.URL+"/mcp", Options{})
+	ctx := ctxT(t)
+	if err := c.Connect(ctx, ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		var got []float64
+		_, err := c.CallTool(ctx, "slow", json.RawMessage(`{"steps":5,"delayMs":0}`), func(p *mcp.ProgressNotificationParams) {
+			got = append(got, p.Progress)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != "[1 2 3 4 5]" {
+			t.Fatalf("run %d: progress before return = %v; want [1 2 3 4 5]", i, got)
+		}
+	}
+}
+
+func TestCancelReachesServer(t *testing.T) {
+	ts := startServer(t)
+	c := newClient(t, ts.URL+"/mcp", Options{})
+	if err := c.Connect(ctxT(t), ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctxT(t))
+	first := make(chan struct{})
+	var once sync.Once
+	go func() { <-first; cancel() }()
+	_, err := c.CallTool(ctx, "slow", json.RawMessage(`{"steps":100,"delayMs":50}`), func(*mcp.ProgressNotificationParams) { once.Do(func() { close(first) }) })
+	wantCode(t, err, mcperr.Aborted)
+	deadline := time.Now().Add(5 * time.Second)
+	for ts.cancelled.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("server never observed the cancellation")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The client stays usable.
+	if _, err := c.CallTool(ctxT(t), "add", json.RawMessage(`{"a":1,"b":1}`), nil); err != nil {
+		t.Fatalf("call after cancel: %v", err)
+	}
+}
+
+func TestTransports(t *testing.T) {
+	ts := startServer(t)
+	for _, tc := range []struct {
+		path      string
+		transport Transport
+		wantErr   mcperr.Code
+	}{
+		{"/mcp", TransportAuto, ""},
+		{"/mcp", TransportStreamable, ""},
+		{"/sse", TransportAuto, ""}, // falls back to legacy SSE
+		{"/sse", TransportSSE, ""},
+		{"/sse", TransportStreamable, mcperr.HTTP},
+		{"/nowhere", TransportAuto, mcperr.HTTP},
+	} {
+		t.Run(tc.path+"/"+string(tc.transport), func(t *testing.T) {
+			hints := &Hints{}
+			c := newClient(t, ts.URL+tc.path, Options{Transport: tc.transport, Hints: hints})
+			err := c.Connect(ctxT(t), ConnectOptions{})
+			if tc.wantErr != "" {
+				wantCode(t, err, tc.wantErr)
+				if mcperr.StatusOf(err) == 0 {
+					t.Errorf("error %v has no HTTP status", err)
+				}
+				if got := c.State(); got != StateFailed {
+					t.Errorf("state = %q; want failed", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.CallTool(ctxT(t), "add", json.RawMessage(`{"a":1,"b":2}`), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := json.Marshal(res.StructuredContent); string(got) != `{"sum":3}` {
+				t.Errorf("structuredContent = %s", got)
+			}
+			if h := hints.get(ts.URL + tc.path); h.transport == "" || h.version == "" {
+				t.Errorf("hints not recorded: %+v", h)
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	ts := startServer(t)
+	ctx := ctxT(t)
+
+	t.Run("network", func(t *testing.T) {
+		dead := httptest.NewServer(http.NotFoundHandler())
+		dead.Close()
+		c := newClient(t, dead.URL+"/mcp", Options{})
+		wantCode(t, c.Connect(ctx, ConnectOptions{}), mcperr.Network)
+	})
+	t.Run("bad URL", func(t *testing.T) {
+		_, err := New("ftp://x", Options{})
+		wantCode(t, err, mcperr.InvalidArgument)
+		_, err = New("http://x/mcp", Options{Transport: "carrier-pigeon"})
+		wantCode(t, err, mcperr.InvalidArgument)
+		_, err = New("http://x/mcp", Options{Headers: map[string]string{"Bad Header": "v"}})
+		wantCode(t, err, mcperr.InvalidArgument)
+	})
+	c := newClient(t, ts.URL+"/mcp", Options{})
+	t.Run("not connected", func(t *testing.T) {
+		_, err := c.ListTools(ctx)
+		wantCode(t, err, mcperr.Protocol)
+	})
+	if err := c.Connect(ctx, ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		tool string
+		args string
+	}{
+		{"array arguments", "add", `[1,2]`},
+		{"string arguments", "add", `"x"`},
+		{"no name", "", `{}`},
+		{"unknown tool", "nope", `{}`},
+		{"wrong types", "add", `{"a":"x"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := c.CallTool(ctx, tc.tool, json.RawMessage(tc.args), nil)
+			if err == nil && res.IsError {
+				return // tool-level error: the server's choice, reported as a result
+			}
+			wantCode(t, err, mcperr.InvalidArgument)
+		})
+	}
+	t.Run("timeout", func(t *testing.T) {
+		tctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		_, err := c.CallTool(tctx, "slow", json.RawMessage(`{"steps":10,"delayMs":100}`), nil)
+		wantCode(t, err, mcperr.Timeout)
+	})
+}
+
+func TestHeadersAndAccessToken(t *testing.T) {
+	ts := startServer(t)
+	calls := atomic.Int32{}
+	c := newClient(t, ts.URL+"/mcp", Options{
+		Headers: map[string]string{"X-Api-Key": "k1"},
+		AccessToken: func(context.Context) (string, error) {
+			calls.Add(1)
+			return "tok-123", nil
+		},
+	})
+	if err := c.Connect(ctxT(t), ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if len(ts.headers) == 0 {
+		t.Fatal("server saw no request")
+	}
+	for _, h := range ts.headers {
+		if h.Get("X-Api-Key") != "k1" || h.Get("Authorization") != "Bearer tok-123" {
+			t.Fatalf("request headers = %v; want X-Api-Key and bearer", h)
+		}
+	}
+
+	failing := newClient(t, ts.URL+"/mcp", Options{AccessToken: func(context.Context) (string, error) {
+		return "", errors.New("host has no token")
+	}})
+	err := failing.Connect(ctxT(t), ConnectOptions{})
+	wantCode(t, err, mcperr.AuthRequired)
+	if !strings.Contains(err.Error(), "host has no token") {
+		t.Errorf("error %q does not say why", err)
+	}
+}
+
+func TestElicitationHandler(t *testing.T) {
+	ts := startServer(t)
+	c := newClient(t, ts.URL+"/mcp", Options{})
+	err := c.Connect(ctxT(t), ConnectOptions{Elicitation: func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.CallTool(ctxT(t), "ask", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != "accept:Ada" {
+		t.Errorf("ask = %q; want accept:Ada", got)
+	}
+}
+
+func TestSSETapLimits(t *testing.T) {
+	var got []float64
+	taps := &progressTaps{}
+	defer taps.add("t", func(p *mcp.ProgressNotificationParams) { got = append(got, p.Progress) })()
+	body := "data: " + strings.Repeat("x", maxTapLine+10) + "\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\n" +
+		"data: \"params\":{\"progressToken\":\"t\",\"progress\":7}}\r\n\r\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"other\",\"progress\":8}}\n\n"
+	tap := &sseTap{rc: nopCloser{strings.NewReader(body)}, taps: taps}
+	buf := make([]byte, 7) // tiny reads split lines anywhere
+	for {
+		if _, err := tap.Read(buf); err != nil {
+			break
+		}
+	}
+	if fmt.Sprint(got) != "[7]" {
+		t.Errorf("delivered %v; want [7]", got)
+	}
+}
+
+type nopCloser struct{ *strings.Reader }
+
+func (nopCloser) Close() error { return nil }

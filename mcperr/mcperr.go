@@ -1,0 +1,118 @@
+// Package mcperr defines the error codes of the JavaScript API (JSAPI.md) and
+// maps Go errors onto them.
+//
+// Any package may give its errors a code by implementing [Coder]; [CodeOf]
+// finds the first coded error in a chain (errors.As), so codes survive any
+// wrapping with %w. Errors without a code are classified by what they are:
+// context cancellation is [Aborted], a deadline is [Timeout].
+package mcperr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Code is one of the JSAPI.md MCPError codes.
+type Code string
+
+// The codes of JSAPI.md.
+const (
+	AuthRequired       Code = "auth_required"
+	Declined           Code = "declined"
+	PopupBlocked       Code = "popup_blocked"
+	StateMismatch      Code = "state_mismatch"
+	DiscoveryFailed    Code = "discovery_failed"
+	RegistrationFailed Code = "registration_failed"
+	TokenFailed        Code = "token_failed"
+	InsufficientScope  Code = "insufficient_scope"
+	Aborted            Code = "aborted"
+	Timeout            Code = "timeout"
+	Network            Code = "network"
+	HTTP               Code = "http"
+	Protocol           Code = "protocol"
+	InvalidArgument    Code = "invalid_argument"
+	Storage            Code = "storage"
+	Closed             Code = "closed"
+)
+
+// Coder is implemented by errors that know their JSAPI.md code.
+type Coder interface {
+	error
+	// MCPErrorCode returns the JSAPI.md code of the error.
+	MCPErrorCode() Code
+}
+
+// StatusCoder is implemented by errors that carry an HTTP status.
+type StatusCoder interface {
+	error
+	// HTTPStatus returns the HTTP status code behind the error, or 0.
+	HTTPStatus() int
+}
+
+// Error is a generic coded error.
+type Error struct {
+	Code   Code   // JSAPI.md code
+	Status int    // HTTP status, when one is involved
+	Msg    string // human-readable message, free of secrets
+	Err    error  // underlying cause, may be nil
+}
+
+// New returns an *Error with the given code and message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an *Error with the given code wrapping err; msg prefixes it.
+func Wrap(code Code, err error, msg string) *Error {
+	return &Error{Code: code, Msg: msg, Err: err}
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Err == nil:
+		return e.Msg
+	case e.Msg == "":
+		return e.Err.Error()
+	default:
+		return e.Msg + ": " + e.Err.Error()
+	}
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// MCPErrorCode implements [Coder].
+func (e *Error) MCPErrorCode() Code { return e.Code }
+
+// HTTPStatus implements [StatusCoder].
+func (e *Error) HTTPStatus() int { return e.Status }
+
+// CodeOf returns the code of err: the first [Coder] in its chain, else
+// [Aborted] for context.Canceled, [Timeout] for context.DeadlineExceeded,
+// and def otherwise. CodeOf(nil) is "".
+func CodeOf(err error, def Code) Code {
+	if err == nil {
+		return ""
+	}
+	var c Coder
+	if errors.As(err, &c) {
+		return c.MCPErrorCode()
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return Aborted
+	case errors.Is(err, context.DeadlineExceeded):
+		return Timeout
+	}
+	return def
+}
+
+// StatusOf returns the HTTP status carried by err's chain, or 0.
+func StatusOf(err error) int {
+	var s StatusCoder
+	if errors.As(err, &s) {
+		return s.HTTPStatus()
+	}
+	return 0
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what the tests need on a fresh Debian machine: Chromium (for the
+# e2e tests), brotli (precompressed wasm) and the pinned Node packages of e2e/.
+# Idempotent: does nothing that is already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromium)
+command -v brotli >/dev/null 2>&1 || need+=(brotli)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing ${need[*]} from Debian"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+if [ -f e2e/node/package-lock.json ] && [ ! -f e2e/node/node_modules/.package-lock.json -o e2e/node/package-lock.json -nt e2e/node/node_modules/.package-lock.json ]; then
+  echo "installing e2e Node packages"
+  (cd e2e/node && npm ci --no-audit --no-fund --loglevel=error)
+fi
