@@ -40,7 +40,8 @@ func SetErrorFactory(fn Value) {
 }
 
 // ErrorValue turns err into an MCPError value with its JSAPI.md code
-// (default "protocol"); without a factory it is a plain Error.
+// (default "protocol"); without a factory it is an Error with the same
+// name, code and status properties.
 func ErrorValue(err error) Value {
 	code := mcperr.CodeOf(err, mcperr.Protocol)
 	status := mcperr.StatusOf(err)
@@ -53,9 +54,14 @@ func ErrorValue(err error) Value {
 		}
 	}
 	ctor, _ := Global().Get("Error")
-	v, e := ctor.New(string(code) + ": " + err.Error())
+	v, e := ctor.New(err.Error())
 	if e != nil {
 		return Undefined()
+	}
+	_ = v.Set("name", "MCPError")
+	_ = v.Set("code", string(code))
+	if status != 0 {
+		_ = v.Set("status", status)
 	}
 	return v
 }

@@ -1,0 +1,79 @@
+// Package archtest checks the layering rules of STYLE.md: only the browser
+// packages touch syscall/js, and every file there is built for js/wasm only.
+package archtest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// browserDirs may import syscall/js (through safejs); their files carry the
+// js && wasm build tag.
+var browserDirs = []string{"jsbridge", "wasm", "storage/indexeddb"}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func TestBrowserFilesCarryBuildTag(t *testing.T) {
+	root := repoRoot(t)
+	for _, dir := range browserDirs {
+		files, _ := filepath.Glob(filepath.Join(root, dir, "*.go"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(b), "//go:build js && wasm\n") {
+				t.Errorf("%s: first line must be //go:build js && wasm", f)
+			}
+		}
+	}
+}
+
+// TestNativePackagesStayNative checks that nothing outside the browser
+// packages depends on syscall/js or safejs, even indirectly, so that they
+// build and test natively.
+func TestNativePackagesStayNative(t *testing.T) {
+	root := repoRoot(t)
+	pkgs := exec.Command("go", "list", "./...")
+	pkgs.Dir = root
+	out, err := pkgs.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		rel := strings.TrimPrefix(pkg, "github.com/mcpwasm/mcpwasm/")
+		if isBrowser(rel) || strings.HasPrefix(rel, "e2e") || strings.HasPrefix(rel, "cmd/") {
+			continue
+		}
+		// Natively (GOOS unset), as STYLE.md asks: under GOOS=js net/http
+		// itself uses syscall/js for fetch.
+		deps := exec.Command("go", "list", "-deps", pkg)
+		deps.Dir = root
+		d, err := deps.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(d)) {
+			if dep == "syscall/js" || strings.HasPrefix(dep, "github.com/hack-pad/safejs") {
+				t.Errorf("%s depends on %s; only %v may", pkg, dep, browserDirs)
+			}
+		}
+	}
+}
+
+func isBrowser(rel string) bool {
+	for _, d := range browserDirs {
+		if rel == d || strings.HasPrefix(rel, d+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,151 @@
+//go:build js && wasm
+
+package jsbridge
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func eval(t *testing.T, src string) Value {
+	t.Helper()
+	fn, err := Global().Get("Function")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fn.New("return (" + src + ")")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Call(f)
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	return v
+}
+
+func TestPromiseResolvesAndRejects(t *testing.T) {
+	v, err := Await(ctxT(t), Promise(func() (any, error) { return "ok", nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := v.String(); s != "ok" {
+		t.Errorf("resolved %q; want ok", s)
+	}
+
+	_, err = Await(ctxT(t), Promise(func() (any, error) {
+		return nil, mcperr.New(mcperr.InvalidArgument, "bad input")
+	}))
+	var je *JSError
+	if !errors.As(err, &je) || je.MCPErrorCode() != mcperr.InvalidArgument || !strings.Contains(je.Message, "bad input") {
+		t.Errorf("rejection = %#v; want invalid_argument 'bad input'", err)
+	}
+}
+
+func TestPanicBecomesRejectionAndModuleLives(t *testing.T) {
+	_, err := Await(ctxT(t), Promise(func() (any, error) {
+		var m map[string]int
+		m["boom"]++ // nil map write panics
+		return nil, nil
+	}))
+	if err == nil || !strings.Contains(err.Error(), "panic") {
+		t.Fatalf("panic gave %v; want a rejection that says so", err)
+	}
+	// Still alive.
+	if _, err := Await(ctxT(t), Promise(func() (any, error) { return 1, nil })); err != nil {
+		t.Fatal(err)
+	}
+
+	f, err := Func(func([]Value) (any, error) { panic("sync boom") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Release()
+	v, err := Call(f.Value())
+	if err != nil {
+		t.Fatalf("a panicking Func threw into JS: %v", err)
+	}
+	if msg := Stringify(v); !strings.Contains(msg, "sync boom") {
+		t.Errorf("Func panic returned %q; want an error value naming the panic", msg)
+	}
+}
+
+func TestAwaitJSRejectionKeepsCode(t *testing.T) {
+	p := eval(t, `Promise.reject(Object.assign(new Error("nope"), { code: "declined" }))`)
+	_, err := Await(ctxT(t), p)
+	if got := mcperr.CodeOf(err, ""); got != mcperr.Declined {
+		t.Errorf("code = %q (%v); want declined", got, err)
+	}
+	// Non-Error rejection values become messages, not crashes.
+	_, err = Await(ctxT(t), eval(t, `Promise.reject(Symbol("odd"))`))
+	if err == nil || !strings.Contains(err.Error(), "Symbol(odd)") {
+		t.Errorf("symbol rejection = %v", err)
+	}
+	// Plain values pass through.
+	v, err := Await(ctxT(t), eval(t, `42`))
+	if n, _ := v.Int(); err != nil || n != 42 {
+		t.Errorf("Await(42) = %v, %v", n, err)
+	}
+}
+
+func TestAwaitHonoursContext(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := Await(ctx, eval(t, `new Promise(() => {})`))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Await on a never-settling promise = %v; want deadline exceeded", err)
+	}
+}
+
+func TestOnAbort(t *testing.T) {
+	ac := eval(t, `new AbortController()`)
+	signal, _ := ac.Get("signal")
+	fired := make(chan struct{})
+	release, err := OnAbort(signal, func() { close(fired) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if _, err := ac.Call("abort"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-fired:
+	case <-time.After(5 * time.Second):
+		t.Fatal("abort did not reach Go")
+	}
+
+	already := eval(t, `AbortSignal.abort()`)
+	called := false
+	if _, err := OnAbort(already, func() { called = true }); err != nil || !called {
+		t.Errorf("already-aborted signal: called=%v err=%v", called, err)
+	}
+	if _, err := OnAbort(eval(t, `"stop"`), func() {}); mcperr.CodeOf(err, "") != mcperr.InvalidArgument {
+		t.Errorf("OnAbort(string) = %v; want invalid_argument", err)
+	}
+}
+
+func TestErrorValueUsesFactory(t *testing.T) {
+	SetErrorFactory(eval(t, `(code, message, status) => Object.assign(new Error(message), { name: "MCPError", code, status })`))
+	defer SetErrorFactory(Undefined())
+	v := ErrorValue(&mcperr.Error{Code: mcperr.HTTP, Status: 404, Msg: "not found"})
+	code, _ := v.Get("code")
+	status, _ := v.Get("status")
+	if s, _ := code.String(); s != "http" {
+		t.Errorf("code = %q; want http", s)
+	}
+	if n, _ := status.Int(); n != 404 {
+		t.Errorf("status = %d; want 404", n)
+	}
+}

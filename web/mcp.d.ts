@@ -1,0 +1,260 @@
+// Type declarations for mcp.js, the loader and JavaScript API of the mcpwasm
+// MCP client (see JSAPI.md). Everything async returns a Promise; every
+// rejection is an MCPError.
+
+/** The codes an MCPError carries. */
+export type MCPErrorCode =
+  | "auth_required" | "declined" | "popup_blocked" | "state_mismatch"
+  | "discovery_failed" | "registration_failed" | "token_failed" | "insufficient_scope"
+  | "aborted" | "timeout" | "network" | "http" | "protocol" | "invalid_argument"
+  | "storage" | "closed";
+
+/** The error of every rejection (and of synchronous throws from client()). */
+export class MCPError extends Error {
+  constructor(code: MCPErrorCode, message: string, options?: { status?: number; cause?: unknown });
+  readonly name: "MCPError";
+  /** What went wrong, machine-readable. */
+  readonly code: MCPErrorCode;
+  /** The HTTP status, for code "http" (and auth errors that came with one). */
+  readonly status?: number;
+}
+
+export interface LoadOptions {
+  /** Where mcp.wasm lives; default: beside mcp.js. */
+  wasmURL?: string | URL;
+  /** Download progress in bytes; total is 0 when the size is unknown. */
+  onProgress?: (loaded: number, total: number) => void;
+}
+
+/**
+ * Streams, instantiates and starts the wasm module. Calling it again returns
+ * the same instance; a failed load may be retried.
+ */
+export function load(options?: LoadOptions): Promise<MCP>;
+
+export interface MCP {
+  /** The module's version. */
+  readonly version: string;
+  /** A client for one MCP server (Streamable HTTP endpoint, or legacy SSE endpoint). */
+  client(url: string | URL, options?: ClientOptions): Client;
+}
+
+export type ClientState =
+  | "idle" | "connecting" | "needs_auth" | "authorizing"
+  | "connected" | "declined" | "failed" | "closed";
+
+export type Transport = "auto" | "streamable" | "sse";
+
+export interface ClientOptions {
+  /** Shown to the server (clientInfo.name); default: document.title. */
+  clientName?: string;
+  /** Static headers sent with every request, e.g. an API key. */
+  headers?: Record<string, string>;
+  /**
+   * Supplies a bearer token for every request, when the host app already
+   * holds one. A rejection fails the request with code "auth_required".
+   */
+  accessToken?: () => Promise<string> | string;
+  /**
+   * "auto" (default) tries Streamable HTTP and falls back to the legacy
+   * HTTP+SSE transport when the server rejects the first POST with 400, 404
+   * or 405; "streamable" or "sse" pins one.
+   */
+  transport?: Transport;
+  /** OAuth redirect receiver; default: oauth/callback.html beside mcp.js. (OAuth: not yet active.) */
+  redirectUri?: string;
+  /** Scopes to request; default: from the server's challenge or metadata. (OAuth: not yet active.) */
+  scopes?: string[];
+  /** A pre-registered public client ID. (OAuth: not yet active.) */
+  clientId?: string;
+  /** URL of this app's client ID metadata document. (OAuth: not yet active.) */
+  clientMetadataUrl?: string;
+  /**
+   * Only for authorization servers that insist on one. Anything shipped to a
+   * browser is public: this is not a secret. (OAuth: not yet active.)
+   */
+  clientSecret?: string;
+  /** Where grants persist. (OAuth: not yet active.) */
+  storage?: "indexeddb" | "memory";
+  /** true: connect() may open the login popup itself (call it from a user gesture). (OAuth: not yet active.) */
+  interactive?: boolean;
+  /** "popup" (default) or "redirect". (OAuth: not yet active.) */
+  authMode?: "popup" | "redirect";
+  /** A login nobody finishes ends as "timeout" after this long. (OAuth: not yet active.) */
+  authTimeoutMs?: number;
+}
+
+export interface CallOptions {
+  /** Aborting rejects with "aborted" and sends notifications/cancelled to the server. */
+  signal?: AbortSignal;
+}
+
+export interface CallToolOptions extends CallOptions {
+  /** Every progress notification the server sends before the result arrives here first. */
+  onProgress?: (progress: Progress) => void;
+  /** Rejects with "timeout" (and cancels on the server) after this many ms. */
+  timeoutMs?: number;
+}
+
+export interface Progress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export interface Implementation {
+  name: string;
+  title?: string;
+  version: string;
+  [key: string]: unknown;
+}
+
+export type JSONSchema = Record<string, unknown>;
+
+export interface Tool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: JSONSchema;
+  outputSchema?: JSONSchema;
+  annotations?: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
+}
+
+export type Content =
+  | { type: "text"; text: string; annotations?: unknown; _meta?: unknown }
+  | { type: "image" | "audio"; data: string; mimeType: string; annotations?: unknown; _meta?: unknown }
+  | { type: "resource_link"; uri: string; name: string; mimeType?: string; [key: string]: unknown }
+  | { type: "resource"; resource: ResourceContents; annotations?: unknown; _meta?: unknown };
+
+export interface CallToolResult {
+  content: Content[];
+  structuredContent?: unknown;
+  isError: boolean;
+  _meta?: Record<string, unknown>;
+}
+
+export interface Resource {
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  size?: number;
+  [key: string]: unknown;
+}
+
+export interface ResourceTemplate {
+  uriTemplate: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  [key: string]: unknown;
+}
+
+export interface ResourceContents {
+  uri: string;
+  mimeType?: string;
+  text?: string;
+  blob?: string;
+}
+
+export interface ReadResourceResult {
+  contents: ResourceContents[];
+}
+
+export interface Prompt {
+  name: string;
+  title?: string;
+  description?: string;
+  arguments?: { name: string; title?: string; description?: string; required?: boolean }[];
+}
+
+export interface GetPromptResult {
+  description?: string;
+  messages: { role: "user" | "assistant"; content: Content }[];
+}
+
+export interface ElicitParams {
+  message: string;
+  mode?: "form" | "url";
+  requestedSchema?: JSONSchema;
+  url?: string;
+  [key: string]: unknown;
+}
+
+export interface ElicitResult {
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, string | number | boolean | string[]>;
+}
+
+export interface SamplingParams {
+  messages: { role: "user" | "assistant"; content: Content | Content[] }[];
+  systemPrompt?: string;
+  maxTokens: number;
+  [key: string]: unknown;
+}
+
+export interface SamplingResult {
+  role: "assistant";
+  content: Content;
+  model: string;
+  stopReason?: string;
+}
+
+export interface StateChangeDetail {
+  state: ClientState;
+  /** Why, when the state is "failed", "needs_auth" or "declined". */
+  error?: MCPError;
+}
+
+export interface LogDetail {
+  level: string;
+  logger?: string;
+  data: unknown;
+}
+
+export interface ClientEventMap {
+  statechange: CustomEvent<StateChangeDetail>;
+  toolschanged: CustomEvent<Record<string, never>>;
+  resourceschanged: CustomEvent<Record<string, never>>;
+  promptschanged: CustomEvent<Record<string, never>>;
+  log: CustomEvent<LogDetail>;
+}
+
+export interface Client extends EventTarget {
+  /** The server URL. */
+  readonly url: string;
+  readonly state: ClientState;
+  /** From the server's initialize result, after connect(). */
+  readonly serverInfo: Implementation | null;
+  readonly capabilities: Record<string, unknown> | null;
+  readonly instructions: string | null;
+  /** The protocol version the session negotiated. */
+  readonly protocolVersion: string | null;
+
+  /** Answers the server's elicitation requests; set before connect() to advertise the capability. A throw answers the server with an error. */
+  onElicitation: ((params: ElicitParams) => Promise<ElicitResult> | ElicitResult) | null;
+  /** Answers the server's sampling requests; set before connect() to advertise the capability. A throw answers the server with an error. */
+  onSampling: ((params: SamplingParams) => Promise<SamplingResult> | SamplingResult) | null;
+
+  /** Connects and initializes; rejects "auth_required" when a login is needed. */
+  connect(options?: CallOptions): Promise<void>;
+  /** Every tool, all pages. */
+  listTools(options?: CallOptions): Promise<Tool[]>;
+  callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult>;
+  listResources(options?: CallOptions): Promise<Resource[]>;
+  listResourceTemplates(options?: CallOptions): Promise<ResourceTemplate[]>;
+  readResource(uri: string, options?: CallOptions): Promise<ReadResourceResult>;
+  listPrompts(options?: CallOptions): Promise<Prompt[]>;
+  getPrompt(name: string, args?: Record<string, string>, options?: CallOptions): Promise<GetPromptResult>;
+  ping(options?: CallOptions): Promise<void>;
+  /** Ends the session; every later call rejects "closed". */
+  close(): Promise<void>;
+
+  addEventListener<K extends keyof ClientEventMap>(type: K, listener: (ev: ClientEventMap[K]) => void, options?: boolean | AddEventListenerOptions): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;
+  removeEventListener<K extends keyof ClientEventMap>(type: K, listener: (ev: ClientEventMap[K]) => void, options?: boolean | EventListenerOptions): void;
+  removeEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | EventListenerOptions): void;
+}
