@@ -1,0 +1,209 @@
+// Package devserver wires the dev server: the page origin (web/ through
+// [webserve]) and, in demo mode, the demo MCP server on its own origin. It
+// is a package of its own so that the e2e tests start exactly what
+// `go run ./cmd/devserver` starts, on loopback ports of their choosing.
+//
+// Each origin is one [Origin] in [Handlers]; the OAuth authorization server
+// (-as-addr) will be one more.
+package devserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/webserve"
+)
+
+// ConfigPath is where the page origin serves the dev server's [PageConfig]
+// as JSON, so the demo page and the e2e tests can find the demo MCP server
+// whatever port it got.
+const ConfigPath = "/devserver/config.json"
+
+// Config configures the dev server.
+type Config struct {
+	// Web is the directory served at the page origin (web/).
+	Web fs.FS
+
+	// WebAddr is the page origin's listen address (host:port).
+	WebAddr string
+
+	// Demo also runs the demo MCP server on MCPAddr.
+	Demo bool
+
+	// MCPAddr is the demo MCP server's listen address.
+	MCPAddr string
+
+	// DemoOptions configures the demo MCP server (test hooks, CORS).
+	DemoOptions demo.Options
+
+	// AllowRemote permits listen addresses that are not loopback.
+	AllowRemote bool
+
+	// Logger receives request errors. Nil discards them.
+	Logger *slog.Logger
+}
+
+// PageConfig is what the page origin serves at [ConfigPath].
+type PageConfig struct {
+	// MCPURL is the demo server's Streamable HTTP endpoint, "" without demo.
+	MCPURL string `json:"mcpURL,omitempty"`
+	// SSEURL is the demo server's legacy HTTP+SSE endpoint.
+	SSEURL string `json:"sseURL,omitempty"`
+}
+
+// Origin is one HTTP origin of the dev server.
+type Origin struct {
+	Name    string // "page", "mcp", later "as"
+	Handler http.Handler
+}
+
+// Handlers returns the handlers of the page origin and, when cfg.Demo is
+// set, of the demo MCP origin, in that order. page describes where the page
+// finds the other origins; it is served at [ConfigPath].
+//
+// Tests that serve these handlers with httptest start the MCP origin first
+// and pass its URL in page.
+func Handlers(cfg Config, page PageConfig) []Origin {
+	web := http.NewServeMux()
+	web.Handle("/", webserve.Handler(cfg.Web))
+	body, _ := json.Marshal(page)
+	web.HandleFunc("GET "+ConfigPath, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Write(body)
+	})
+	origins := []Origin{{Name: "page", Handler: web}}
+	if cfg.Demo {
+		origins = append(origins, Origin{Name: "mcp", Handler: demo.Handler(cfg.DemoOptions)})
+	}
+	return origins
+}
+
+// CheckLoopback returns an error unless addr's host is a loopback IP
+// address or "localhost". An empty host (":8080") listens on every
+// interface and is refused.
+func CheckLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("devserver: bad address %q: %w", addr, err)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("devserver: %q is not a loopback address; pass -allow-remote to listen on it", addr)
+}
+
+// Running is a started dev server.
+type Running struct {
+	// PageURL is the page origin's root URL, ending in "/".
+	PageURL string
+	// Page is what the page origin serves at ConfigPath.
+	Page PageConfig
+
+	servers []*http.Server
+	errc    chan error
+	once    sync.Once
+}
+
+// Start listens on the configured addresses (port 0 picks a free port),
+// then serves every origin in the background. It refuses non-loopback
+// addresses unless cfg.AllowRemote is set.
+func Start(cfg Config) (*Running, error) {
+	addrs := []string{cfg.WebAddr}
+	if cfg.Demo {
+		addrs = append(addrs, cfg.MCPAddr)
+	}
+	if !cfg.AllowRemote {
+		for _, a := range addrs {
+			if err := CheckLoopback(a); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var lns []net.Listener
+	closeAll := func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}
+	for _, a := range addrs {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("devserver: %w", err)
+		}
+		lns = append(lns, ln)
+	}
+
+	r := &Running{PageURL: baseURL(lns[0]) + "/", errc: make(chan error, len(lns))}
+	if cfg.Demo {
+		mcpBase := baseURL(lns[1])
+		r.Page = PageConfig{MCPURL: mcpBase + demo.StreamablePath, SSEURL: mcpBase + demo.SSEPath}
+	}
+	for i, o := range Handlers(cfg, r.Page) {
+		srv := &http.Server{
+			Handler:           o.Handler,
+			ReadHeaderTimeout: 10 * time.Second,
+		}
+		if cfg.Logger != nil {
+			srv.ErrorLog = slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)
+		}
+		r.servers = append(r.servers, srv)
+		go func(ln net.Listener) {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				r.errc <- fmt.Errorf("devserver: %s origin: %w", o.Name, err)
+			}
+		}(lns[i])
+	}
+	return r, nil
+}
+
+// baseURL is http://host:port of a listener, with the host as the user
+// would type it.
+func baseURL(ln net.Listener) string {
+	return "http://" + ln.Addr().String()
+}
+
+// Err reports a server that stopped on its own.
+func (r *Running) Err() <-chan error { return r.errc }
+
+// Shutdown stops accepting connections and waits for requests in flight
+// until ctx is done; then it closes whatever is left (event streams never
+// finish by themselves).
+func (r *Running) Shutdown(ctx context.Context) error {
+	var errs []error
+	r.once.Do(func() {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for _, srv := range r.servers {
+			wg.Go(func() {
+				err := srv.Shutdown(ctx)
+				if err != nil {
+					err = errors.Join(err, srv.Close())
+				}
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+	})
+	if err := errors.Join(errs...); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}

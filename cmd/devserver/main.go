@@ -1,0 +1,104 @@
+// Command devserver serves the demo page and, in demo mode, a demo MCP
+// server on a second loopback origin.
+//
+//	go run ./cmd/devserver [-addr 127.0.0.1:8080] [-web web] [-demo=true] [-mcp-addr 127.0.0.1:8081]
+//
+// The page origin serves the web directory (application/wasm, precompressed
+// .br/.gz variants, revalidated with ETags). The demo MCP server answers
+// Streamable HTTP at /mcp and the legacy HTTP+SSE transport at /sse, with
+// CORS for the page. Both listen on loopback only unless -allow-remote is
+// given. SIGINT or SIGTERM shuts down gracefully.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/cmd/devserver/devserver"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "devserver:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+// run parses args, starts the servers, prints their URLs to stdout and
+// serves until ctx is done or a signal arrives.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fl := flag.NewFlagSet("devserver", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	addr := fl.String("addr", "127.0.0.1:8080", "listen address of the page origin")
+	web := fl.String("web", "web", "directory to serve at the page origin")
+	demoMode := fl.Bool("demo", true, "also run the demo MCP server on -mcp-addr")
+	mcpAddr := fl.String("mcp-addr", "127.0.0.1:8081", "listen address of the demo MCP server")
+	allowRemote := fl.Bool("allow-remote", false, "allow listen addresses that are not loopback")
+	verbose := fl.Bool("v", false, "log MCP server activity to stderr")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	if fl.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fl.Args())
+	}
+
+	dir, err := filepath.Abs(*web)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("web directory %s not found (run from the repository root or pass -web)", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "index.html")); err != nil {
+		fmt.Fprintf(stderr, "devserver: warning: %s has no index.html yet\n", dir)
+	}
+
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg := devserver.Config{
+		Web:         os.DirFS(dir),
+		WebAddr:     *addr,
+		Demo:        *demoMode,
+		MCPAddr:     *mcpAddr,
+		AllowRemote: *allowRemote,
+		Logger:      logger,
+	}
+	if *verbose {
+		cfg.DemoOptions.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	r, err := devserver.Start(cfg)
+	if err != nil {
+		return err
+	}
+
+	fmt.Fprintf(stdout, "mcpwasm dev server\n")
+	fmt.Fprintf(stdout, "  page:        %s   (serving %s)\n", r.PageURL, dir)
+	if r.Page.MCPURL != "" {
+		fmt.Fprintf(stdout, "  MCP server:  %s\n", r.Page.MCPURL)
+		fmt.Fprintf(stdout, "  legacy SSE:  %s\n", r.Page.SSEURL)
+	}
+	fmt.Fprintf(stdout, "Press Ctrl+C to stop.\n")
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-r.Err():
+	}
+	stop()
+	fmt.Fprintln(stdout, "shutting down")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	return errors.Join(serveErr, r.Shutdown(shutCtx))
+}

@@ -1,0 +1,96 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Resource URIs.
+const (
+	ReadmeURI        = "demo://readme"
+	GreetingTemplate = "demo://greeting/{name}"
+	greetingPrefix   = "demo://greeting/"
+	PromptExplain    = "explain"
+)
+
+const readme = `# mcpwasm demo server
+
+This server exists to show off a browser MCP client.
+
+- **echo**, **add**: the basics; add returns structured content.
+- **slow**: progress notifications and cancellation.
+- **ask_user**: elicitation (the page shows a form).
+- **summarize**: sampling (the page plays the model).
+- **add_tool**, **remove_tool**: the tool list changes while you watch.
+
+Read ` + "`demo://greeting/{name}`" + ` for a resource template, and try the **explain** prompt.
+`
+
+func (d *demo) addResources() {
+	d.server.AddResource(&mcp.Resource{
+		URI:         ReadmeURI,
+		Name:        "readme",
+		Title:       "About this server",
+		Description: "What the demo server offers, in Markdown.",
+		MIMEType:    "text/markdown",
+		Size:        int64(len(readme)),
+	}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
+			URI: ReadmeURI, MIMEType: "text/markdown", Text: readme,
+		}}}, nil
+	})
+
+	d.server.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: GreetingTemplate,
+		Name:        "greeting",
+		Title:       "A personal greeting",
+		Description: "A plain-text greeting for the name in the URI.",
+		MIMEType:    "text/plain",
+	}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		uri := req.Params.URI
+		raw, ok := strings.CutPrefix(uri, greetingPrefix)
+		if !ok || raw == "" || strings.Contains(raw, "/") {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		name, err := url.PathUnescape(raw)
+		if err != nil {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
+			URI: uri, MIMEType: "text/plain", Text: fmt.Sprintf("Hello, %s! Greetings from the mcpwasm demo server.", name),
+		}}}, nil
+	})
+}
+
+func (d *demo) addPrompts() {
+	d.server.AddPrompt(&mcp.Prompt{
+		Name:        PromptExplain,
+		Title:       "Explain a topic",
+		Description: "Asks the model to explain a topic for a given audience.",
+		Arguments: []*mcp.PromptArgument{
+			{Name: "topic", Title: "Topic", Description: "What to explain, e.g. \"WebAssembly\".", Required: true},
+			{Name: "audience", Title: "Audience", Description: "Who the explanation is for (default: a curious beginner)."},
+		},
+	}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		topic := strings.TrimSpace(req.Params.Arguments["topic"])
+		if topic == "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the topic argument is required"}
+		}
+		audience := strings.TrimSpace(req.Params.Arguments["audience"])
+		if audience == "" {
+			audience = "a curious beginner"
+		}
+		return &mcp.GetPromptResult{
+			Description: "Explain " + topic,
+			Messages: []*mcp.PromptMessage{{
+				Role:    "user",
+				Content: &mcp.TextContent{Text: fmt.Sprintf("Explain %s to %s in three short paragraphs.", topic, audience)},
+			}},
+		}, nil
+	})
+}
