@@ -16,6 +16,7 @@ func TestLoadReportsProgressAndIsIdempotent(t *testing.T) {
 		Loaded   []float64 `json:"loaded"`
 		Total    float64   `json:"total"`
 		WasmSize float64   `json:"wasmSize"`
+		Encoding string    `json:"encoding"`
 	}
 	// A fresh module in an iframe-free way: load() was already called by
 	// newEnv, so a second call must return the same instance without
@@ -37,8 +38,9 @@ func TestLoadReportsProgressAndIsIdempotent(t *testing.T) {
 		const m = await import("/mcp.js");
 		const loaded = []; let total = 0;
 		await m.load({ onProgress: (l, t) => { loaded.push(l); total = t; } });
-		const size = (await (await fetch("/mcp.wasm", { headers: { "Accept-Encoding": "identity" } })).arrayBuffer()).byteLength;
-		return { calls: loaded.length, loaded, total, wasmSize: size };
+		const r = await fetch("/mcp.wasm");
+		const size = (await r.arrayBuffer()).byteLength;
+		return { calls: loaded.length, loaded, total, wasmSize: size, encoding: r.headers.get("Content-Encoding") };
 	})()`, &got)
 	if got.Calls < 3 {
 		t.Errorf("onProgress called %d times; want a stream of reports", got.Calls)
@@ -50,8 +52,11 @@ func TestLoadReportsProgressAndIsIdempotent(t *testing.T) {
 	if !slices.IsSorted(got.Loaded) {
 		t.Errorf("progress went backwards: %v", got.Loaded)
 	}
-	if got.Total != 0 && got.Total != got.WasmSize {
-		t.Errorf("progress total = %v; want %v (or 0 when unknown)", got.Total, got.WasmSize)
+	if got.Encoding != "gzip" {
+		t.Errorf("mcp.wasm served with Content-Encoding %q; want the precompressed gzip", got.Encoding)
+	}
+	if got.Total != got.WasmSize {
+		t.Errorf("progress total = %v; want the decoded size %v", got.Total, got.WasmSize)
 	}
 }
 
