@@ -186,13 +186,13 @@ func TestTimeoutMs(t *testing.T) {
 func TestElicitationAndSamplingHandlers(t *testing.T) {
 	e := newEnv(t)
 	var got struct {
-		Elicit  string `json:"elicit"`
-		Params  string `json:"params"`
-		Sample  string `json:"sample"`
-		Thrown  any    `json:"thrown"`
-		After   string `json:"after"`
-		Advert  bool   `json:"advert"`
-		NoCaps  any    `json:"noCaps"`
+		Elicit string `json:"elicit"`
+		Params string `json:"params"`
+		Sample string `json:"sample"`
+		Thrown any    `json:"thrown"`
+		After  string `json:"after"`
+		Advert bool   `json:"advert"`
+		NoCaps any    `json:"noCaps"`
 	}
 	e.eval(fmt.Sprintf(`(async () => {
 		const c = mcp.client(%q);
