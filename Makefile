@@ -9,7 +9,7 @@ WASMFLAGS := -trimpath -ldflags="-s -w -X main.version=$(VERSION)"
 GOSRC     := $(shell find . -name '*.go' -not -path './e2e/*' -not -path './node_modules/*' 2>/dev/null) go.mod go.sum
 ADDR      ?= 127.0.0.1:8080
 
-.PHONY: all build run test unit wasmtest e2e deps vet clean
+.PHONY: all build run test unit wasmtest e2e deps vet types clean
 
 all: build
 
@@ -33,12 +33,16 @@ deps:
 	scripts/install-deps.sh
 
 ## test: everything: vet, native unit tests (race), wasm tests, e2e in Chromium
-test: deps vet unit wasmtest e2e
+test: deps vet types unit wasmtest e2e
 
 vet:
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet ./jsbridge/... ./wasm/...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+## types: web/mcp.d.ts type-checks the documented usage (e2e/types)
+types:
+	e2e/node/node_modules/.bin/tsc -p e2e/types
 
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
