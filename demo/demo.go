@@ -92,25 +92,7 @@ func NewServer(opts Options) *mcp.Server {
 // HTTP sessions are stateful, which server-to-client requests
 // (elicitation, sampling) and list_changed notifications need.
 func Handler(opts Options) http.Handler {
-	s := NewServer(opts)
-	getServer := func(*http.Request) *mcp.Server { return s }
-	streamable := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger:         opts.Logger,
-		SessionTimeout: opts.SessionTimeout,
-		// A fetch aborted by the page ends the tool call, as
-		// notifications/cancelled does.
-		PropagateRequestCancellation: true,
-	})
-	sse := mcp.NewSSEHandler(getServer, nil)
-
-	mux := http.NewServeMux()
-	mux.Handle(StreamablePath, streamable)
-	mux.Handle(SSEPath, sse)
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, "mcpwasm demo MCP server\n\nStreamable HTTP: "+StreamablePath+"\nLegacy HTTP+SSE: "+SSEPath+"\n")
-	})
-	return cors.Wrap(mux, opts.CORS)
+	return cors.Wrap(mcpMux(opts, nil), opts.CORS)
 }
 
 const instructions = `This is the mcpwasm demo server. Try "add" for structured output, ` +
