@@ -9,7 +9,7 @@ WASMFLAGS := -trimpath -ldflags="-s -w -X main.version=$(VERSION)"
 GOSRC     := $(shell find . -name '*.go' -not -path './e2e/*' -not -path './node_modules/*' 2>/dev/null) go.mod go.sum
 ADDR      ?= 127.0.0.1:8080
 
-.PHONY: all build run test unit wasmtest e2e deps vet types clean
+.PHONY: all build run test unit wasmtest e2e deps vet types conformance-native clean
 
 all: build
 
@@ -33,7 +33,7 @@ deps:
 	scripts/install-deps.sh
 
 ## test: everything: vet, native unit tests (race), wasm tests, e2e in Chromium
-test: deps vet types unit wasmtest e2e
+test: deps vet types unit wasmtest e2e conformance-native
 
 vet:
 	$(GO) vet ./...
@@ -53,6 +53,10 @@ wasmtest:
 ## e2e: chromedp tests in headless Chromium (builds the wasm itself)
 e2e: build
 	$(GO) test -count=1 -timeout 15m ./e2e/...
+
+## conformance-native: the official MCP conformance suite (auth + backcompat) against oauth/, natively
+conformance-native:
+	scripts/conformance-native.sh
 
 clean:
 	rm -f web/mcp.wasm web/mcp.wasm.gz web/mcp.wasm.br web/wasm_exec.js

@@ -1,0 +1,337 @@
+package oauth
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+func TestDiscoveryVariants(t *testing.T) {
+	tests := []struct {
+		name    string
+		setup   func(e *env)
+		www     bool   // pass the 401's WWW-Authenticate to Authorize
+		wantHit string // a request path that must have been made (on AS or RS)
+	}{
+		{"header URL", func(e *env) { e.rs.prmPath = "/custom/prm.json" }, true, "/custom/prm.json"},
+		{"path-inserted PRM", func(e *env) {}, false, "/.well-known/oauth-protected-resource/mcp"},
+		{"root PRM", func(e *env) {
+			e.rs.prmPath = "/.well-known/oauth-protected-resource"
+			e.rs.prm = func(m map[string]any) { m["resource"] = e.rs.srv.URL }
+		}, false, "/.well-known/oauth-protected-resource"},
+		{"hidden WWW-Authenticate", func(e *env) { e.rs.hideWWW = true }, true, "/.well-known/oauth-protected-resource/mcp"},
+		{"RFC 8414 path", func(e *env) { e.as.issuerPath = "/tenant1" }, false, "/.well-known/oauth-authorization-server/tenant1"},
+		{"RFC 8414 root", func(e *env) {}, false, "/.well-known/oauth-authorization-server"},
+		{"OpenID path-inserted", func(e *env) {
+			e.as.issuerPath = "/t"
+			e.as.metaPath = "/.well-known/openid-configuration/t"
+		}, false, "/.well-known/openid-configuration/t"},
+		{"OpenID path-appended", func(e *env) {
+			e.as.issuerPath = "/t"
+			e.as.metaPath = "/t/.well-known/openid-configuration"
+		}, false, "/t/.well-known/openid-configuration"},
+		{"OpenID root", func(e *env) { e.as.metaPath = "/.well-known/openid-configuration" }, false, "/.well-known/openid-configuration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			tt.setup(e)
+			h := e.handler(t, nil)
+			ctx := context.Background()
+			if tt.www {
+				if err := connect(ctx, e.rs.url(), h); err != nil {
+					t.Fatalf("connect: %v", err)
+				}
+			} else if err := h.Login(ctx); err != nil {
+				t.Fatalf("Login: %v", err)
+			}
+			if e.as.req.get(tt.wantHit)+e.rs.req.get(tt.wantHit) == 0 {
+				t.Errorf("no request to %s; AS %v RS %v", tt.wantHit, e.as.req.m, e.rs.req.m)
+			}
+			if g, _ := e.store.GetGrant(ctx, h.Resource()); g == nil {
+				t.Error("no grant stored")
+			}
+		})
+	}
+}
+
+// TestLegacy2025_03_26 serves the MCP server and its authorization server
+// on one origin without protected resource metadata.
+func TestLegacy2025_03_26(t *testing.T) {
+	for _, withMeta := range []bool{true, false} {
+		t.Run(map[bool]string{true: "metadata", false: "default endpoints"}[withMeta], func(t *testing.T) {
+			e := newEnv(t)
+			// The MCP endpoint lives on the AS origin: a combined server.
+			mux := http.NewServeMux()
+			if !withMeta {
+				e.as.metaPath = "/nowhere"
+			}
+			mux.Handle("/", e.as.srv.Config.Handler)
+			rsHandler := e.rs.srv.Config.Handler
+			e.rs.noPRM = true
+			e.rs.hideWWW = true
+			e.as.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/mcp" {
+					rsHandler.ServeHTTP(w, r)
+					return
+				}
+				mux.ServeHTTP(w, r)
+			})
+			h := e.handler(t, func(c *Config) { c.ResourceURL = e.as.srv.URL + "/mcp" })
+			if err := connect(context.Background(), e.as.srv.URL+"/mcp", h); err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+		})
+	}
+}
+
+func TestRegistrationMethods(t *testing.T) {
+	tests := []struct {
+		name         string
+		authMethod   string
+		edit         func(e *env, c *Config)
+		wantRegister int
+		wantClient   string
+	}{
+		{"dcr none", "none", nil, 1, "dcr-client-"},
+		{"dcr basic", "client_secret_basic", nil, 1, "dcr-client-"},
+		{"dcr post", "client_secret_post", nil, 1, "dcr-client-"},
+		{"pre-registered public", "none", func(e *env, c *Config) { c.ClientID = "pre" }, 0, "pre"},
+		{"pre-registered basic", "client_secret_basic", func(e *env, c *Config) {
+			c.ClientID, c.ClientSecret = "pre", "pre-secret"
+			e.as.clientID, e.as.clientSecret = "pre", "pre-secret"
+		}, 0, "pre"},
+		{"pre-registered post", "client_secret_post", func(e *env, c *Config) {
+			c.ClientID, c.ClientSecret = "pre:odd", "pre secret&"
+			e.as.clientID, e.as.clientSecret = "pre:odd", "pre secret&"
+		}, 0, "pre:odd"},
+		{"client ID metadata document", "none", func(e *env, c *Config) {
+			c.ClientMetadataURL = "https://app.example/client.json"
+			c.ClientID = "ignored-when-cimd-supported"
+			e.as.meta = func(m map[string]any) { m["client_id_metadata_document_supported"] = true }
+		}, 0, "https://app.example/client.json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.as.authMethod = tt.authMethod
+			h := e.handler(t, func(c *Config) {
+				if tt.edit != nil {
+					tt.edit(e, c)
+				}
+			})
+			ctx := context.Background()
+			if err := connect(ctx, e.rs.url(), h); err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			if got := e.as.req.get("/register"); got != tt.wantRegister {
+				t.Errorf("registrations = %d; want %d", got, tt.wantRegister)
+			}
+			g, _ := e.store.GetGrant(ctx, h.Resource())
+			if !strings.HasPrefix(g.ClientID, tt.wantClient) {
+				t.Errorf("client_id = %q; want prefix %q", g.ClientID, tt.wantClient)
+			}
+		})
+	}
+}
+
+func TestNoRegistrationMethod(t *testing.T) {
+	e := newEnv(t)
+	e.as.meta = func(m map[string]any) { delete(m, "registration_endpoint") }
+	h := e.handler(t, nil)
+	err := h.Login(context.Background())
+	if !errors.Is(err, ErrRegistrationFailed) || !strings.Contains(err.Error(), "ClientID") {
+		t.Fatalf("got %v; want registration_failed naming ClientID", err)
+	}
+}
+
+func TestHostileInput(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(e *env)
+		want mcperr.Code
+	}{
+		{"issuer mismatch", func(e *env) { e.as.meta = func(m map[string]any) { m["issuer"] = "https://evil.example" } }, mcperr.DiscoveryFailed},
+		{"non-https endpoint", func(e *env) {
+			e.as.meta = func(m map[string]any) { m["token_endpoint"] = "http://token.example/token" }
+		}, mcperr.DiscoveryFailed},
+		{"javascript: endpoint", func(e *env) {
+			e.as.meta = func(m map[string]any) { m["authorization_endpoint"] = "javascript:alert(1)" }
+		}, mcperr.DiscoveryFailed},
+		{"relative endpoint", func(e *env) { e.as.meta = func(m map[string]any) { m["token_endpoint"] = "/token" } }, mcperr.DiscoveryFailed},
+		{"javascript: doc URL", func(e *env) {
+			e.as.meta = func(m map[string]any) { m["op_tos_uri"] = "javascript:alert(1)" }
+		}, mcperr.DiscoveryFailed},
+		{"PRM names another resource", func(e *env) {
+			e.rs.prm = func(m map[string]any) { m["resource"] = "https://evil.example/mcp" }
+		}, mcperr.DiscoveryFailed},
+		{"PRM without authorization servers", func(e *env) {
+			e.rs.prm = func(m map[string]any) { delete(m, "authorization_servers") }
+		}, mcperr.DiscoveryFailed},
+		{"PRM javascript: AS", func(e *env) {
+			e.rs.prm = func(m map[string]any) { m["authorization_servers"] = []string{"javascript:alert(1)"} }
+		}, mcperr.DiscoveryFailed},
+		{"no S256", func(e *env) {
+			e.as.meta = func(m map[string]any) { m["code_challenge_methods_supported"] = []string{"plain"} }
+		}, mcperr.DiscoveryFailed},
+		{"no PKCE advertised", func(e *env) {
+			e.as.meta = func(m map[string]any) { delete(m, "code_challenge_methods_supported") }
+		}, mcperr.DiscoveryFailed},
+		{"oversized metadata", func(e *env) {
+			e.as.meta = func(m map[string]any) { m["pad"] = strings.Repeat("x", maxBody) }
+		}, mcperr.DiscoveryFailed},
+		{"malformed PRM", func(e *env) { e.rs.prm = func(m map[string]any) { m["authorization_servers"] = 7 } }, mcperr.DiscoveryFailed},
+		{"iss mismatch", func(e *env) { e.as.sendIss = "https://evil.example" }, mcperr.StateMismatch},
+		{"iss missing when advertised", func(e *env) {
+			e.as.meta = func(m map[string]any) { m["authorization_response_iss_parameter_supported"] = true }
+		}, mcperr.StateMismatch},
+		{"expires_in huge", func(e *env) { e.as.expiresIn = 1e30 }, mcperr.TokenFailed},
+		{"expires_in negative", func(e *env) { e.as.expiresIn = -5 }, mcperr.TokenFailed},
+		{"expires_in not a number", func(e *env) { e.as.expiresIn = "soon" }, mcperr.TokenFailed},
+		{"no token_type", func(e *env) { e.as.tokenResp = func(m map[string]any) { delete(m, "token_type") } }, mcperr.TokenFailed},
+		{"wrong token_type", func(e *env) { e.as.tokenResp = func(m map[string]any) { m["token_type"] = "MAC" } }, mcperr.TokenFailed},
+		{"no access_token", func(e *env) { e.as.tokenResp = func(m map[string]any) { delete(m, "access_token") } }, mcperr.TokenFailed},
+		{"oversized token response", func(e *env) {
+			e.as.tokenResp = func(m map[string]any) { m["pad"] = strings.Repeat("x", maxBody) }
+		}, mcperr.TokenFailed},
+		{"other error at authorize", func(e *env) { e.as.deny = "server_error" }, mcperr.TokenFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			tt.edit(e)
+			h := e.handler(t, nil)
+			ctx := context.Background()
+			err := h.Login(ctx)
+			if got := mcperr.CodeOf(err, ""); got != tt.want {
+				t.Fatalf("Login: %v (code %q); want code %q", err, got, tt.want)
+			}
+			if len(err.Error()) > 600 {
+				t.Errorf("error message is %d bytes long", len(err.Error()))
+			}
+			if g, _ := e.store.GetGrant(ctx, h.Resource()); g != nil {
+				t.Error("grant stored despite the error")
+			}
+			if m, _ := e.store.GetMetadata(ctx, h.metaKey()); m != nil && tt.want == mcperr.DiscoveryFailed {
+				t.Error("invalid metadata cached")
+			}
+			if h.State() != StateFailed {
+				t.Errorf("state = %q; want failed", h.State())
+			}
+		})
+	}
+}
+
+func TestCallbackStateChecks(t *testing.T) {
+	e := newEnv(t)
+	var captured []string
+	e.courier.block = make(chan struct{}) // no automatic delivery
+	h := e.handler(t, nil)
+	done := make(chan error, 1)
+	go func() { done <- h.Login(context.Background()) }()
+	for e.courier.calls.Load() == 0 {
+		// wait for the flow to register
+	}
+	e.courier.mu.Lock()
+	authURL := e.courier.urls[0]
+	e.courier.mu.Unlock()
+	u, _ := url.Parse(authURL)
+	state := u.Query().Get("state")
+	if n := len(state); n < 22 {
+		t.Fatalf("state %q too short", state)
+	}
+	if b, err := base64.RawURLEncoding.DecodeString(state); err == nil && len(b)*8 < 128 {
+		t.Fatalf("state has under 128 bits")
+	}
+	for _, bad := range []string{
+		"http://127.0.0.1:9/callback?code=x&state=" + state + "X",
+		"http://127.0.0.1:9/callback?code=x",
+		"http://127.0.0.1:9/callback?code=x&state=" + state + "&state=" + state,
+		"http://127.0.0.1:9/callback?state=" + state,
+		"%zz",
+	} {
+		if err := e.reg.Deliver(bad); err == nil {
+			t.Errorf("Deliver(%q) accepted", bad)
+		}
+	}
+	// A code from another flow (wrong PKCE binding) fails at the token endpoint.
+	captured = append(captured, "http://127.0.0.1:9/callback?code=code-secret-999&state="+state)
+	if err := e.reg.Deliver(captured[0]); err != nil {
+		t.Fatalf("Deliver: %v", err)
+	}
+	if err := <-done; !errors.Is(err, ErrTokenFailed) {
+		t.Errorf("Login with foreign code: %v; want token_failed", err)
+	}
+	// Replay: the state is used up.
+	err := e.reg.Deliver(captured[0])
+	if !errors.Is(err, ErrStateMismatch) {
+		t.Errorf("replayed Deliver: %v; want state_mismatch", err)
+	}
+	if e.reg.Pending() {
+		t.Error("registry still pending")
+	}
+}
+
+func TestSecretsNeverInErrorsOrEvents(t *testing.T) {
+	secrets := []string{"access-secret-", "refresh-secret-", "code-secret-", "client-secret-", "pre-secret"}
+	check := func(t *testing.T, what, s string) {
+		t.Helper()
+		for _, sec := range secrets {
+			if strings.Contains(s, sec) {
+				t.Errorf("%s contains a secret (%q): %s", what, sec, s)
+			}
+		}
+		if strings.Contains(s, "code_verifier") || strings.Contains(s, "code_challenge=") {
+			t.Errorf("%s contains PKCE material: %s", what, s)
+		}
+	}
+	cases := []func(e *env){
+		func(e *env) { e.as.tokenResp = func(m map[string]any) { m["token_type"] = "MAC" } },
+		func(e *env) { e.as.expiresIn = -1 },
+		func(e *env) {
+			e.as.authMethod = "client_secret_basic"
+			e.as.tokenResp = func(m map[string]any) { delete(m, "token_type") }
+		},
+		func(e *env) { e.as.sendIss = "https://other.example" },
+		func(e *env) { e.as.deny = "access_denied"; e.as.denyDesc = "refresh-secret-1 in description" },
+	}
+	for i, edit := range cases {
+		e := newEnv(t)
+		edit(e)
+		if i == len(cases)-1 {
+			secrets = secrets[:len(secrets)-1]
+		}
+		h := e.handler(t, nil)
+		err := connect(context.Background(), e.rs.url(), h)
+		if err == nil {
+			t.Fatalf("case %d: no error", i)
+		}
+		if i != len(cases)-1 {
+			check(t, "error", err.Error())
+		}
+		for _, ev := range e.events.all() {
+			if ev.Err != nil && i != len(cases)-1 {
+				check(t, "event", ev.Err.Error())
+			}
+		}
+	}
+	// Refresh failure with invalid_grant.
+	e := newEnv(t)
+	clk := &fakeClock{}
+	clk.t = clk.t.AddDate(2026, 0, 0)
+	h := e.handler(t, func(c *Config) { c.Clock = clk })
+	if err := h.Login(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.as.rejectRT = true
+	clk.advance(1e13)
+	ts, _ := h.TokenSource(context.Background())
+	_, err := ts.Token()
+	check(t, "refresh error", err.Error())
+}

@@ -1,0 +1,41 @@
+// Package oauth implements MCP authorization (MCP spec 2025-11-25, with the
+// 2025-06-18 and 2025-03-26 fallbacks) for an MCP client, in pure Go: it
+// never imports syscall/js, so it builds and tests natively, and the browser
+// plugs in through the small interfaces it declares ([Store], [Courier],
+// [Locker], [Clock]).
+//
+// A [Handler], built by [New] from a [Config], serves one MCP server
+// (resource) and implements go-sdk's auth.OAuthHandler: set it as
+// mcp.StreamableClientTransport.OAuthHandler. It runs
+//
+//   - discovery (RFC 9728 protected resource metadata from the 401's
+//     WWW-Authenticate, path-inserted, then root; RFC 8414 / OpenID
+//     authorization server metadata; the 2025-03-26 metadata and default
+//     endpoints), validated by [ValidateResourceMeta] and
+//     [ValidateAuthServerMeta] and cached in the Store;
+//   - registration: client ID metadata document, pre-registered client, or
+//     RFC 7591 dynamic registration cached per issuer and redirect URI;
+//   - the authorization code flow with PKCE S256 (RFC 7636), a 130-bit
+//     state, the RFC 8707 resource indicator on authorize, token and
+//     refresh requests, and the RFC 9207 iss check;
+//   - token refresh before expiry, single-flight through the [Locker],
+//     re-reading the Store under the lock; step-up on 403 insufficient_scope;
+//     RFC 7009 revocation on [Handler.Logout].
+//
+// Results come back through a [Registry] shared by every handler of a page:
+// [Registry.Deliver] takes a callback URL from any path (popup message,
+// redirect return, pasted URL) and routes it to the flow waiting on its
+// state (compared in constant time; unknown, expired and replayed states
+// are rejected with [ErrStateMismatch]).
+//
+// Concurrent 401s on one server share one flow. When the user declines (or
+// the flow is aborted or times out) every waiter fails with [ErrDeclined]
+// and no new flow starts until [Handler.Login] (the user-gesture path).
+// Without Config.Interactive, the transport's Authorize returns
+// [ErrAuthorizationRequired] instead of starting a flow. Both sentinels
+// survive go-sdk's wrapping (errors.Is).
+//
+// Every error implements [mcperr.Coder] with its JSAPI.md code. Secrets
+// (tokens, codes, verifiers, client secrets) never appear in errors or
+// [Event]s.
+package oauth

@@ -1,0 +1,457 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+func TestNoSyscallJS(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "./...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, l := range strings.Fields(string(out)) {
+		if l == "syscall/js" {
+			t.Fatal("package oauth depends on syscall/js")
+		}
+	}
+}
+
+func TestColdLoginThenWarmReconnect(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	h := e.handler(t, nil)
+	if err := connect(ctx, e.rs.url(), h); err != nil {
+		t.Fatalf("cold connect: %v", err)
+	}
+	cold := map[string]int{
+		"as total":     e.as.req.total(),
+		"as metadata":  e.as.req.get("/.well-known/oauth-authorization-server"),
+		"as register":  e.as.req.get("/register"),
+		"as authorize": e.as.req.get("/authorize"),
+		"as token":     e.as.req.get("/token"),
+		"rs prm":       e.rs.req.get("/.well-known/oauth-protected-resource/mcp"),
+		"rs mcp":       e.rs.req.get("/mcp"),
+	}
+	t.Logf("cold login requests: %v", cold)
+	for k, want := range map[string]int{"as metadata": 1, "as register": 1, "as authorize": 1, "as token": 1, "rs prm": 1} {
+		if cold[k] != want {
+			t.Errorf("cold %s = %d; want %d", k, cold[k], want)
+		}
+	}
+	if got := e.courier.calls.Load(); got != 1 {
+		t.Errorf("courier calls = %d; want 1", got)
+	}
+	g, _ := e.store.GetGrant(ctx, h.Resource())
+	if g == nil || g.AccessToken == "" || g.RefreshToken == "" {
+		t.Fatalf("grant not stored: %+v", g != nil)
+	}
+
+	// Warm: a new handler (page reload) over the same store.
+	e.as.req.reset()
+	e.rs.req.reset()
+	h2 := e.handler(t, nil)
+	if err := connect(ctx, e.rs.url(), h2); err != nil {
+		t.Fatalf("warm connect: %v", err)
+	}
+	t.Logf("warm reconnect requests: authorization server %d, resource server %v", e.as.req.total(), e.rs.req.m)
+	if got := e.as.req.total(); got != 0 {
+		t.Errorf("warm reconnect made %d authorization server requests; want 0", got)
+	}
+	if got := e.rs.req.get("/.well-known/oauth-protected-resource/mcp"); got != 0 {
+		t.Errorf("warm reconnect made %d PRM requests; want 0", got)
+	}
+	if got := e.courier.calls.Load(); got != 1 {
+		t.Errorf("courier calls = %d; want still 1", got)
+	}
+
+	// Grant lost (e.g. logout elsewhere): metadata and registration are cached.
+	if err := h2.Logout(ctx); err != nil {
+		t.Fatalf("Logout: %v", err)
+	}
+	if got := e.as.req.get("/revoke"); got != 2 {
+		t.Errorf("revocation requests = %d; want 2", got)
+	}
+	e.as.req.reset()
+	e.rs.req.reset()
+	h3 := e.handler(t, nil)
+	if err := connect(ctx, e.rs.url(), h3); err != nil {
+		t.Fatalf("relogin: %v", err)
+	}
+	if d, r := e.as.req.get("/.well-known/oauth-authorization-server"), e.as.req.get("/register"); d+r != 0 {
+		t.Errorf("relogin made %d metadata and %d registration requests; want 0", d, r)
+	}
+	if got := e.rs.req.get("/.well-known/oauth-protected-resource/mcp"); got != 0 {
+		t.Errorf("relogin made %d PRM requests; want 0", got)
+	}
+}
+
+func TestNonInteractiveThenLogin(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	h := e.handler(t, func(c *Config) { c.Interactive = false })
+	err := connect(ctx, e.rs.url(), h)
+	if !errors.Is(err, ErrAuthorizationRequired) {
+		t.Fatalf("connect: got %v; want ErrAuthorizationRequired through go-sdk", err)
+	}
+	if got := mcperr.CodeOf(err, ""); got != mcperr.AuthRequired {
+		t.Errorf("CodeOf = %q; want auth_required", got)
+	}
+	if e.courier.calls.Load() != 0 {
+		t.Fatal("non-interactive handler opened the courier")
+	}
+	if h.State() != StateNeedsAuth {
+		t.Errorf("state = %q; want needs_auth", h.State())
+	}
+	if err := h.Login(ctx); err != nil {
+		t.Fatalf("Login: %v", err)
+	}
+	if err := connect(ctx, e.rs.url(), h); err != nil {
+		t.Fatalf("connect after Login: %v", err)
+	}
+	if h.State() != StateAuthorized {
+		t.Errorf("state = %q; want authorized", h.State())
+	}
+}
+
+func TestDeclineLatch(t *testing.T) {
+	e := newEnv(t)
+	e.as.deny, e.as.denyDesc = "access_denied", "User said no\x1b[31m"
+	ctx := context.Background()
+	h := e.handler(t, nil)
+	err := connect(ctx, e.rs.url(), h)
+	if !errors.Is(err, ErrDeclined) {
+		t.Fatalf("connect: got %v; want ErrDeclined", err)
+	}
+	var se *ServerError
+	if !errors.As(err, &se) || se.Description != "User said no[31m" {
+		t.Errorf("server description = %+v; want sanitised %q", se, "User said no[31m")
+	}
+	for i := 0; i < 3; i++ {
+		if err := connect(ctx, e.rs.url(), h); !errors.Is(err, ErrDeclined) {
+			t.Fatalf("reconnect: got %v; want ErrDeclined", err)
+		}
+	}
+	if got := e.courier.calls.Load(); got != 1 {
+		t.Errorf("courier calls = %d; want 1 (latched)", got)
+	}
+	// An explicit Login starts a new attempt.
+	e.as.deny = ""
+	if err := h.Login(ctx); err != nil {
+		t.Fatalf("Login: %v", err)
+	}
+	if err := connect(ctx, e.rs.url(), h); err != nil {
+		t.Fatalf("connect after Login: %v", err)
+	}
+}
+
+func TestConcurrent401SingleFlight(t *testing.T) {
+	for _, decline := range []bool{false, true} {
+		t.Run(map[bool]string{false: "accept", true: "decline"}[decline], func(t *testing.T) {
+			e := newEnv(t)
+			if decline {
+				e.as.deny = "access_denied"
+			}
+			e.courier.block = make(chan struct{})
+			h := e.handler(t, nil)
+			ctx := context.Background()
+			errs := make([]error, 16)
+			var wg sync.WaitGroup
+			for i := range errs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					req, resp := unauthorized401(e.rs.url(), "")
+					errs[i] = h.Authorize(ctx, req, resp)
+				}()
+			}
+			time.Sleep(100 * time.Millisecond)
+			close(e.courier.block)
+			wg.Wait()
+			if got := e.courier.calls.Load(); got != 1 {
+				t.Errorf("courier calls = %d; want 1", got)
+			}
+			for i, err := range errs {
+				if decline != errors.Is(err, ErrDeclined) || (!decline && err != nil) {
+					t.Errorf("request %d: %v", i, err)
+				}
+			}
+			if decline {
+				req, resp := unauthorized401(e.rs.url(), "")
+				if err := h.Authorize(ctx, req, resp); !errors.Is(err, ErrDeclined) {
+					t.Errorf("after decline: %v; want ErrDeclined", err)
+				}
+				if got := e.courier.calls.Load(); got != 1 {
+					t.Errorf("courier calls after decline = %d; want 1", got)
+				}
+			}
+		})
+	}
+}
+
+func TestAbortReleasesWaiters(t *testing.T) {
+	e := newEnv(t)
+	e.courier.block = make(chan struct{}) // never delivers
+	h := e.handler(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan error, 1)
+	go func() {
+		req, resp := unauthorized401(e.rs.url(), "")
+		started <- h.Authorize(ctx, req, resp)
+	}()
+	for e.courier.calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	waiter := make(chan error, 1)
+	go func() {
+		req, resp := unauthorized401(e.rs.url(), "")
+		waiter <- h.Authorize(context.Background(), req, resp)
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	if err := <-started; !errors.Is(err, context.Canceled) {
+		t.Errorf("starter: %v; want context.Canceled", err)
+	}
+	if err := <-waiter; !errors.Is(err, ErrDeclined) {
+		t.Errorf("waiter: %v; want ErrDeclined", err)
+	}
+	if e.reg.Pending() {
+		t.Error("registry still has a pending flow after abort")
+	}
+	// The next explicit attempt is not refused as busy.
+	e.courier.mu.Lock()
+	e.courier.block = nil
+	e.courier.mu.Unlock()
+	if err := h.Login(context.Background()); err != nil {
+		t.Fatalf("Login after abort: %v", err)
+	}
+}
+
+func TestConcurrentRefreshSingleFlight(t *testing.T) {
+	e := newEnv(t)
+	e.as.rotate = true
+	e.as.refreshDelay = 20 * time.Millisecond
+	ctx := context.Background()
+	clk := &fakeClock{t: time.Now()}
+	h := e.handler(t, func(c *Config) { c.Clock = clk })
+	if err := h.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := e.store.GetGrant(ctx, h.Resource())
+	clk.advance(2 * time.Hour)
+	e.as.req.reset()
+	var wg sync.WaitGroup
+	toks := make([]string, 16)
+	for i := range toks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ts, err := h.TokenSource(ctx)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			tok, err := ts.Token()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			toks[i] = tok.AccessToken
+		}()
+	}
+	wg.Wait()
+	if got := e.as.req.get("/token"); got != 1 {
+		t.Errorf("token requests = %d; want 1", got)
+	}
+	for _, tok := range toks {
+		if tok == old.AccessToken || tok != toks[0] {
+			t.Errorf("tokens = %q; want one new token", toks)
+			break
+		}
+	}
+	g, _ := e.store.GetGrant(ctx, h.Resource())
+	if g.RefreshToken == old.RefreshToken {
+		t.Error("rotated refresh token not stored")
+	}
+	var refreshed int
+	for _, ev := range e.events.all() {
+		if ev.Kind == EventTokenRefreshed {
+			refreshed++
+		}
+	}
+	if refreshed != 1 {
+		t.Errorf("token_refreshed events = %d; want 1", refreshed)
+	}
+}
+
+func TestRefreshKeepsOldRefreshTokenAndInvalidGrant(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	clk := &fakeClock{t: time.Now()}
+	h := e.handler(t, func(c *Config) { c.Clock = clk; c.Interactive = false })
+	if err := h.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := e.store.GetGrant(ctx, h.Resource())
+	clk.advance(2 * time.Hour)
+	ts, _ := h.TokenSource(ctx)
+	tok, err := ts.Token()
+	if err != nil || tok.AccessToken == old.AccessToken {
+		t.Fatalf("refresh: %v", err)
+	}
+	g, _ := e.store.GetGrant(ctx, h.Resource())
+	if g.RefreshToken != old.RefreshToken {
+		t.Error("refresh without a new refresh_token lost the old one")
+	}
+	// invalid_grant drops the grant and reports auth_required.
+	e.as.rejectRT = true
+	clk.advance(2 * time.Hour)
+	_, err = ts.Token()
+	if !errors.Is(err, ErrAuthorizationRequired) {
+		t.Fatalf("Token after invalid_grant: %v; want ErrAuthorizationRequired", err)
+	}
+	if g, _ := e.store.GetGrant(ctx, h.Resource()); g != nil {
+		t.Error("grant kept after invalid_grant")
+	}
+	if err := connect(ctx, e.rs.url(), h); !errors.Is(err, ErrAuthorizationRequired) {
+		t.Errorf("connect: %v; want ErrAuthorizationRequired", err)
+	}
+}
+
+func TestMissingExpiresInIsUnknown(t *testing.T) {
+	e := newEnv(t)
+	e.as.tokenResp = func(m map[string]any) { delete(m, "expires_in") }
+	ctx := context.Background()
+	h := e.handler(t, nil)
+	if err := h.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := e.store.GetGrant(ctx, h.Resource())
+	if !g.Expiry.IsZero() {
+		t.Errorf("expiry = %v; want zero (unknown)", g.Expiry)
+	}
+	e.as.req.reset()
+	ts, _ := h.TokenSource(ctx)
+	if _, err := ts.Token(); err != nil || e.as.req.get("/token") != 0 {
+		t.Errorf("token with unknown expiry: err %v, %d refreshes", err, e.as.req.get("/token"))
+	}
+}
+
+func TestFreshTokenRejectedNoLoop(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	h := e.handler(t, nil)
+	if err := h.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		g, _ := h.currentGrant(ctx)
+		req, resp := unauthorized401(e.rs.url(), "")
+		req.Header.Set("Authorization", "Bearer "+g.AccessToken)
+		err := h.Authorize(ctx, req, resp)
+		if i == 0 && err != nil {
+			t.Fatalf("first 401 after fresh token: %v; want one re-authorization", err)
+		}
+		if i > 0 && !errors.Is(err, ErrAuthorizationRequired) {
+			t.Fatalf("401 %d: %v; want auth_required without a new flow", i, err)
+		}
+	}
+	if got := e.courier.calls.Load(); got != 2 {
+		t.Errorf("courier calls = %d; want 2", got)
+	}
+}
+
+func TestStepUp(t *testing.T) {
+	e := newEnv(t)
+	e.rs.scopes = []string{"read"}
+	ctx := context.Background()
+	h := e.handler(t, nil)
+	if err := connect(ctx, e.rs.url(), h); err != nil {
+		t.Fatal(err)
+	}
+	// The server now wants write too.
+	e.rs.scopes = []string{"read", "write"}
+	if err := connect(ctx, e.rs.url(), h); err != nil {
+		t.Fatalf("step-up connect: %v", err)
+	}
+	g, _ := e.store.GetGrant(ctx, h.Resource())
+	if strings.Join(g.Scopes, " ") != "read write" {
+		t.Errorf("scopes = %q; want union \"read write\"", g.Scopes)
+	}
+	// A server that is never satisfied: at most 3 flows, then insufficient_scope.
+	e.as.scopeGrant = func(string) string { return "read" }
+	e.courier.calls.Store(0)
+	var err error
+	for i := 0; i < 6 && !errors.Is(err, ErrInsufficientScope); i++ {
+		req, _ := http.NewRequest(http.MethodPost, e.rs.url(), nil)
+		resp := &http.Response{StatusCode: 403, Header: http.Header{"Www-Authenticate": {`Bearer error="insufficient_scope", scope="admin"`}}, Body: http.NoBody}
+		err = h.Authorize(ctx, req, resp)
+	}
+	if !errors.Is(err, ErrInsufficientScope) {
+		t.Fatalf("got %v; want ErrInsufficientScope", err)
+	}
+	if got := e.courier.calls.Load(); got != 3 {
+		t.Errorf("step-up flows = %d; want 3", got)
+	}
+}
+
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func TestSharedRegistryTwoServers(t *testing.T) {
+	e1, e2 := newEnv(t), newEnv(t)
+	e2.reg, e2.courier = e1.reg, e1.courier // one callback page for both
+	ctx := context.Background()
+	h1, h2 := e1.handler(t, nil), e2.handler(t, nil)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, h := range []*Handler{h1, h2} {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = h.Login(ctx) }()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("Login: %v", errs)
+	}
+	if e1.as.req.get("/token") != 1 || e2.as.req.get("/token") != 1 {
+		t.Error("each flow should reach its own token endpoint exactly once")
+	}
+}
+
+type failingStore struct{ *MemoryStore }
+
+func (failingStore) PutGrant(context.Context, *Grant) error { return errors.New("quota exceeded") }
+
+func TestStoreFailureReported(t *testing.T) {
+	e := newEnv(t)
+	h := e.handler(t, func(c *Config) { c.Store = failingStore{NewMemoryStore()} })
+	err := h.Login(context.Background())
+	if !errors.Is(err, ErrStorage) || mcperr.CodeOf(err, "") != mcperr.Storage {
+		t.Fatalf("Login with failing store: %v; want storage error", err)
+	}
+	if h.State() == StateAuthorized {
+		t.Error("authorized although the grant was not stored")
+	}
+}

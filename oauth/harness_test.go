@@ -1,0 +1,529 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// counter counts requests per path.
+type counter struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+func (c *counter) add(p string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]int{}
+	}
+	c.m[p]++
+}
+
+func (c *counter) get(p string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[p]
+}
+
+func (c *counter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, v := range c.m {
+		n += v
+	}
+	return n
+}
+
+func (c *counter) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = nil
+}
+
+type issuedCode struct {
+	challenge, clientID, redirect, resource, scope string
+}
+
+type issuedToken struct {
+	scopes   []string
+	resource string
+	expiry   time.Time
+}
+
+// fakeAS is a strict authorization server on its own origin.
+type fakeAS struct {
+	t   *testing.T
+	srv *httptest.Server
+	req counter
+
+	// Knobs, set before use.
+	issuerPath   string                        // e.g. "/tenant1"
+	metaPath     string                        // where metadata is served; default RFC 8414 for issuerPath
+	meta         func(m map[string]any)        // edits the metadata
+	authMethod   string                        // required token auth: none, client_secret_basic, client_secret_post
+	clientID     string                        // accepted pre-registered client
+	clientSecret string                        // its secret
+	deny         string                        // error to return from /authorize
+	denyDesc     string                        // its description
+	sendIss      string                        // iss to add; "" none
+	expiresIn    any                           // expires_in in token responses; nil: 3600
+	tokenResp    func(m map[string]any)        // edits the token response
+	rotate       bool                          // issue a new refresh token on refresh
+	rejectRT     bool                          // refresh answers invalid_grant
+	refreshDelay time.Duration                 // slows refresh
+	scopeGrant   func(requested string) string // scope granted
+
+	mu            sync.Mutex
+	codes         map[string]issuedCode
+	tokens        map[string]issuedToken
+	rts           map[string]issuedCode
+	clients       map[string]string // id -> secret (DCR)
+	n             int
+	lastAuthQuery url.Values
+}
+
+func newFakeAS(t *testing.T) *fakeAS {
+	a := &fakeAS{t: t, codes: map[string]issuedCode{}, tokens: map[string]issuedToken{}, rts: map[string]issuedCode{}, clients: map[string]string{}, authMethod: "none"}
+	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+func (a *fakeAS) issuer() string { return a.srv.URL + a.issuerPath }
+
+func (a *fakeAS) metadata() map[string]any {
+	iss := a.issuer()
+	m := map[string]any{
+		"issuer":                                iss,
+		"authorization_endpoint":                iss + "/authorize",
+		"token_endpoint":                        iss + "/token",
+		"registration_endpoint":                 iss + "/register",
+		"revocation_endpoint":                   iss + "/revoke",
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":      []string{"S256"},
+		"token_endpoint_auth_methods_supported": []string{a.authMethod},
+		"scopes_supported":                      []string{"read", "write", "offline_access"},
+	}
+	if a.meta != nil {
+		a.meta(m)
+	}
+	return m
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func (a *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
+	a.req.add(r.URL.Path)
+	metaPath := a.metaPath
+	if metaPath == "" {
+		metaPath = "/.well-known/oauth-authorization-server" + a.issuerPath
+	}
+	switch strings.TrimPrefix(r.URL.Path, a.issuerPath) {
+	case "/authorize":
+		a.authorize(w, r)
+		return
+	case "/token":
+		a.token(w, r)
+		return
+	case "/register":
+		a.register(w, r)
+		return
+	case "/revoke":
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if r.URL.Path == metaPath {
+		writeJSON(w, 200, a.metadata())
+		return
+	}
+	http.NotFound(w, r)
+}
+
+func (a *fakeAS) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	a.mu.Lock()
+	a.lastAuthQuery = q
+	a.mu.Unlock()
+	for _, p := range []string{"response_type", "client_id", "redirect_uri", "code_challenge", "code_challenge_method", "state", "resource"} {
+		if q.Get(p) == "" {
+			http.Error(w, "missing "+p, 400)
+			return
+		}
+	}
+	if q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" {
+		http.Error(w, "bad request", 400)
+		return
+	}
+	if len(q.Get("state")) < 22 {
+		http.Error(w, "state too short", 400)
+		return
+	}
+	red, _ := url.Parse(q.Get("redirect_uri"))
+	v := red.Query()
+	v.Set("state", q.Get("state"))
+	if a.deny != "" {
+		v.Set("error", a.deny)
+		v.Set("error_description", a.denyDesc)
+	} else {
+		a.mu.Lock()
+		a.n++
+		code := fmt.Sprintf("code-secret-%d", a.n)
+		a.codes[code] = issuedCode{q.Get("code_challenge"), q.Get("client_id"), q.Get("redirect_uri"), q.Get("resource"), q.Get("scope")}
+		a.mu.Unlock()
+		v.Set("code", code)
+	}
+	if a.sendIss != "" {
+		v.Set("iss", a.sendIss)
+	}
+	red.RawQuery = v.Encode()
+	http.Redirect(w, r, red.String(), http.StatusFound)
+}
+
+// clientAuth checks client authentication and returns the client id.
+func (a *fakeAS) clientAuth(r *http.Request) (string, bool) {
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	}
+	switch a.authMethod {
+	case "client_secret_basic":
+		if !basic || r.PostForm.Get("client_secret") != "" {
+			return "", false
+		}
+	case "client_secret_post":
+		if basic {
+			return "", false
+		}
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	default:
+		if basic || r.PostForm.Get("client_secret") != "" {
+			return "", false
+		}
+		return r.PostForm.Get("client_id"), r.PostForm.Get("client_id") != ""
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if want, ok := a.clients[id]; ok {
+		return id, want == secret
+	}
+	return id, id == a.clientID && secret == a.clientSecret
+}
+
+func (a *fakeAS) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil || r.Method != http.MethodPost {
+		writeJSON(w, 400, map[string]string{"error": "invalid_request"})
+		return
+	}
+	id, ok := a.clientAuth(r)
+	if !ok {
+		writeJSON(w, 401, map[string]string{"error": "invalid_client"})
+		return
+	}
+	f := r.PostForm
+	var ic issuedCode
+	switch f.Get("grant_type") {
+	case "authorization_code":
+		a.mu.Lock()
+		c, ok := a.codes[f.Get("code")]
+		delete(a.codes, f.Get("code")) // single use
+		a.mu.Unlock()
+		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
+		if !ok || c.clientID != id || c.redirect != f.Get("redirect_uri") || c.resource != f.Get("resource") ||
+			base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge {
+			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": "bad code"})
+			return
+		}
+		ic = c
+	case "refresh_token":
+		time.Sleep(a.refreshDelay)
+		a.mu.Lock()
+		c, ok := a.rts[f.Get("refresh_token")]
+		if ok && a.rotate {
+			delete(a.rts, f.Get("refresh_token"))
+		}
+		a.mu.Unlock()
+		if !ok || a.rejectRT || c.resource != f.Get("resource") || c.clientID != id {
+			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": "refresh token revoked"})
+			return
+		}
+		ic = c
+	default:
+		writeJSON(w, 400, map[string]string{"error": "unsupported_grant_type"})
+		return
+	}
+	a.mu.Lock()
+	a.n++
+	at := fmt.Sprintf("access-secret-%d", a.n)
+	scope := ic.scope
+	if a.scopeGrant != nil {
+		scope = a.scopeGrant(scope)
+	}
+	a.tokens[at] = issuedToken{scopes: strings.Fields(scope), resource: ic.resource, expiry: time.Now().Add(time.Hour)}
+	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600}
+	if a.expiresIn != nil {
+		resp["expires_in"] = a.expiresIn
+	}
+	if f.Get("grant_type") == "authorization_code" || a.rotate {
+		rt := fmt.Sprintf("refresh-secret-%d", a.n)
+		a.rts[rt] = ic
+		resp["refresh_token"] = rt
+	}
+	a.mu.Unlock()
+	if a.tokenResp != nil {
+		a.tokenResp(resp)
+	}
+	writeJSON(w, 200, resp)
+}
+
+func (a *fakeAS) register(w http.ResponseWriter, r *http.Request) {
+	var m map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+		writeJSON(w, 400, map[string]string{"error": "invalid_client_metadata"})
+		return
+	}
+	a.mu.Lock()
+	a.n++
+	id := fmt.Sprintf("dcr-client-%d", a.n)
+	secret := ""
+	if a.authMethod != "none" {
+		secret = fmt.Sprintf("client-secret-%d", a.n)
+	}
+	a.clients[id] = secret
+	a.mu.Unlock()
+	resp := map[string]any{"client_id": id, "redirect_uris": m["redirect_uris"], "token_endpoint_auth_method": a.authMethod}
+	if secret != "" {
+		resp["client_secret"] = secret
+	}
+	writeJSON(w, 201, resp)
+}
+
+func (a *fakeAS) verify(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	it, ok := a.tokens[tok]
+	if !ok {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{Scopes: it.scopes, Expiration: it.expiry}, nil
+}
+
+// fakeRS is a protected MCP server (go-sdk, auth.RequireBearerToken) on
+// another origin.
+type fakeRS struct {
+	srv *httptest.Server
+	req counter
+
+	prm      func(m map[string]any) // edits the PRM; nil map result means 404
+	prmPath  string                 // default path-inserted
+	hideWWW  bool                   // no WWW-Authenticate header
+	noPRM    bool
+	scopes   []string // required scopes
+	asIssuer func() string
+	mcpPath  string
+}
+
+func newFakeRS(t *testing.T, as *fakeAS) *fakeRS {
+	s := &fakeRS{mcpPath: "/mcp", asIssuer: as.issuer}
+	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == s.mcpPath {
+			opts := &auth.RequireBearerTokenOptions{Scopes: s.scopes}
+			if !s.hideWWW {
+				opts.ResourceMetadataURL = s.srv.URL + s.prmLocation()
+			}
+			h := auth.RequireBearerToken(as.verify, opts)(mh)
+			if s.hideWWW {
+				h = stripWWW(h)
+			}
+			h.ServeHTTP(w, r)
+			return
+		}
+		if !s.noPRM && r.URL.Path == s.prmLocation() {
+			m := map[string]any{"resource": s.srv.URL + s.mcpPath, "authorization_servers": []string{s.asIssuer()}, "scopes_supported": []string{"read"}}
+			if s.prm != nil {
+				s.prm(m)
+			}
+			writeJSON(w, 200, m)
+			return
+		}
+		http.NotFound(w, r)
+	})
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.req.add(r.URL.Path)
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *fakeRS) prmLocation() string {
+	if s.prmPath != "" {
+		return s.prmPath
+	}
+	return "/.well-known/oauth-protected-resource" + s.mcpPath
+}
+
+func (s *fakeRS) url() string { return s.srv.URL + s.mcpPath }
+
+type wwwStripper struct{ http.ResponseWriter }
+
+func (w wwwStripper) WriteHeader(code int) {
+	w.Header().Del("WWW-Authenticate")
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func stripWWW(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(wwwStripper{w}, r)
+	})
+}
+
+// testCourier fetches the authorization URL without following the
+// redirect and delivers the Location to reg.
+type testCourier struct {
+	reg   *Registry
+	calls atomic.Int32
+	block chan struct{} // when set, Open waits for it (or ctx) before fetching
+	urls  []string
+	mu    sync.Mutex
+}
+
+func (c *testCourier) Open(ctx context.Context, authURL string) error {
+	c.calls.Add(1)
+	c.mu.Lock()
+	c.urls = append(c.urls, authURL)
+	block := c.block
+	c.mu.Unlock()
+	go func() {
+		if block != nil {
+			select {
+			case <-block:
+			case <-ctx.Done():
+				return
+			}
+		}
+		hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return
+		}
+		resp.Body.Close()
+		if loc := resp.Header.Get("Location"); loc != "" {
+			c.reg.Deliver(loc)
+		}
+	}()
+	return nil
+}
+
+type env struct {
+	as      *fakeAS
+	rs      *fakeRS
+	store   *MemoryStore
+	reg     *Registry
+	courier *testCourier
+	events  *eventLog
+}
+
+type eventLog struct {
+	mu sync.Mutex
+	ev []Event
+}
+
+func (l *eventLog) add(e Event) {
+	l.mu.Lock()
+	l.ev = append(l.ev, e)
+	l.mu.Unlock()
+}
+
+func (l *eventLog) all() []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.ev)
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	as := newFakeAS(t)
+	rs := newFakeRS(t, as)
+	reg := NewRegistry()
+	return &env{as: as, rs: rs, store: NewMemoryStore(), reg: reg, courier: &testCourier{reg: reg}, events: &eventLog{}}
+}
+
+func (e *env) config() Config {
+	return Config{
+		ResourceURL: e.rs.url(),
+		HTTPClient:  &http.Client{Transport: http.DefaultTransport, Timeout: 10 * time.Second},
+		RedirectURL: "http://127.0.0.1:9/callback",
+		ClientName:  "test",
+		Store:       e.store,
+		Registry:    e.reg,
+		Courier:     e.courier,
+		Interactive: true,
+		OnEvent:     e.events.add,
+		AuthTimeout: 10 * time.Second,
+	}
+}
+
+func (e *env) handler(t *testing.T, edit func(*Config)) *Handler {
+	t.Helper()
+	cfg := e.config()
+	if edit != nil {
+		edit(&cfg)
+	}
+	h, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return h
+}
+
+// connect runs an MCP session through h and calls a tool.
+func connect(ctx context.Context, url string, h *Handler) error {
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, OAuthHandler: h, HTTPClient: &http.Client{Transport: http.DefaultTransport}, MaxRetries: -1}, nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	_, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}})
+	return err
+}
+
+// unauthorized401 is a synthetic 401 for calling Handler.Authorize directly.
+func unauthorized401(rsURL, www string) (*http.Request, *http.Response) {
+	req, _ := http.NewRequest(http.MethodPost, rsURL, nil)
+	resp := &http.Response{StatusCode: 401, Header: http.Header{}, Body: http.NoBody}
+	if www != "" {
+		resp.Header.Set("WWW-Authenticate", www)
+	}
+	return req, resp
+}

@@ -1,0 +1,226 @@
+package oauth
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Grant is the token set of one protected resource (MCP server), stored
+// whole by [Store.PutGrant]. It holds secrets: never log or display it.
+type Grant struct {
+	Resource     string    // canonical MCP server URI (the key)
+	Issuer       string    // authorization server issuer
+	AccessToken  string    // secret
+	TokenType    string    // "Bearer"
+	RefreshToken string    // secret; empty when none was issued
+	Expiry       time.Time // zero: unknown (used until the server answers 401)
+	Scopes       []string  // granted, or requested when the server did not say
+
+	// What a refresh or revocation needs, so neither requires discovery.
+	TokenEndpoint      string
+	RevocationEndpoint string // empty when the server has none
+	ClientID           string
+	ClientSecret       string // secret; empty for public clients
+	AuthMethod         string // "none", "client_secret_basic" or "client_secret_post"
+	RedirectURI        string
+}
+
+// ClientRegistration is a client registered at an authorization server for
+// a redirect URI (dynamic client registration, RFC 7591), cached so a login
+// does not register again.
+type ClientRegistration struct {
+	Issuer       string
+	RedirectURI  string
+	ClientID     string
+	ClientSecret string    // secret; empty for public clients
+	AuthMethod   string    // token_endpoint_auth_method
+	SecretExpiry time.Time // zero: never
+}
+
+// CachedMetadata is a discovery result cached until Expiry.
+type CachedMetadata struct {
+	Key    string    // "resource:" + resource URI
+	Data   []byte    // JSON, opaque to the Store
+	Expiry time.Time // after it the entry is ignored
+}
+
+// PendingFlow is an authorization request waiting for its callback, for
+// the full-page redirect mode where the page that started the flow is gone
+// when the callback arrives. It holds a secret (the verifier).
+type PendingFlow struct {
+	State       string // the key; at least 128 random bits
+	Verifier    string // PKCE code verifier, secret
+	RedirectURI string
+	Resource    string
+	Issuer      string
+	ClientID    string
+	Scopes      []string
+	Expiry      time.Time
+}
+
+// Store persists grants, registrations, metadata and pending flows. Get
+// methods return (nil, nil) when there is no entry. Each Put replaces the
+// entry atomically: it is stored whole or not at all, and a failure is
+// returned, never swallowed. Implementations must be safe for concurrent
+// use; values passed in and returned are not retained or shared by the
+// caller (implementations should copy).
+type Store interface {
+	GetGrant(ctx context.Context, resource string) (*Grant, error)
+	PutGrant(ctx context.Context, g *Grant) error
+	DeleteGrant(ctx context.Context, resource string) error
+
+	GetClient(ctx context.Context, issuer, redirectURI string) (*ClientRegistration, error)
+	PutClient(ctx context.Context, c *ClientRegistration) error
+	DeleteClient(ctx context.Context, issuer, redirectURI string) error
+
+	GetMetadata(ctx context.Context, key string) (*CachedMetadata, error)
+	PutMetadata(ctx context.Context, m *CachedMetadata) error
+	DeleteMetadata(ctx context.Context, key string) error
+
+	GetPending(ctx context.Context, state string) (*PendingFlow, error)
+	PutPending(ctx context.Context, p *PendingFlow) error
+	DeletePending(ctx context.Context, state string) error
+}
+
+// MemoryStore is a [Store] in memory, for tests and as the browser's
+// fallback when persistent storage is unavailable. The zero value is ready.
+type MemoryStore struct {
+	mu       sync.Mutex
+	grants   map[string]Grant
+	clients  map[[2]string]ClientRegistration
+	metadata map[string]CachedMetadata
+	pending  map[string]PendingFlow
+}
+
+var _ Store = (*MemoryStore)(nil)
+
+// NewMemoryStore returns an empty [MemoryStore].
+func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
+
+func (s *MemoryStore) init() {
+	if s.grants == nil {
+		s.grants = map[string]Grant{}
+		s.clients = map[[2]string]ClientRegistration{}
+		s.metadata = map[string]CachedMetadata{}
+		s.pending = map[string]PendingFlow{}
+	}
+}
+
+func (s *MemoryStore) GetGrant(_ context.Context, resource string) (*Grant, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	g, ok := s.grants[resource]
+	if !ok {
+		return nil, nil
+	}
+	g.Scopes = slices.Clone(g.Scopes)
+	return &g, nil
+}
+
+func (s *MemoryStore) PutGrant(_ context.Context, g *Grant) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	c := *g
+	c.Scopes = slices.Clone(g.Scopes)
+	s.grants[g.Resource] = c
+	return nil
+}
+
+func (s *MemoryStore) DeleteGrant(_ context.Context, resource string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	delete(s.grants, resource)
+	return nil
+}
+
+func (s *MemoryStore) GetClient(_ context.Context, issuer, redirectURI string) (*ClientRegistration, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	c, ok := s.clients[[2]string{issuer, redirectURI}]
+	if !ok {
+		return nil, nil
+	}
+	return &c, nil
+}
+
+func (s *MemoryStore) PutClient(_ context.Context, c *ClientRegistration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	s.clients[[2]string{c.Issuer, c.RedirectURI}] = *c
+	return nil
+}
+
+func (s *MemoryStore) DeleteClient(_ context.Context, issuer, redirectURI string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	delete(s.clients, [2]string{issuer, redirectURI})
+	return nil
+}
+
+func (s *MemoryStore) GetMetadata(_ context.Context, key string) (*CachedMetadata, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	m, ok := s.metadata[key]
+	if !ok {
+		return nil, nil
+	}
+	m.Data = slices.Clone(m.Data)
+	return &m, nil
+}
+
+func (s *MemoryStore) PutMetadata(_ context.Context, m *CachedMetadata) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	c := *m
+	c.Data = slices.Clone(m.Data)
+	s.metadata[m.Key] = c
+	return nil
+}
+
+func (s *MemoryStore) DeleteMetadata(_ context.Context, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	delete(s.metadata, key)
+	return nil
+}
+
+func (s *MemoryStore) GetPending(_ context.Context, state string) (*PendingFlow, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	p, ok := s.pending[state]
+	if !ok {
+		return nil, nil
+	}
+	p.Scopes = slices.Clone(p.Scopes)
+	return &p, nil
+}
+
+func (s *MemoryStore) PutPending(_ context.Context, p *PendingFlow) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	c := *p
+	c.Scopes = slices.Clone(p.Scopes)
+	s.pending[p.State] = c
+	return nil
+}
+
+func (s *MemoryStore) DeletePending(_ context.Context, state string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	delete(s.pending, state)
+	return nil
+}

@@ -1,0 +1,266 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+	"golang.org/x/oauth2"
+)
+
+// maxExpiresIn bounds expires_in (10 years); larger values are rejected
+// as hostile, so expiry arithmetic cannot overflow.
+const maxExpiresIn = 10 * 365 * 24 * 3600
+
+// tokenResponse is a successful token response (RFC 6749 §5.1).
+type tokenResponse struct {
+	AccessToken  string          `json:"access_token"`
+	TokenType    string          `json:"token_type"`
+	RefreshToken string          `json:"refresh_token"`
+	ExpiresIn    json.RawMessage `json:"expires_in"`
+	Scope        string          `json:"scope"`
+
+	expiry time.Time // zero: unknown
+}
+
+func tokenErr(msg string, cause error) *Error { return newErr(mcperr.TokenFailed, msg, cause) }
+
+// parseExpiresIn validates expires_in: absent, null or 0 means unknown;
+// otherwise an integer (number or numeric string) in 1..maxExpiresIn.
+func parseExpiresIn(raw json.RawMessage) (secs int64, err error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return 0, nil
+	}
+	s = strings.Trim(s, `"`)
+	n, perr := strconv.ParseInt(s, 10, 64)
+	if perr != nil {
+		f, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || f != float64(int64(f)) {
+			return 0, fmt.Errorf("expires_in is not an integer")
+		}
+		if f < 0 || f > maxExpiresIn {
+			return 0, fmt.Errorf("expires_in out of range")
+		}
+		n = int64(f)
+	}
+	if n < 0 || n > maxExpiresIn {
+		return 0, fmt.Errorf("expires_in out of range")
+	}
+	return n, nil
+}
+
+// tokenRequest POSTs form to the token endpoint with the client's
+// authentication and validates the response. Errors carry no secrets; an
+// error response is an *oauth2.RetrieveError (without body) inside a
+// [ErrTokenFailed]-coded *Error.
+func (h *Handler) tokenRequest(ctx context.Context, endpoint string, cl clientCreds, form url.Values) (*tokenResponse, error) {
+	req, err := h.clientRequest(ctx, endpoint, cl, form)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := h.cfg.HTTPClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, tokenErr("token request failed", redactURLError(err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return nil, tokenErr("reading token response failed", nil)
+	}
+	if len(body) > maxBody {
+		return nil, tokenErr(fmt.Sprintf("token response larger than %d bytes", maxBody), nil)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		var e struct {
+			Error       string `json:"error"`
+			Description string `json:"error_description"`
+			URI         string `json:"error_uri"`
+		}
+		_ = json.Unmarshal(body, &e)
+		re := &oauth2.RetrieveError{
+			Response:         &http.Response{Status: strconv.Itoa(resp.StatusCode), StatusCode: resp.StatusCode},
+			ErrorCode:        sanitize(e.Error),
+			ErrorDescription: sanitize(e.Description),
+			ErrorURI:         sanitize(e.URI),
+		}
+		return nil, &Error{Code: mcperr.TokenFailed, Msg: fmt.Sprintf("oauth: token endpoint returned status %d", resp.StatusCode), Err: re}
+	}
+	var tr tokenResponse
+	if err := json.Unmarshal(body, &tr); err != nil {
+		return nil, tokenErr("token response is not a JSON object", nil)
+	}
+	if tr.AccessToken == "" {
+		return nil, tokenErr("token response has no access_token", nil)
+	}
+	if tr.TokenType == "" {
+		return nil, tokenErr("token response has no token_type", nil)
+	}
+	if !strings.EqualFold(tr.TokenType, "bearer") {
+		return nil, tokenErr(fmt.Sprintf("token response has token_type %q, want Bearer", sanitize(tr.TokenType)), nil)
+	}
+	secs, err := parseExpiresIn(tr.ExpiresIn)
+	if err != nil {
+		return nil, tokenErr("token response rejected", err)
+	}
+	if secs > 0 {
+		tr.expiry = h.now().Add(time.Duration(secs) * time.Second)
+	}
+	return &tr, nil
+}
+
+// clientRequest builds a form POST with client authentication
+// (RFC 6749 §2.3.1): none (client_id in the body), client_secret_basic or
+// client_secret_post.
+func (h *Handler) clientRequest(ctx context.Context, endpoint string, cl clientCreds, form url.Values) (*http.Request, error) {
+	form = cloneValues(form)
+	basic := false
+	switch cl.method {
+	case "client_secret_basic":
+		basic = cl.secret != ""
+		if !basic {
+			form.Set("client_id", cl.id)
+		}
+	case "client_secret_post":
+		form.Set("client_id", cl.id)
+		if cl.secret != "" {
+			form.Set("client_secret", cl.secret)
+		}
+	default:
+		form.Set("client_id", cl.id)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, tokenErr("invalid token endpoint", nil)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if basic {
+		req.SetBasicAuth(url.QueryEscape(cl.id), url.QueryEscape(cl.secret))
+	}
+	return req, nil
+}
+
+func cloneValues(v url.Values) url.Values {
+	c := make(url.Values, len(v))
+	for k, vs := range v {
+		c[k] = append([]string(nil), vs...)
+	}
+	return c
+}
+
+func (g *Grant) creds() clientCreds {
+	return clientCreds{id: g.ClientID, secret: g.ClientSecret, method: g.AuthMethod}
+}
+
+// refresh exchanges the refresh token of stale (RFC 6749 §6) under the
+// Locker, after re-reading the Store: when another holder (tab) already
+// refreshed, its grant is used. A response without refresh_token keeps the
+// old one. invalid_grant deletes the grant and returns an
+// [ErrAuthorizationRequired]-coded error.
+func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
+	unlock, err := h.cfg.Locker.Lock(ctx, "mcpwasm-oauth-refresh "+h.resource)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	g, err := h.cfg.Store.GetGrant(ctx, h.resource)
+	if err != nil {
+		return nil, newErr(mcperr.Storage, "reading grant", err)
+	}
+	if g == nil {
+		h.mu.Lock()
+		h.grant = nil
+		h.mu.Unlock()
+		return nil, errNoGrant()
+	}
+	if g.AccessToken != stale.AccessToken && !h.expiring(g) {
+		h.mu.Lock()
+		h.grant, h.loaded = g, true
+		h.mu.Unlock()
+		return g, nil
+	}
+	if g.RefreshToken == "" {
+		return nil, newErr(mcperr.AuthRequired, "access token expired and no refresh token is held", nil)
+	}
+	form := url.Values{
+		"grant_type":    {"refresh_token"},
+		"refresh_token": {g.RefreshToken},
+		"resource":      {g.Resource},
+	}
+	tr, err := h.tokenRequest(ctx, g.TokenEndpoint, g.creds(), form)
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if asRetrieve(err, &re) && re.ErrorCode == "invalid_grant" {
+			_ = h.cfg.Store.DeleteGrant(ctx, h.resource)
+			h.mu.Lock()
+			h.grant = nil
+			h.mu.Unlock()
+			aerr := &Error{Code: mcperr.AuthRequired, Msg: "oauth: refresh token rejected; authorization required", Err: re}
+			h.setState(StateNeedsAuth, aerr)
+			return nil, aerr
+		}
+		return nil, err
+	}
+	ng := *g
+	ng.AccessToken = tr.AccessToken
+	ng.TokenType = "Bearer"
+	ng.Expiry = tr.expiry
+	if tr.RefreshToken != "" {
+		ng.RefreshToken = tr.RefreshToken
+	}
+	if tr.Scope != "" {
+		ng.Scopes = strings.Fields(tr.Scope)
+	}
+	h.mu.Lock()
+	h.grant, h.loaded = &ng, true
+	h.mu.Unlock()
+	if err := h.cfg.Store.PutGrant(ctx, &ng); err != nil {
+		return nil, newErr(mcperr.Storage, "storing refreshed grant", err)
+	}
+	h.emit(Event{Kind: EventTokenRefreshed, Resource: h.resource, State: StateAuthorized})
+	return &ng, nil
+}
+
+func asRetrieve(err error, re **oauth2.RetrieveError) bool {
+	for err != nil {
+		if r, ok := err.(*oauth2.RetrieveError); ok {
+			*re = r
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}
+
+// revoke calls the RFC 7009 revocation endpoint.
+func (h *Handler) revoke(ctx context.Context, g *Grant, token, hint string) error {
+	req, err := h.clientRequest(ctx, g.RevocationEndpoint, g.creds(), url.Values{"token": {token}, "token_type_hint": {hint}})
+	if err != nil {
+		return err
+	}
+	resp, err := h.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return tokenErr("revocation request failed", redactURLError(err))
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
+	if resp.StatusCode != http.StatusOK {
+		return tokenErr(fmt.Sprintf("revocation endpoint returned status %d", resp.StatusCode), nil)
+	}
+	return nil
+}
