@@ -389,6 +389,24 @@ func (c *Client) Close() error {
 	return nil
 }
 
+// Disconnect ends the session (best effort) but keeps the client usable: a
+// later Connect starts a new session. The client moves to state (for
+// example needs_auth after a logout).
+func (c *Client) Disconnect(state State, err error) {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return
+	}
+	cs := c.session
+	c.session = nil
+	c.mu.Unlock()
+	if cs != nil {
+		_ = cs.Close()
+	}
+	c.setState(state, err)
+}
+
 // Session returns the live session or an error coded "closed" or
 // "protocol" (not connected).
 func (c *Client) sessionOrErr() (*mcp.ClientSession, error) {

@@ -14,12 +14,18 @@ import (
 	"github.com/mcpwasm/mcpwasm/jsbridge"
 	"github.com/mcpwasm/mcpwasm/mcpclient"
 	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/mcpwasm/mcpwasm/oauth"
 )
 
-// app holds the page's clients, keyed by the id the loader knows them by.
+// app holds the page's clients, keyed by the id the loader knows them by,
+// and what they share: the flow registry (one callback page serves every
+// server), the stores and the loader's page-level callbacks.
 type app struct {
-	hints *mcpclient.Hints
-	http  *http.Client
+	hints    *mcpclient.Hints
+	http     *http.Client
+	registry *oauth.Registry
+	stores   stores
+	host     jsbridge.Value // lock(name), broadcast(json)
 
 	mu      sync.Mutex
 	nextID  int
@@ -28,14 +34,17 @@ type app struct {
 
 type clientEntry struct {
 	c    *mcpclient.Client
+	auth *oauth.Handler // nil when the page supplies tokens itself
 	host jsbridge.Value // the loader's per-client callbacks
 }
 
-func newApp() *app {
+func newApp(host jsbridge.Value) *app {
 	return &app{
-		hints:   &mcpclient.Hints{},
-		http:    &http.Client{Transport: http.DefaultTransport}, // fetch under GOOS=js
-		clients: make(map[int]*clientEntry),
+		hints:    &mcpclient.Hints{},
+		http:     &http.Client{Transport: http.DefaultTransport}, // fetch under GOOS=js
+		registry: oauth.NewRegistry(),
+		host:     host,
+		clients:  make(map[int]*clientEntry),
 	}
 }
 
@@ -44,23 +53,49 @@ func newApp() *app {
 //	version: string
 //	newClient(url, optionsJSON, host) -> id | MCPError
 //	call(id, method, argsJSON, signal, onProgress) -> Promise<string|undefined>
+//	deliver(callbackURL) -> Promise<bool>   (a login result, from any courier)
+//	clearStorage() -> Promise<void>
 //
 // host has emit(type, detailJSON), accessToken() -> Promise<string>,
-// elicit(paramsJSON) -> Promise<string>, sample(paramsJSON) -> Promise<string>.
+// elicit(paramsJSON) -> Promise<string>, sample(paramsJSON) -> Promise<string>,
+// openAuth(url) -> Promise<void>, closeAuth().
 func (a *app) exports() (jsbridge.Value, error) {
-	newClient, err := jsbridge.Func(a.newClient)
-	if err != nil {
-		return jsbridge.Undefined(), err
+	props := map[string]any{"version": version}
+	for name, fn := range map[string]func([]jsbridge.Value) (any, error){
+		"newClient":    a.newClient,
+		"call":         a.call,
+		"deliver":      a.deliver,
+		"clearStorage": a.clearStorage,
+	} {
+		f, err := jsbridge.Func(fn)
+		if err != nil {
+			return jsbridge.Undefined(), err
+		}
+		props[name] = f
 	}
-	call, err := jsbridge.Func(a.call)
+	return jsbridge.NewObject(props)
+}
+
+// deliver hands a callback URL to the flow waiting on its state; it
+// resolves false (never rejects) for one no flow of this page waits on, so
+// a relay meant for another tab is harmless.
+func (a *app) deliver(args []jsbridge.Value) (any, error) {
+	u, err := jsbridge.String(jsbridge.Arg(args, 0), "the callback URL")
 	if err != nil {
-		return jsbridge.Undefined(), err
+		return nil, err
 	}
-	return jsbridge.NewObject(map[string]any{
-		"version":   version,
-		"newClient": newClient,
-		"call":      call,
-	})
+	return jsbridge.Promise(func() (any, error) {
+		if err := a.registry.Deliver(u); err != nil {
+			return false, nil
+		}
+		return true, nil
+	}), nil
+}
+
+func (a *app) clearStorage([]jsbridge.Value) (any, error) {
+	return jsbridge.Promise(func() (any, error) {
+		return nil, a.stores.clear(context.Background())
+	}), nil
 }
 
 // clientOptions is the JSON the loader sends to newClient.
@@ -69,6 +104,7 @@ type clientOptions struct {
 	Headers        map[string]string `json:"headers"`
 	HasAccessToken bool              `json:"hasAccessToken"`
 	Transport      string            `json:"transport"`
+	authOptions
 }
 
 func (a *app) newClient(args []jsbridge.Value) (any, error) {
@@ -85,6 +121,15 @@ func (a *app) newClient(args []jsbridge.Value) (any, error) {
 	if err := json.Unmarshal([]byte(optsJSON), &o); err != nil {
 		return nil, mcperr.New(mcperr.InvalidArgument, "mcp: bad client options: %v", err)
 	}
+	emit := func(typ string, data any) {
+		detail, err := json.Marshal(data)
+		if err != nil {
+			return
+		}
+		if fn, err := host.Get("emit"); err == nil {
+			_, _ = jsbridge.Call(fn, typ, string(detail))
+		}
+	}
 	opts := mcpclient.Options{
 		ClientName:    o.ClientName,
 		ClientVersion: version,
@@ -92,15 +137,16 @@ func (a *app) newClient(args []jsbridge.Value) (any, error) {
 		Headers:       o.Headers,
 		Transport:     mcpclient.Transport(o.Transport),
 		Hints:         a.hints,
-		OnEvent: func(e mcpclient.Event) {
-			detail, err := json.Marshal(e.Data)
-			if err != nil {
-				return
-			}
-			if emit, err := host.Get("emit"); err == nil {
-				_, _ = jsbridge.Call(emit, e.Type, string(detail))
-			}
-		},
+		OnEvent:       func(e mcpclient.Event) { emit(e.Type, e.Data) },
+	}
+	entry := &clientEntry{host: host}
+	if !o.HasAccessToken {
+		h, err := a.newAuth(url, o.ClientName, o.authOptions, host, func() *mcpclient.Client { return entry.c }, emit)
+		if err != nil {
+			return nil, err
+		}
+		entry.auth = h
+		opts.OAuthHandler = h
 	}
 	if o.HasAccessToken {
 		opts.AccessToken = func(ctx context.Context) (string, error) {
@@ -115,10 +161,11 @@ func (a *app) newClient(args []jsbridge.Value) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	entry.c = c
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.nextID++
-	a.clients[a.nextID] = &clientEntry{c: c, host: host}
+	a.clients[a.nextID] = entry
 	return a.nextID, nil
 }
 
@@ -154,6 +201,8 @@ type callArgs struct {
 	TimeoutMs   float64           `json:"timeoutMs"`
 	Elicitation bool              `json:"elicitation"`
 	Sampling    bool              `json:"sampling"`
+	Popup       string            `json:"popup"` // authorize: "open", "blocked" or "redirect"
+	Kind        string            `json:"kind"`  // peer: "grant" or "logout"
 }
 
 func (a *app) call(args []jsbridge.Value) (any, error) {
@@ -222,7 +271,7 @@ type connectResult struct {
 func (a *app) run(ctx context.Context, id int, e *clientEntry, method string, ca callArgs, onProgress jsbridge.Value) (any, error) {
 	c := e.c
 	switch method {
-	case "connect":
+	case "connect", "authorize":
 		var co mcpclient.ConnectOptions
 		if ca.Elicitation {
 			co.Elicitation = func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
@@ -236,6 +285,11 @@ func (a *app) run(ctx context.Context, id int, e *clientEntry, method string, ca
 				return &r, a.handler(ctx, e.host, "sample", p, &r)
 			}
 		}
+		if method == "authorize" {
+			if err := a.authorize(ctx, e, ca.Popup); err != nil {
+				return nil, err
+			}
+		}
 		if err := c.Connect(ctx, co); err != nil {
 			return nil, err
 		}
@@ -244,6 +298,16 @@ func (a *app) run(ctx context.Context, id int, e *clientEntry, method string, ca
 			return nil, mcperr.New(mcperr.Closed, "mcp: the session ended during connect")
 		}
 		return connectResult{ir.ServerInfo, ir.Capabilities, ir.Instructions, ir.ProtocolVersion}, nil
+	case "logout":
+		if e.auth == nil {
+			return nil, mcperr.New(mcperr.InvalidArgument, "mcp: logout(): this client uses the page's accessToken(), it holds no grant")
+		}
+		err := e.auth.Logout(ctx)
+		c.Disconnect(mcpclient.StateNeedsAuth, nil)
+		a.broadcast("logout", e.auth.Resource())
+		return nil, err
+	case "peer":
+		return nil, a.peer(ctx, e, ca.Kind)
 	case "close":
 		a.mu.Lock()
 		delete(a.clients, id)
@@ -275,6 +339,40 @@ func (a *app) run(ctx context.Context, id int, e *clientEntry, method string, ca
 		return c.CallTool(ctx, ca.Name, ca.Arguments, progress)
 	}
 	return nil, mcperr.New(mcperr.InvalidArgument, "mcp: unknown method %q", method)
+}
+
+// authorize runs the user-gesture login (JSAPI authorize()); popup says
+// whether the loader managed to open the login window in the gesture.
+func (a *app) authorize(ctx context.Context, e *clientEntry, popup string) error {
+	if e.auth == nil {
+		return mcperr.New(mcperr.InvalidArgument, "mcp: authorize(): this client uses the page's accessToken(); there is nothing to sign in to")
+	}
+	if popup == "blocked" {
+		err := oauth.ErrPopupBlocked
+		e.c.SetState(mcpclient.StateNeedsAuth, err)
+		return err
+	}
+	return e.auth.Login(ctx)
+}
+
+// peer reacts to another tab's grant change for this client's server: the
+// grant is read again from storage (a new grant lets a client waiting for a
+// login connect without a popup); a logout ends this tab's session too.
+func (a *app) peer(ctx context.Context, e *clientEntry, kind string) error {
+	if e.auth == nil {
+		return nil
+	}
+	e.auth.Reload()
+	switch kind {
+	case "grant":
+		// The loader reconnects a client that waited for a login, with its
+		// handlers.
+	case "logout":
+		if s := e.c.State(); s != mcpclient.StateClosed && s != mcpclient.StateIdle {
+			e.c.Disconnect(mcpclient.StateNeedsAuth, nil)
+		}
+	}
+	return nil
 }
 
 // handler forwards a server-to-client request to the page's handler through

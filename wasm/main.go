@@ -23,7 +23,8 @@ func main() {
 	}
 	makeError, _ := boot.Get("makeError")
 	jsbridge.SetErrorFactory(makeError)
-	app := newApp()
+	host, _ := boot.Get("host")
+	app := newApp(host)
 	api, err := app.exports()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcp.wasm: cannot export the API:", err)

@@ -9,6 +9,9 @@
 // this module streams and starts it and turns its low-level exports into the
 // API below. Every rejection is an MCPError.
 import "./wasm_exec.js"; // defines globalThis.Go (copied from the Go toolchain at build time)
+import {
+  CallbackReceiver, LoginWindow, acquireLock, GRANTS_CHANNEL, RETURN_KEY, CALLBACK_KEY,
+} from "./auth.js";
 
 /** The error every rejection of this API uses; `code` is one of JSAPI.md's. */
 export class MCPError extends Error {
@@ -76,11 +79,16 @@ async function start({ wasmURL, onProgress } = {}) {
     // The server sent another MIME type: compile from the bytes instead.
     result = await WebAssembly.instantiate(await counted.arrayBuffer(), go.importObject);
   }
+  const grants = "BroadcastChannel" in globalThis ? new BroadcastChannel(GRANTS_CHANNEL) : null;
   const api = await new Promise((resolve, reject) => {
     globalThis.__mcpwasmBoot = {
       makeError: (code, message, status) =>
         new MCPError(CODES.has(code) ? code : "protocol", message, { status }),
       ready: resolve,
+      host: {
+        lock: acquireLock,
+        broadcast: (json) => grants?.postMessage(JSON.parse(json)),
+      },
     };
     go.run(result.instance).then(
       () => reject(new MCPError("closed", "the Go runtime exited")),
@@ -88,7 +96,7 @@ async function start({ wasmURL, onProgress } = {}) {
     );
   });
   delete globalThis.__mcpwasmBoot;
-  return new MCP(api, go, url);
+  return new MCP(api, go, url, grants);
 }
 
 /** Reports download progress while the body streams through. */
@@ -123,12 +131,48 @@ const CLIENT_OPTIONS = new Set([
 class MCP {
   #api;
   #go;
-  constructor(api, go, wasmURL) {
+  #clients = new Set();
+  #receiver;
+  constructor(api, go, wasmURL, grants) {
     this.#api = api;
     this.#go = go;
     /** The module's version string. */
     this.version = api.version;
     Object.defineProperty(this, "wasmURL", { value: wasmURL.href });
+    const deliver = async (url) => {
+      if (!(await api.deliver(url))) throw new Error("no sign-in of this page waits for that state");
+    };
+    this.#receiver = typeof window !== "undefined" ? new CallbackReceiver(deliver) : null;
+    // Other tabs' new grants and logouts, for this page's clients of the same server.
+    grants?.addEventListener("message", (ev) => {
+      const { kind, resource } = ev.data ?? {};
+      for (const c of this.#clients) c._peer(kind, resource);
+    });
+  }
+
+  /**
+   * Delivers an OAuth redirect URL (a full-page redirect return, a pasted
+   * URL) to the sign-in waiting on its state. Without an argument it takes
+   * the result that oauth/callback.html saved when it sent the page back
+   * here. Resolves true when a sign-in took it.
+   */
+  async handleCallback(url) {
+    if (url === undefined) {
+      url = sessionStorage.getItem(CALLBACK_KEY) ?? undefined;
+      if (url === undefined) return false;
+      sessionStorage.removeItem(CALLBACK_KEY);
+    }
+    if (typeof url !== "string" && !(url instanceof URL)) throw invalid("handleCallback(): url must be a string or URL");
+    const r = this.#api.deliver(String(url));
+    if (r instanceof Error) throw r;
+    return await r;
+  }
+
+  /** Removes every stored grant, client registration and cached metadata of this origin. */
+  async clearStorage() {
+    const r = this.#api.clearStorage();
+    if (r instanceof Error) throw r;
+    await r;
   }
 
   /** Creates a client for the MCP server at url. Throws MCPError invalid_argument on bad input. */
@@ -149,7 +193,33 @@ class MCP {
     if (accessToken !== undefined && typeof accessToken !== "function") throw invalid("client(): accessToken must be an async function returning a token");
     if (transport !== undefined && !["auto", "streamable", "sse"].includes(transport)) throw invalid(`client(): transport must be "auto", "streamable" or "sse"`);
     if (clientName !== undefined && typeof clientName !== "string") throw invalid("client(): clientName must be a string");
-    return new Client(this.#api, String(url), options);
+    const { storage, authMode, interactive, authTimeoutMs, scopes, redirectUri } = options;
+    if (storage !== undefined && storage !== "indexeddb" && storage !== "memory") throw invalid(`client(): storage must be "indexeddb" or "memory"`);
+    if (authMode !== undefined && authMode !== "popup" && authMode !== "redirect") throw invalid(`client(): authMode must be "popup" or "redirect"`);
+    if (interactive !== undefined && typeof interactive !== "boolean") throw invalid("client(): interactive must be a boolean");
+    if (authTimeoutMs !== undefined && !(typeof authTimeoutMs === "number" && authTimeoutMs > 0)) throw invalid("client(): authTimeoutMs must be a positive number");
+    if (scopes !== undefined && !(Array.isArray(scopes) && scopes.every((s) => typeof s === "string"))) throw invalid("client(): scopes must be an array of strings");
+    for (const k of ["clientId", "clientMetadataUrl", "clientSecret"]) {
+      if (options[k] !== undefined && typeof options[k] !== "string") throw invalid(`client(): ${k} must be a string`);
+    }
+    let redirect;
+    try {
+      redirect = new URL(redirectUri ?? "oauth/callback.html", import.meta.url);
+    } catch {
+      throw invalid("client(): redirectUri must be a URL");
+    }
+    const c = new Client(this.#api, String(url), { ...options, redirectUri: redirect.href }, this.#receiver, this.#clients);
+    this.#clients.add(c);
+    return c;
+  }
+}
+
+function sameResource(a, b) {
+  try {
+    const x = new URL(a), y = new URL(b);
+    return x.origin === y.origin && x.pathname.replace(/\/$/, "") === y.pathname.replace(/\/$/, "");
+  } catch {
+    return false;
   }
 }
 
@@ -173,9 +243,18 @@ class Client extends EventTarget {
   instructions = null;
   protocolVersion = null;
 
-  constructor(api, url, options) {
+  #options;
+  #receiver;
+  #clients;
+  #login = null; // LoginWindow of the running sign-in
+  #unwatch = null;
+
+  constructor(api, url, options, receiver, clients) {
     super();
     this.#api = api;
+    this.#options = options;
+    this.#receiver = receiver;
+    this.#clients = clients;
     this.url = url;
     const host = {
       emit: (type, detailJSON) => this.#emit(type, parse(detailJSON)),
@@ -186,12 +265,23 @@ class Client extends EventTarget {
       },
       elicit: (json) => this.#handle("onElicitation", json),
       sample: (json) => this.#handle("onSampling", json),
+      openAuth: async (url) => this.#openAuth(url),
+      closeAuth: () => this.#closeAuth(),
     };
     const opts = JSON.stringify({
       clientName: options.clientName ?? globalThis.document?.title ?? "",
       headers: options.headers,
       hasAccessToken: typeof options.accessToken === "function",
       transport: options.transport ?? "auto",
+      redirectUri: options.redirectUri,
+      scopes: options.scopes,
+      clientId: options.clientId,
+      clientMetadataUrl: options.clientMetadataUrl,
+      clientSecret: options.clientSecret,
+      storage: options.storage ?? "indexeddb",
+      interactive: options.interactive ?? false,
+      authMode: options.authMode ?? "popup",
+      authTimeoutMs: options.authTimeoutMs,
     });
     const id = api.newClient(url, opts, host);
     if (id instanceof Error) throw id;
@@ -200,6 +290,59 @@ class Client extends EventTarget {
 
   /** "idle" | "connecting" | "needs_auth" | "authorizing" | "connected" | "declined" | "failed" | "closed" */
   get state() { return this.#state; }
+
+  /** Opens the login window now (in the user gesture); false when blocked. */
+  #openWindow() {
+    this.#closeAuth();
+    const lw = new LoginWindow(() => this.#windowClosed(lw));
+    if (!lw.open(`mcpwasm-login-${Math.random().toString(36).slice(2)}`)) return null;
+    this.#login = lw;
+    this.#unwatch = this.#receiver?.watch(lw);
+    return lw;
+  }
+
+  // The courier (Go) shows the authorization URL.
+  #openAuth(url) {
+    if (this.#options.authMode === "redirect") {
+      this.#closeAuth();
+      sessionStorage.setItem(RETURN_KEY, location.href);
+      location.assign(url);
+      return;
+    }
+    const lw = this.#login ?? this.#openWindow(); // interactive connect(): still in the gesture, we hope
+    if (!lw) {
+      throw new MCPError("popup_blocked", "the browser blocked the sign-in window: call authorize() from a click or key press");
+    }
+    lw.state = new URL(url).searchParams.get("state");
+    lw.navigate(url);
+  }
+
+  #closeAuth() {
+    this.#unwatch?.();
+    this.#unwatch = null;
+    this.#login?.close();
+    this.#login = null;
+  }
+
+  // A person closed the login window: that is a decline (LESSONS 7).
+  #windowClosed(lw) {
+    if (lw !== this.#login || !lw.state) return;
+    const u = new URL(this.#options.redirectUri);
+    u.search = new URLSearchParams({
+      error: "access_denied", error_description: "The sign-in window was closed.", state: lw.state,
+    }).toString();
+    this.#api.deliver(u.href);
+  }
+
+  /** Another tab stored a grant for, or signed out of, a server. */
+  _peer(kind, resource) {
+    if (this.#closed || !sameResource(resource, this.url)) return;
+    this.#api.call(this.#id, "peer", JSON.stringify({ kind }))?.then?.(() => {
+      if (kind === "grant" && (this.#state === "needs_auth" || this.#state === "declined")) {
+        this.connect().catch(() => {});
+      }
+    }, () => {});
+  }
 
   #emit(type, detail) {
     if (type === "statechange") {
@@ -236,14 +379,42 @@ class Client extends EventTarget {
 
   /** Connects and initializes; rejects "auth_required" when a login is needed. */
   async connect({ signal } = {}) {
-    const r = await this.#call("connect", {
+    this.#connected(await this.#call("connect", {
       elicitation: typeof this.onElicitation === "function",
       sampling: typeof this.onSampling === "function",
-    }, { signal });
+    }, { signal }));
+  }
+
+  #connected(r) {
     this.serverInfo = r.serverInfo ?? null;
     this.capabilities = r.capabilities ?? null;
     this.instructions = r.instructions || null;
     this.protocolVersion = r.protocolVersion ?? null;
+  }
+
+  /**
+   * Signs in: call it from a user gesture (a click). It opens the login
+   * window at once, runs the authorization flow, then connects. Rejects
+   * "popup_blocked" (state needs_auth) when the browser blocked the window,
+   * "declined" when the user closed it or said no.
+   */
+  authorize({ signal } = {}) {
+    if (this.#closed) return Promise.reject(new MCPError("closed", "this client is closed; create a new one with mcp.client()"));
+    let popup = "redirect";
+    if (this.#options.authMode !== "redirect") popup = this.#openWindow() ? "open" : "blocked";
+    return this.#call("authorize", {
+      popup,
+      elicitation: typeof this.onElicitation === "function",
+      sampling: typeof this.onSampling === "function",
+    }, { signal }).then((r) => this.#connected(r), (e) => {
+      this.#closeAuth();
+      throw e;
+    });
+  }
+
+  /** Signs out: revokes the grant where the server supports it and deletes it here and in other tabs. */
+  async logout({ signal } = {}) {
+    await this.#call("logout", {}, { signal });
   }
 
   /** Every tool, all pages. */
@@ -283,6 +454,8 @@ class Client extends EventTarget {
   async close() {
     if (this.#closed) return;
     this.#closed = true;
+    this.#clients.delete(this);
+    this.#closeAuth();
     await this.#api.call(this.#id, "close");
   }
 }

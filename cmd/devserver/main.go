@@ -2,6 +2,7 @@
 // server on a second loopback origin.
 //
 //	go run ./cmd/devserver [-addr 127.0.0.1:8080] [-web web] [-demo=true] [-mcp-addr 127.0.0.1:8081]
+//	    [-auth=true] [-as-addr 127.0.0.1:8082] [-coop] [-hide-www-authenticate] [-scoped-tool add] [-token-ttl 1h]
 //
 // The page origin serves the web directory (application/wasm, precompressed
 // .br/.gz variants, revalidated with ETags). The demo MCP server answers
@@ -44,6 +45,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	web := fl.String("web", "web", "directory to serve at the page origin")
 	demoMode := fl.Bool("demo", true, "also run the demo MCP server on -mcp-addr")
 	mcpAddr := fl.String("mcp-addr", "127.0.0.1:8081", "listen address of the demo MCP server")
+	authOn := fl.Bool("auth", true, "protect the demo MCP server with the demo OAuth authorization server on -as-addr")
+	asAddr := fl.String("as-addr", "127.0.0.1:8082", "listen address of the demo authorization server")
+	coop := fl.Bool("coop", false, "test switch: the authorization server's pages send Cross-Origin-Opener-Policy (severs window.opener)")
+	hideWWW := fl.Bool("hide-www-authenticate", false, "test switch: do not expose WWW-Authenticate to the page through CORS")
+	scopedTool := fl.String("scoped-tool", "", "test switch: this tool needs the extra scope mcp:admin (403 insufficient_scope, step-up)")
+	tokenTTL := fl.Duration("token-ttl", time.Hour, "access-token lifetime at the demo authorization server")
 	allowRemote := fl.Bool("allow-remote", false, "allow listen addresses that are not loopback")
 	verbose := fl.Bool("v", false, "log MCP server activity to stderr")
 	if err := fl.Parse(args); err != nil {
@@ -72,6 +79,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		MCPAddr:     *mcpAddr,
 		AllowRemote: *allowRemote,
 		Logger:      logger,
+		Auth: devserver.AuthConfig{
+			Enabled: *authOn, Addr: *asAddr, COOP: *coop, HideWWWAuthenticate: *hideWWW,
+			ScopedTool: *scopedTool, TokenTTL: *tokenTTL,
+		},
 	}
 	if *verbose {
 		cfg.DemoOptions.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -86,6 +97,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if r.Page.MCPURL != "" {
 		fmt.Fprintf(stdout, "  MCP server:  %s\n", r.Page.MCPURL)
 		fmt.Fprintf(stdout, "  legacy SSE:  %s\n", r.Page.SSEURL)
+	}
+	if r.Page.ASURL != "" {
+		fmt.Fprintf(stdout, "  OAuth:       %s   (authorization server; the MCP server needs a token)\n", r.Page.ASURL)
 	}
 	fmt.Fprintf(stdout, "Press Ctrl+C to stop.\n")
 

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/demo/authserver"
 	"github.com/mcpwasm/mcpwasm/webserve"
 )
 
@@ -46,11 +47,37 @@ type Config struct {
 	// DemoOptions configures the demo MCP server (test hooks, CORS).
 	DemoOptions demo.Options
 
+	// Auth protects the demo MCP server with the demo authorization server
+	// (demo mode only).
+	Auth AuthConfig
+
 	// AllowRemote permits listen addresses that are not loopback.
 	AllowRemote bool
 
 	// Logger receives request errors. Nil discards them.
 	Logger *slog.Logger
+}
+
+// AuthConfig configures the demo authorization server and how the demo MCP
+// server is protected by it. The switches exist to test clients against
+// awkward but real deployments.
+type AuthConfig struct {
+	// Enabled protects the demo MCP server (OAuth 2.1, MCP authorization).
+	Enabled bool
+	// Addr is the authorization server's listen address.
+	Addr string
+	// COOP makes the authorization server's pages send
+	// Cross-Origin-Opener-Policy: same-origin, which severs window.opener.
+	COOP bool
+	// HideWWWAuthenticate leaves WWW-Authenticate out of the MCP server's
+	// CORS-exposed headers, so the page cannot read the 401 challenge.
+	HideWWWAuthenticate bool
+	// ScopedTool, when set, is a tool that needs the extra scope
+	// mcp:admin: calling it with a token that lacks it answers 403
+	// insufficient_scope (step-up).
+	ScopedTool string
+	// TokenTTL is the access-token lifetime; zero means one hour.
+	TokenTTL time.Duration
 }
 
 // PageConfig is what the page origin serves at [ConfigPath].
@@ -59,12 +86,17 @@ type PageConfig struct {
 	MCPURL string `json:"mcpURL,omitempty"`
 	// SSEURL is the demo server's legacy HTTP+SSE endpoint.
 	SSEURL string `json:"sseURL,omitempty"`
+	// ASURL is the demo authorization server's issuer, "" without auth.
+	ASURL string `json:"asURL,omitempty"`
 }
 
 // Origin is one HTTP origin of the dev server.
 type Origin struct {
-	Name    string // "page", "mcp", later "as"
+	Name    string // "page", "mcp", "as"
 	Handler http.Handler
+	// AuthServer is the authorization server behind the "as" origin, for
+	// tests that count its requests.
+	AuthServer *authserver.Server
 }
 
 // Handlers returns the handlers of the page origin and, when cfg.Demo is
@@ -84,10 +116,39 @@ func Handlers(cfg Config, page PageConfig) []Origin {
 		w.Write(body)
 	})
 	origins := []Origin{{Name: "page", Handler: web}}
-	if cfg.Demo {
-		origins = append(origins, Origin{Name: "mcp", Handler: demo.Handler(cfg.DemoOptions)})
+	if !cfg.Demo {
+		return origins
 	}
-	return origins
+	if !cfg.Auth.Enabled || page.ASURL == "" {
+		return append(origins, Origin{Name: "mcp", Handler: demo.Handler(cfg.DemoOptions)})
+	}
+	as, err := authserver.New(authserver.Config{
+		Issuer:         page.ASURL,
+		Resources:      []string{page.MCPURL},
+		COOP:           cfg.Auth.COOP,
+		AccessTokenTTL: cfg.Auth.TokenTTL,
+		CORS:           cfg.DemoOptions.CORS,
+		Logger:         cfg.Logger,
+	})
+	if err != nil {
+		broken := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "devserver: the demo authorization server is misconfigured: "+err.Error(), http.StatusInternalServerError)
+		})
+		return append(origins, Origin{Name: "mcp", Handler: broken}, Origin{Name: "as", Handler: broken})
+	}
+	p := demo.Protection{
+		Issuer:              as.Issuer(),
+		Verifier:            as.Verifier(page.MCPURL),
+		Resource:            page.MCPURL,
+		Scopes:              []string{authserver.ScopeTools},
+		HideWWWAuthenticate: cfg.Auth.HideWWWAuthenticate,
+	}
+	if cfg.Auth.ScopedTool != "" {
+		p.ToolScopes = map[string]string{cfg.Auth.ScopedTool: authserver.ScopeAdmin}
+	}
+	return append(origins,
+		Origin{Name: "mcp", Handler: demo.ProtectedHandler(cfg.DemoOptions, p)},
+		Origin{Name: "as", Handler: as.Handler(), AuthServer: as})
 }
 
 // CheckLoopback returns an error unless addr's host is a loopback IP
@@ -113,6 +174,8 @@ type Running struct {
 	PageURL string
 	// Page is what the page origin serves at ConfigPath.
 	Page PageConfig
+	// AuthServer is the demo authorization server, nil without auth.
+	AuthServer *authserver.Server
 
 	servers []*http.Server
 	errc    chan error
@@ -126,6 +189,9 @@ func Start(cfg Config) (*Running, error) {
 	addrs := []string{cfg.WebAddr}
 	if cfg.Demo {
 		addrs = append(addrs, cfg.MCPAddr)
+		if cfg.Auth.Enabled {
+			addrs = append(addrs, cfg.Auth.Addr)
+		}
 	}
 	if !cfg.AllowRemote {
 		for _, a := range addrs {
@@ -153,8 +219,14 @@ func Start(cfg Config) (*Running, error) {
 	if cfg.Demo {
 		mcpBase := baseURL(lns[1])
 		r.Page = PageConfig{MCPURL: mcpBase + demo.StreamablePath, SSEURL: mcpBase + demo.SSEPath}
+		if cfg.Auth.Enabled {
+			r.Page.ASURL = baseURL(lns[2])
+		}
 	}
 	for i, o := range Handlers(cfg, r.Page) {
+		if o.AuthServer != nil {
+			r.AuthServer = o.AuthServer
+		}
 		srv := &http.Server{
 			Handler:           o.Handler,
 			ReadHeaderTimeout: 10 * time.Second,

@@ -1,0 +1,185 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/mcpwasm/mcpwasm/cmd/devserver/devserver"
+	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/demo/authserver"
+)
+
+// authEnv is the dev server in auth mode: page, protected MCP server and
+// authorization server, each on its own loopback origin, with every request
+// to the MCP and AS origins counted by kind.
+type authEnv struct {
+	*env
+	AS     *authserver.Server
+	ASURL  string
+	cmu    sync.Mutex
+	counts map[string]int // "prm", "asmeta", "register", "token", "revoke", "mcp", "authorize"
+}
+
+// delegate lets a server's handler be set after its address is known.
+type delegate struct{ h http.Handler }
+
+func (d *delegate) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.h.ServeHTTP(w, r) }
+
+func newAuthEnv(t *testing.T, ac devserver.AuthConfig) *authEnv {
+	t.Helper()
+	ac.Enabled = true
+	e := &authEnv{env: &env{t: t}, counts: map[string]int{}}
+	var dPage, dMCP, dAS delegate
+	page := httptest.NewUnstartedServer(&dPage)
+	mcpSrv := httptest.NewUnstartedServer(&dMCP)
+	asSrv := httptest.NewUnstartedServer(&dAS)
+	base := func(s *httptest.Server) string { return "http://" + s.Listener.Addr().String() }
+	pc := devserver.PageConfig{
+		MCPURL: base(mcpSrv) + demo.StreamablePath,
+		SSEURL: base(mcpSrv) + demo.SSEPath,
+		ASURL:  base(asSrv),
+	}
+	cfg := devserver.Config{
+		Web: os.DirFS(webDir), Demo: true, Auth: ac,
+		DemoOptions: demo.Options{OnCancelled: func(tool string) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.canceled = append(e.canceled, tool)
+		}},
+	}
+	for _, o := range devserver.Handlers(cfg, pc) {
+		switch o.Name {
+		case "page":
+			mux := http.NewServeMux()
+			mux.HandleFunc("/e2e/blank.html", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				fmt.Fprint(w, blankPage)
+			})
+			mux.Handle("/", o.Handler)
+			dPage.h = mux
+		case "mcp":
+			dMCP.h = e.counting(o.Handler)
+		case "as":
+			dAS.h = e.counting(o.Handler)
+			e.AS = o.AuthServer
+		}
+	}
+	for _, s := range []*httptest.Server{page, mcpSrv, asSrv} {
+		s.Start()
+		t.Cleanup(s.Close)
+	}
+	e.PageURL, e.MCPURL, e.MCPBase, e.ASURL = base(page), pc.MCPURL, base(mcpSrv), pc.ASURL
+	e.openTab()
+	e.eval(`(async () => {
+		const m = await import("/mcp.js");
+		window.MCPError = m.MCPError;
+		window.mcp = await m.load();
+	})()`, nil)
+	return e
+}
+
+// counting counts requests by kind (preflights excluded).
+func (e *authEnv) counting(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodOptions {
+			kind := "other"
+			p := r.URL.Path
+			switch {
+			case strings.HasPrefix(p, "/.well-known/oauth-protected-resource"):
+				kind = "prm"
+			case strings.HasPrefix(p, "/.well-known/"):
+				kind = "asmeta"
+			case p == "/register":
+				kind = "register"
+			case p == "/token":
+				kind = "token"
+			case p == "/revoke":
+				kind = "revoke"
+			case p == "/authorize" || p == "/consent":
+				kind = "authorize"
+			case p == demo.StreamablePath || p == demo.SSEPath:
+				kind = "mcp"
+			}
+			e.cmu.Lock()
+			e.counts[kind]++
+			e.cmu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// snapshot returns the request counts so far.
+func (e *authEnv) snapshot() map[string]int {
+	e.cmu.Lock()
+	defer e.cmu.Unlock()
+	out := make(map[string]int, len(e.counts))
+	for k, v := range e.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// diff returns the requests made since before.
+func (e *authEnv) diff(before map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, v := range e.snapshot() {
+		if d := v - before[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// gesture evaluates expr as if a person clicked (transient user
+// activation, so window.open is allowed), without waiting for a promise.
+func (e *env) gesture(expr string) {
+	e.t.Helper()
+	userGesture := func(p *runtime.EvaluateParams) { t := true; p.UserGesture = &t }
+	if _, err := chromedp.Run(e.ctx, chromedp.Evaluate[json0](expr, userGesture)); err != nil && err != chromedp.ErrJSUndefined {
+		e.t.Fatalf("gesture: %v\n%s", err, expr)
+	}
+}
+
+// json0 is a throwaway result type for expressions whose value is ignored.
+type json0 = any
+
+// expectPopup returns a channel that yields the next window the tab opens.
+func (e *env) expectPopup() <-chan target.ID {
+	return chromedp.WaitNewTarget(e.ctx, func(*target.Info) bool { return true })
+}
+
+// popup attaches to a window the tab opened.
+func (e *env) popup(ch <-chan target.ID) context.Context {
+	e.t.Helper()
+	select {
+	case id, ok := <-ch:
+		if !ok {
+			e.t.Fatal("no popup target")
+		}
+		ctx, cancel := chromedp.NewContext(e.ctx, chromedp.WithTargetID(id))
+		e.t.Cleanup(cancel)
+		return ctx
+	case <-time.After(20 * time.Second):
+		e.t.Fatal("no login popup opened within 20s")
+	}
+	return nil
+}
+
+// consent clicks a button (#approve or #deny) on the consent page in the popup.
+func (e *env) consent(popup context.Context, button string) {
+	e.t.Helper()
+	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID(button)), chromedp.Click(chromedp.ID(button))); err != nil {
+		e.t.Fatalf("clicking #%s on the consent page: %v", button, err)
+	}
+}

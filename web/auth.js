@@ -1,0 +1,177 @@
+// auth.js — the browser half of the login (used by mcp.js): the login
+// popup, the receiver of oauth/callback.html's relays, cross-tab locks and
+// grant notices. The OAuth logic itself (PKCE, state, registration, token
+// exchange) runs in Go; this file only opens windows and carries messages.
+
+/** BroadcastChannel the callback page relays on (must match oauth/callback.js). */
+export const CALLBACK_CHANNEL = "mcpwasm-oauth";
+/** BroadcastChannel on which tabs tell each other about grants and logouts. */
+export const GRANTS_CHANNEL = "mcpwasm-grants";
+/** sessionStorage keys of the full-page redirect mode (shared with oauth/callback.js). */
+export const RETURN_KEY = "mcpwasm:returnTo";
+export const CALLBACK_KEY = "mcpwasm:callback";
+
+const POLL_MS = 250;
+// A popup that looks closed this soon after being sent to the authorization
+// server was most likely severed by a Cross-Origin-Opener-Policy on the
+// server's pages, not closed by a person: keep waiting for the
+// BroadcastChannel relay (until the flow's timeout or an abort).
+const SEVER_WINDOW_MS = 3000;
+// After a real close, results still in flight get this long to arrive.
+const CLOSE_GRACE_MS = 1500;
+
+/**
+ * The login window of one authorization attempt. Open it synchronously in
+ * the user gesture (open()), navigate it once the authorization URL is known
+ * (navigate()), close it when the flow ends (close()).
+ */
+export class LoginWindow {
+  #win = null;
+  #timer = 0;
+  #navigatedAt = 0;
+  #severed = false;
+  #closedAt = 0;
+  #onClosed;
+
+  /** onClosed() is called once when a person closed the window before the flow ended. */
+  constructor(onClosed) {
+    this.#onClosed = onClosed;
+  }
+
+  /** Opens a blank same-origin popup; false when the browser blocked it. */
+  open(name) {
+    const w = 520, h = 680;
+    const left = Math.max(0, (screen.availWidth - w) / 2), top = Math.max(0, (screen.availHeight - h) / 2);
+    let win = null;
+    try {
+      win = window.open("about:blank", name, `popup,width=${w},height=${h},left=${left},top=${top}`);
+    } catch { /* blocked */ }
+    if (!win || win.closed) return false;
+    try {
+      win.document.title = "Signing in…";
+      win.document.body.textContent = "Connecting to the sign-in page…";
+      win.document.body.style.font = "16px system-ui, sans-serif";
+      win.document.body.style.padding = "2rem";
+    } catch { /* not same-origin any more */ }
+    this.#win = win;
+    return true;
+  }
+
+  /** The window, for checking message sources (null once severed or closed). */
+  get window() { return this.#severed ? null : this.#win; }
+
+  get isOpen() { return !!this.#win; }
+
+  /** Sends the popup to the authorization URL and starts watching it. */
+  navigate(url) {
+    if (!this.#win) throw new Error("no login window");
+    this.#win.location.href = url;
+    this.#navigatedAt = Date.now();
+    clearInterval(this.#timer);
+    this.#timer = setInterval(() => this.#poll(), POLL_MS);
+  }
+
+  #poll() {
+    if (!this.#win || !this.#win.closed) {
+      this.#closedAt = 0;
+      return;
+    }
+    const now = Date.now();
+    if (!this.#closedAt) {
+      this.#closedAt = now;
+      if (now - this.#navigatedAt < SEVER_WINDOW_MS) {
+        // COOP severed the opener: the window lives on; only the relay will tell.
+        this.#severed = true;
+        clearInterval(this.#timer);
+        console.info("mcp: the sign-in window's page cut its link to this page (Cross-Origin-Opener-Policy); waiting for its result");
+        return;
+      }
+    }
+    if (now - this.#closedAt >= CLOSE_GRACE_MS) {
+      clearInterval(this.#timer);
+      this.#win = null;
+      this.#onClosed();
+    }
+  }
+
+  /** Stops watching and closes the window (if this page can). */
+  close() {
+    clearInterval(this.#timer);
+    try { this.#win?.close(); } catch { /* severed */ }
+    this.#win = null;
+  }
+}
+
+/**
+ * Receives the callback page's relays (postMessage from popups this page
+ * opened, and the BroadcastChannel) and hands each URL to deliver(url),
+ * which routes it by state to the waiting flow. Anything else is ignored and
+ * logged, never fatal.
+ */
+export class CallbackReceiver {
+  #deliver;
+  #windows = new Set();
+  #channel = null;
+
+  constructor(deliver) {
+    this.#deliver = deliver;
+    window.addEventListener("message", (ev) => this.#onMessage(ev));
+    if ("BroadcastChannel" in globalThis) {
+      this.#channel = new BroadcastChannel(CALLBACK_CHANNEL);
+      this.#channel.addEventListener("message", (ev) => this.#relay(ev.data, "BroadcastChannel"));
+    }
+  }
+
+  /** Registers a login window whose messages are accepted. */
+  watch(loginWindow) {
+    this.#windows.add(loginWindow);
+    return () => this.#windows.delete(loginWindow);
+  }
+
+  #onMessage(ev) {
+    if (!ev.data || ev.data.type !== "mcpwasm:oauth-callback") return; // not ours
+    if (ev.origin !== location.origin) {
+      console.warn(`mcp: ignored a sign-in message from another origin (${ev.origin})`);
+      return;
+    }
+    // While a popup's opener link exists, only that popup may speak.
+    const linked = [...this.#windows].map((w) => w.window).filter(Boolean);
+    if (!linked.includes(ev.source)) {
+      console.warn("mcp: ignored a sign-in message from a window this page did not open");
+      return;
+    }
+    this.#relay(ev.data, "postMessage");
+  }
+
+  async #relay(data, via) {
+    if (!data || data.type !== "mcpwasm:oauth-callback" || typeof data.url !== "string") return;
+    let url;
+    try {
+      url = new URL(data.url);
+    } catch {
+      return;
+    }
+    if (url.origin !== location.origin) {
+      console.warn("mcp: ignored a sign-in result for another origin");
+      return;
+    }
+    try {
+      await this.#deliver(url.href);
+    } catch (e) {
+      // Unknown, expired or replayed state: not for this page (other tabs
+      // hear the BroadcastChannel too), or a duplicate of a relay already taken.
+      if (via === "postMessage") console.warn(`mcp: ignored a sign-in result: ${e.message}`);
+    }
+  }
+}
+
+/** Runs fn under a cross-tab Web Lock; without Web Locks, in-page only. */
+export function acquireLock(name) {
+  return new Promise((resolve, reject) => {
+    if (!globalThis.navigator?.locks) {
+      resolve(() => {});
+      return;
+    }
+    navigator.locks.request(name, () => new Promise((release) => resolve(release))).catch(reject);
+  });
+}
