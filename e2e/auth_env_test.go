@@ -29,6 +29,14 @@ type authEnv struct {
 	ASURL  string
 	cmu    sync.Mutex
 	counts map[string]int // "prm", "asmeta", "register", "token", "revoke", "mcp", "authorize"
+	state  string         // state of the last authorization request
+}
+
+// lastState returns the state parameter of the last authorization request.
+func (e *authEnv) lastState() string {
+	e.cmu.Lock()
+	defer e.cmu.Unlock()
+	return e.state
 }
 
 // delegate lets a server's handler be set after its address is known.
@@ -108,6 +116,11 @@ func (e *authEnv) counting(h http.Handler) http.Handler {
 				kind = "revoke"
 			case p == "/authorize" || p == "/consent":
 				kind = "authorize"
+				if s := r.URL.Query().Get("state"); s != "" {
+					e.cmu.Lock()
+					e.state = s
+					e.cmu.Unlock()
+				}
 			case p == demo.StreamablePath || p == demo.SSEPath:
 				kind = "mcp"
 			}
@@ -117,6 +130,29 @@ func (e *authEnv) counting(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// console collects the tab's console messages from now on; the returned
+// function gives them so far, one per line.
+func (e *env) console() func() string {
+	var mu sync.Mutex
+	var lines []string
+	_ = chromedp.Listen(e.ctx, func(ev any) {
+		if c, ok := ev.(*runtime.EventConsoleAPICalled); ok {
+			var parts []string
+			for _, a := range c.Args {
+				parts = append(parts, string(a.Value))
+			}
+			mu.Lock()
+			lines = append(lines, string(c.Type)+": "+strings.Join(parts, " "))
+			mu.Unlock()
+		}
+	})
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(lines, "\n")
+	}
 }
 
 // snapshot returns the request counts so far.

@@ -2,13 +2,17 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/cmd/devserver/devserver"
+	"github.com/mcpwasm/mcpwasm/demo/authserver"
 )
 
 // startLogin creates window.c for the MCP server and starts c.authorize()
@@ -172,5 +176,226 @@ func TestPopupBlockedWithoutGesture(t *testing.T) {
 	})()`, e.MCPURL, catchJS), &got)
 	if got.Error.Code != "popup_blocked" || got.State != "needs_auth" {
 		t.Errorf("authorize() without a gesture: %+v, state %q; want popup_blocked, needs_auth", got.Error, got.State)
+	}
+}
+
+func TestClosingThePopupDeclines(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	popups := e.expectPopup()
+	e.startLogin(`{}`)
+	popup := e.popup(popups)
+	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
+		t.Fatal(err)
+	}
+	// A person reads the consent page for a while, then closes the window.
+	time.Sleep(3500 * time.Millisecond)
+	if _, err := chromedp.Run(popup, chromedp.Evaluate[any](`window.close()`)); err != nil && err != chromedp.ErrJSUndefined {
+		t.Logf("closing the popup: %v", err)
+	}
+	r := e.awaitLogin()
+	if r.Error == nil || r.Error.Code != "declined" || r.State != "declined" {
+		t.Fatalf("closing the login window: %+v; want declined", r)
+	}
+	if n := e.AS.Count("token_code"); n != 0 {
+		t.Errorf("token requests after a closed popup = %d; want 0", n)
+	}
+	// A new explicit authorize() starts fresh and works.
+	popups = e.expectPopup()
+	e.gesture(`void (result = null, c.authorize().then(() => { result = { ok: true, state: c.state }; },
+		(e) => { result = { error: { code: e.code, message: e.message }, state: c.state }; }))`)
+	e.consent(e.popup(popups), "approve")
+	if r := e.awaitLogin(); !r.OK || r.State != "connected" {
+		t.Fatalf("authorize() after a decline = %+v; want connected", r)
+	}
+}
+
+func TestCOOPLoginCompletesThroughBroadcastChannel(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{COOP: true})
+	console := e.console()
+	popups := e.expectPopup()
+	e.startLogin(`{}`)
+	popup := e.popup(popups)
+	// The consent page severs window.opener; a person takes a while.
+	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * time.Second)
+	e.consent(popup, "approve")
+	if r := e.awaitLogin(); !r.OK || r.State != "connected" {
+		t.Fatalf("login with COOP on the authorization server: %+v; want connected", r)
+	}
+	// The switch really severed the opener (else this test proves nothing).
+	if !strings.Contains(console(), "Cross-Origin-Opener-Policy") {
+		t.Errorf("the page never saw the login window severed; console: %q", console())
+	}
+}
+
+func TestReplayedCallbackIsRejected(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	// Record what the callback page relays, as an attacker on the same
+	// machine might have seen the URL.
+	e.eval(`(() => { new BroadcastChannel("mcpwasm-oauth").onmessage = (ev) => { window.relayed = ev.data.url; }; })()`, nil)
+	popups := e.expectPopup()
+	e.startLogin(`{}`)
+	e.consent(e.popup(popups), "approve")
+	if r := e.awaitLogin(); !r.OK {
+		t.Fatalf("login: %+v", r)
+	}
+	tokens := e.AS.Count("token_code")
+	var replay struct {
+		Taken   bool   `json:"taken"`
+		Relayed string `json:"relayed"`
+		State   string `json:"state"`
+	}
+	e.eval(`(async () => {
+		for (let i = 0; i < 100 && !window.relayed; i++) await new Promise((r) => setTimeout(r, 20));
+		const taken = await mcp.handleCallback(window.relayed);
+		return { taken, relayed: window.relayed ?? "", state: c.state };
+	})()`, &replay)
+	if replay.Relayed == "" {
+		t.Fatal("the callback page relayed nothing on the BroadcastChannel")
+	}
+	if replay.Taken || replay.State != "connected" {
+		t.Errorf("replaying the callback URL: taken=%v state=%q; want false, still connected", replay.Taken, replay.State)
+	}
+	if n := e.AS.Count("token_code"); n != tokens {
+		t.Errorf("the replay reached the token endpoint (%d → %d requests)", tokens, n)
+	}
+}
+
+func TestForgedMessageFromAnotherOriginIsIgnored(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	// The forger is a page on another loopback origin, framed by ours.
+	forger := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<script>parent.postMessage({ type: "mcpwasm:oauth-callback",
+			url: %q + "/oauth/callback.html?code=forged&state=" + new URLSearchParams(location.search).get("state") }, "*");</script>`, e.PageURL)
+	}))
+	t.Cleanup(forger.Close)
+	console := e.console()
+	popups := e.expectPopup()
+	e.startLogin(`{}`)
+	popup := e.popup(popups)
+	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
+		t.Fatal(err)
+	}
+	state := e.lastState()
+	if state == "" {
+		t.Fatal("the authorization server saw no state")
+	}
+	e.eval(fmt.Sprintf(`new Promise((resolve) => {
+		const f = document.createElement("iframe");
+		f.src = %q + "/?state=" + encodeURIComponent(%q);
+		f.onload = () => setTimeout(resolve, 300);
+		document.body.append(f);
+	})`, forger.URL, state), nil)
+	var mid string
+	e.eval(`c.state`, &mid)
+	if mid != "authorizing" {
+		t.Fatalf("after the forged message the state is %q; want still authorizing", mid)
+	}
+	e.consent(popup, "approve")
+	if r := e.awaitLogin(); !r.OK || r.State != "connected" {
+		t.Fatalf("login after a forged message: %+v; want connected", r)
+	}
+	if !strings.Contains(console(), "another origin") {
+		t.Errorf("no console warning about the forged message; console: %q", console())
+	}
+}
+
+func TestLogoutRevokesAndEmptiesStorage(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	popups := e.expectPopup()
+	e.startLogin(`{}`)
+	e.consent(e.popup(popups), "approve")
+	if r := e.awaitLogin(); !r.OK {
+		t.Fatalf("login: %+v", r)
+	}
+	var got struct {
+		State  string `json:"state"`
+		Grants int    `json:"grants"`
+		Next   string `json:"next"`
+	}
+	e.eval(`(async () => {
+		await c.logout();
+		const db = await new Promise((res, rej) => { const r = indexedDB.open("mcpwasm"); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+		const grants = await new Promise((res) => { const r = db.transaction("grants").objectStore("grants").count(); r.onsuccess = () => res(r.result); });
+		db.close();
+		const next = await c.connect().then(() => "ok", (e) => e.code);
+		return { state: c.state, grants, next };
+	})()`, &got)
+	if n := e.AS.Count("revoke"); n < 1 {
+		t.Errorf("the authorization server saw %d revocations; want ≥1", n)
+	}
+	if got.Grants != 0 {
+		t.Errorf("%d grants left in IndexedDB after logout; want 0", got.Grants)
+	}
+	if got.Next != "auth_required" {
+		t.Errorf("connect() after logout = %q; want auth_required", got.Next)
+	}
+}
+
+func TestStoredGrantIsNotPlaintext(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	popups := e.expectPopup()
+	e.startLogin(`{}`)
+	e.consent(e.popup(popups), "approve")
+	if r := e.awaitLogin(); !r.OK {
+		t.Fatalf("login: %+v", r)
+	}
+	// Dump every record of every store, binary fields as latin1 strings and
+	// as base64, and look for token material.
+	var dump string
+	e.eval(`(async () => {
+		const db = await new Promise((res, rej) => { const r = indexedDB.open("mcpwasm"); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+		const out = {};
+		for (const name of db.objectStoreNames) {
+			out[name] = await new Promise((res) => { const r = db.transaction(name).objectStore(name).getAll(); r.onsuccess = () => res(r.result); });
+		}
+		db.close();
+		const seen = new Set();
+		const flat = (v) => {
+			if (v instanceof Uint8Array || v instanceof ArrayBuffer) { const b = new Uint8Array(v); const s = String.fromCharCode(...b); return s + " " + btoa(s); }
+			if (v instanceof CryptoKey) return "CryptoKey(extractable=" + v.extractable + ")";
+			if (v && typeof v === "object") { if (seen.has(v)) return ""; seen.add(v); return Object.entries(v).map(([k, x]) => k + "=" + flat(x)).join(" "); }
+			return String(v);
+		};
+		return flat(out);
+	})()`, &dump)
+	if !strings.Contains(dump, "grants=") || !strings.Contains(dump, "CryptoKey(extractable=false)") {
+		t.Fatalf("dump does not look like our database: %.300s", dump)
+	}
+	for _, secret := range []string{authserver.AccessTokenPrefix, authserver.RefreshTokenPrefix} {
+		if strings.Contains(dump, secret) {
+			t.Errorf("IndexedDB holds token material in plaintext (%q found)", secret)
+		}
+	}
+}
+
+func TestIndexedDBUnavailableFallsBackToMemory(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	console := e.console()
+	// Private-mode-like: no IndexedDB at all.
+	e.eval(`void Object.defineProperty(window, "indexedDB", { get() { return undefined; } })`, nil)
+	e.eval(fmt.Sprintf(`(() => {
+		window.fallback = null;
+		window.c = mcp.client(%q);
+		c.addEventListener("storagefallback", (ev) => { fallback = ev.detail.reason; });
+		window.result = null;
+	})()`, e.MCPURL), nil)
+	popups := e.expectPopup()
+	e.gesture(`void (c.authorize().then(() => { result = { ok: true, state: c.state }; },
+		(e) => { result = { error: { code: e.code, message: e.message }, state: c.state }; }))`)
+	e.consent(e.popup(popups), "approve")
+	if r := e.awaitLogin(); !r.OK || r.State != "connected" {
+		t.Fatalf("login without IndexedDB: %+v; want connected (memory)", r)
+	}
+	var reason string
+	e.eval(`fallback`, &reason)
+	if reason == "" {
+		t.Error("no storagefallback event when IndexedDB is unavailable")
+	}
+	if !strings.Contains(console(), "warning: mcp: IndexedDB is unavailable") {
+		t.Errorf("no console.warn about the memory fallback; console: %q", console())
 	}
 }

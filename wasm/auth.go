@@ -237,6 +237,9 @@ func (a *app) newAuth(url, clientName string, o authOptions, host jsbridge.Value
 		Interactive:         o.Interactive,
 		RequestRefreshToken: true,
 		AuthTimeout:         time.Duration(o.AuthTimeoutMs * float64(time.Millisecond)),
+		// Refresh this long before expiry: enough for a fetch round trip,
+		// short enough that minute-long tokens are not refreshed on every call.
+		RefreshMargin: 10 * time.Second,
 		OnEvent: func(e oauth.Event) {
 			cl := c()
 			if cl == nil {

@@ -345,6 +345,9 @@ class Client extends EventTarget {
   }
 
   #emit(type, detail) {
+    if (type === "storagefallback") {
+      console.warn(`mcp: IndexedDB is unavailable (${detail.reason}); sign-ins are kept in memory and last only until this page closes`);
+    }
     if (type === "statechange") {
       this.#state = detail.state;
       if (detail.error) detail.error = new MCPError(detail.error.code, detail.error.message, { status: detail.error.status });
