@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -397,5 +398,102 @@ func TestIndexedDBUnavailableFallsBackToMemory(t *testing.T) {
 	}
 	if c := console(); !strings.Contains(c, "warning: ") || !strings.Contains(c, "mcp: IndexedDB is unavailable") {
 		t.Errorf("no console.warn about the memory fallback; console: %q", console())
+	}
+}
+
+func TestStepUpOnScopedTool(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{ScopedTool: "add"})
+	popups := e.expectPopup()
+	e.startLogin(`{ interactive: true }`)
+	e.consent(e.popup(popups), "approve")
+	if r := e.awaitLogin(); !r.OK {
+		t.Fatalf("login: %+v", r)
+	}
+	// echo needs only the base scope.
+	var echo string
+	e.eval(`(async () => (await c.callTool("echo", { text: "base scope" })).content[0].text)()`, &echo)
+	if !strings.Contains(echo, "base scope") {
+		t.Fatalf("echo = %q", echo)
+	}
+	// add needs mcp:admin: 403 insufficient_scope → a second consent with
+	// the union of scopes → the call is retried and succeeds.
+	popups = e.expectPopup()
+	e.gesture(`void (window.stepped = null, c.callTool("add", { a: 20, b: 22 }).then(
+		(r) => { stepped = { sum: r.structuredContent?.sum }; }, (e) => { stepped = { code: e.code, message: e.message }; }))`)
+	e.consent(e.popup(popups), "approve")
+	var got struct {
+		Sum  float64 `json:"sum"`
+		Code string  `json:"code"`
+	}
+	e.eval(`(async () => {
+		for (let i = 0; i < 600 && !window.stepped; i++) await new Promise((r) => setTimeout(r, 50));
+		return window.stepped;
+	})()`, &got)
+	if got.Sum != 42 {
+		t.Fatalf("add after step-up = %+v; want sum 42", got)
+	}
+	if n := e.AS.Count("token_code"); n != 2 {
+		t.Errorf("token exchanges = %d; want 2 (login + step-up)", n)
+	}
+}
+
+func TestShortLivedTokenRefreshesSilently(t *testing.T) {
+	// Tokens live 13 s and are refreshed 10 s before expiry: fresh for 3 s.
+	e := newAuthEnv(t, devserver.AuthConfig{TokenTTL: 13 * time.Second})
+	popups := e.expectPopup()
+	e.startLogin(`{}`)
+	e.consent(e.popup(popups), "approve")
+	if r := e.awaitLogin(); !r.OK {
+		t.Fatalf("login: %+v", r)
+	}
+	time.Sleep(3500 * time.Millisecond)
+	var sum float64
+	e.eval(`(async () => (await c.callTool("add", { a: 1, b: 1 })).structuredContent.sum)()`, &sum)
+	if sum != 2 {
+		t.Fatalf("call after expiry = %v", sum)
+	}
+	if n := e.AS.Count("token_refresh"); n != 1 {
+		t.Errorf("refresh requests = %d; want 1", n)
+	}
+	if n := e.AS.Count("authorize"); n != 1 {
+		t.Errorf("authorization requests = %d; want 1 (no second popup)", n)
+	}
+}
+
+func TestTwoTabsRefreshOnce(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{TokenTTL: 13 * time.Second})
+	popups := e.expectPopup()
+	e.startLogin(`{}`)
+	e.consent(e.popup(popups), "approve")
+	if r := e.awaitLogin(); !r.OK {
+		t.Fatalf("login: %+v", r)
+	}
+	// A second tab of the same app picks the grant up from IndexedDB.
+	tab2 := newBareEnv(t, e.PageURL)
+	tab2.eval(fmt.Sprintf(`(async () => {
+		const m = await import("/mcp.js");
+		window.mcp = await m.load();
+		window.c = mcp.client(%q);
+		await c.connect();
+	})()`, e.MCPURL), nil)
+	if n := e.AS.Count("authorize"); n != 1 {
+		t.Fatalf("the second tab needed a login (%d authorization requests)", n)
+	}
+	time.Sleep(3500 * time.Millisecond) // both tabs' access token is now due for refresh
+	const call = `(async () => { await new Promise((r) => setTimeout(r, 1000 - Date.now() %% 1000)); return (await c.callTool("add", { a: %d, b: 1 })).structuredContent.sum; })()`
+	var wg sync.WaitGroup
+	sums := make([]float64, 2)
+	for i, tab := range []*env{e.env, tab2} {
+		wg.Go(func() { tab.eval(fmt.Sprintf(call, i), &sums[i]) })
+	}
+	wg.Wait()
+	if sums[0] != 1 || sums[1] != 2 {
+		t.Fatalf("calls from both tabs = %v; want [1 2]", sums)
+	}
+	if n := e.AS.Count("token_refresh"); n != 1 {
+		t.Errorf("refresh requests from two tabs = %d; want exactly 1", n)
+	}
+	if n := e.AS.Count("refresh_reuse"); n != 0 {
+		t.Errorf("refresh token reuse detected %d times (the grant would be revoked)", n)
 	}
 }
