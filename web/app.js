@@ -156,6 +156,10 @@ async function loadModule() {
   document.body.dataset.ready = "true";
   addLog("load", `module ${mcp.version || ""} ready`.replace("  ", " "));
   renderState("idle");
+  // A reload of a tab that was connected reconnects at once: with a stored
+  // grant that needs no popup.
+  const server = new URLSearchParams(location.search).get("server");
+  if (server && sessionStorage.getItem(RECONNECT_KEY) === server) connect();
 }
 
 loadRetry.addEventListener("click", loadModule);
@@ -204,8 +208,65 @@ function renderState(state, error) {
   connectBtn.classList.toggle("btn-secondary", state === "connected" || busy);
   urlInput.readOnly = state === "connected" || busy;
   $("#tools-refresh").disabled = state !== "connected";
+  renderAuth(state);
   updateCallButtons();
 }
+
+// ---------------------------------------------------------------- sign-in
+
+const authSlot = $("#auth");
+const authStatus = $("#auth-status");
+const signInBtn = $("#sign-in");
+const signOutBtn = $("#sign-out");
+
+const AUTH_LABELS = {
+  needs_auth: "Sign-in needed",
+  authorizing: "Signing in…",
+  declined: "Sign-in declined",
+};
+
+// The sign-in controls follow the client state: Sign in when the server
+// wants a login (or the last one was declined), Sign out when connected.
+function renderAuth(state) {
+  authSlot.hidden = !client || state === "idle" || state === "closed";
+  authStatus.textContent = AUTH_LABELS[state] ?? "";
+  signInBtn.hidden = !(state === "needs_auth" || state === "declined");
+  signInBtn.disabled = state === "authorizing";
+  signOutBtn.hidden = state !== "connected";
+}
+
+// Sign in must run inside the click: authorize() opens the popup at once.
+signInBtn.addEventListener("click", () => {
+  const c = client;
+  if (!c) return;
+  addLog("auth", "opening the sign-in window");
+  c.authorize().then(() => {
+    if (client !== c) return;
+    addLog("auth", "signed in");
+    afterConnect(c);
+  }, (err) => {
+    if (client !== c) return;
+    addLog("auth", `sign-in: ${describeError(err).message}`, err.code === "declined" ? "warn" : "error");
+    if (err.code === "popup_blocked") announce("The browser blocked the sign-in window. Allow pop-ups for this page, then press Sign in again.");
+    renderState(c.state, err);
+  });
+});
+
+signOutBtn.addEventListener("click", async () => {
+  const c = client;
+  if (!c) return;
+  callController?.abort();
+  try {
+    await c.logout();
+    addLog("auth", "signed out: the grant was revoked and deleted");
+  } catch (err) {
+    addLog("auth", `sign-out: ${describeError(err).message}`, "error");
+  }
+  if (client === c) {
+    renderState(c.state);
+    resetServerViews("Signed out. Sign in to use this server again.");
+  }
+});
 
 $("#connect-form").addEventListener("submit", (e) => {
   e.preventDefault();
@@ -299,20 +360,30 @@ async function connect() {
     connectAbort = null;
   }
   if (client !== c) return;
+  await afterConnect(c);
+}
+
+// RECONNECT_KEY remembers, per tab, the server to reconnect to on reload.
+const RECONNECT_KEY = "mcpwasm-demo:connected";
+
+// afterConnect shows what a freshly connected server offers.
+async function afterConnect(c) {
   renderState(c.state);
+  sessionStorage.setItem(RECONNECT_KEY, c.url);
   const params = new URLSearchParams(location.search);
-  if (params.get("server") !== url.href) {
-    params.set("server", url.href);
+  if (params.get("server") !== c.url) {
+    params.set("server", c.url);
     history.replaceState(null, "", `${location.pathname}?${params}`);
   }
   renderServerInfo(c);
-  announce(`Connected to ${c.serverInfo?.title || c.serverInfo?.name || url.host}`);
+  announce(`Connected to ${c.serverInfo?.title || c.serverInfo?.name || new URL(c.url).host}`);
   await Promise.all([refreshTools(), refreshResources(), refreshPrompts()]);
 }
 
 async function disconnect() {
   const c = client;
   if (!c) return;
+  sessionStorage.removeItem(RECONNECT_KEY);
   callController?.abort();
   try {
     await c.close();
