@@ -37,6 +37,16 @@ export interface MCP {
   readonly version: string;
   /** A client for one MCP server (Streamable HTTP endpoint, or legacy SSE endpoint). */
   client(url: string | URL, options?: ClientOptions): Client;
+  /**
+   * Delivers an OAuth redirect URL (the return of a full-page redirect, a
+   * pasted URL) to the sign-in waiting on its state. Without an argument it
+   * takes the result oauth/callback.html saved before sending the page back
+   * (redirect mode). Resolves true when a sign-in took it; false for an
+   * unknown, expired or replayed state.
+   */
+  handleCallback(url?: string | URL): Promise<boolean>;
+  /** Deletes every stored grant, client registration and cached metadata of this origin. */
+  clearStorage(): Promise<void>;
 }
 
 export type ClientState =
@@ -61,26 +71,32 @@ export interface ClientOptions {
    * or 405; "streamable" or "sse" pins one.
    */
   transport?: Transport;
-  /** OAuth redirect receiver; default: oauth/callback.html beside mcp.js. (OAuth: not yet active.) */
+  /** OAuth redirect receiver, registered with the authorization server; default: oauth/callback.html beside mcp.js. */
   redirectUri?: string;
-  /** Scopes to request; default: from the server's challenge or metadata. (OAuth: not yet active.) */
+  /** Scopes to request; default: from the server's challenge or metadata. */
   scopes?: string[];
-  /** A pre-registered public client ID. (OAuth: not yet active.) */
+  /** A pre-registered public client ID. */
   clientId?: string;
-  /** URL of this app's client ID metadata document. (OAuth: not yet active.) */
+  /** URL of this app's client ID metadata document. */
   clientMetadataUrl?: string;
   /**
-   * Only for authorization servers that insist on one. Anything shipped to a
-   * browser is public: this is not a secret. (OAuth: not yet active.)
+   * Only for authorization servers that insist on one. WARNING: anything
+   * shipped to a browser is public; this is not a secret, and the server
+   * must not treat this client as confidential.
    */
   clientSecret?: string;
-  /** Where grants persist. (OAuth: not yet active.) */
+  /**
+   * Where grants persist: "indexeddb" (default; encrypted at rest with a
+   * non-extractable WebCrypto key, shared by the tabs of this origin) or
+   * "memory" (gone with the page). Without IndexedDB the client falls back to
+   * memory and fires "storagefallback".
+   */
   storage?: "indexeddb" | "memory";
-  /** true: connect() may open the login popup itself (call it from a user gesture). (OAuth: not yet active.) */
+  /** true: connect() may open the login popup itself (call it from a user gesture). */
   interactive?: boolean;
-  /** "popup" (default) or "redirect". (OAuth: not yet active.) */
+  /** "popup" (default) or "redirect": the page itself goes to the sign-in and comes back through oauth/callback.html; then call mcp.handleCallback(). */
   authMode?: "popup" | "redirect";
-  /** A login nobody finishes ends as "timeout" after this long. (OAuth: not yet active.) */
+  /** A login nobody finishes ends as "timeout" after this long. */
   authTimeoutMs?: number;
 }
 
@@ -217,6 +233,10 @@ export interface LogDetail {
 
 export interface ClientEventMap {
   statechange: CustomEvent<StateChangeDetail>;
+  /** IndexedDB is unavailable; grants are kept in memory for this page only. */
+  storagefallback: CustomEvent<{ reason: string }>;
+  /** The access token was refreshed (no secrets in the detail). */
+  tokenrefreshed: CustomEvent<{ resource: string }>;
   toolschanged: CustomEvent<Record<string, never>>;
   resourceschanged: CustomEvent<Record<string, never>>;
   promptschanged: CustomEvent<Record<string, never>>;
@@ -239,8 +259,21 @@ export interface Client extends EventTarget {
   /** Answers the server's sampling requests; set before connect() to advertise the capability. A throw answers the server with an error. */
   onSampling: ((params: SamplingParams) => Promise<SamplingResult> | SamplingResult) | null;
 
-  /** Connects and initializes; rejects "auth_required" when a login is needed. */
+  /**
+   * Connects and initializes; rejects "auth_required" (state needs_auth)
+   * when a sign-in is needed and the client is not interactive.
+   */
   connect(options?: CallOptions): Promise<void>;
+  /**
+   * Signs in, then connects. Call it from a user gesture (a click): it opens
+   * the sign-in popup at once. Rejects "popup_blocked" (state needs_auth)
+   * when the browser blocked the popup, "declined" when the user closed it or
+   * said no (no other popup opens until the next authorize()), "aborted" on
+   * signal, "timeout" after authTimeoutMs.
+   */
+  authorize(options?: CallOptions): Promise<void>;
+  /** Signs out: revokes the grant where the server supports it (RFC 7009) and deletes it here and in other tabs. */
+  logout(options?: CallOptions): Promise<void>;
   /** Every tool, all pages. */
   listTools(options?: CallOptions): Promise<Tool[]>;
   callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult>;

@@ -24,6 +24,8 @@ async function demo(): Promise<void> {
   client.addEventListener("toolschanged", () => {});
   client.onElicitation = async (p) => ({ action: "accept", content: { name: p.message } });
   client.onSampling = async () => ({ role: "assistant", content: { type: "text", text: "hi" }, model: "m", stopReason: "endTurn" });
+  client.addEventListener("storagefallback", (e) => console.warn(e.detail.reason));
+  await client.authorize();
   await client.connect({ signal: new AbortController().signal });
   const state: "idle" | "connecting" | "needs_auth" | "authorizing" | "connected" | "declined" | "failed" | "closed" = client.state;
   const tools = await client.listTools();
@@ -39,7 +41,11 @@ async function demo(): Promise<void> {
   await client.listPrompts();
   await client.getPrompt("explain", { topic: "x" });
   await client.ping();
+  await client.logout();
   await client.close();
+  const taken: boolean = await mcp.handleCallback(location.href);
+  await mcp.clearStorage();
+  void taken;
   try {
     await client.ping();
   } catch (e) {
