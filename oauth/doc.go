@@ -28,6 +28,18 @@
 // state (compared in constant time; unknown, expired and replayed states
 // are rejected with [ErrStateMismatch]).
 //
+// Full-page redirect mode: with [Config.PersistFlows] each flow is stored
+// as a [PendingFlow] before [Courier.Open]; when the page that navigated to
+// the authorization server is gone, [CompletePending] finishes the flow
+// from the Store alone (no discovery, registration or Courier), and a
+// later [Handler] finds the grant. [Registry.HandleCallback] is the one
+// entry point for any callback URL: a live flow of this page first, the
+// Store otherwise. A flow is single use either way.
+//
+// Every wait ends: each phase of a flow (discovery and registration, the
+// user, the token exchange) is bounded by Config.AuthTimeout (real time,
+// not [Clock]), a refresh by one minute, and a caller's context ends all.
+//
 // Concurrent 401s on one server share one flow. When the user declines (or
 // the flow is aborted or times out) every waiter fails with [ErrDeclined]
 // and no new flow starts until [Handler.Login] (the user-gesture path).
@@ -37,5 +49,7 @@
 //
 // Every error implements [mcperr.Coder] with its JSAPI.md code. Secrets
 // (tokens, codes, verifiers, client secrets) never appear in errors or
-// [Event]s.
+// [Event]s, even when the server echoes them in an error_description; the
+// types holding them ([Grant], [ClientRegistration], [PendingFlow],
+// [Callback]) print redacted with fmt and log/slog.
 package oauth

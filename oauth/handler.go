@@ -44,7 +44,10 @@ type Config struct {
 	ClientSecret string
 	// ClientMetadataURL is this client's ID metadata document URL (used
 	// as client_id when the AS advertises client_id_metadata_document_supported).
-	// Must be an https URL with a path.
+	// Must be an https URL with a path. There is no fallback: when such an
+	// AS then rejects the document at the authorize or token step (e.g. it
+	// cannot fetch it), the flow fails; ClientID or dynamic registration
+	// are used only when the AS does not advertise the support.
 	ClientMetadataURL string
 	// Store persists grants, registrations and metadata. Default: a new
 	// [MemoryStore].
@@ -67,8 +70,21 @@ type Config struct {
 	// added to the scopes when the AS lists it, and refresh_token to the
 	// registered grant types.
 	RequestRefreshToken bool
-	// AuthTimeout bounds a login nobody finishes. Default 5 minutes.
+	// AuthTimeout bounds a login nobody finishes. Default 5 minutes. It
+	// bounds each phase of a flow separately: discovery and registration,
+	// the wait for the user (from Courier.Open), and the token exchange.
+	// It is measured in real time (timers), not with Clock; Clock dates the
+	// PendingFlow's Expiry (now + AuthTimeout).
 	AuthTimeout time.Duration
+	// PersistFlows stores each flow as a [PendingFlow] (Store.PutPending)
+	// before Courier.Open, for the full-page redirect mode: the page that
+	// navigates to the authorization server is gone when the callback
+	// comes back, and [CompletePending] (or [Registry.HandleCallback])
+	// finishes the flow from the Store alone. A live flow that receives its
+	// callback in memory, ends, times out or is aborted deletes its entry.
+	// In redirect mode the Courier navigates the page and returns nil; it
+	// must not cancel the flow's context on unload (that deletes the entry).
+	PersistFlows bool
 	// RefreshMargin refreshes that long before expiry. Default 60 s.
 	RefreshMargin time.Duration
 	// MetadataTTL is how long discovery results are cached. Default 1 h.
@@ -309,6 +325,23 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	if err != nil {
 		return err
 	}
+	if status == http.StatusUnauthorized && g == nil {
+		// Another page or tab may have stored a grant since we last looked
+		// (a redirect-mode login finished by CompletePending, a login in
+		// another tab): use it rather than prompting.
+		if ng, err := h.cfg.Store.GetGrant(ctx, h.resource); err == nil && ng != nil && ng.AccessToken != bearer {
+			h.mu.Lock()
+			if h.grant == nil { // never replace one a concurrent login just set
+				h.grant, h.loaded = ng, true
+			}
+			changed := h.state != StateAuthorized
+			h.mu.Unlock()
+			if changed {
+				h.setState(StateAuthorized, nil)
+			}
+			return nil
+		}
+	}
 	if status == http.StatusUnauthorized && g != nil {
 		if bearer != g.AccessToken {
 			return nil // a newer token exists: retry with it
@@ -374,6 +407,48 @@ func (h *Handler) Login(ctx context.Context) error {
 	ch := h.lastHint
 	h.mu.Unlock()
 	return h.run(ctx, ch, false, true)
+}
+
+// ReloadGrant re-reads the grant from the Store and returns it (nil when
+// there is none), for when another page or tab changed it: after
+// [CompletePending] stored a grant for this resource, or when a
+// BroadcastChannel message reports a new grant or a logout. The state
+// becomes authorized or needs_auth accordingly (an event is emitted when
+// it changes). The decline latch is left alone. The transport's
+// Authorize also re-reads the Store by itself on a 401 without a grant.
+func (h *Handler) ReloadGrant(ctx context.Context) (*Grant, error) {
+	g, err := h.cfg.Store.GetGrant(ctx, h.resource)
+	if err != nil {
+		return nil, newErr(mcperr.Storage, "reading grant", err)
+	}
+	h.mu.Lock()
+	h.grant, h.loaded = g, true
+	old := h.state
+	h.mu.Unlock()
+	switch {
+	case g != nil && old != StateAuthorized:
+		h.setState(StateAuthorized, nil)
+	case g == nil && old == StateAuthorized:
+		h.setState(StateNeedsAuth, nil)
+	}
+	return g, nil
+}
+
+// Decline latches the handler as if its own flow had been declined: the
+// transport's Authorize returns [ErrDeclined] without a Courier call until
+// [Handler.Login]. For a redirect-mode login of this resource that
+// [CompletePending] reported declined (the page that started it is gone,
+// and an interactive handler would otherwise navigate to the
+// authorization server again at once). err is kept as the reason when it
+// is declined-coded; otherwise it is wrapped in one.
+func (h *Handler) Decline(err error) {
+	if !isCode(err, mcperr.Declined) {
+		err = &Error{Code: mcperr.Declined, Msg: "oauth: authorization declined", Err: err}
+	}
+	h.mu.Lock()
+	h.latch = err
+	h.mu.Unlock()
+	h.setState(StateDeclined, err)
 }
 
 // Logout revokes the grant at the authorization server when it advertises
@@ -479,20 +554,25 @@ func (h *Handler) run(ctx context.Context, ch challenge, stepUp, explicit bool) 
 	case ctx.Err() != nil:
 		// Aborted: waiters see a decline; no new flow until Login.
 		h.latch = &Error{Code: mcperr.Declined, Msg: "oauth: authorization aborted", Err: ctx.Err()}
-	case isCode(err, mcperr.Timeout):
+	case errors.Is(err, errNobodyFinished):
+		// The user never finished: like a dismissal. A slow server
+		// (a timeout in discovery or the exchange) is a failure instead.
 		h.latch = &Error{Code: mcperr.Declined, Msg: "oauth: authorization timed out", Err: err}
 	}
 	f.err = err
 	if err != nil && h.latch != nil && ctx.Err() != nil {
 		f.err = h.latch
 	}
+	latched := err != nil && h.latch != nil
 	h.mu.Unlock()
 	close(f.done)
 
 	switch {
 	case err == nil:
 		h.setState(StateAuthorized, nil)
-	case isCode(err, mcperr.Declined) || ctx.Err() != nil:
+	case latched:
+		// Declined, aborted or nobody finished: the state says what the
+		// next Authorize will do (return ErrDeclined until Login).
 		h.setState(StateDeclined, err)
 	case isCode(err, mcperr.AuthRequired):
 		h.setState(StateNeedsAuth, err)
@@ -510,14 +590,118 @@ type clientCreds struct {
 	id, secret, method string
 }
 
+// errNobodyFinished marks a timeout while waiting for the user: it ends
+// the attempt as declined (latched), unlike a slow server.
+var errNobodyFinished = errors.New("nobody finished the login")
+
+// phaseErr turns a failure in a phase bounded by pctx (a child of ctx)
+// into the caller's abort (ctx's error) or a timeout.
+func (h *Handler) phaseErr(ctx, pctx context.Context, err error, what string) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(pctx.Err(), context.DeadlineExceeded) {
+		return newErr(mcperr.Timeout, what+" did not finish within "+h.cfg.AuthTimeout.String(), nil)
+	}
+	return err
+}
+
 func (h *Handler) login(ctx context.Context, ch challenge, stepUp bool) error {
+	if h.cfg.Courier == nil {
+		// Before discovery and registration: nothing is registered for a
+		// flow that cannot be shown.
+		return newErr(mcperr.AuthRequired, "no Courier configured to show the login", nil)
+	}
+	pctx, pcancel := context.WithTimeout(ctx, h.cfg.AuthTimeout)
+	p, cl, authURL, err := h.prepare(pctx, ch, stepUp)
+	pcancel()
+	if err != nil {
+		return h.phaseErr(ctx, pctx, err, "discovery and registration")
+	}
+
+	w := h.cfg.Registry.add(p.State, h.resource)
+	defer h.cfg.Registry.remove(w)
+	if h.cfg.PersistFlows {
+		if err := h.cfg.Store.PutPending(ctx, p); err != nil {
+			return newErr(mcperr.Storage, "storing the pending flow", err)
+		}
+		defer func() {
+			// Idempotent; harmless when CompletePending took it. Expiry
+			// covers a failure here.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			_ = h.cfg.Store.DeletePending(dctx, p.State)
+		}()
+	}
+	fctx, cancel := context.WithTimeout(ctx, h.cfg.AuthTimeout)
+	defer cancel()
+	timedOut := func() error {
+		return &Error{Code: mcperr.Timeout, Msg: "oauth: login not finished within " + h.cfg.AuthTimeout.String(), Err: errNobodyFinished}
+	}
+	if err := h.open(fctx, authURL); err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case fctx.Err() != nil:
+			return timedOut()
+		case isCode(err, mcperr.PopupBlocked):
+			return err
+		}
+		return newErr(mcperr.AuthRequired, "courier could not show the login", redactURLError(err))
+	}
+	var cb *Callback
+	select {
+	case cb = <-w.ch:
+	case <-fctx.Done():
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return timedOut()
+	}
+	if h.cfg.PersistFlows {
+		// Single use before the exchange: a replay through CompletePending
+		// must not find it.
+		if err := h.cfg.Store.DeletePending(ctx, p.State); err != nil {
+			return newErr(mcperr.Storage, "deleting the pending flow", err)
+		}
+	}
+	ectx, ecancel := context.WithTimeout(ctx, h.cfg.AuthTimeout)
+	defer ecancel()
+	g, err := finishFlow(ectx, flowEnv{store: h.cfg.Store, hc: h.cfg.HTTPClient, clock: h.cfg.Clock}, p, cl, cb)
+	if err != nil {
+		return h.phaseErr(ctx, ectx, err, "token exchange")
+	}
+	h.mu.Lock()
+	h.grant, h.loaded = g, true
+	h.fresh, h.freshAt = g.AccessToken, h.now()
+	h.mu.Unlock()
+	return nil
+}
+
+// open calls Courier.Open, returning when it does or when ctx ends (a
+// courier that ignores ctx must not hang the flow and its waiters).
+func (h *Handler) open(ctx context.Context, authURL string) error {
+	done := make(chan error, 1)
+	go func() { done <- h.cfg.Courier.Open(ctx, authURL) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// prepare runs discovery and registration and builds the authorization
+// request: the flow (verifier, state, everything the exchange needs), the
+// client and the authorization URL.
+func (h *Handler) prepare(ctx context.Context, ch challenge, stepUp bool) (*PendingFlow, clientCreds, string, error) {
 	d, err := h.discover(ctx, ch.prmURL)
 	if err != nil {
-		return err
+		return nil, clientCreds{}, "", err
 	}
 	cl, err := h.resolveClient(ctx, d.AS)
 	if err != nil {
-		return err
+		return nil, clientCreds{}, "", err
 	}
 	scopes := h.cfg.Scopes
 	if len(scopes) == 0 {
@@ -541,108 +725,49 @@ func (h *Handler) login(ctx context.Context, ch challenge, stepUp bool) error {
 	h.mu.Lock()
 	if stepUp && h.attempts[key] >= 3 {
 		h.mu.Unlock()
-		return newErr(mcperr.InsufficientScope, fmt.Sprintf("server still requires more scope after 3 authorizations for %q", sanitize(key)), nil)
+		return nil, clientCreds{}, "", newErr(mcperr.InsufficientScope, fmt.Sprintf("server still requires more scope after 3 authorizations for %q", sanitize(key)), nil)
 	}
 	h.attempts[key]++
 	h.mu.Unlock()
 
-	verifier := oauth2.GenerateVerifier()
-	state := rand.Text() // 26 base32 characters: 130 random bits
+	p := &PendingFlow{
+		State:              rand.Text(), // 26 base32 characters: 130 random bits
+		Verifier:           oauth2.GenerateVerifier(),
+		RedirectURI:        h.cfg.RedirectURL,
+		Resource:           h.resource,
+		Issuer:             d.AS.Issuer,
+		ClientID:           cl.id,
+		Scopes:             scopes,
+		Expiry:             h.now().Add(h.cfg.AuthTimeout),
+		ResourceIndicator:  d.Resource,
+		TokenEndpoint:      d.AS.TokenEndpoint,
+		RevocationEndpoint: d.AS.RevocationEndpoint,
+		AuthMethod:         cl.method,
+		RequireIss:         d.AS.AuthorizationResponseIssParameterSupported,
+	}
 	oc := &oauth2.Config{
 		ClientID:    cl.id,
 		Endpoint:    oauth2.Endpoint{AuthURL: d.AS.AuthorizationEndpoint, TokenURL: d.AS.TokenEndpoint},
-		RedirectURL: h.cfg.RedirectURL,
+		RedirectURL: p.RedirectURI,
 		Scopes:      scopes,
 	}
-	authURL := oc.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.Resource))
-
-	if h.cfg.Courier == nil {
-		return newErr(mcperr.AuthRequired, "no Courier configured to show the login", nil)
-	}
-	w := h.cfg.Registry.add(state)
-	defer h.cfg.Registry.remove(w)
-	fctx, cancel := context.WithTimeout(ctx, h.cfg.AuthTimeout)
-	defer cancel()
-	if err := h.cfg.Courier.Open(fctx, authURL); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if isCode(err, mcperr.PopupBlocked) {
-			return err
-		}
-		return newErr(mcperr.AuthRequired, "courier could not show the login", err)
-	}
-	var cb *Callback
-	select {
-	case cb = <-w.ch:
-	case <-fctx.Done():
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return newErr(mcperr.Timeout, "login not finished within "+h.cfg.AuthTimeout.String(), nil)
-	}
-	if cb.Error != "" {
-		se := &ServerError{Endpoint: "authorization", ErrorCode: cb.Error, Description: cb.ErrorDescription, code: mcperr.TokenFailed}
-		if cb.Error == "access_denied" {
-			se.code = mcperr.Declined
-			return &Error{Code: mcperr.Declined, Msg: "oauth: authorization declined", Err: se}
-		}
-		return &Error{Code: mcperr.TokenFailed, Msg: "oauth: authorization failed", Err: se}
-	}
-	if err := checkIss(cb.Iss, d.AS); err != nil {
-		return err
-	}
-	form := url.Values{
-		"grant_type":    {"authorization_code"},
-		"code":          {cb.Code},
-		"redirect_uri":  {h.cfg.RedirectURL},
-		"code_verifier": {verifier},
-		"resource":      {d.Resource},
-	}
-	tr, err := h.tokenRequest(ctx, d.AS.TokenEndpoint, cl, form)
-	if err != nil {
-		return err
-	}
-	g := &Grant{
-		Resource:           h.resource,
-		Issuer:             d.AS.Issuer,
-		AccessToken:        tr.AccessToken,
-		TokenType:          "Bearer",
-		RefreshToken:       tr.RefreshToken,
-		Expiry:             tr.expiry,
-		Scopes:             scopes,
-		TokenEndpoint:      d.AS.TokenEndpoint,
-		RevocationEndpoint: d.AS.RevocationEndpoint,
-		ClientID:           cl.id,
-		ClientSecret:       cl.secret,
-		AuthMethod:         cl.method,
-		RedirectURI:        h.cfg.RedirectURL,
-	}
-	if tr.Scope != "" {
-		g.Scopes = strings.Fields(tr.Scope)
-	}
-	if err := h.cfg.Store.PutGrant(ctx, g); err != nil {
-		return newErr(mcperr.Storage, "storing grant", err)
-	}
-	h.mu.Lock()
-	h.grant, h.loaded = g, true
-	h.fresh, h.freshAt = g.AccessToken, h.now()
-	h.mu.Unlock()
-	return nil
+	authURL := oc.AuthCodeURL(p.State, oauth2.S256ChallengeOption(p.Verifier), oauth2.SetAuthURLParam("resource", p.resourceIndicator()))
+	return p, cl, authURL, nil
 }
 
 // checkIss checks the RFC 9207 iss parameter: required and equal to the
-// issuer when the AS advertises it; when present otherwise, it must equal.
-func checkIss(iss string, asm *oauthex.AuthServerMeta) error {
+// issuer when the AS advertises it (required); when present otherwise, it
+// must equal.
+func checkIss(iss, issuer string, required bool) error {
 	mismatch := func(msg string) error { return &Error{Code: mcperr.StateMismatch, Msg: "oauth: " + msg} }
 	if iss == "" {
-		if asm.AuthorizationResponseIssParameterSupported {
+		if required {
 			return mismatch("authorization response lacks the iss parameter the server advertises (RFC 9207)")
 		}
 		return nil
 	}
-	if !issuersEqual(iss, asm.Issuer) {
-		return mismatch(fmt.Sprintf("authorization response issuer %q is not %q (RFC 9207)", sanitize(iss), sanitize(asm.Issuer)))
+	if !issuersEqual(iss, issuer) {
+		return mismatch(fmt.Sprintf("authorization response issuer %q is not %q (RFC 9207)", sanitize(iss), sanitize(issuer)))
 	}
 	return nil
 }
@@ -693,7 +818,10 @@ func (h *Handler) resolveClient(ctx context.Context, asm *oauthex.AuthServerMeta
 	if err != nil {
 		return clientCreds{}, newErr(mcperr.Storage, "reading client registration", err)
 	}
-	if reg != nil && (reg.SecretExpiry.IsZero() || h.now().Before(reg.SecretExpiry)) {
+	// A public client has no secret to expire: whatever
+	// client_secret_expires_at said, reuse it (registering again on every
+	// login leaks clients at the server, LESSONS 4).
+	if reg != nil && (reg.ClientSecret == "" || reg.SecretExpiry.IsZero() || h.now().Before(reg.SecretExpiry)) {
 		return clientCreds{id: reg.ClientID, secret: reg.ClientSecret, method: reg.AuthMethod}, nil
 	}
 	want := "none"

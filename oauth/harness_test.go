@@ -89,6 +89,7 @@ type fakeAS struct {
 	rejectRT     bool                          // refresh answers invalid_grant
 	refreshDelay time.Duration                 // slows refresh
 	scopeGrant   func(requested string) string // scope granted
+	regResp      func(m map[string]any)        // edits the registration response
 
 	mu            sync.Mutex
 	codes         map[string]issuedCode
@@ -253,7 +254,8 @@ func (a *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
 		if !ok || c.clientID != id || c.redirect != f.Get("redirect_uri") || c.resource != f.Get("resource") ||
 			base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge {
-			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": "bad code"})
+			// Echo what was rejected, as some servers do: the client must redact it.
+			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": "bad code " + f.Get("code") + " for verifier " + f.Get("code_verifier")})
 			return
 		}
 		ic = c
@@ -266,7 +268,7 @@ func (a *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 		}
 		a.mu.Unlock()
 		if !ok || a.rejectRT || c.resource != f.Get("resource") || c.clientID != id {
-			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": "refresh token revoked"})
+			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": "refresh token " + f.Get("refresh_token") + " revoked"})
 			return
 		}
 		ic = c
@@ -316,6 +318,9 @@ func (a *fakeAS) register(w http.ResponseWriter, r *http.Request) {
 	resp := map[string]any{"client_id": id, "redirect_uris": m["redirect_uris"], "token_endpoint_auth_method": a.authMethod}
 	if secret != "" {
 		resp["client_secret"] = secret
+	}
+	if a.regResp != nil {
+		a.regResp(resp)
 	}
 	writeJSON(w, 201, resp)
 }

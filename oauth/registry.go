@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"crypto/subtle"
 	"net/url"
 	"strconv"
@@ -73,15 +74,16 @@ type Registry struct {
 }
 
 type waiter struct {
-	state string
-	ch    chan *Callback // buffered, receives at most one value
+	state    string
+	resource string         // the flow's handler resource
+	ch       chan *Callback // buffered, receives at most one value
 }
 
 // NewRegistry returns an empty [Registry].
 func NewRegistry() *Registry { return &Registry{} }
 
-func (r *Registry) add(state string) *waiter {
-	w := &waiter{state: state, ch: make(chan *Callback, 1)}
+func (r *Registry) add(state, resource string) *waiter {
+	w := &waiter{state: state, resource: resource, ch: make(chan *Callback, 1)}
 	r.mu.Lock()
 	r.flows = append(r.flows, w)
 	r.mu.Unlock()
@@ -106,10 +108,19 @@ func (r *Registry) remove(w *waiter) {
 // that no flow waits for (unknown, expired, already delivered) is rejected
 // with an [ErrStateMismatch]-coded error; so is a malformed URL (with a
 // "protocol" code). Each state is accepted at most once.
+//
+// Deliver only reaches flows alive in this page. A flow persisted for the
+// full-page redirect mode whose page is gone is finished by
+// [CompletePending]; [Registry.HandleCallback] tries both, in that order.
 func (r *Registry) Deliver(callbackURL string) error {
+	_, err := r.deliver(callbackURL)
+	return err
+}
+
+func (r *Registry) deliver(callbackURL string) (resource string, err error) {
 	cb, err := ParseCallback(callbackURL)
 	if err != nil {
-		return err
+		return "", err
 	}
 	r.mu.Lock()
 	var found *waiter
@@ -128,10 +139,30 @@ func (r *Registry) Deliver(callbackURL string) error {
 	}
 	r.mu.Unlock()
 	if found == nil {
-		return &Error{Code: mcperr.StateMismatch, Msg: "oauth: no authorization flow is waiting for this state (unknown, expired or already used)"}
+		return "", &Error{Code: mcperr.StateMismatch, Msg: "oauth: no authorization flow is waiting for this state (unknown, expired or already used)"}
 	}
 	found.ch <- cb // buffered; the waiter was removed, so this happens once
-	return nil
+	return found.resource, nil
+}
+
+// HandleCallback is what mcp.handleCallback(url) does with any callback
+// URL (popup relay, redirect return, pasted URL): when a flow of this page
+// waits on its state, the URL is delivered to it in memory ([Deliver];
+// live is true and the flow's Login/Authorize caller gets the outcome);
+// otherwise, when cfg.Store is set, the flow is completed from the Store
+// ([CompletePending]; live is false and err is its outcome). resource is
+// the MCP server URI of the flow that took the URL ("" when none did).
+// An unknown, expired or replayed state is [ErrStateMismatch].
+func (r *Registry) HandleCallback(ctx context.Context, cfg PendingConfig, callbackURL string) (resource string, live bool, err error) {
+	resource, err = r.deliver(callbackURL)
+	if err == nil {
+		return resource, true, nil
+	}
+	if cfg.Store == nil || !isCode(err, mcperr.StateMismatch) {
+		return "", false, err
+	}
+	resource, err = CompletePending(ctx, cfg, callbackURL)
+	return resource, false, err
 }
 
 // Pending reports whether any flow is waiting for a callback.

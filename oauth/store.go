@@ -25,6 +25,21 @@ type Grant struct {
 	ClientSecret       string // secret; empty for public clients
 	AuthMethod         string // "none", "client_secret_basic" or "client_secret_post"
 	RedirectURI        string
+
+	// ResourceIndicator is the RFC 8707 resource sent on the authorization
+	// request, and so on every token and refresh request of this grant. It
+	// can differ from Resource (e.g. protected resource metadata at the
+	// origin root names the origin). Empty: Resource (grants stored before
+	// this field existed).
+	ResourceIndicator string
+}
+
+// resourceIndicator returns the RFC 8707 resource for g's token requests.
+func (g *Grant) resourceIndicator() string {
+	if g.ResourceIndicator != "" {
+		return g.ResourceIndicator
+	}
+	return g.Resource
 }
 
 // ClientRegistration is a client registered at an authorization server for
@@ -48,16 +63,40 @@ type CachedMetadata struct {
 
 // PendingFlow is an authorization request waiting for its callback, for
 // the full-page redirect mode where the page that started the flow is gone
-// when the callback arrives. It holds a secret (the verifier).
+// when the callback arrives ([Config.PersistFlows], [CompletePending]). It
+// holds everything the token exchange needs without discovery. Its only
+// secret is the verifier: a client secret stays in the Store's
+// [ClientRegistration] (looked up by Issuer and RedirectURI) or with the
+// embedder ([PendingConfig.ClientSecret]).
 type PendingFlow struct {
 	State       string // the key; at least 128 random bits
 	Verifier    string // PKCE code verifier, secret
-	RedirectURI string
-	Resource    string
-	Issuer      string
+	RedirectURI string // redirect_uri of the authorization request
+	Resource    string // the handler's canonical MCP server URI: the grant's key
+	Issuer      string // authorization server issuer (RFC 9207 iss check)
 	ClientID    string
-	Scopes      []string
-	Expiry      time.Time
+	Scopes      []string  // requested
+	Expiry      time.Time // after it the callback is rejected
+
+	// ResourceIndicator is the RFC 8707 resource sent on the authorization
+	// request; the token request repeats it. Empty: Resource.
+	ResourceIndicator  string
+	TokenEndpoint      string
+	RevocationEndpoint string // for the grant; empty when the AS has none
+	// AuthMethod is the token endpoint auth method: "none",
+	// "client_secret_basic" or "client_secret_post".
+	AuthMethod string
+	// RequireIss: the AS advertises
+	// authorization_response_iss_parameter_supported (RFC 9207), so a
+	// callback without iss is rejected.
+	RequireIss bool
+}
+
+func (p *PendingFlow) resourceIndicator() string {
+	if p.ResourceIndicator != "" {
+		return p.ResourceIndicator
+	}
+	return p.Resource
 }
 
 // Store persists grants, registrations, metadata and pending flows. Get

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,6 +15,9 @@ import (
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"golang.org/x/oauth2"
 )
+
+// refreshTimeout bounds a refresh, lock wait included.
+const refreshTimeout = time.Minute
 
 // maxExpiresIn bounds expires_in (10 years); larger values are rejected
 // as hostile, so expiry arithmetic cannot overflow.
@@ -42,12 +46,18 @@ func parseExpiresIn(raw json.RawMessage) (secs int64, err error) {
 	s = strings.Trim(s, `"`)
 	n, perr := strconv.ParseInt(s, 10, 64)
 	if perr != nil {
+		// 1e3, 3600.0: a float, checked for range before the conversion
+		// (int64(f) is implementation-defined out of range; NaN fails both
+		// comparisons).
 		f, ferr := strconv.ParseFloat(s, 64)
-		if ferr != nil || f != float64(int64(f)) {
+		if ferr != nil {
 			return 0, fmt.Errorf("expires_in is not an integer")
 		}
-		if f < 0 || f > maxExpiresIn {
+		if !(f >= 0 && f <= maxExpiresIn) {
 			return 0, fmt.Errorf("expires_in out of range")
+		}
+		if f != math.Trunc(f) {
+			return 0, fmt.Errorf("expires_in is not an integer")
 		}
 		n = int64(f)
 	}
@@ -62,11 +72,17 @@ func parseExpiresIn(raw json.RawMessage) (secs int64, err error) {
 // error response is an *oauth2.RetrieveError (without body) inside a
 // [ErrTokenFailed]-coded *Error.
 func (h *Handler) tokenRequest(ctx context.Context, endpoint string, cl clientCreds, form url.Values) (*tokenResponse, error) {
-	req, err := h.clientRequest(ctx, endpoint, cl, form)
+	return tokenRequest(ctx, h.cfg.HTTPClient, h.cfg.Clock, endpoint, cl, form)
+}
+
+// tokenRequest is [Handler.tokenRequest] for callers without a Handler
+// ([CompletePending]).
+func tokenRequest(ctx context.Context, hc *http.Client, clk Clock, endpoint string, cl clientCreds, form url.Values) (*tokenResponse, error) {
+	req, err := clientRequest(ctx, endpoint, cl, form)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := h.cfg.HTTPClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -88,11 +104,16 @@ func (h *Handler) tokenRequest(ctx context.Context, endpoint string, cl clientCr
 			URI         string `json:"error_uri"`
 		}
 		_ = json.Unmarshal(body, &e)
+		// Servers do echo what they rejected ("invalid refresh token
+		// abc…"): take every secret of the request out before the text
+		// reaches an error, an event or a log.
+		secrets := []string{form.Get("code"), form.Get("code_verifier"), form.Get("refresh_token"), form.Get("client_secret"), cl.secret}
+		clean := func(s string) string { return sanitize(redactSecrets(s, secrets...)) }
 		re := &oauth2.RetrieveError{
 			Response:         &http.Response{Status: strconv.Itoa(resp.StatusCode), StatusCode: resp.StatusCode},
-			ErrorCode:        sanitize(e.Error),
-			ErrorDescription: sanitize(e.Description),
-			ErrorURI:         sanitize(e.URI),
+			ErrorCode:        clean(e.Error),
+			ErrorDescription: clean(e.Description),
+			ErrorURI:         clean(e.URI),
 		}
 		return nil, &Error{Code: mcperr.TokenFailed, Msg: fmt.Sprintf("oauth: token endpoint returned status %d", resp.StatusCode), Err: re}
 	}
@@ -114,7 +135,7 @@ func (h *Handler) tokenRequest(ctx context.Context, endpoint string, cl clientCr
 		return nil, tokenErr("token response rejected", err)
 	}
 	if secs > 0 {
-		tr.expiry = h.now().Add(time.Duration(secs) * time.Second)
+		tr.expiry = clk.Now().Add(time.Duration(secs) * time.Second)
 	}
 	return &tr, nil
 }
@@ -122,7 +143,7 @@ func (h *Handler) tokenRequest(ctx context.Context, endpoint string, cl clientCr
 // clientRequest builds a form POST with client authentication
 // (RFC 6749 §2.3.1): none (client_id in the body), client_secret_basic or
 // client_secret_post.
-func (h *Handler) clientRequest(ctx context.Context, endpoint string, cl clientCreds, form url.Values) (*http.Request, error) {
+func clientRequest(ctx context.Context, endpoint string, cl clientCreds, form url.Values) (*http.Request, error) {
 	form = cloneValues(form)
 	basic := false
 	switch cl.method {
@@ -169,6 +190,10 @@ func (g *Grant) creds() clientCreds {
 // old one. invalid_grant deletes the grant and returns an
 // [ErrAuthorizationRequired]-coded error.
 func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
+	// Bounded: the lock is held across the token request, and a hanging
+	// token endpoint must not keep every other refresher (tab) waiting.
+	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	defer cancel()
 	unlock, err := h.cfg.Locker.Lock(ctx, "mcpwasm-oauth-refresh "+h.resource)
 	if err != nil {
 		return nil, err
@@ -196,7 +221,7 @@ func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
 	form := url.Values{
 		"grant_type":    {"refresh_token"},
 		"refresh_token": {g.RefreshToken},
-		"resource":      {g.Resource},
+		"resource":      {g.resourceIndicator()}, // the one of the authorization request
 	}
 	tr, err := h.tokenRequest(ctx, g.TokenEndpoint, g.creds(), form)
 	if err != nil {
@@ -249,7 +274,7 @@ func asRetrieve(err error, re **oauth2.RetrieveError) bool {
 
 // revoke calls the RFC 7009 revocation endpoint.
 func (h *Handler) revoke(ctx context.Context, g *Grant, token, hint string) error {
-	req, err := h.clientRequest(ctx, g.RevocationEndpoint, g.creds(), url.Values{"token": {token}, "token_type_hint": {hint}})
+	req, err := clientRequest(ctx, g.RevocationEndpoint, g.creds(), url.Values{"token": {token}, "token_type_hint": {hint}})
 	if err != nil {
 		return err
 	}
