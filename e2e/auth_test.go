@@ -497,3 +497,49 @@ func TestTwoTabsRefreshOnce(t *testing.T) {
 		t.Errorf("refresh token reuse detected %d times (the grant would be revoked)", n)
 	}
 }
+
+func TestRedirectModeCompletes(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	e.eval(fmt.Sprintf(`void (window.c = mcp.client(%q, { authMode: "redirect" }))`, e.MCPURL), nil)
+	// The page itself goes to the authorization server.
+	e.gesture(`void c.authorize()`)
+	if err := chromedp.Do(e.ctx, chromedp.WaitVisible(chromedp.ID("approve")), chromedp.Click(chromedp.ID("approve"))); err != nil {
+		t.Fatalf("consent page in the same tab: %v", err)
+	}
+	// oauth/callback.html sends the tab back to the app page.
+	e.waitFor("the return to the app page", func() bool {
+		var path string
+		_ = e.tryEval(`location.pathname + (document.readyState === "complete" ? "" : "…")`, &path)
+		return path == "/e2e/blank.html"
+	})
+	var got struct {
+		Taken  bool    `json:"taken"`
+		Again  bool    `json:"again"`
+		State  string  `json:"state"`
+		Sum    float64 `json:"sum"`
+		Stored bool    `json:"stored"`
+	}
+	e.eval(fmt.Sprintf(`(async () => {
+		const m = await import("/mcp.js");
+		window.mcp = await m.load();
+		const stored = sessionStorage.getItem("mcpwasm:callback") !== null;
+		const taken = await mcp.handleCallback();
+		const c = mcp.client(%q, { authMode: "redirect" });
+		await c.connect();
+		const r = await c.callTool("add", { a: 40, b: 2 });
+		const again = await mcp.handleCallback(location.origin + "/oauth/callback.html?code=x&state=y");
+		return { taken, again, state: c.state, sum: r.structuredContent.sum, stored };
+	})()`, e.MCPURL), &got)
+	if !got.Stored || !got.Taken {
+		t.Fatalf("redirect return: callback saved=%v, handleCallback()=%v; want both true", got.Stored, got.Taken)
+	}
+	if got.State != "connected" || got.Sum != 42 {
+		t.Errorf("after the redirect: state %q, sum %v; want connected, 42", got.State, got.Sum)
+	}
+	if got.Again {
+		t.Error("handleCallback() took a URL with an unknown state")
+	}
+	if n := e.AS.Count("token_code"); n != 1 {
+		t.Errorf("token exchanges = %d; want 1", n)
+	}
+}

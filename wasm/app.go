@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -36,6 +37,8 @@ type clientEntry struct {
 	c    *mcpclient.Client
 	auth *oauth.Handler // nil when the page supplies tokens itself
 	host jsbridge.Value // the loader's per-client callbacks
+
+	clientID, clientSecret string // a pre-registered client, for redirect returns
 }
 
 func newApp(host jsbridge.Value) *app {
@@ -76,20 +79,72 @@ func (a *app) exports() (jsbridge.Value, error) {
 	return jsbridge.NewObject(props)
 }
 
-// deliver hands a callback URL to the flow waiting on its state; it
-// resolves false (never rejects) for one no flow of this page waits on, so
-// a relay meant for another tab is harmless.
+// deliver hands a callback URL to the sign-in waiting on its state: a live
+// flow of this page, else a flow persisted before a full-page redirect. It
+// resolves {taken, resource, error}; it never rejects, so a relay meant for
+// another tab is harmless.
 func (a *app) deliver(args []jsbridge.Value) (any, error) {
 	u, err := jsbridge.String(jsbridge.Arg(args, 0), "the callback URL")
 	if err != nil {
 		return nil, err
 	}
 	return jsbridge.Promise(func() (any, error) {
-		if err := a.registry.Deliver(u); err != nil {
-			return false, nil
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		store, _ := a.stores.get(ctx, "indexeddb")
+		resource, live, err := a.registry.HandleCallback(ctx, oauth.PendingConfig{
+			Store:        store,
+			HTTPClient:   a.http,
+			Locker:       webLocks{host: a.host},
+			ClientSecret: a.clientSecret,
+		}, u)
+		type result struct {
+			Taken    bool             `json:"taken"`
+			Resource string           `json:"resource,omitempty"`
+			Error    *mcpclient.Error `json:"error,omitempty"`
 		}
-		return true, nil
+		r := result{Taken: live || resource != "", Resource: resource}
+		if err != nil {
+			r.Error = mcpclient.AsError(err)
+		}
+		if !live && resource != "" {
+			for _, e := range a.entriesFor(resource) {
+				if err != nil && errors.Is(err, oauth.ErrDeclined) {
+					e.auth.Decline(err)
+				} else if err == nil {
+					_, _ = e.auth.ReloadGrant(ctx)
+				}
+			}
+		}
+		b, _ := json.Marshal(r)
+		return string(b), nil
 	}), nil
+}
+
+// entriesFor returns the clients with an OAuth handler for resource.
+func (a *app) entriesFor(resource string) []*clientEntry {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []*clientEntry
+	for _, e := range a.clients {
+		if e.auth != nil && e.auth.Resource() == resource {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// clientSecret finds the secret of a pre-registered confidential client
+// among this page's clients, for finishing a redirect-mode flow.
+func (a *app) clientSecret(issuer, clientID string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, e := range a.clients {
+		if e.clientID == clientID && e.clientSecret != "" {
+			return e.clientSecret
+		}
+	}
+	return ""
 }
 
 func (a *app) clearStorage([]jsbridge.Value) (any, error) {
@@ -139,7 +194,7 @@ func (a *app) newClient(args []jsbridge.Value) (any, error) {
 		Hints:         a.hints,
 		OnEvent:       func(e mcpclient.Event) { emit(e.Type, e.Data) },
 	}
-	entry := &clientEntry{host: host}
+	entry := &clientEntry{host: host, clientID: o.ClientID, clientSecret: o.ClientSecret}
 	if !o.HasAccessToken {
 		h, err := a.newAuth(url, o.ClientName, o.authOptions, host, func() *mcpclient.Client { return entry.c }, emit)
 		if err != nil {
@@ -362,7 +417,9 @@ func (a *app) peer(ctx context.Context, e *clientEntry, kind string) error {
 	if e.auth == nil {
 		return nil
 	}
-	e.auth.Reload()
+	if _, err := e.auth.ReloadGrant(ctx); err != nil {
+		return err
+	}
 	switch kind {
 	case "grant":
 		// The loader reconnects a client that waited for a login, with its

@@ -133,14 +133,27 @@ class MCP {
   #go;
   #clients = new Set();
   #receiver;
+  #deliverURL;
   constructor(api, go, wasmURL, grants) {
     this.#api = api;
     this.#go = go;
     /** The module's version string. */
     this.version = api.version;
     Object.defineProperty(this, "wasmURL", { value: wasmURL.href });
+    this.#deliverURL = async (url) => {
+      const p = api.deliver(url);
+      if (p instanceof Error) throw p;
+      const r = JSON.parse(await p);
+      if (r.taken && r.resource && !r.error) {
+        // A sign-in finished from storage (redirect return): clients of this
+        // page waiting for it connect now. Other tabs hear the grant notice.
+        for (const c of this.#clients) c._peer("grant", r.resource);
+      }
+      return r;
+    };
     const deliver = async (url) => {
-      if (!(await api.deliver(url))) throw new Error("no sign-in of this page waits for that state");
+      const r = await this.#deliverURL(url);
+      if (!r.taken) throw new Error(r.error?.message ?? "no sign-in of this page waits for that state");
     };
     this.#receiver = typeof window !== "undefined" ? new CallbackReceiver(deliver) : null;
     // Other tabs' new grants and logouts, for this page's clients of the same server.
@@ -163,9 +176,9 @@ class MCP {
       sessionStorage.removeItem(CALLBACK_KEY);
     }
     if (typeof url !== "string" && !(url instanceof URL)) throw invalid("handleCallback(): url must be a string or URL");
-    const r = this.#api.deliver(String(url));
-    if (r instanceof Error) throw r;
-    return await r;
+    const r = await this.#deliverURL(String(url));
+    if (r.error && r.error.code !== "state_mismatch") console.warn(`mcp: handleCallback: ${r.error.message}`);
+    return r.taken;
   }
 
   /** Removes every stored grant, client registration and cached metadata of this origin. */
