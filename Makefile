@@ -9,7 +9,7 @@ WASMFLAGS := -trimpath -ldflags="-s -w -X main.version=$(VERSION)"
 GOSRC     := $(shell find . -name '*.go' -not -path './e2e/*' -not -path './node_modules/*' 2>/dev/null) go.mod go.sum
 ADDR      ?= 127.0.0.1:8080
 
-.PHONY: all build run test unit wasmtest e2e deps vet types conformance-native clean
+.PHONY: all build run test unit wasmtest e2e deps vet types conformance-native bench clean
 
 all: build
 
@@ -57,6 +57,10 @@ e2e: build
 ## conformance-native: the official MCP conformance suite (auth + backcompat) against oauth/, natively
 conformance-native:
 	scripts/conformance-native.sh
+
+## bench: payload, start-up, connect and call latency vs the TypeScript SDK and native go-sdk, in Chromium; writes BENCHMARKS.md
+bench:
+	scripts/bench.sh
 
 clean:
 	rm -f web/mcp.wasm web/mcp.wasm.gz web/mcp.wasm.br web/wasm_exec.js

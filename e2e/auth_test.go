@@ -543,3 +543,95 @@ func TestRedirectModeCompletes(t *testing.T) {
 		t.Errorf("token exchanges = %d; want 1", n)
 	}
 }
+
+func TestAbortClosesThePopupAndReleases(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	popups := e.expectPopup()
+	e.eval(fmt.Sprintf(`(() => {
+		window.c = mcp.client(%q);
+		window.ac = new AbortController();
+		window.result = null;
+	})()`, e.MCPURL), nil)
+	e.gesture(`void c.authorize({ signal: ac.signal }).then(() => { result = { ok: true }; },
+		(e) => { result = { error: { code: e.code, message: e.message }, state: c.state }; })`)
+	popup := e.popup(popups)
+	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
+		t.Fatal(err)
+	}
+	e.eval(`ac.abort()`, nil)
+	r := e.awaitLogin()
+	if r.Error == nil || r.Error.Code != "aborted" {
+		t.Fatalf("aborted authorize() = %+v; want aborted", r)
+	}
+	// The popup is closed by the page.
+	e.waitFor("the popup to close", func() bool {
+		targets, err := chromedp.Targets(e.ctx)
+		if err != nil {
+			return false
+		}
+		for _, ti := range targets {
+			if ti.Type == "page" && strings.Contains(ti.URL, "/authorize") {
+				return false
+			}
+		}
+		return true
+	})
+	// Nothing stays locked: the next attempt is not refused as busy.
+	popups = e.expectPopup()
+	e.gesture(`void (result = null, c.authorize().then(() => { result = { ok: true, state: c.state }; },
+		(e) => { result = { error: { code: e.code, message: e.message }, state: c.state }; }))`)
+	e.consent(e.popup(popups), "approve")
+	if r := e.awaitLogin(); !r.OK || r.State != "connected" {
+		t.Fatalf("authorize() after an abort = %+v; want connected", r)
+	}
+}
+
+func TestAuthTimeoutEndsAnUnfinishedLogin(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	popups := e.expectPopup()
+	e.startLogin(`{ authTimeoutMs: 1500 }`)
+	e.popup(popups) // opened, and left alone
+	r := e.awaitLogin()
+	if r.Error == nil || r.Error.Code != "timeout" {
+		t.Fatalf("a login nobody finishes: %+v; want timeout", r)
+	}
+	t.Logf("unfinished login ended: %s (%s), state %s", r.Error.Code, r.Error.Message, r.State)
+}
+
+func TestOtherTabsFollowSignInAndSignOut(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	// Tab B waits for a login.
+	tabB := newBareEnv(t, e.PageURL)
+	var pre string
+	tabB.eval(fmt.Sprintf(`(async () => {
+		const m = await import("/mcp.js");
+		window.mcp = await m.load();
+		window.c = mcp.client(%q);
+		return c.connect().then(() => "connected", (e) => e.code);
+	})()`, e.MCPURL), &pre)
+	if pre != "auth_required" {
+		t.Fatalf("tab B before any login: %q", pre)
+	}
+	// Tab A signs in; tab B connects without a popup.
+	popups := e.expectPopup()
+	e.startLogin(`{}`)
+	e.consent(e.popup(popups), "approve")
+	if r := e.awaitLogin(); !r.OK {
+		t.Fatalf("login in tab A: %+v", r)
+	}
+	tabB.waitFor("tab B to connect with tab A's grant", func() bool {
+		var s string
+		_ = tabB.tryEval(`c.state`, &s)
+		return s == "connected"
+	})
+	// Tab A signs out; tab B's session ends too.
+	e.eval(`c.logout()`, nil)
+	tabB.waitFor("tab B to follow the sign-out", func() bool {
+		var s string
+		_ = tabB.tryEval(`c.state`, &s)
+		return s == "needs_auth"
+	})
+	if n := e.AS.Count("authorize"); n != 1 {
+		t.Errorf("authorization requests = %d; want 1 (tab B never opened a popup)", n)
+	}
+}
