@@ -30,6 +30,18 @@ func (e *authEnv) startLogin(clientOpts string) {
 		(e) => { result = { error: { name: e.name, code: e.code, status: e.status ?? 0, message: e.message }, state: c.state }; }))`)
 }
 
+// signIn creates window.c with clientOpts and signs in through the popup
+// (Approve), failing the test unless it ends connected.
+func (e *authEnv) signIn(clientOpts string) {
+	e.t.Helper()
+	popups := e.expectPopup()
+	e.startLogin(clientOpts)
+	e.consent(e.popup(popups), "approve")
+	if r := e.awaitLogin(); !r.OK || r.State != "connected" {
+		e.t.Fatalf("sign-in: %+v; want connected", r)
+	}
+}
+
 // loginResult waits for window.result.
 type loginResult struct {
 	OK    bool   `json:"ok"`
@@ -236,12 +248,7 @@ func TestReplayedCallbackIsRejected(t *testing.T) {
 	// Record what the callback page relays, as an attacker on the same
 	// machine might have seen the URL.
 	e.eval(`(() => { new BroadcastChannel("mcpwasm-oauth").onmessage = (ev) => { window.relayed = ev.data.url; }; })()`, nil)
-	popups := e.expectPopup()
-	e.startLogin(`{}`)
-	e.consent(e.popup(popups), "approve")
-	if r := e.awaitLogin(); !r.OK {
-		t.Fatalf("login: %+v", r)
-	}
+	e.signIn(`{}`)
 	tokens := e.AS.Count("token_code")
 	var replay struct {
 		Taken   bool   `json:"taken"`
@@ -306,12 +313,7 @@ func TestForgedMessageFromAnotherOriginIsIgnored(t *testing.T) {
 
 func TestLogoutRevokesAndEmptiesStorage(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{})
-	popups := e.expectPopup()
-	e.startLogin(`{}`)
-	e.consent(e.popup(popups), "approve")
-	if r := e.awaitLogin(); !r.OK {
-		t.Fatalf("login: %+v", r)
-	}
+	e.signIn(`{}`)
 	var got struct {
 		State  string `json:"state"`
 		Grants int    `json:"grants"`
@@ -338,12 +340,7 @@ func TestLogoutRevokesAndEmptiesStorage(t *testing.T) {
 
 func TestStoredGrantIsNotPlaintext(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{})
-	popups := e.expectPopup()
-	e.startLogin(`{}`)
-	e.consent(e.popup(popups), "approve")
-	if r := e.awaitLogin(); !r.OK {
-		t.Fatalf("login: %+v", r)
-	}
+	e.signIn(`{}`)
 	// Dump every record of every store, binary fields as latin1 strings and
 	// as base64, and look for token material.
 	var dump string
@@ -403,12 +400,7 @@ func TestIndexedDBUnavailableFallsBackToMemory(t *testing.T) {
 
 func TestStepUpOnScopedTool(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{ScopedTool: "add"})
-	popups := e.expectPopup()
-	e.startLogin(`{ interactive: true }`)
-	e.consent(e.popup(popups), "approve")
-	if r := e.awaitLogin(); !r.OK {
-		t.Fatalf("login: %+v", r)
-	}
+	e.signIn(`{ interactive: true }`)
 	// echo needs only the base scope.
 	var echo string
 	e.eval(`(async () => (await c.callTool("echo", { text: "base scope" })).content[0].text)()`, &echo)
@@ -417,7 +409,7 @@ func TestStepUpOnScopedTool(t *testing.T) {
 	}
 	// add needs mcp:admin: 403 insufficient_scope → a second consent with
 	// the union of scopes → the call is retried and succeeds.
-	popups = e.expectPopup()
+	popups := e.expectPopup()
 	e.gesture(`void (window.stepped = null, c.callTool("add", { a: 20, b: 22 }).then(
 		(r) => { stepped = { sum: r.structuredContent?.sum }; }, (e) => { stepped = { code: e.code, message: e.message }; }))`)
 	e.consent(e.popup(popups), "approve")
@@ -440,12 +432,7 @@ func TestStepUpOnScopedTool(t *testing.T) {
 func TestShortLivedTokenRefreshesSilently(t *testing.T) {
 	// Tokens live 13 s and are refreshed 10 s before expiry: fresh for 3 s.
 	e := newAuthEnv(t, devserver.AuthConfig{TokenTTL: 13 * time.Second})
-	popups := e.expectPopup()
-	e.startLogin(`{}`)
-	e.consent(e.popup(popups), "approve")
-	if r := e.awaitLogin(); !r.OK {
-		t.Fatalf("login: %+v", r)
-	}
+	e.signIn(`{}`)
 	time.Sleep(3500 * time.Millisecond)
 	var sum float64
 	e.eval(`(async () => (await c.callTool("add", { a: 1, b: 1 })).structuredContent.sum)()`, &sum)
@@ -462,12 +449,7 @@ func TestShortLivedTokenRefreshesSilently(t *testing.T) {
 
 func TestTwoTabsRefreshOnce(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{TokenTTL: 13 * time.Second})
-	popups := e.expectPopup()
-	e.startLogin(`{}`)
-	e.consent(e.popup(popups), "approve")
-	if r := e.awaitLogin(); !r.OK {
-		t.Fatalf("login: %+v", r)
-	}
+	e.signIn(`{}`)
 	// A second tab of the same app picks the grant up from IndexedDB.
 	tab2 := newBareEnv(t, e.PageURL)
 	tab2.eval(fmt.Sprintf(`(async () => {
@@ -613,12 +595,7 @@ func TestOtherTabsFollowSignInAndSignOut(t *testing.T) {
 		t.Fatalf("tab B before any login: %q", pre)
 	}
 	// Tab A signs in; tab B connects without a popup.
-	popups := e.expectPopup()
-	e.startLogin(`{}`)
-	e.consent(e.popup(popups), "approve")
-	if r := e.awaitLogin(); !r.OK {
-		t.Fatalf("login in tab A: %+v", r)
-	}
+	e.signIn(`{}`)
 	tabB.waitFor("tab B to connect with tab A's grant", func() bool {
 		var s string
 		_ = tabB.tryEval(`c.state`, &s)

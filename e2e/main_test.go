@@ -11,10 +11,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +20,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/internal/headless"
+	"github.com/mcpwasm/mcpwasm/internal/webbuild"
 	"github.com/mcpwasm/mcpwasm/webserve"
 )
 
@@ -49,73 +49,26 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(webDir)
 
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: Chromium not found at %s (set CHROMIUM, or run scripts/install-deps.sh): the e2e tests cannot run\n", chromium)
-		return 1
-	}
-	profile, err := os.MkdirTemp("", "e2e-chromium-")
+	b, err := headless.Start()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "e2e: the tests cannot run:", err)
 		return 1
 	}
-	defer os.RemoveAll(profile)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profile),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
-		chromedp.WindowSize(1280, 900),
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	// Start the browser; no timeout on the first Do (it would kill it).
-	if err := chromedp.Do(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: starting Chromium:", err)
-		return 1
-	}
-	browserCtx = ctx
+	defer b.Close()
+	browserCtx = b.Ctx
 	return m.Run()
 }
 
-// buildWeb copies web/ to a temporary directory and builds the wasm module
-// and wasm_exec.js into it, so the tests always run this tree's code.
+// buildWeb builds web/ with this tree's wasm module into a temporary
+// directory, gzip-precompressed as make build does.
 func buildWeb() (string, error) {
 	dir, err := os.MkdirTemp("", "e2e-web-")
 	if err != nil {
 		return "", err
 	}
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(repoRoot, "web"))); err != nil {
+	if err := webbuild.Build(repoRoot, dir, "-trimpath", "-ldflags=-s -w -X main.version=e2e"); err != nil {
 		return "", err
 	}
-	for _, f := range []string{"mcp.wasm", "mcp.wasm.gz", "mcp.wasm.br"} {
-		os.Remove(filepath.Join(dir, f))
-	}
-	goroot := strings.TrimSpace(runOut("go", "env", "GOROOT"))
-	execJS, err := os.ReadFile(filepath.Join(goroot, "lib", "wasm", "wasm_exec.js"))
-	if err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "wasm_exec.js"), execJS, 0o644); err != nil {
-		return "", err
-	}
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w -X main.version=e2e", "-o", filepath.Join(dir, "mcp.wasm"), "./wasm")
-	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%v\n%s", err, out)
-	}
-	// Precompressed, as make build does: the page gets it gzip-encoded.
 	if err := gzipFile(filepath.Join(dir, "mcp.wasm")); err != nil {
 		return "", err
 	}
@@ -139,11 +92,6 @@ func gzipFile(name string) error {
 		return err
 	}
 	return f.Close()
-}
-
-func runOut(name string, args ...string) string {
-	out, _ := exec.Command(name, args...).Output()
-	return string(out)
 }
 
 // env is one test's world: the page origin and a demo MCP server origin.

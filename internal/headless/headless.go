@@ -1,0 +1,84 @@
+// Package headless starts the headless Chromium that the e2e tests, the
+// benchmark and the browser conformance client drive, with the flags this
+// closed network needs (no background networking, no QUIC, no component
+// updates, no sync) and a fresh profile.
+package headless
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Path is the browser to run: $CHROMIUM, else Debian's /usr/bin/chromium.
+func Path() string {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
+}
+
+// Browser is a running headless Chromium.
+type Browser struct {
+	// Ctx is the browser's first tab; chromedp.NewContext(Ctx) opens more.
+	Ctx context.Context
+	// Version is what the browser says of itself.
+	Version string
+
+	cancel  func()
+	profile string
+}
+
+// Start starts Chromium at Path() with a fresh profile; extra flags follow
+// the defaults (for example chromedp.Flag("disable-web-security", true)).
+// The caller must Close it.
+func Start(extra ...chromedp.ExecAllocatorOption) (*Browser, error) {
+	path := Path()
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("headless: Chromium not found at %s (set CHROMIUM, or run scripts/install-deps.sh)", path)
+	}
+	profile, err := os.MkdirTemp("", "mcpwasm-chromium-")
+	if err != nil {
+		return nil, err
+	}
+	opts := append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profile),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
+		chromedp.WindowSize(1280, 900),
+	}, extra...)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	// Start the browser; no timeout on the first Do (it would kill it).
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		cancelAlloc()
+		os.RemoveAll(profile)
+		return nil, fmt.Errorf("headless: starting %s: %w", path, err)
+	}
+	out, _ := exec.Command(path, "--version").Output()
+	return &Browser{
+		Ctx:     ctx,
+		Version: strings.TrimSpace(string(out)),
+		cancel:  func() { cancel(); cancelAlloc() },
+		profile: profile,
+	}, nil
+}
+
+// Close stops the browser and removes its profile.
+func (b *Browser) Close() {
+	b.cancel()
+	os.RemoveAll(b.profile)
+}
