@@ -424,6 +424,11 @@ func TestStepUpOnScopedTool(t *testing.T) {
 	if got.Sum != 42 {
 		t.Fatalf("add after step-up = %+v; want sum 42", got)
 	}
+	var st string
+	e.eval(`c.state`, &st)
+	if st != "connected" {
+		t.Errorf("client.state after a successful step-up = %q; want connected", st)
+	}
 	if n := e.AS.Count("token_code"); n != 2 {
 		t.Errorf("token exchanges = %d; want 2 (login + step-up)", n)
 	}

@@ -49,7 +49,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(webDir)
 
-	b, err := headless.Start()
+	b, err := headless.Start(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: the tests cannot run:", err)
 		return 1

@@ -189,6 +189,25 @@ func (c *Client) setState(s State, err error) {
 // SetState lets an auth layer report needs_auth, authorizing or declined.
 func (c *Client) SetState(s State, err error) { c.setState(s, err) }
 
+// AuthSettled tells the client that a sign-in ended well: it leaves
+// needs_auth/authorizing for connected while a session is live, or for
+// connecting while a connect runs.
+func (c *Client) AuthSettled() {
+	c.mu.Lock()
+	var s State
+	switch {
+	case c.closing:
+	case c.session != nil:
+		s = StateConnected
+	case c.connecting != nil:
+		s = StateConnecting
+	}
+	c.mu.Unlock()
+	if s != "" {
+		c.setState(s, nil)
+	}
+}
+
 func (c *Client) emit(typ string, data any) {
 	if c.opts.OnEvent != nil {
 		c.opts.OnEvent(Event{Type: typ, Data: data})
@@ -564,6 +583,14 @@ func AsError(err error) *Error {
 	}
 }
 
+// insufficient reports whether a 403 carried error="insufficient_scope"
+// (readable only when the server exposes WWW-Authenticate to the page).
+func (r *record) insufficient() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.scope
+}
+
 // classify turns an error from go-sdk into one with a JSAPI.md code, using
 // what rec saw on the wire. Errors that already carry a code keep it.
 func classify(err error, rec *record) error {
@@ -587,9 +614,11 @@ func classify(err error, rec *record) error {
 	}
 	if status != 0 {
 		code := mcperr.HTTP
-		switch status {
-		case http.StatusUnauthorized:
+		switch {
+		case status == http.StatusUnauthorized:
 			code = mcperr.AuthRequired
+		case status == http.StatusForbidden && rec.insufficient():
+			code = mcperr.InsufficientScope
 		}
 		return &mcperr.Error{Code: code, Status: status, Msg: fmt.Sprintf("mcp: the server answered HTTP %d %s", status, http.StatusText(status)), Err: err}
 	}

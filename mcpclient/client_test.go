@@ -366,3 +366,17 @@ func TestSSETapLimits(t *testing.T) {
 type nopCloser struct{ *strings.Reader }
 
 func (nopCloser) Close() error { return nil }
+
+func TestInsufficientScopeIsReported(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="admin"`)
+		http.Error(w, "forbidden", http.StatusForbidden)
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv.URL+"/mcp", Options{Transport: TransportStreamable})
+	err := c.Connect(ctxT(t), ConnectOptions{})
+	wantCode(t, err, mcperr.InsufficientScope)
+	if got := mcperr.StatusOf(err); got != http.StatusForbidden {
+		t.Errorf("status = %d; want 403", got)
+	}
+}

@@ -49,6 +49,9 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	rec.response(req.Method, resp.StatusCode)
+	if resp.StatusCode == http.StatusForbidden && strings.Contains(resp.Header.Get("WWW-Authenticate"), "insufficient_scope") {
+		rec.insufficientScope()
+	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		resp.Body = &sseTap{rc: resp.Body, taps: t.taps}
 	}
@@ -69,6 +72,7 @@ type record struct {
 	method    string // method of that request
 	netErr    error  // last transport error
 	postCodes []int  // statuses of POST requests, in order
+	scope     bool   // a 403 said error="insufficient_scope"
 }
 
 type recordKey struct{}
@@ -105,6 +109,15 @@ func (r *record) response(method string, status int) {
 	if status < 200 || status > 299 {
 		r.status, r.method = status, method
 	}
+}
+
+func (r *record) insufficientScope() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.scope = true
 }
 
 func (r *record) snapshot() (status int, netErr error, firstPOST int) {

@@ -259,6 +259,8 @@ func (a *app) newAuth(url, clientName string, o authOptions, host jsbridge.Value
 					cl.SetState(mcpclient.StateAuthorizing, nil)
 				case oauth.StateDeclined:
 					cl.SetState(mcpclient.StateDeclined, e.Err)
+				case oauth.StateAuthorized:
+					cl.AuthSettled()
 				}
 			}
 		},

@@ -35,8 +35,8 @@ type Browser struct {
 
 // Start starts Chromium at Path() with a fresh profile; extra flags follow
 // the defaults (for example chromedp.Flag("disable-web-security", true)).
-// The caller must Close it.
-func Start(extra ...chromedp.ExecAllocatorOption) (*Browser, error) {
+// Cancelling ctx stops the browser; the caller must Close it either way.
+func Start(ctx context.Context, extra ...chromedp.ExecAllocatorOption) (*Browser, error) {
 	path := Path()
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("headless: Chromium not found at %s (set CHROMIUM, or run scripts/install-deps.sh)", path)
@@ -59,10 +59,10 @@ func Start(extra ...chromedp.ExecAllocatorOption) (*Browser, error) {
 		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
 		chromedp.WindowSize(1280, 900),
 	}, extra...)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	tab, cancel := chromedp.NewContext(allocCtx)
 	// Start the browser; no timeout on the first Do (it would kill it).
-	if err := chromedp.Do(ctx); err != nil {
+	if err := chromedp.Do(tab); err != nil {
 		cancel()
 		cancelAlloc()
 		os.RemoveAll(profile)
@@ -70,7 +70,7 @@ func Start(extra ...chromedp.ExecAllocatorOption) (*Browser, error) {
 	}
 	out, _ := exec.Command(path, "--version").Output()
 	return &Browser{
-		Ctx:     ctx,
+		Ctx:     tab,
 		Version: strings.TrimSpace(string(out)),
 		cancel:  func() { cancel(); cancelAlloc() },
 		profile: profile,

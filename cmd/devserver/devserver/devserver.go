@@ -78,6 +78,8 @@ type AuthConfig struct {
 	ScopedTool string
 	// TokenTTL is the access-token lifetime; zero means one hour.
 	TokenTTL time.Duration
+	// AutoApprove skips the consent page (benchmarks; never a person).
+	AutoApprove bool
 }
 
 // PageConfig is what the page origin serves at [ConfigPath].
@@ -126,6 +128,7 @@ func Handlers(cfg Config, page PageConfig) []Origin {
 		Issuer:         page.ASURL,
 		Resources:      []string{page.MCPURL},
 		COOP:           cfg.Auth.COOP,
+		AutoApprove:    cfg.Auth.AutoApprove,
 		AccessTokenTTL: cfg.Auth.TokenTTL,
 		CORS:           cfg.DemoOptions.CORS,
 		Logger:         cfg.Logger,

@@ -1,0 +1,325 @@
+// Command bench measures what a page pays for mcpwasm, side by side with the
+// official TypeScript SDK client in the same Chromium against the same demo
+// MCP server, and a native go-sdk client as the floor (issue 5): payload,
+// start-up, connect, callTool latency and throughput, memory. It builds what
+// it needs, serves it on loopback, drives headless Chromium with chromedp,
+// prints a Markdown report and writes it to BENCHMARKS.md.
+//
+//	scripts/bench.sh            # installs the pinned npm packages, then:
+//	go run ./bench -out BENCHMARKS.md
+//
+// Every figure is a median over -runs runs after a warm-up run, with min and
+// max; the clients alternate within each run (the order rotates from run to
+// run) and ratios are taken per run, then their median is reported.
+package main
+
+import (
+	"embed"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/internal/webbuild"
+)
+
+//go:embed pages
+var pages embed.FS
+
+type config struct {
+	runs, calls, warmCalls, workers, concCalls int
+	out, root                                  string
+	also                                       []variant
+	quick, jsonResponse                        bool
+}
+
+// variant is another source tree whose wasm module is benchmarked as one
+// more client, for before/after comparisons in the same run.
+type variant struct{ name, dir string }
+
+type alsoFlag []variant
+
+func (a *alsoFlag) String() string { return "" }
+func (a *alsoFlag) Set(s string) error {
+	name, dir, ok := strings.Cut(s, "=")
+	if !ok || name == "" || dir == "" {
+		return fmt.Errorf("want NAME=DIR")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	*a = append(*a, variant{name, abs})
+	return nil
+}
+
+func main() {
+	var cfg config
+	var also alsoFlag
+	flag.IntVar(&cfg.runs, "runs", 5, "measured runs (after one warm-up run)")
+	flag.IntVar(&cfg.calls, "calls", 500, "sequential callTool calls per run")
+	flag.IntVar(&cfg.warmCalls, "warm-calls", 50, "calls before the timed sequential calls")
+	flag.IntVar(&cfg.workers, "workers", 8, "concurrent callers for the throughput figure")
+	flag.IntVar(&cfg.concCalls, "conc-calls", 400, "calls shared by the concurrent callers")
+	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "report file (empty: print only)")
+	flag.BoolVar(&cfg.quick, "quick", false, "skip the no-flags and wasm-opt builds")
+	flag.BoolVar(&cfg.jsonResponse, "json-response", false, "serve the demo with application/json POST responses instead of SSE")
+	flag.Var(&also, "also", "NAME=DIR: also benchmark the wasm module built from the source tree DIR (repeatable)")
+	flag.Parse()
+	cfg.also = also
+	_, file, _, _ := runtime.Caller(0)
+	cfg.root = filepath.Dir(filepath.Dir(file))
+	if err := run(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+// clientDef is one column of the table.
+type clientDef struct {
+	key, label string
+	page       string // path on the page origin; "" for the native client
+	asset      string // file whose download is measured
+}
+
+func run(cfg config) error {
+	start := time.Now()
+	rep := &report{cfg: cfg, start: start}
+	tmp, err := os.MkdirTemp("", "bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	webDir := filepath.Join(tmp, "web")
+	benchDir := filepath.Join(cfg.root, "bench")
+
+	// Build: the module as `make build` does, the TS SDK bundle, variants.
+	logf("building")
+	if err := copyWeb(cfg.root, webDir); err != nil {
+		return err
+	}
+	wasm := filepath.Join(webDir, "mcp.wasm")
+	if err := webbuild.BuildWasm(cfg.root, wasm, wasmFlags...); err != nil {
+		return err
+	}
+	if err := esbuild(benchDir, filepath.Join(webDir, "ts-client.js")); err != nil {
+		return err
+	}
+	comp := newCompressor()
+	comp.start(wasm)
+	comp.start(filepath.Join(webDir, "ts-client.js"))
+	builds := []build{{label: "`-trimpath -ldflags=\"-s -w\"` (make build)", file: wasm}}
+	clients := []clientDef{{"a", "(a) mcpwasm", "/wasm.html", "mcp.wasm"}}
+	for _, v := range cfg.also {
+		dir := filepath.Join(webDir, "v", v.name)
+		if err := copyWeb(v.dir, dir); err != nil {
+			return err
+		}
+		w := filepath.Join(dir, "mcp.wasm")
+		if err := webbuild.BuildWasm(v.dir, w, wasmFlags...); err != nil {
+			return err
+		}
+		comp.start(w)
+		builds = append(builds, build{label: "variant " + v.name + " (" + v.dir + ", make build flags)", file: w})
+		clients = append(clients, clientDef{"a:" + v.name, "(a·" + v.name + ")", "/v/" + v.name + "/wasm.html", "mcp.wasm"})
+	}
+	clients = append(clients,
+		clientDef{"b", "(b) TS SDK", "/ts.html", "ts-client.js"},
+		clientDef{"c", "(c) go-sdk native", "", ""})
+	unstripped := filepath.Join(tmp, "nm", "mcp.wasm")
+	os.MkdirAll(filepath.Dir(unstripped), 0o755)
+	if err := webbuild.BuildWasm(cfg.root, unstripped); err != nil {
+		return err
+	}
+	var optDir string
+	if !cfg.quick {
+		comp.start(unstripped)
+		builds = append([]build{{label: "`go build` (no flags)", file: unstripped}}, builds...)
+		if _, err := lookPath("wasm-opt"); err == nil {
+			optDir = filepath.Join(webDir, "v", "wasmopt")
+			if err := copyWeb(cfg.root, optDir); err != nil {
+				return err
+			}
+			o := filepath.Join(optDir, "mcp.wasm")
+			logf("wasm-opt -Oz (about 40 s)")
+			if err := wasmOpt(wasm, o); err != nil {
+				builds = append(builds, build{label: "+ `wasm-opt -Oz`", note: err.Error()})
+				optDir = ""
+			} else {
+				comp.start(o)
+				builds = append(builds, build{label: "+ `wasm-opt -Oz` (binaryen " + strings.TrimSpace(strings.TrimPrefix(output("wasm-opt", "--version"), "wasm-opt version")) + ")", file: o})
+			}
+		} else {
+			builds = append(builds, build{label: "+ `wasm-opt -Oz`", note: "not measured: wasm-opt (Debian binaryen) is not installed"})
+		}
+	}
+	rep.builds = builds
+	if rep.nm, rep.codeBytes, rep.dataBytes, err = wasmFuncSizes(unstripped); err != nil {
+		return err
+	}
+	logf("compressing (brotli -q 11 is slow; results are cached by content hash)")
+	if err := comp.wait(); err != nil {
+		return err
+	}
+	rep.tsBundle = sizesOf(filepath.Join(webDir, "ts-client.js"))
+	for i := range rep.builds {
+		if rep.builds[i].file != "" {
+			rep.builds[i].sizes = sizesOf(rep.builds[i].file)
+		}
+	}
+	rep.buildDone = time.Since(start)
+
+	srv, err := startServers(webDir, cfg.jsonResponse)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	br, err := startBrowser() // $CHROMIUM or /usr/bin/chromium
+	if err != nil {
+		return err
+	}
+	defer br.Close()
+	rep.chromium = br.Version
+	rep.clients = clients
+	rep.data = map[string]map[string][]float64{}
+	rep.counts = map[string]map[string]map[string]int{}
+	rep.assetHow = map[string]map[string]string{}
+
+	if optDir != "" {
+		rep.optCheck = verifyOpt(br, srv, cfg)
+	}
+
+	for r := 0; r <= cfg.runs; r++ {
+		warm := r == 0
+		if warm {
+			logf("warm-up run")
+		} else {
+			logf("run %d/%d", r, cfg.runs)
+		}
+		order := rotate(clients, r)
+		// Start-up and download: browser clients only.
+		for _, c := range order {
+			if c.page == "" {
+				continue
+			}
+			cold, err := br.visitPage(srv.PageURL+c.page, c.asset, true)
+			if err != nil {
+				return fmt.Errorf("%s cold visit: %v", c.label, err)
+			}
+			rep.assetAdd(c.key, "cold", cold.AssetHow)
+			again, err := br.visitPage(srv.PageURL+c.page, c.asset, false)
+			if err != nil {
+				return fmt.Errorf("%s repeat visit: %v", c.label, err)
+			}
+			rep.assetAdd(c.key, "warm", again.AssetHow)
+			if !warm {
+				rep.add(c.key, "coldMs", cold.ReadyMs)
+				rep.add(c.key, "warmMs", again.ReadyMs)
+				rep.add(c.key, "coldAsset", float64(cold.AssetBody))
+				rep.add(c.key, "warmAsset", float64(again.AssetBody))
+				rep.add(c.key, "coldTotal", float64(cold.TotalBytes))
+				rep.add(c.key, "warmTotal", float64(again.TotalBytes))
+			}
+		}
+		// Connect and calls.
+		for _, c := range order {
+			var s session
+			var err error
+			if c.page == "" {
+				s, err = runNative(srv.MCPURL, srv, cfg)
+			} else {
+				s, err = br.runBrowserClient(srv.PageURL+c.page, srv.MCPURL, srv, cfg)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %v", c.label, err)
+			}
+			if warm {
+				continue
+			}
+			rep.add(c.key, "connectMs", s.ConnectMs)
+			rep.add(c.key, "reconnectMs", s.ReconnectMs)
+			rep.add(c.key, "p50", percentile(s.Calls, 50))
+			rep.add(c.key, "p95", percentile(s.Calls, 95))
+			rep.add(c.key, "tput", float64(cfg.concCalls)/(s.ConcMs/1000))
+			if c.page != "" {
+				rep.add(c.key, "wasmMem", s.WasmMem)
+				rep.add(c.key, "heap", s.Heap)
+			}
+			rep.setCounts(c.key, "connect", s.ConnectN)
+			rep.setCounts(c.key, "reconnect", s.ReconnectN)
+		}
+	}
+	// OAuth: a sign-in through the popup, then a reload that connects with
+	// the stored grant; its own servers, alternated with nothing else.
+	asrv, err := startAuthServers(webDir)
+	if err != nil {
+		return err
+	}
+	defer asrv.Close()
+	for r := 0; r <= cfg.runs; r++ {
+		s, err := br.runStoredGrant(asrv)
+		if err != nil {
+			return fmt.Errorf("OAuth phase: %v", err)
+		}
+		if r == 0 {
+			continue // warm-up
+		}
+		rep.add("a", "loginMs", s.LoginMs)
+		rep.add("a", "storedMs", s.StoredMs)
+		rep.setCounts("a", "login", s.LoginN)
+		rep.setCounts("a", "stored", s.StoredN)
+	}
+	rep.elapsed = time.Since(start)
+	md := rep.markdown()
+	fmt.Print(md)
+	if cfg.out != "" {
+		out := cfg.out
+		if !filepath.IsAbs(out) {
+			out = filepath.Join(cfg.root, out)
+		}
+		if err := os.WriteFile(out, []byte(md), 0o644); err != nil {
+			return err
+		}
+		logf("wrote %s in %s", out, rep.elapsed.Round(time.Second))
+	}
+	return nil
+}
+
+func rotate(cs []clientDef, r int) []clientDef {
+	out := make([]clientDef, 0, len(cs))
+	for i := range cs {
+		out = append(out, cs[(i+r)%len(cs)])
+	}
+	return out
+}
+
+// verifyOpt checks that the wasm-opt module works in Chromium: it loads,
+// connects and answers calls correctly (the harness checks the echo).
+func verifyOpt(br *browser, srv *servers, cfg config) string {
+	small := cfg
+	small.calls, small.warmCalls, small.concCalls = 100, 10, 80
+	v, err := br.visitPage(srv.PageURL+"/v/wasmopt/wasm.html", "mcp.wasm", true)
+	if err != nil {
+		return "FAILED to load: " + err.Error()
+	}
+	s, err := br.runBrowserClient(srv.PageURL+"/v/wasmopt/wasm.html", srv.MCPURL, srv, small)
+	if err != nil {
+		return "FAILED: " + err.Error()
+	}
+	return fmt.Sprintf("works in Chromium (loaded, connected, %d+%d echo calls checked; one run: cold start %.0f ms, callTool p50 %.2f ms)",
+		small.calls, small.concCalls, v.ReadyMs, percentile(s.Calls, 50))
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/mcpwasm/mcpwasm/cmd/devserver/devserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/internal/cors"
+)
+
+// counter counts the requests an origin receives, by kind: discovery,
+// registration, token (the OAuth kinds, zero until issue 6 wires the
+// authorization server in) and MCP, the latter split by HTTP method and
+// JSON-RPC method so the extra round trips are visible.
+type counter struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+func (c *counter) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = map[string]int{}
+}
+
+func (c *counter) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.m))
+	for k, v := range c.m {
+		out[k] = v
+	}
+	return out
+}
+
+func (c *counter) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		kind := requestKind(r)
+		c.mu.Lock()
+		if c.m == nil {
+			c.m = map[string]int{}
+		}
+		c.m[kind]++
+		c.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// requestKind classifies r; it peeks at a POST body for the JSON-RPC method
+// and puts the body back.
+func requestKind(r *http.Request) string {
+	p := r.URL.Path
+	switch {
+	case strings.HasPrefix(p, "/.well-known/"):
+		return "discovery"
+	case strings.HasSuffix(p, "/register"):
+		return "registration"
+	case strings.HasSuffix(p, "/token"):
+		return "token"
+	case p == "/authorize" || p == "/consent":
+		return "authorize"
+	}
+	switch r.Method {
+	case http.MethodOptions:
+		return "MCP preflight"
+	case http.MethodPost:
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		var msg struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(b, &msg) == nil && msg.Method != "" {
+			return "MCP " + msg.Method
+		}
+		return "MCP POST (response)"
+	}
+	return "MCP " + r.Method
+}
+
+// formatCounts renders counts as "N (k1 n1, k2 n2, …)" with the OAuth kinds
+// always listed, so a reader sees the zeros.
+func formatCounts(m map[string]int) string {
+	total := 0
+	var mcp []string
+	for k, v := range m {
+		total += v
+		if strings.HasPrefix(k, "MCP ") {
+			mcp = append(mcp, fmt.Sprintf("%s %d", strings.TrimPrefix(k, "MCP "), v))
+		}
+	}
+	sort.Strings(mcp)
+	mcpTotal := 0
+	for k, v := range m {
+		if strings.HasPrefix(k, "MCP ") {
+			mcpTotal += v
+		}
+	}
+	auth := ""
+	if m["authorize"] > 0 {
+		auth = fmt.Sprintf(", authorize %d", m["authorize"])
+	}
+	return fmt.Sprintf("%d: discovery %d, registration %d, token %d%s, MCP %d (%s)",
+		total, m["discovery"], m["registration"], m["token"], auth, mcpTotal, strings.Join(mcp, ", "))
+}
+
+// servers are the dev server's page origin (serving the bench web dir) and
+// the demo MCP server on its own origin, both on loopback.
+type servers struct {
+	PageURL string
+	MCPURL  string
+	MCP     *counter
+	close   []func()
+}
+
+// jsonResponseHandler is the demo server answering every POST with
+// application/json instead of an SSE stream (go-sdk's
+// StreamableHTTPOptions.JSONResponse), as many servers do.
+func jsonResponseHandler() http.Handler {
+	s := demo.NewServer(demo.Options{})
+	mux := http.NewServeMux()
+	mux.Handle(demo.StreamablePath, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{JSONResponse: true, PropagateRequestCancellation: true}))
+	return cors.Wrap(mux, cors.Options{})
+}
+
+func startServers(webDir string, jsonResponse bool) (*servers, error) {
+	s := &servers{MCP: &counter{}}
+	mcpLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	pageLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		mcpLn.Close()
+		return nil, err
+	}
+	s.MCPURL = "http://" + mcpLn.Addr().String() + demo.StreamablePath
+	origins := devserver.Handlers(devserver.Config{Web: os.DirFS(webDir), Demo: true},
+		devserver.PageConfig{MCPURL: s.MCPURL})
+	s.PageURL = "http://" + pageLn.Addr().String()
+	if jsonResponse {
+		origins[1].Handler = jsonResponseHandler()
+	}
+	for _, o := range []struct {
+		ln net.Listener
+		h  http.Handler
+	}{{pageLn, origins[0].Handler}, {mcpLn, s.MCP.wrap(origins[1].Handler)}} {
+		srv := &http.Server{Handler: o.h}
+		go srv.Serve(o.ln)
+		s.close = append(s.close, func() { srv.Close() })
+	}
+	return s, nil
+}
+
+func (s *servers) Close() {
+	for _, f := range s.close {
+		f()
+	}
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs the benchmark of issue 5 (`make bench`): installs what it needs
+# (Chromium, brotli and binaryen from Debian when missing; the pinned
+# @modelcontextprotocol/sdk and esbuild in bench/), then `go run ./bench`,
+# which builds, serves on loopback, drives headless Chromium, prints the
+# table and writes BENCHMARKS.md. Extra arguments go to the bench program
+# (for example `-runs 7`, `-quick`, `-also fetch=/path/to/other/tree`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || [ -n "${CHROMIUM:-}" ] || need+=(chromium)
+command -v brotli >/dev/null 2>&1 || need+=(brotli)
+command -v wasm-opt >/dev/null 2>&1 || need+=(binaryen)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "bench: installing ${need[*]} from Debian"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+if [ ! -f bench/node_modules/.package-lock.json ] || [ bench/package-lock.json -nt bench/node_modules/.package-lock.json ]; then
+  echo "bench: installing the pinned npm packages of bench/"
+  (cd bench && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+exec go run ./bench -out BENCHMARKS.md "$@"

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
+# pinned in conformance/package.json) against the product in a browser:
+# cmd/conformance-browser drives the wasm module and web/mcp.js in headless
+# Chromium (harness page: conformance/browser/). Scenarios: the whole auth
+# suite, the 2025-03-26 back-compat and draft auth scenarios, and the core
+# client scenarios (initialize, tools_call, elicitation defaults, sse-retry).
+#
+# Chromium runs with --disable-web-security for these runs only: the suite's
+# test servers send no CORS headers. The e2e tests keep real CORS.
+#
+# Uses the same pinned tools as scripts/conformance-native.sh (Node 22 from
+# npm's "node" package and the suite, in conformance/node_modules), installed
+# on first use under the same stamp, so either script installs for both.
+# Scenarios run one at a time. Prints one PASS/FAIL line per scenario and
+# "N passed, N failed"; exits non-zero when a scenario not listed in
+# conformance/browser/expected-failures.yml fails. A listed scenario that
+# passes prints XPASS: remove it from the file.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/conformance-lib.sh"
+conformance_setup
+
+chromium="${CHROMIUM:-/usr/bin/chromium}"
+if [[ ! -x "$chromium" ]]; then
+  echo "conformance-browser: Chromium not found at $chromium (set CHROMIUM, or run scripts/install-deps.sh)" >&2
+  exit 1
+fi
+export CHROMIUM="$chromium"
+
+bindir="$(mktemp -d)"
+trap 'rm -rf "$bindir"' EXIT
+(cd "$root" && go build -o "$bindir/conformance-browser" ./cmd/conformance-browser)
+export MCPWASM_BROWSER_CLIENT="$bindir/conformance-browser"
+# Build (or reuse) the wasm + web/ bundle now, outside the scenarios' timeouts.
+"$MCPWASM_BROWSER_CLIENT" -repo "$root" -prepare >/dev/null
+client="$conf/browser/client.sh"
+if [[ "$client" == *" "* ]]; then
+  echo "conformance-browser: the suite splits --command on spaces; move the checkout to a path without spaces ($client)" >&2
+  exit 1
+fi
+
+scenarios=(
+  # core client scenarios
+  initialize
+  tools_call
+  elicitation-sep1034-client-defaults
+  sse-retry
+  "${AUTH_SCENARIOS[@]}"
+)
+conformance_check_covered '.' "${scenarios[@]}"
+
+# CONFORMANCE_BROWSER_OUT=dir keeps each scenario's checks.json and log (the
+# client's log: page console, steps, popups) there.
+conformance_run "$client" "$conf/browser/expected-failures.yml" 45000 "${CONFORMANCE_BROWSER_OUT:-$bindir/results}" "${scenarios[@]}"
