@@ -261,7 +261,9 @@ export interface Client extends EventTarget {
 
   /**
    * Connects and initializes; rejects "auth_required" (state needs_auth)
-   * when a sign-in is needed and the client is not interactive.
+   * when a sign-in is needed and the client is not interactive. An
+   * interactive client opens the sign-in popup itself, so call it from a
+   * click; outside one the browser blocks the popup ("popup_blocked").
    */
   connect(options?: CallOptions): Promise<void>;
   /**
