@@ -50,8 +50,15 @@ unit:
 wasmtest:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(GOROOT)/lib/wasm/go_js_wasm_exec" ./jsbridge/...
 
+## fuzz: a short run of each fuzz target (seeds in oauth/testdata/fuzz); FUZZTIME=5m for longer
+FUZZTIME ?= 8s
+fuzz:
+	for f in FuzzParseCallback FuzzValidateAuthServerMeta FuzzValidateResourceMeta; do \
+		$(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) ./oauth/ || exit 1; \
+	done
+
 ## e2e: chromedp tests in headless Chromium (builds the wasm itself)
-e2e: build
+e2e:
 	$(GO) test -count=1 -timeout 15m ./e2e/...
 
 ## conformance-native: the official MCP conformance suite (auth + backcompat) against oauth/, natively
