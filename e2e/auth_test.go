@@ -617,3 +617,28 @@ func TestOtherTabsFollowSignInAndSignOut(t *testing.T) {
 		t.Errorf("authorization requests = %d; want 1 (tab B never opened a popup)", n)
 	}
 }
+
+func TestClearStorageSignsEverythingOut(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	e.signIn(`{}`)
+	var got struct {
+		State   string `json:"state"`
+		Records int    `json:"records"`
+		Next    string `json:"next"`
+	}
+	e.eval(`(async () => {
+		await mcp.clearStorage();
+		const db = await new Promise((res, rej) => { const r = indexedDB.open("mcpwasm"); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+		let records = 0;
+		for (const name of ["grants", "clients", "metadata", "pending"]) {
+			records += await new Promise((res) => { const r = db.transaction(name).objectStore(name).count(); r.onsuccess = () => res(r.result); });
+		}
+		db.close();
+		const state = c.state;
+		const next = await c.connect().then(() => "ok", (e) => e.code);
+		return { state, records, next };
+	})()`, &got)
+	if got.Records != 0 || got.State != "needs_auth" || got.Next != "auth_required" {
+		t.Errorf("after clearStorage(): %+v; want 0 records, needs_auth, auth_required", got)
+	}
+}

@@ -56,7 +56,7 @@ func newApp(host jsbridge.Value) *app {
 //	version: string
 //	newClient(url, optionsJSON, host) -> id | MCPError
 //	call(id, method, argsJSON, signal, onProgress) -> Promise<string|undefined>
-//	deliver(callbackURL) -> Promise<bool>   (a login result, from any courier)
+//	deliver(callbackURL) -> Promise<string>  (a login result from any courier; JSON {taken, resource, error})
 //	clearStorage() -> Promise<void>
 //
 // host has emit(type, detailJSON), accessToken() -> Promise<string>,
@@ -147,9 +147,27 @@ func (a *app) clientSecret(issuer, clientID string) string {
 	return ""
 }
 
+// clearStorage deletes everything stored for this origin; this page's
+// clients and other tabs' drop the grants they hold and need a sign-in.
 func (a *app) clearStorage([]jsbridge.Value) (any, error) {
 	return jsbridge.Promise(func() (any, error) {
-		return nil, a.stores.clear(context.Background())
+		ctx := context.Background()
+		if err := a.stores.clear(ctx); err != nil {
+			return nil, err
+		}
+		a.mu.Lock()
+		entries := make([]*clientEntry, 0, len(a.clients))
+		for _, e := range a.clients {
+			entries = append(entries, e)
+		}
+		a.mu.Unlock()
+		for _, e := range entries {
+			if err := a.peer(ctx, e, "logout"); err != nil {
+				return nil, err
+			}
+		}
+		a.broadcast("clear", "")
+		return nil, nil
 	}), nil
 }
 

@@ -349,7 +349,9 @@ class Client extends EventTarget {
 
   /** Another tab stored a grant for, or signed out of, a server. */
   _peer(kind, resource) {
-    if (this.#closed || !sameResource(resource, this.url)) return;
+    if (kind === "clear") kind = "logout"; // another tab cleared this origin's storage
+    else if (!sameResource(resource, this.url)) return;
+    if (this.#closed) return;
     this.#api.call(this.#id, "peer", JSON.stringify({ kind }))?.then?.(() => {
       if (kind === "grant" && (this.#state === "needs_auth" || this.#state === "declined")) {
         this.connect().catch(() => {});
