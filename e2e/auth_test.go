@@ -642,3 +642,24 @@ func TestClearStorageSignsEverythingOut(t *testing.T) {
 		t.Errorf("after clearStorage(): %+v; want 0 records, needs_auth, auth_required", got)
 	}
 }
+
+// TestLoginWhenWWWAuthenticateIsHidden: most servers do not expose
+// WWW-Authenticate through CORS, so the page cannot read the 401's
+// challenge; discovery falls through to the well-known URLs (LESSONS 2).
+func TestLoginWhenWWWAuthenticateIsHidden(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{HideWWWAuthenticate: true})
+	var header string
+	e.eval(fmt.Sprintf(`(async () => {
+		const r = await fetch(%q, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
+		return r.headers.get("WWW-Authenticate") ?? "hidden";
+	})()`, e.MCPURL), &header)
+	if header != "hidden" {
+		t.Fatalf("the switch did not hide WWW-Authenticate from the page (%q)", header)
+	}
+	e.signIn(`{}`)
+	var sum float64
+	e.eval(`(async () => (await c.callTool("add", { a: 1, b: 2 })).structuredContent.sum)()`, &sum)
+	if sum != 3 {
+		t.Errorf("add after a login with a hidden challenge = %v", sum)
+	}
+}
