@@ -37,8 +37,11 @@ test: deps vet types unit wasmtest e2e conformance-native
 
 vet:
 	$(GO) vet ./...
-	GOOS=js GOARCH=wasm $(GO) vet ./jsbridge/... ./wasm/...
+	GOOS=js GOARCH=wasm $(GO) vet ./jsbridge/... ./wasm/... ./storage/...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+# Everything that runs a test needs the installed tools (also under make -j).
+vet types unit wasmtest fuzz e2e conformance-native conformance-browser: deps
 
 ## types: web/mcp.d.ts type-checks the documented usage (e2e/types)
 types:

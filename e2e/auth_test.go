@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/cmd/devserver/devserver"
@@ -661,5 +662,40 @@ func TestLoginWhenWWWAuthenticateIsHidden(t *testing.T) {
 	e.eval(`(async () => (await c.callTool("add", { a: 1, b: 2 })).structuredContent.sum)()`, &sum)
 	if sum != 3 {
 		t.Errorf("add after a login with a hidden challenge = %v", sum)
+	}
+}
+
+func TestCOOPRealCloseStillDeclines(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{COOP: true})
+	popups := e.expectPopup()
+	e.startLogin(`{ severedPopupTimeoutMs: 2500 }`)
+	id := <-popups
+	popup, cancel := chromedp.NewContext(e.ctx, chromedp.WithTargetID(id))
+	defer cancel()
+	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
+		t.Fatal(err)
+	}
+	// The person closes the window (the page cannot see it: COOP severed it).
+	if _, err := chromedp.CallBrowser(e.ctx, target.CloseTarget, target.CloseTargetParams{TargetID: id}); err != nil {
+		t.Fatalf("closing the popup: %v", err)
+	}
+	r := e.awaitLogin()
+	if r.Error == nil || r.Error.Code != "declined" || r.State != "declined" {
+		t.Fatalf("closing a COOP-severed popup: %+v; want declined", r)
+	}
+}
+
+func TestCloseDuringSignInSettles(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	popups := e.expectPopup()
+	e.startLogin(`{}`)
+	popup := e.popup(popups)
+	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
+		t.Fatal(err)
+	}
+	e.eval(`c.close()`, nil)
+	r := e.awaitLogin()
+	if r.Error == nil || r.Error.Code != "closed" || r.State != "closed" {
+		t.Fatalf("close() during authorize(): %+v; want closed", r)
 	}
 }

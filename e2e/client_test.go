@@ -189,10 +189,12 @@ func TestElicitationAndSamplingHandlers(t *testing.T) {
 		Elicit string `json:"elicit"`
 		Params string `json:"params"`
 		Sample string `json:"sample"`
-		Thrown any    `json:"thrown"`
-		After  string `json:"after"`
-		Advert bool   `json:"advert"`
-		NoCaps any    `json:"noCaps"`
+		Thrown struct {
+			IsError bool   `json:"isError"`
+			Text    string `json:"text"`
+			Error   *jsErr `json:"error"`
+		} `json:"thrown"`
+		After string `json:"after"`
 	}
 	e.eval(fmt.Sprintf(`(async () => {
 		const c = mcp.client(%q);
@@ -223,8 +225,14 @@ func TestElicitationAndSamplingHandlers(t *testing.T) {
 	if !strings.Contains(got.Sample, "a short summary") {
 		t.Errorf("summarize result = %s; want the sampled text", got.Sample)
 	}
-	if got.Thrown == nil {
-		t.Error("a throwing handler produced nothing")
+	// The server heard an error, not an answer: the call fails, as a tool
+	// error or a rejection, and says why.
+	thrown := got.Thrown.Text
+	if got.Thrown.Error != nil {
+		thrown = got.Thrown.Error.Message
+	}
+	if !(got.Thrown.IsError || got.Thrown.Error != nil) || strings.Contains(thrown, "accept") {
+		t.Errorf("a throwing elicitation handler gave %+v; want the call to fail", got.Thrown)
 	}
 	if !strings.Contains(got.After, "next call works") {
 		t.Errorf("call after a throwing handler = %q", got.After)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine: Chromium (for the
-# e2e tests), brotli (precompressed wasm) and the pinned Node packages of e2e/.
+# e2e tests), brotli (precompressed wasm), gcc (the race detector needs cgo)
+# and the pinned Node packages of e2e/.
 # Idempotent: does nothing that is already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +9,7 @@ cd "$(dirname "$0")/.."
 need=()
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v brotli >/dev/null 2>&1 || need+=(brotli)
+command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)   # go test -race needs cgo
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing ${need[*]} from Debian"
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"

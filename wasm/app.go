@@ -39,6 +39,11 @@ type clientEntry struct {
 	host jsbridge.Value // the loader's per-client callbacks
 
 	clientID, clientSecret string // a pre-registered client, for redirect returns
+
+	// ctx is the parent of every call of this client; close() cancels it,
+	// so nothing (a sign-in, a tool call) outlives the client.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func newApp(host jsbridge.Value) *app {
@@ -109,10 +114,13 @@ func (a *app) deliver(args []jsbridge.Value) (any, error) {
 		}
 		if !live && resource != "" {
 			for _, e := range a.entriesFor(resource) {
-				if err != nil && errors.Is(err, oauth.ErrDeclined) {
-					e.auth.Decline(err)
-				} else if err == nil {
+				switch {
+				case err == nil:
 					_, _ = e.auth.ReloadGrant(ctx)
+				case errors.Is(err, oauth.ErrDeclined):
+					e.auth.Decline(err) // no sign-in again until authorize()
+				default:
+					e.c.SetState(mcpclient.StateFailed, err)
 				}
 			}
 		}
@@ -213,6 +221,7 @@ func (a *app) newClient(args []jsbridge.Value) (any, error) {
 		OnEvent:       func(e mcpclient.Event) { emit(e.Type, e.Data) },
 	}
 	entry := &clientEntry{host: host, clientID: o.ClientID, clientSecret: o.ClientSecret}
+	entry.ctx, entry.cancel = context.WithCancel(context.Background())
 	if !o.HasAccessToken {
 		h, err := a.newAuth(url, o.ClientName, o.authOptions, host, func() *mcpclient.Client { return entry.c }, emit)
 		if err != nil {
@@ -306,7 +315,7 @@ func (a *app) call(args []jsbridge.Value) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(e.ctx)
 	release, err := jsbridge.OnAbort(signal, cancel)
 	if err != nil {
 		cancel()
@@ -322,6 +331,9 @@ func (a *app) call(args []jsbridge.Value) (any, error) {
 		defer cancel()
 		defer release()
 		v, err := a.run(ctx, id, e, method, ca, onProgress)
+		if err != nil && method != "close" && e.ctx.Err() != nil {
+			return nil, mcperr.Wrap(mcperr.Closed, err, "mcp: the client was closed during the call")
+		}
 		if err != nil || v == nil {
 			return nil, err
 		}
@@ -385,7 +397,9 @@ func (a *app) run(ctx context.Context, id int, e *clientEntry, method string, ca
 		a.mu.Lock()
 		delete(a.clients, id)
 		a.mu.Unlock()
-		return nil, c.Close()
+		err := c.Close()
+		e.cancel() // end this client's calls and sign-in; they reject "closed"
+		return nil, err
 	case "listTools":
 		return c.ListTools(ctx)
 	case "listResources":

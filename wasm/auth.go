@@ -215,6 +215,9 @@ func (a *app) newAuth(url, clientName string, o authOptions, host jsbridge.Value
 	default:
 		return nil, mcperr.New(mcperr.InvalidArgument, `mcp: authMode must be "popup" or "redirect"`)
 	}
+	if o.AuthMode == "redirect" && o.Storage == "memory" {
+		return nil, mcperr.New(mcperr.InvalidArgument, `mcp: authMode "redirect" needs storage "indexeddb": the page is gone while the user signs in`)
+	}
 	if o.AuthTimeoutMs < 0 {
 		return nil, mcperr.New(mcperr.InvalidArgument, "mcp: authTimeoutMs must be a positive number")
 	}

@@ -15,8 +15,10 @@ const POLL_MS = 250;
 // A popup that looks closed this soon after being sent to the authorization
 // server was most likely severed by a Cross-Origin-Opener-Policy on the
 // server's pages, not closed by a person: keep waiting for the
-// BroadcastChannel relay (until the flow's timeout or an abort).
+// BroadcastChannel relay, for severedTimeoutMs (then it counts as closed).
 const SEVER_WINDOW_MS = 3000;
+/** Default of the severedPopupTimeoutMs client option. */
+export const SEVERED_TIMEOUT_MS = 120000;
 // After a real close, results still in flight get this long to arrive.
 const CLOSE_GRACE_MS = 1500;
 
@@ -33,9 +35,16 @@ export class LoginWindow {
   #closedAt = 0;
   #onClosed;
 
-  /** onClosed() is called once when a person closed the window before the flow ended. */
-  constructor(onClosed) {
+  #severedTimeoutMs;
+
+  /**
+   * onClosed() is called once when a person closed the window before the
+   * flow ended; for a window hidden by COOP, when no result came within
+   * severedTimeoutMs.
+   */
+  constructor(onClosed, severedTimeoutMs = SEVERED_TIMEOUT_MS) {
     this.#onClosed = onClosed;
+    this.#severedTimeoutMs = severedTimeoutMs;
   }
 
   /** Opens a blank same-origin popup; false when the browser blocked it. */
@@ -72,7 +81,7 @@ export class LoginWindow {
   }
 
   #poll() {
-    if (!this.#win || !this.#win.closed) {
+    if (!this.#win || (!this.#severed && !this.#win.closed)) {
       this.#closedAt = 0;
       return;
     }
@@ -80,14 +89,13 @@ export class LoginWindow {
     if (!this.#closedAt) {
       this.#closedAt = now;
       if (now - this.#navigatedAt < SEVER_WINDOW_MS) {
-        // COOP severed the opener: the window lives on; only the relay will tell.
+        // COOP severed the opener: the window most likely lives on and only
+        // the relay will tell; a person may also have closed it at once.
         this.#severed = true;
-        clearInterval(this.#timer);
-        console.info("mcp: the sign-in window's page cut its link to this page (Cross-Origin-Opener-Policy); waiting for its result");
-        return;
+        console.info(`mcp: the sign-in window's page cut its link to this page (Cross-Origin-Opener-Policy); waiting up to ${this.#severedTimeoutMs / 1000} s for its result`);
       }
     }
-    if (now - this.#closedAt >= CLOSE_GRACE_MS) {
+    if (now - this.#closedAt >= (this.#severed ? this.#severedTimeoutMs : CLOSE_GRACE_MS)) {
       clearInterval(this.#timer);
       this.#win = null;
       this.#onClosed();

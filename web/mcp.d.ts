@@ -35,14 +35,18 @@ export function load(options?: LoadOptions): Promise<MCP>;
 export interface MCP {
   /** The module's version. */
   readonly version: string;
+  /** Where the module was loaded from. */
+  readonly wasmURL: string;
   /** A client for one MCP server (Streamable HTTP endpoint, or legacy SSE endpoint). */
   client(url: string | URL, options?: ClientOptions): Client;
   /**
    * Delivers an OAuth redirect URL (the return of a full-page redirect, a
    * pasted URL) to the sign-in waiting on its state. Without an argument it
    * takes the result oauth/callback.html saved before sending the page back
-   * (redirect mode). Resolves true when a sign-in took it; false for an
-   * unknown, expired or replayed state.
+   * (redirect mode). Resolves true when a sign-in took it and succeeded;
+   * false for an unknown, expired or replayed state; rejects with the
+   * sign-in's MCPError (e.g. "declined", "token_failed") when it took it and
+   * failed. (JSAPI.md's url argument is optional here: an addition.)
    */
   handleCallback(url?: string | URL): Promise<boolean>;
   /** Deletes every stored grant, client registration and cached metadata of this origin. */
@@ -56,7 +60,7 @@ export type ClientState =
 export type Transport = "auto" | "streamable" | "sse";
 
 export interface ClientOptions {
-  /** Shown to the server (clientInfo.name); default: document.title. */
+  /** Your app's name: shown at the authorization server (client_name) and sent to the MCP server (clientInfo.name); default: document.title. */
   clientName?: string;
   /** Static headers sent with every request, e.g. an API key. */
   headers?: Record<string, string>;
@@ -94,10 +98,18 @@ export interface ClientOptions {
   storage?: "indexeddb" | "memory";
   /** true: connect() may open the login popup itself (call it from a user gesture). */
   interactive?: boolean;
-  /** "popup" (default) or "redirect": the page itself goes to the sign-in and comes back through oauth/callback.html; then call mcp.handleCallback(). */
+  /** "popup" (default) or "redirect": the page itself goes to the sign-in and comes back through oauth/callback.html; then call mcp.handleCallback(). Redirect needs storage "indexeddb". */
   authMode?: "popup" | "redirect";
-  /** A login nobody finishes ends as "timeout" after this long. */
+  /** A sign-in nobody finishes ends as "timeout" after this long; default 300000 (5 min). */
   authTimeoutMs?: number;
+  /**
+   * When the authorization server's Cross-Origin-Opener-Policy hides the
+   * sign-in popup from this page (it then looks closed at once), how long to
+   * wait for its result before the attempt counts as closed ("declined");
+   * default 120000 (2 min). A popup a person closes while it is visible
+   * declines within 1.5 s.
+   */
+  severedPopupTimeoutMs?: number;
 }
 
 export interface CallOptions {

@@ -80,6 +80,7 @@ async function start({ wasmURL, onProgress } = {}) {
     result = await WebAssembly.instantiate(await counted.arrayBuffer(), go.importObject);
   }
   const grants = "BroadcastChannel" in globalThis ? new BroadcastChannel(GRANTS_CHANNEL) : null;
+  let exited; // resolves with an MCPError when the Go program ends
   const api = await new Promise((resolve, reject) => {
     globalThis.__mcpwasmBoot = {
       makeError: (code, message, status) =>
@@ -90,13 +91,17 @@ async function start({ wasmURL, onProgress } = {}) {
         broadcast: (json) => grants?.postMessage(JSON.parse(json)),
       },
     };
-    go.run(result.instance).then(
-      () => reject(new MCPError("closed", "the Go runtime exited")),
-      (e) => reject(asMCPError(e)),
+    exited = go.run(result.instance).then(
+      () => new MCPError("closed", "the Go runtime exited; reload the page"),
+      (e) => asMCPError(e),
     );
+    exited.then(reject);
   });
   delete globalThis.__mcpwasmBoot;
-  return new MCP(api, go, url, grants);
+  const mcp = new MCP(api, go, url, grants);
+  // Never silently: if the runtime ends later, every pending call rejects.
+  exited.then((err) => mcp._exited(err));
+  return mcp;
 }
 
 /** Reports download progress while the body streams through. */
@@ -125,6 +130,7 @@ function withProgress(response, onProgress) {
 const CLIENT_OPTIONS = new Set([
   "clientName", "redirectUri", "scopes", "clientId", "clientMetadataUrl", "clientSecret",
   "headers", "accessToken", "storage", "interactive", "authMode", "authTimeoutMs", "transport",
+  "severedPopupTimeoutMs",
 ]);
 
 /** The loaded module: a factory of clients, one per MCP server. */
@@ -134,6 +140,9 @@ class MCP {
   #clients = new Set();
   #receiver;
   #deliverURL;
+  #exit = null; // MCPError once the Go runtime has ended
+  #exitP;
+  #exitReject;
   constructor(api, go, wasmURL, grants) {
     this.#api = api;
     this.#go = go;
@@ -156,6 +165,8 @@ class MCP {
       if (!r.taken) throw new Error(r.error?.message ?? "no sign-in of this page waits for that state");
     };
     this.#receiver = typeof window !== "undefined" ? new CallbackReceiver(deliver) : null;
+    this.#exitP = new Promise((_, reject) => { this.#exitReject = reject; });
+    this.#exitP.catch(() => {}); // observed through guard()
     // Other tabs' new grants and logouts, for this page's clients of the same server.
     grants?.addEventListener("message", (ev) => {
       const { kind, resource } = ev.data ?? {};
@@ -167,7 +178,9 @@ class MCP {
    * Delivers an OAuth redirect URL (a full-page redirect return, a pasted
    * URL) to the sign-in waiting on its state. Without an argument it takes
    * the result that oauth/callback.html saved when it sent the page back
-   * here. Resolves true when a sign-in took it.
+   * here. Resolves true when a sign-in took it and succeeded, false when no
+   * sign-in waits on its state (unknown, expired, replayed); rejects with
+   * the sign-in's MCPError when it took it and failed (e.g. "declined").
    */
   async handleCallback(url) {
     if (url === undefined) {
@@ -177,7 +190,10 @@ class MCP {
     }
     if (typeof url !== "string" && !(url instanceof URL)) throw invalid("handleCallback(): url must be a string or URL");
     const r = await this.#deliverURL(String(url));
-    if (r.error && r.error.code !== "state_mismatch") console.warn(`mcp: handleCallback: ${r.error.message}`);
+    if (r.taken && r.error) {
+      // A sign-in took the URL and failed (declined, token_failed, …).
+      throw new MCPError(r.error.code, r.error.message, { status: r.error.status });
+    }
     return r.taken;
   }
 
@@ -187,6 +203,19 @@ class MCP {
     if (r instanceof Error) throw r;
     await r;
   }
+
+  /** The Go runtime ended: fail every client and pending call. */
+  _exited(err) {
+    this.#exit = err;
+    this.#exitReject(err);
+    for (const c of this.#clients) c._fail(err);
+  }
+
+  /** guard(p) settles like p, or rejects when the Go runtime ends first. */
+  #guard = (p) => {
+    if (this.#exit) return Promise.reject(this.#exit);
+    return Promise.race([p, this.#exitP]);
+  };
 
   /** Creates a client for the MCP server at url. Throws MCPError invalid_argument on bad input. */
   client(url, options = {}) {
@@ -211,6 +240,9 @@ class MCP {
     if (authMode !== undefined && authMode !== "popup" && authMode !== "redirect") throw invalid(`client(): authMode must be "popup" or "redirect"`);
     if (interactive !== undefined && typeof interactive !== "boolean") throw invalid("client(): interactive must be a boolean");
     if (authTimeoutMs !== undefined && !(typeof authTimeoutMs === "number" && authTimeoutMs > 0)) throw invalid("client(): authTimeoutMs must be a positive number");
+    const { severedPopupTimeoutMs } = options;
+    if (severedPopupTimeoutMs !== undefined && !(typeof severedPopupTimeoutMs === "number" && severedPopupTimeoutMs > 0)) throw invalid("client(): severedPopupTimeoutMs must be a positive number");
+    if (authMode === "redirect" && storage === "memory") throw invalid(`client(): authMode "redirect" needs storage "indexeddb": the page is gone while the user signs in`);
     if (scopes !== undefined && !(Array.isArray(scopes) && scopes.every((s) => typeof s === "string"))) throw invalid("client(): scopes must be an array of strings");
     for (const k of ["clientId", "clientMetadataUrl", "clientSecret"]) {
       if (options[k] !== undefined && typeof options[k] !== "string") throw invalid(`client(): ${k} must be a string`);
@@ -221,7 +253,7 @@ class MCP {
     } catch {
       throw invalid("client(): redirectUri must be a URL");
     }
-    const c = new Client(this.#api, String(url), { ...options, redirectUri: redirect.href }, this.#receiver, this.#clients);
+    const c = new Client(this.#api, String(url), { ...options, redirectUri: redirect.href }, this.#receiver, this.#clients, this.#guard);
     this.#clients.add(c);
     return c;
   }
@@ -262,8 +294,11 @@ class Client extends EventTarget {
   #login = null; // LoginWindow of the running sign-in
   #unwatch = null;
 
-  constructor(api, url, options, receiver, clients) {
+  #guard;
+
+  constructor(api, url, options, receiver, clients, guard) {
     super();
+    this.#guard = guard;
     this.#api = api;
     this.#options = options;
     this.#receiver = receiver;
@@ -307,7 +342,7 @@ class Client extends EventTarget {
   /** Opens the login window now (in the user gesture); false when blocked. */
   #openWindow() {
     this.#closeAuth();
-    const lw = new LoginWindow(() => this.#windowClosed(lw));
+    const lw = new LoginWindow(() => this.#windowClosed(lw), this.#options.severedPopupTimeoutMs);
     if (!lw.open(`mcpwasm-login-${Math.random().toString(36).slice(2)}`)) return null;
     this.#login = lw;
     this.#unwatch = this.#receiver?.watch(lw);
@@ -345,6 +380,12 @@ class Client extends EventTarget {
       error: "access_denied", error_description: "The sign-in window was closed.", state: lw.state,
     }).toString();
     this.#api.deliver(u.href);
+  }
+
+  /** The module is gone: this client can do nothing more. */
+  _fail(err) {
+    this.#closeAuth();
+    this.#emit("statechange", { state: "failed", error: { code: err.code, message: err.message } });
   }
 
   /** Another tab stored a grant for, or signed out of, a server. */
@@ -390,9 +431,14 @@ class Client extends EventTarget {
     const progress = onProgress && ((p) => {
       try { onProgress(JSON.parse(p)); } catch (e) { console.error("mcp: onProgress threw", e); }
     });
-    const p = this.#api.call(this.#id, method, json, signal, progress);
+    let p;
+    try {
+      p = this.#api.call(this.#id, method, json, signal, progress);
+    } catch (e) {
+      throw asMCPError(e, "closed"); // the Go runtime is gone
+    }
     if (p instanceof Error) throw p;
-    return parse(await p);
+    return parse(await this.#guard(p));
   }
 
   /** Connects and initializes; rejects "auth_required" when a login is needed. */
