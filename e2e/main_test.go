@@ -4,7 +4,6 @@
 package e2e
 
 import (
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -69,29 +68,10 @@ func buildWeb() (string, error) {
 	if err := webbuild.Build(repoRoot, dir, "-trimpath", "-ldflags=-s -w -X main.version=e2e"); err != nil {
 		return "", err
 	}
-	if err := gzipFile(filepath.Join(dir, "mcp.wasm")); err != nil {
+	if err := webbuild.Gzip(filepath.Join(dir, "mcp.wasm")); err != nil {
 		return "", err
 	}
 	return dir, nil
-}
-
-func gzipFile(name string) error {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return err
-	}
-	f, err := os.Create(name + ".gz")
-	if err != nil {
-		return err
-	}
-	zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
-	if _, err := zw.Write(b); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	return f.Close()
 }
 
 // env is one test's world: the page origin and a demo MCP server origin.

@@ -145,8 +145,19 @@ func NewObject(props map[string]any) (Value, error) {
 }
 
 // panicError turns a recovered panic into an error; the module stays up.
+// The stack goes to the console, not into the error message.
 func panicError(r any) error {
-	return mcperr.New(mcperr.Protocol, "mcp: internal error (a Go panic, please report it): %v\n%s", r, debug.Stack())
+	ConsoleError(fmt.Sprintf("mcp: recovered from a Go panic: %v\n%s", r, debug.Stack()))
+	return mcperr.New(mcperr.Protocol, "mcp: internal error (a Go panic, please report it with the console log): %v", r)
+}
+
+// ConsoleError logs msg with console.error. Unlike writing to os.Stderr
+// (an asynchronous file write under GOOS=js), it never blocks, so it is
+// safe inside a JavaScript callback.
+func ConsoleError(msg string) {
+	if c, err := Global().Get("console"); err == nil {
+		_, _ = c.Call("error", msg)
+	}
 }
 
 // Func wraps fn as a JavaScript function. A panic in fn or an error it
@@ -219,24 +230,35 @@ func Await(ctx context.Context, v Value) (Value, error) {
 		v   Value
 		err error
 	}
+	// The callbacks release themselves (and each other) when the promise
+	// settles, even after ctx ended the wait: a late settle then finds live
+	// functions, never "call to released function". A promise that never
+	// settles keeps them.
 	ch := make(chan result, 1)
-	onOK, err := safejs.FuncOf(func(_ Value, args []Value) any {
-		ch <- result{v: arg(args, 0)}
+	var onOK, onErr safejs.Func
+	settle := func(r result) {
+		ch <- r
+		onOK.Release()
+		onErr.Release()
+	}
+	onOK, err = safejs.FuncOf(func(_ Value, args []Value) any {
+		settle(result{v: arg(args, 0)})
 		return nil
 	})
 	if err != nil {
 		return Undefined(), err
 	}
-	defer onOK.Release()
-	onErr, err := safejs.FuncOf(func(_ Value, args []Value) any {
-		ch <- result{err: FromJS(arg(args, 0))}
+	onErr, err = safejs.FuncOf(func(_ Value, args []Value) any {
+		settle(result{err: FromJS(arg(args, 0))})
 		return nil
 	})
 	if err != nil {
+		onOK.Release()
 		return Undefined(), err
 	}
-	defer onErr.Release()
 	if _, err := v.Call("then", onOK, onErr); err != nil {
+		onOK.Release()
+		onErr.Release()
 		return Undefined(), fromSafe(err)
 	}
 	select {

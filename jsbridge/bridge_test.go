@@ -149,3 +149,26 @@ func TestErrorValueUsesFactory(t *testing.T) {
 		t.Errorf("status = %d; want 404", n)
 	}
 }
+
+// TestLateSettleAfterTimeout: a promise that settles after Await gave up
+// must not call a released function (that throws in JavaScript).
+func TestLateSettleAfterTimeout(t *testing.T) {
+	eval(t, `(() => { globalThis.consoleErrors = []; const orig = console.error; console.error = (...a) => { consoleErrors.push(a.join(" ")); orig(...a); }; })()`)
+	p := eval(t, `(() => { let r; const p = new Promise((res) => { r = res; }); globalThis.lateResolve = r; return p; })()`)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := Await(ctx, p); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Await = %v; want deadline exceeded", err)
+	}
+	if _, err := Call(eval(t, `globalThis.lateResolve`), "late"); err != nil {
+		t.Fatal(err)
+	}
+	// Let the late settle run; a released callback would make the runtime
+	// throw ("call to released function").
+	if _, err := Await(ctxT(t), eval(t, `Promise.resolve().then(() => "after")`)); err != nil {
+		t.Fatalf("the runtime is unhappy after a late settle: %v", err)
+	}
+	if errs := Stringify(eval(t, `consoleErrors.join("\n")`)); strings.Contains(errs, "released function") {
+		t.Errorf("a late settle called a released callback: %s", errs)
+	}
+}

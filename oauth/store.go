@@ -147,6 +147,7 @@ func (s *MemoryStore) init() {
 	}
 }
 
+// GetGrant implements [Store].
 func (s *MemoryStore) GetGrant(_ context.Context, resource string) (*Grant, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -159,6 +160,7 @@ func (s *MemoryStore) GetGrant(_ context.Context, resource string) (*Grant, erro
 	return &g, nil
 }
 
+// PutGrant implements [Store].
 func (s *MemoryStore) PutGrant(_ context.Context, g *Grant) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -169,6 +171,7 @@ func (s *MemoryStore) PutGrant(_ context.Context, g *Grant) error {
 	return nil
 }
 
+// DeleteGrant implements [Store].
 func (s *MemoryStore) DeleteGrant(_ context.Context, resource string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -177,6 +180,7 @@ func (s *MemoryStore) DeleteGrant(_ context.Context, resource string) error {
 	return nil
 }
 
+// GetClient implements [Store].
 func (s *MemoryStore) GetClient(_ context.Context, issuer, redirectURI string) (*ClientRegistration, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -188,6 +192,7 @@ func (s *MemoryStore) GetClient(_ context.Context, issuer, redirectURI string) (
 	return &c, nil
 }
 
+// PutClient implements [Store].
 func (s *MemoryStore) PutClient(_ context.Context, c *ClientRegistration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -196,6 +201,7 @@ func (s *MemoryStore) PutClient(_ context.Context, c *ClientRegistration) error 
 	return nil
 }
 
+// DeleteClient implements [Store].
 func (s *MemoryStore) DeleteClient(_ context.Context, issuer, redirectURI string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -204,6 +210,7 @@ func (s *MemoryStore) DeleteClient(_ context.Context, issuer, redirectURI string
 	return nil
 }
 
+// GetMetadata implements [Store].
 func (s *MemoryStore) GetMetadata(_ context.Context, key string) (*CachedMetadata, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -216,6 +223,7 @@ func (s *MemoryStore) GetMetadata(_ context.Context, key string) (*CachedMetadat
 	return &m, nil
 }
 
+// PutMetadata implements [Store].
 func (s *MemoryStore) PutMetadata(_ context.Context, m *CachedMetadata) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -226,6 +234,7 @@ func (s *MemoryStore) PutMetadata(_ context.Context, m *CachedMetadata) error {
 	return nil
 }
 
+// DeleteMetadata implements [Store].
 func (s *MemoryStore) DeleteMetadata(_ context.Context, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -234,6 +243,7 @@ func (s *MemoryStore) DeleteMetadata(_ context.Context, key string) error {
 	return nil
 }
 
+// GetPending implements [Store].
 func (s *MemoryStore) GetPending(_ context.Context, state string) (*PendingFlow, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -246,6 +256,7 @@ func (s *MemoryStore) GetPending(_ context.Context, state string) (*PendingFlow,
 	return &p, nil
 }
 
+// PutPending implements [Store].
 func (s *MemoryStore) PutPending(_ context.Context, p *PendingFlow) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -256,6 +267,7 @@ func (s *MemoryStore) PutPending(_ context.Context, p *PendingFlow) error {
 	return nil
 }
 
+// DeletePending implements [Store].
 func (s *MemoryStore) DeletePending(_ context.Context, state string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

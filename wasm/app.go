@@ -143,16 +143,24 @@ func (a *app) entriesFor(resource string) []*clientEntry {
 }
 
 // clientSecret finds the secret of a pre-registered confidential client
-// among this page's clients, for finishing a redirect-mode flow.
-func (a *app) clientSecret(issuer, clientID string) string {
+// among this page's clients, for finishing a redirect-mode flow. The page
+// configures secrets per client ID, not per authorization server: when two
+// clients give the same ID different secrets, it sends none rather than risk
+// sending one server's secret to another.
+func (a *app) clientSecret(_, clientID string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	secret := ""
 	for _, e := range a.clients {
-		if e.clientID == clientID && e.clientSecret != "" {
-			return e.clientSecret
+		if e.clientID != clientID || e.clientSecret == "" {
+			continue
 		}
+		if secret != "" && secret != e.clientSecret {
+			return ""
+		}
+		secret = e.clientSecret
 	}
-	return ""
+	return secret
 }
 
 // clearStorage deletes everything stored for this origin; this page's

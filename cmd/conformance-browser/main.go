@@ -432,9 +432,8 @@ func webBundle(root string) (string, error) {
 	if err := webbuild.Build(root, tmp, "-trimpath", "-ldflags=-s -w -X main.version=conformance-"+key[:12]); err != nil {
 		return "", err
 	}
-	gz := exec.Command("gzip", "-6", "-k", "-f", filepath.Join(tmp, "mcp.wasm"))
-	if out, err := gz.CombinedOutput(); err != nil {
-		log.Printf("gzip (serving the wasm uncompressed): %v %s", err, out)
+	if err := webbuild.Gzip(filepath.Join(tmp, "mcp.wasm")); err != nil {
+		log.Printf("gzip (serving the wasm uncompressed): %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ".complete"), []byte(key+"\n"), 0o644); err != nil {
 		return "", err

@@ -77,3 +77,32 @@ func isBrowser(rel string) bool {
 	}
 	return false
 }
+
+// TestOnlyBrowserPackagesImportJS checks, as built for the browser, that no
+// package outside the browser packages imports syscall/js or safejs
+// directly (a foo_js.go file would pass the native check).
+func TestOnlyBrowserPackagesImportJS(t *testing.T) {
+	root := repoRoot(t)
+	cmd := exec.Command("go", "list", "-e", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		rel := strings.TrimPrefix(fields[0], "github.com/mcpwasm/mcpwasm/")
+		if isBrowser(rel) {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if imp == "syscall/js" || strings.HasPrefix(imp, "github.com/hack-pad/safejs") {
+				t.Errorf("%s imports %s; only %v may", fields[0], imp, browserDirs)
+			}
+		}
+	}
+}

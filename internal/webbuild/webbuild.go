@@ -5,15 +5,13 @@
 package webbuild
 
 import (
+	"compress/gzip"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 )
-
-// DefaultFlags are the flags of `make build`.
-var DefaultFlags = []string{"-trimpath", "-ldflags=-s -w"}
 
 // CopyWeb copies root/web into dst without any built module and adds the
 // toolchain's wasm_exec.js.
@@ -49,6 +47,29 @@ func BuildWasm(root, out string, flags ...string) error {
 		return fmt.Errorf("webbuild: go %s (in %s): %v\n%s", strings.Join(args, " "), root, err, b)
 	}
 	return nil
+}
+
+// Gzip writes name.gz beside name (a precompressed variant webserve serves
+// to browsers that accept gzip). Fast compression: for tests, not releases.
+func Gzip(name string) error {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(name + ".gz")
+	if err != nil {
+		return err
+	}
+	zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
+	if _, err := zw.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // Build copies web/ and builds mcp.wasm into dst (see CopyWeb, BuildWasm).

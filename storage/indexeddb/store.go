@@ -109,6 +109,15 @@ func Open(ctx context.Context, name string) (*Store, error) {
 		return nil, storageErr(err, "cannot upgrade the database")
 	default:
 	}
+	// A newer page in another tab wants to upgrade the schema: step aside
+	// (this page's store then fails with "storage" errors; a reload fixes it).
+	onVersionChange, err := jsbridge.Func(func([]jsbridge.Value) (any, error) {
+		_, _ = db.Call("close")
+		return nil, nil
+	})
+	if err == nil {
+		_ = db.Set("onversionchange", onVersionChange)
+	}
 	s := &Store{db: db}
 	if err := s.loadKey(ctx); err != nil {
 		return nil, err
