@@ -9,7 +9,7 @@ WASMFLAGS := -trimpath -ldflags="-s -w -X main.version=$(VERSION)"
 GOSRC     := $(shell find . -name '*.go' -not -path './e2e/*' -not -path './node_modules/*' 2>/dev/null) go.mod go.sum
 ADDR      ?= 127.0.0.1:8080
 
-.PHONY: all build run test unit wasmtest e2e deps vet types conformance-native bench clean
+.PHONY: all build run test unit wasmtest fuzz e2e deps vet types conformance conformance-native conformance-browser bench clean
 
 all: build
 
@@ -28,12 +28,12 @@ $(WASM): $(GOSRC)
 run: build
 	$(GO) run ./cmd/devserver -addr $(ADDR)
 
-## deps: install what the tests need (Chromium, brotli, Node packages)
+## deps: install what the tests need (Chromium, brotli, gcc, Node packages)
 deps:
 	scripts/install-deps.sh
 
-## test: everything: vet, native unit tests (race), wasm tests, e2e in Chromium
-test: deps vet types unit wasmtest e2e conformance-native
+## test: everything: vet, types, native unit tests (race), wasm tests, fuzz, e2e in Chromium, both conformance runs
+test: deps vet types unit wasmtest fuzz e2e conformance-native conformance-browser
 
 vet:
 	$(GO) vet ./...
@@ -67,6 +67,13 @@ e2e:
 ## conformance-native: the official MCP conformance suite (auth + backcompat) against oauth/, natively
 conformance-native:
 	scripts/conformance-native.sh
+
+## conformance-browser: the same suite (plus the core client scenarios) against the wasm client in headless Chromium
+conformance-browser:
+	scripts/conformance-browser.sh
+
+## conformance: both conformance runs
+conformance: conformance-native conformance-browser
 
 ## bench: payload, start-up, connect and call latency vs the TypeScript SDK and native go-sdk, in Chromium; writes BENCHMARKS.md
 bench:
