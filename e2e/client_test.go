@@ -324,3 +324,25 @@ func TestErrorsAreMCPErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestURLWithQueryWorksWithoutSignIn: a server URL OAuth cannot serve (it
+// has a query) still connects; only authorize() refuses, saying why.
+func TestURLWithQueryWorksWithoutSignIn(t *testing.T) {
+	e := newEnv(t)
+	var got struct {
+		State string `json:"state"`
+		Auth  jsErr  `json:"auth"`
+	}
+	e.eval(fmt.Sprintf(`(async () => {
+		const c = mcp.client(%q + "?tenant=acme");
+		await c.connect();
+		const auth = await c.authorize().then(() => ({ code: "none" }), (e) => ({ code: e.code, message: e.message }));
+		return { state: c.state, auth };
+	})()`, e.MCPURL), &got)
+	if got.State != "connected" {
+		t.Errorf("state = %q; want connected", got.State)
+	}
+	if got.Auth.Code != "invalid_argument" || !strings.Contains(got.Auth.Message, "query") {
+		t.Errorf("authorize() = %+v; want invalid_argument naming the query", got.Auth)
+	}
+}

@@ -129,18 +129,30 @@ type challenge struct {
 
 var _ auth.OAuthHandler = (*Handler)(nil)
 
+// CheckResourceURL reports whether an MCP server URL can be a protected
+// resource this package signs in to: absolute https (or http on loopback),
+// without query or fragment (RFC 8707 section 2). A client may still talk to
+// other URLs, without OAuth.
+func CheckResourceURL(raw string) error {
+	bad := func(msg string) error { return newErr(mcperr.InvalidArgument, msg, nil) }
+	ru, err := url.Parse(raw)
+	if err != nil || checkEndpoint("ResourceURL", raw) != nil {
+		return bad("the MCP server URL must be https (or http on loopback) to sign in to it")
+	}
+	if ru.RawQuery != "" || ru.Fragment != "" {
+		return bad("the MCP server URL must have no query or fragment to sign in to it (RFC 8707)")
+	}
+	return nil
+}
+
 // New validates cfg and returns a Handler.
 func New(cfg Config) (*Handler, error) {
 	bad := func(msg string) error { return newErr(mcperr.InvalidArgument, msg, nil) }
 	if cfg.HTTPClient == nil {
 		return nil, bad("Config.HTTPClient is required")
 	}
-	ru, err := url.Parse(cfg.ResourceURL)
-	if err != nil || checkEndpoint("ResourceURL", cfg.ResourceURL) != nil {
-		return nil, bad("Config.ResourceURL must be an absolute https (or loopback http) URL")
-	}
-	if ru.RawQuery != "" {
-		return nil, bad("Config.ResourceURL must not have a query")
+	if err := CheckResourceURL(cfg.ResourceURL); err != nil {
+		return nil, err
 	}
 	if u, err := url.Parse(cfg.RedirectURL); err != nil || !u.IsAbs() || u.Fragment != "" {
 		return nil, bad("Config.RedirectURL must be an absolute URL without fragment")
@@ -177,6 +189,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	cfg.Scopes = slices.Clone(cfg.Scopes)
 	// Canonical form: lower-case scheme and host, no fragment.
+	ru, _ := url.Parse(cfg.ResourceURL) // checked above
 	ru.Scheme = strings.ToLower(ru.Scheme)
 	ru.Host = strings.ToLower(ru.Host)
 	ru.Fragment = ""

@@ -34,9 +34,10 @@ type app struct {
 }
 
 type clientEntry struct {
-	c    *mcpclient.Client
-	auth *oauth.Handler // nil when the page supplies tokens itself
-	host jsbridge.Value // the loader's per-client callbacks
+	c      *mcpclient.Client
+	auth   *oauth.Handler // nil when the client cannot sign in; noAuth says why
+	noAuth error
+	host   jsbridge.Value // the loader's per-client callbacks
 
 	clientID, clientSecret string // a pre-registered client, for redirect returns
 
@@ -230,7 +231,14 @@ func (a *app) newClient(args []jsbridge.Value) (any, error) {
 	}
 	entry := &clientEntry{host: host, clientID: o.ClientID, clientSecret: o.ClientSecret}
 	entry.ctx, entry.cancel = context.WithCancel(context.Background())
-	if !o.HasAccessToken {
+	// A server the page supplies tokens for, or one whose URL OAuth cannot
+	// serve (plain http off loopback, a query), is used without sign-in;
+	// authorize() then says why.
+	if o.HasAccessToken {
+		entry.noAuth = mcperr.New(mcperr.InvalidArgument, "mcp: this client uses the page's accessToken(); there is nothing to sign in to")
+	} else if err := oauth.CheckResourceURL(url); err != nil {
+		entry.noAuth = err
+	} else {
 		h, err := a.newAuth(url, o.ClientName, o.authOptions, host, func() *mcpclient.Client { return entry.c }, emit)
 		if err != nil {
 			return nil, err
@@ -393,7 +401,7 @@ func (a *app) run(ctx context.Context, id int, e *clientEntry, method string, ca
 		return connectResult{ir.ServerInfo, ir.Capabilities, ir.Instructions, ir.ProtocolVersion}, nil
 	case "logout":
 		if e.auth == nil {
-			return nil, mcperr.New(mcperr.InvalidArgument, "mcp: logout(): this client uses the page's accessToken(), it holds no grant")
+			return nil, e.noAuth
 		}
 		err := e.auth.Logout(ctx)
 		c.Disconnect(mcpclient.StateNeedsAuth, nil)
@@ -440,7 +448,7 @@ func (a *app) run(ctx context.Context, id int, e *clientEntry, method string, ca
 // whether the loader managed to open the login window in the gesture.
 func (a *app) authorize(ctx context.Context, e *clientEntry, popup string) error {
 	if e.auth == nil {
-		return mcperr.New(mcperr.InvalidArgument, "mcp: authorize(): this client uses the page's accessToken(); there is nothing to sign in to")
+		return e.noAuth
 	}
 	if popup == "blocked" {
 		err := oauth.ErrPopupBlocked

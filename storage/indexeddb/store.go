@@ -16,6 +16,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/jsbridge"
@@ -54,8 +55,11 @@ var migrations = []func(db jsbridge.Value) error{
 
 // Store is an [oauth.Store] over IndexedDB.
 type Store struct {
-	db  jsbridge.Value // IDBDatabase
-	key jsbridge.Value // CryptoKey, non-extractable AES-GCM
+	db jsbridge.Value // IDBDatabase
+
+	keyMu sync.Mutex
+	key   jsbridge.Value // CryptoKey, non-extractable AES-GCM; loaded on first use
+	keyOK bool
 }
 
 var _ oauth.Store = (*Store)(nil)
@@ -118,14 +122,24 @@ func Open(ctx context.Context, name string) (*Store, error) {
 	if err == nil {
 		_ = db.Set("onversionchange", onVersionChange)
 	}
-	s := &Store{db: db}
-	if err := s.loadKey(ctx); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return &Store{db: db}, nil
 }
 
-// loadKey reads the wrapping key, generating and storing it on first use.
+// cryptoKey returns the wrapping key, loading it, or generating and storing
+// it, on first use: a page that never stores a secret never pays for it.
+func (s *Store) cryptoKey(ctx context.Context) (jsbridge.Value, error) {
+	s.keyMu.Lock()
+	defer s.keyMu.Unlock()
+	if !s.keyOK {
+		if err := s.loadKey(ctx); err != nil {
+			return jsbridge.Undefined(), err
+		}
+		s.keyOK = true
+	}
+	return s.key, nil
+}
+
+// loadKey reads the wrapping key, generating and storing it when there is none.
 func (s *Store) loadKey(ctx context.Context) error {
 	rec, err := s.get(ctx, storeKeys, keyID)
 	if err != nil {
@@ -287,8 +301,12 @@ func (s *Store) crypt(ctx context.Context, op string, iv, data []byte) ([]byte, 
 	if err != nil {
 		return nil, storageErr(err, op)
 	}
+	key, err := s.cryptoKey(ctx)
+	if err != nil {
+		return nil, err
+	}
 	alg, _ := jsbridge.NewObject(map[string]any{"name": "AES-GCM", "iv": ivJS})
-	p, err := subtle.Call(op, alg, s.key, dataJS)
+	p, err := subtle.Call(op, alg, key, dataJS)
 	if err != nil {
 		return nil, storageErr(err, "cannot "+op)
 	}
