@@ -62,6 +62,8 @@ func (c *counter) wrap(h http.Handler) http.Handler {
 func requestKind(r *http.Request) string {
 	p := r.URL.Path
 	switch {
+	case r.Method == http.MethodOptions:
+		return "MCP preflight" // CORS preflights (MCP or OAuth endpoints) are counted apart
 	case strings.HasPrefix(p, "/.well-known/"):
 		return "discovery"
 	case strings.HasSuffix(p, "/register"):
