@@ -304,7 +304,18 @@ func (c *Client) watch(cs *mcp.ClientSession) {
 }
 
 func (c *Client) connect(ctx context.Context, co ConnectOptions) (*mcp.ClientSession, error) {
-	hint := c.opts.Hints.get(c.url)
+	h := c.opts.Hints.get(c.url)
+	cs, err := c.connectHinted(ctx, h, co)
+	if err != nil && h != (hint{}) && ctx.Err() == nil && stateFor(err) == StateFailed {
+		// What worked before may not any more (the server moved to another
+		// transport or version): forget it and probe once more.
+		c.opts.Hints.forget(c.url)
+		return c.connectHinted(ctx, hint{}, co)
+	}
+	return cs, err
+}
+
+func (c *Client) connectHinted(ctx context.Context, hint hint, co ConnectOptions) (*mcp.ClientSession, error) {
 	kind := c.opts.Transport
 	if kind == TransportAuto && hint.transport != "" {
 		kind = hint.transport

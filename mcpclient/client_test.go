@@ -380,3 +380,48 @@ func TestInsufficientScopeIsReported(t *testing.T) {
 		t.Errorf("status = %d; want 403", got)
 	}
 }
+
+// TestStaleHintIsForgotten: a server that moved from the legacy SSE
+// transport to Streamable HTTP at the same URL is still reached, and the
+// hint is rewritten, so a page's remembered hint never locks it out.
+func TestStaleHintIsForgotten(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "moving", Version: "1"}, nil)
+	sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	var moved atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if moved.Load() {
+			streamable.ServeHTTP(w, r)
+		} else {
+			sse.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	var saved []byte
+	hints := &Hints{Persist: func(b []byte) { saved = b }}
+
+	c1 := newClient(t, srv.URL, Options{Hints: hints})
+	if err := c1.Connect(ctxT(t), ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c1.Close()
+	if h := hints.get(srv.URL); h.transport != TransportSSE {
+		t.Fatalf("hint after the first connect = %+v; want sse", h)
+	}
+
+	moved.Store(true)
+	c2 := newClient(t, srv.URL, Options{Hints: hints})
+	if err := c2.Connect(ctxT(t), ConnectOptions{}); err != nil {
+		t.Fatalf("connect after the server moved: %v", err)
+	}
+	if h := hints.get(srv.URL); h.transport != TransportStreamable {
+		t.Errorf("hint after the move = %+v; want streamable", h)
+	}
+
+	// A reload restores the hints from what Persist saved.
+	restored := &Hints{}
+	restored.Load(saved)
+	if h := restored.get(srv.URL); h.transport != TransportStreamable || h.version == "" {
+		t.Errorf("restored hint = %+v from %s", h, saved)
+	}
+}

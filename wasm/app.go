@@ -49,12 +49,29 @@ type clientEntry struct {
 
 func newApp(host jsbridge.Value) *app {
 	return &app{
-		hints:    &mcpclient.Hints{},
+		hints:    loadHints(host),
 		http:     &http.Client{Transport: http.DefaultTransport}, // fetch under GOOS=js
 		registry: oauth.NewRegistry(),
 		host:     host,
 		clients:  make(map[int]*clientEntry),
 	}
+}
+
+// loadHints restores what earlier pages of this origin learnt about each
+// server (transport, protocol version; no secrets), through the loader's
+// hints string and saveHints(json) (localStorage), so a reload skips the
+// probes.
+func loadHints(host jsbridge.Value) *mcpclient.Hints {
+	h := &mcpclient.Hints{}
+	if v, err := host.Get("hints"); err == nil {
+		if s, err := jsbridge.String(v, "hints"); err == nil {
+			h.Load([]byte(s))
+		}
+	}
+	if fn, err := host.Get("saveHints"); err == nil && jsbridge.IsFunction(fn) {
+		h.Persist = func(b []byte) { _, _ = jsbridge.Call(fn, string(b)) }
+	}
+	return h
 }
 
 // exports builds the object handed to the loader:

@@ -89,6 +89,10 @@ async function start({ wasmURL, onProgress } = {}) {
       host: {
         lock: acquireLock,
         broadcast: (json) => grants?.postMessage(JSON.parse(json)),
+        // What each server negotiated (transport, protocol version; no
+        // secrets), so a reload skips the probes.
+        hints: readHints(),
+        saveHints: (json) => { try { localStorage.setItem(HINTS_KEY, json); } catch { /* storage off */ } },
       },
     };
     exited = go.run(result.instance).then(
@@ -102,6 +106,16 @@ async function start({ wasmURL, onProgress } = {}) {
   // Never silently: if the runtime ends later, every pending call rejects.
   exited.then((err) => mcp._exited(err));
   return mcp;
+}
+
+const HINTS_KEY = "mcpwasm:hints";
+
+function readHints() {
+  try {
+    return localStorage.getItem(HINTS_KEY) ?? "{}";
+  } catch {
+    return "{}"; // storage disabled: probe every time
+  }
 }
 
 /** Reports download progress while the body streams through. */
@@ -199,6 +213,7 @@ class MCP {
 
   /** Removes every stored grant, client registration and cached metadata of this origin. */
   async clearStorage() {
+    try { localStorage.removeItem(HINTS_KEY); } catch { /* storage off */ }
     const r = this.#api.clearStorage();
     if (r instanceof Error) throw r;
     await r;
