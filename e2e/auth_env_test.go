@@ -30,6 +30,9 @@ type authEnv struct {
 	cmu    sync.Mutex
 	counts map[string]int // "prm", "asmeta", "register", "token", "revoke", "mcp", "authorize"
 	state  string         // state of the last authorization request
+	// authorizeDelay makes the authorization endpoint slow (a real server
+	// far away), set before the sign-in starts.
+	authorizeDelay time.Duration
 }
 
 // lastState returns the state parameter of the last authorization request.
@@ -116,6 +119,12 @@ func (e *authEnv) counting(h http.Handler) http.Handler {
 				kind = "revoke"
 			case p == "/authorize" || p == "/consent":
 				kind = "authorize"
+				e.cmu.Lock()
+				delay := e.authorizeDelay
+				e.cmu.Unlock()
+				if p == "/authorize" {
+					time.Sleep(delay)
+				}
 				if s := r.URL.Query().Get("state"); s != "" {
 					e.cmu.Lock()
 					e.state = s

@@ -699,3 +699,75 @@ func TestCloseDuringSignInSettles(t *testing.T) {
 		t.Fatalf("close() during authorize(): %+v; want closed", r)
 	}
 }
+
+// TestSecondAuthorizeJoinsTheRunningSignIn: a second click on Sign in while
+// the popup is showing brings that popup forward; both calls end connected.
+func TestSecondAuthorizeJoinsTheRunningSignIn(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	popups := e.expectPopup()
+	e.startLogin(`{}`)
+	first := e.popup(popups)
+	if err := chromedp.Do(first, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
+		t.Fatal(err)
+	}
+	second := e.expectPopup()
+	e.gesture(`void (window.result2 = null, c.authorize().then(() => { result2 = { ok: true, state: c.state }; },
+		(e) => { result2 = { error: { code: e.code, message: e.message }, state: c.state }; }))`)
+	select {
+	case id := <-second:
+		t.Fatalf("a second popup opened (%v)", id)
+	case <-time.After(time.Second):
+	}
+	e.consent(first, "approve")
+	var got []loginResult
+	e.eval(`(async () => {
+		for (let i = 0; i < 600 && !(window.result && window.result2); i++) await new Promise((r) => setTimeout(r, 50));
+		return [window.result, window.result2];
+	})()`, &got)
+	for i, r := range got {
+		if !r.OK || r.State != "connected" {
+			t.Errorf("authorize() #%d = %+v; want connected", i+1, r)
+		}
+	}
+}
+
+// TestPopupClosedBeforeItLoadsDeclinesAtOnce: closed while it still said
+// "Connecting…" is a person's close, not a COOP severance.
+func TestPopupClosedBeforeItLoadsDeclinesAtOnce(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	e.eval(`void (() => { const o = window.open; window.open = function (...a) { const w = o.apply(window, a); setTimeout(() => w.close(), 30); return w; }; })()`, nil)
+	start := time.Now()
+	e.startLogin(`{ severedPopupTimeoutMs: 30000 }`)
+	r := e.awaitLogin()
+	if r.Error == nil || r.Error.Code != "declined" {
+		t.Fatalf("a popup closed before it loaded: %+v; want declined", r)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("it declined only after %v, the severed-popup timeout; want the 1.5 s grace", d.Round(time.Second))
+	}
+}
+
+// TestSlowCOOPServerIsNotTakenForAClose: the server's response time before
+// its page shows must not count toward the COOP-severance window.
+func TestSlowCOOPServerIsNotTakenForAClose(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{COOP: true})
+	e.cmu.Lock()
+	e.authorizeDelay = 4 * time.Second
+	e.cmu.Unlock()
+	popups := e.expectPopup()
+	e.startLogin(`{}`)
+	popup := e.popup(popups)
+	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // the person reads the consent page
+	var mid any
+	e.eval(`window.result`, &mid)
+	if mid != nil {
+		t.Fatalf("the sign-in ended while the person was on the consent page: %v", mid)
+	}
+	e.consent(popup, "approve")
+	if r := e.awaitLogin(); !r.OK || r.State != "connected" {
+		t.Fatalf("slow COOP server: %+v; want connected", r)
+	}
+}

@@ -430,9 +430,8 @@ func (a *app) run(ctx context.Context, id int, e *clientEntry, method string, ca
 		a.mu.Lock()
 		delete(a.clients, id)
 		a.mu.Unlock()
-		err := c.Close()
-		e.cancel() // end this client's calls and sign-in; they reject "closed"
-		return nil, err
+		e.cancel() // first end this client's calls and sign-in; they reject "closed"
+		return nil, c.Close()
 	case "listTools":
 		return c.ListTools(ctx)
 	case "listResources":

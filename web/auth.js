@@ -71,11 +71,21 @@ export class LoginWindow {
 
   get isOpen() { return !!this.#win; }
 
+  /** Brings the window to the front (a second click on Sign in). */
+  focus() {
+    try { this.#win?.focus(); } catch { /* severed */ }
+  }
+
   /** Sends the popup to the authorization URL and starts watching it. */
   navigate(url) {
     if (!this.#win) throw new Error("no login window");
-    this.#win.location.href = url;
-    this.#navigatedAt = Date.now();
+    if (this.#win.closed) {
+      // Closed while it still said "Connecting…": a person's close.
+      this.#navigatedAt = -Infinity;
+    } else {
+      this.#win.location.href = url;
+      this.#navigatedAt = Date.now();
+    }
     clearInterval(this.#timer);
     this.#timer = setInterval(() => this.#poll(), POLL_MS);
   }
@@ -83,6 +93,11 @@ export class LoginWindow {
   #poll() {
     if (!this.#win || (!this.#severed && !this.#win.closed)) {
       this.#closedAt = 0;
+      // Until the server's page commits, the popup is still our readable
+      // about:blank: a slow server's response time must not count.
+      try {
+        if (this.#win?.location.href === "about:blank") this.#navigatedAt = Date.now();
+      } catch { /* on the server's page: cross-origin */ }
       return;
     }
     const now = Date.now();

@@ -155,8 +155,7 @@ class MCP {
   #receiver;
   #deliverURL;
   #exit = null; // MCPError once the Go runtime has ended
-  #exitP;
-  #exitReject;
+  #pending = new Set(); // reject functions of calls in flight
   constructor(api, go, wasmURL, grants) {
     this.#api = api;
     this.#go = go;
@@ -164,9 +163,7 @@ class MCP {
     this.version = api.version;
     Object.defineProperty(this, "wasmURL", { value: wasmURL.href });
     this.#deliverURL = async (url) => {
-      const p = api.deliver(url);
-      if (p instanceof Error) throw p;
-      const r = JSON.parse(await p);
+      const r = JSON.parse(await this.#invoke(() => api.deliver(url)));
       if (r.taken && r.resource && !r.error) {
         // A sign-in finished from storage (redirect return): clients of this
         // page waiting for it connect now. Other tabs hear the grant notice.
@@ -179,8 +176,6 @@ class MCP {
       if (!r.taken) throw new Error(r.error?.message ?? "no sign-in of this page waits for that state");
     };
     this.#receiver = typeof window !== "undefined" ? new CallbackReceiver(deliver) : null;
-    this.#exitP = new Promise((_, reject) => { this.#exitReject = reject; });
-    this.#exitP.catch(() => {}); // observed through guard()
     // Other tabs' new grants and logouts, for this page's clients of the same server.
     grants?.addEventListener("message", (ev) => {
       const { kind, resource } = ev.data ?? {};
@@ -214,22 +209,35 @@ class MCP {
   /** Removes every stored grant, client registration and cached metadata of this origin. */
   async clearStorage() {
     try { localStorage.removeItem(HINTS_KEY); } catch { /* storage off */ }
-    const r = this.#api.clearStorage();
-    if (r instanceof Error) throw r;
-    await r;
+    await this.#invoke(() => this.#api.clearStorage());
   }
 
   /** The Go runtime ended: fail every client and pending call. */
   _exited(err) {
     this.#exit = err;
-    this.#exitReject(err);
+    for (const reject of this.#pending) reject(err);
+    this.#pending.clear();
     for (const c of this.#clients) c._fail(err);
   }
 
-  /** guard(p) settles like p, or rejects when the Go runtime ends first. */
-  #guard = (p) => {
+  /**
+   * invoke(fn) calls into Go (fn returns a Promise or an MCPError value) and
+   * settles like its result, or rejects with an MCPError when the Go runtime
+   * is gone or ends first.
+   */
+  #invoke = (fn) => {
     if (this.#exit) return Promise.reject(this.#exit);
-    return Promise.race([p, this.#exitP]);
+    let p;
+    try {
+      p = fn();
+    } catch (e) {
+      return Promise.reject(asMCPError(e, "closed")); // the runtime is gone
+    }
+    if (p instanceof Error) return Promise.reject(p);
+    return new Promise((resolve, reject) => {
+      this.#pending.add(reject);
+      Promise.resolve(p).then(resolve, reject).finally(() => this.#pending.delete(reject));
+    });
   };
 
   /** Creates a client for the MCP server at url. Throws MCPError invalid_argument on bad input. */
@@ -268,7 +276,7 @@ class MCP {
     } catch {
       throw invalid("client(): redirectUri must be a URL");
     }
-    const c = new Client(this.#api, String(url), { ...options, redirectUri: redirect.href }, this.#receiver, this.#clients, this.#guard);
+    const c = new Client(this.#api, String(url), { ...options, redirectUri: redirect.href }, this.#receiver, this.#clients, this.#invoke);
     this.#clients.add(c);
     return c;
   }
@@ -309,11 +317,11 @@ class Client extends EventTarget {
   #login = null; // LoginWindow of the running sign-in
   #unwatch = null;
 
-  #guard;
+  #invoke;
 
-  constructor(api, url, options, receiver, clients, guard) {
+  constructor(api, url, options, receiver, clients, invoke) {
     super();
-    this.#guard = guard;
+    this.#invoke = invoke;
     this.#api = api;
     this.#options = options;
     this.#receiver = receiver;
@@ -354,8 +362,16 @@ class Client extends EventTarget {
   /** "idle" | "connecting" | "needs_auth" | "authorizing" | "connected" | "declined" | "failed" | "closed" */
   get state() { return this.#state; }
 
-  /** Opens the login window now (in the user gesture); false when blocked. */
+  /**
+   * Opens the login window now (in the user gesture); null when blocked. A
+   * sign-in already showing its window keeps it (brought to the front): the
+   * second call joins the running flow.
+   */
   #openWindow() {
+    if (this.#login?.isOpen && this.#login.state) {
+      this.#login.focus();
+      return this.#login;
+    }
     this.#closeAuth();
     const lw = new LoginWindow(() => this.#windowClosed(lw), this.#options.severedPopupTimeoutMs);
     if (!lw.open(`mcpwasm-login-${Math.random().toString(36).slice(2)}`)) return null;
@@ -366,6 +382,7 @@ class Client extends EventTarget {
 
   // The courier (Go) shows the authorization URL.
   #openAuth(url) {
+    if (this.#closed) throw new MCPError("closed", "this client is closed; create a new one with mcp.client()");
     if (this.#options.authMode === "redirect") {
       this.#closeAuth();
       sessionStorage.setItem(RETURN_KEY, location.href);
@@ -394,7 +411,7 @@ class Client extends EventTarget {
     u.search = new URLSearchParams({
       error: "access_denied", error_description: "The sign-in window was closed.", state: lw.state,
     }).toString();
-    this.#api.deliver(u.href);
+    this.#invoke(() => this.#api.deliver(u.href)).catch(() => {});
   }
 
   /** The module is gone: this client can do nothing more. */
@@ -408,7 +425,7 @@ class Client extends EventTarget {
     if (kind === "clear") kind = "logout"; // another tab cleared this origin's storage
     else if (!sameResource(resource, this.url)) return;
     if (this.#closed) return;
-    this.#api.call(this.#id, "peer", JSON.stringify({ kind }))?.then?.(() => {
+    this.#invoke(() => this.#api.call(this.#id, "peer", JSON.stringify({ kind }))).then(() => {
       if (kind === "grant" && (this.#state === "needs_auth" || this.#state === "declined")) {
         this.connect().catch(() => {});
       }
@@ -446,14 +463,7 @@ class Client extends EventTarget {
     const progress = onProgress && ((p) => {
       try { onProgress(JSON.parse(p)); } catch (e) { console.error("mcp: onProgress threw", e); }
     });
-    let p;
-    try {
-      p = this.#api.call(this.#id, method, json, signal, progress);
-    } catch (e) {
-      throw asMCPError(e, "closed"); // the Go runtime is gone
-    }
-    if (p instanceof Error) throw p;
-    return parse(await this.#guard(p));
+    return parse(await this.#invoke(() => this.#api.call(this.#id, method, json, signal, progress)));
   }
 
   /** Connects and initializes; rejects "auth_required" when a login is needed. */
@@ -535,6 +545,10 @@ class Client extends EventTarget {
     this.#closed = true;
     this.#clients.delete(this);
     this.#closeAuth();
-    await this.#api.call(this.#id, "close");
+    try {
+      await this.#invoke(() => this.#api.call(this.#id, "close"));
+    } catch (e) {
+      if (e.code !== "closed") throw e; // the runtime is gone: closed anyway
+    }
   }
 }
