@@ -97,6 +97,7 @@ func newAuthEnv(t *testing.T, ac devserver.AuthConfig) *authEnv {
 		window.MCPError = m.MCPError;
 		window.mcp = await m.load();
 	})()`, nil)
+	e.eval(openDB, nil)
 	return e
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -29,6 +30,24 @@ func (e *authEnv) startLogin(clientOpts string) {
 	})()`, e.MCPURL, clientOpts), nil)
 	e.gesture(`void (c.authorize().then(() => { result = { ok: true, state: c.state }; },
 		(e) => { result = { error: { name: e.name, code: e.code, status: e.status ?? 0, message: e.message }, state: c.state }; }))`)
+}
+
+// openDB is page-side JavaScript that opens the client's IndexedDB
+// database as it is, for tests that inspect what is stored.
+const openDB = `void (window.openDB = () => new Promise((res, rej) => {
+	const r = indexedDB.open("mcpwasm"); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); }))`
+
+// openConsent creates window.c with clientOpts, starts authorize() in a
+// gesture and returns the popup once it shows the consent page.
+func (e *authEnv) openConsent(clientOpts string) context.Context {
+	e.t.Helper()
+	popups := e.expectPopup()
+	e.startLogin(clientOpts)
+	popup := e.popup(popups)
+	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
+		e.t.Fatalf("the consent page: %v", err)
+	}
+	return popup
 }
 
 // signIn creates window.c with clientOpts and signs in through the popup
@@ -195,12 +214,7 @@ func TestPopupBlockedWithoutGesture(t *testing.T) {
 
 func TestClosingThePopupDeclines(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{})
-	popups := e.expectPopup()
-	e.startLogin(`{}`)
-	popup := e.popup(popups)
-	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
-		t.Fatal(err)
-	}
+	popup := e.openConsent(`{}`)
 	// A person reads the consent page for a while, then closes the window.
 	time.Sleep(3500 * time.Millisecond)
 	if _, err := chromedp.Run(popup, chromedp.Evaluate[any](`window.close()`)); err != nil && err != chromedp.ErrJSUndefined {
@@ -214,7 +228,7 @@ func TestClosingThePopupDeclines(t *testing.T) {
 		t.Errorf("token requests after a closed popup = %d; want 0", n)
 	}
 	// A new explicit authorize() starts fresh and works.
-	popups = e.expectPopup()
+	popups := e.expectPopup()
 	e.gesture(`void (result = null, c.authorize().then(() => { result = { ok: true, state: c.state }; },
 		(e) => { result = { error: { code: e.code, message: e.message }, state: c.state }; }))`)
 	e.consent(e.popup(popups), "approve")
@@ -226,13 +240,8 @@ func TestClosingThePopupDeclines(t *testing.T) {
 func TestCOOPLoginCompletesThroughBroadcastChannel(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{COOP: true})
 	console := e.console()
-	popups := e.expectPopup()
-	e.startLogin(`{}`)
-	popup := e.popup(popups)
+	popup := e.openConsent(`{}`)
 	// The consent page severs window.opener; a person takes a while.
-	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
-		t.Fatal(err)
-	}
 	time.Sleep(4 * time.Second)
 	e.consent(popup, "approve")
 	if r := e.awaitLogin(); !r.OK || r.State != "connected" {
@@ -282,12 +291,7 @@ func TestForgedMessageFromAnotherOriginIsIgnored(t *testing.T) {
 	}))
 	t.Cleanup(forger.Close)
 	console := e.console()
-	popups := e.expectPopup()
-	e.startLogin(`{}`)
-	popup := e.popup(popups)
-	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
-		t.Fatal(err)
-	}
+	popup := e.openConsent(`{}`)
 	state := e.lastState()
 	if state == "" {
 		t.Fatal("the authorization server saw no state")
@@ -322,7 +326,7 @@ func TestLogoutRevokesAndEmptiesStorage(t *testing.T) {
 	}
 	e.eval(`(async () => {
 		await c.logout();
-		const db = await new Promise((res, rej) => { const r = indexedDB.open("mcpwasm"); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+		const db = await openDB();
 		const grants = await new Promise((res) => { const r = db.transaction("grants").objectStore("grants").count(); r.onsuccess = () => res(r.result); });
 		db.close();
 		const next = await c.connect().then(() => "ok", (e) => e.code);
@@ -346,7 +350,7 @@ func TestStoredGrantIsNotPlaintext(t *testing.T) {
 	// as base64, and look for token material.
 	var dump string
 	e.eval(`(async () => {
-		const db = await new Promise((res, rej) => { const r = indexedDB.open("mcpwasm"); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+		const db = await openDB();
 		const out = {};
 		for (const name of db.objectStoreNames) {
 			out[name] = await new Promise((res) => { const r = db.transaction(name).objectStore(name).getAll(); r.onsuccess = () => res(r.result); });
@@ -629,7 +633,7 @@ func TestClearStorageSignsEverythingOut(t *testing.T) {
 	}
 	e.eval(`(async () => {
 		await mcp.clearStorage();
-		const db = await new Promise((res, rej) => { const r = indexedDB.open("mcpwasm"); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+		const db = await openDB();
 		let records = 0;
 		for (const name of ["grants", "clients", "metadata", "pending"]) {
 			records += await new Promise((res) => { const r = db.transaction(name).objectStore(name).count(); r.onsuccess = () => res(r.result); });
@@ -687,12 +691,7 @@ func TestCOOPRealCloseStillDeclines(t *testing.T) {
 
 func TestCloseDuringSignInSettles(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{})
-	popups := e.expectPopup()
-	e.startLogin(`{}`)
-	popup := e.popup(popups)
-	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
-		t.Fatal(err)
-	}
+	e.openConsent(`{}`)
 	e.eval(`c.close()`, nil)
 	r := e.awaitLogin()
 	if r.Error == nil || r.Error.Code != "closed" || r.State != "closed" {
@@ -704,12 +703,7 @@ func TestCloseDuringSignInSettles(t *testing.T) {
 // the popup is showing brings that popup forward; both calls end connected.
 func TestSecondAuthorizeJoinsTheRunningSignIn(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{})
-	popups := e.expectPopup()
-	e.startLogin(`{}`)
-	first := e.popup(popups)
-	if err := chromedp.Do(first, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
-		t.Fatal(err)
-	}
+	first := e.openConsent(`{}`)
 	second := e.expectPopup()
 	e.gesture(`void (window.result2 = null, c.authorize().then(() => { result2 = { ok: true, state: c.state }; },
 		(e) => { result2 = { error: { code: e.code, message: e.message }, state: c.state }; }))`)
@@ -754,12 +748,7 @@ func TestSlowCOOPServerIsNotTakenForAClose(t *testing.T) {
 	e.cmu.Lock()
 	e.authorizeDelay = 4 * time.Second
 	e.cmu.Unlock()
-	popups := e.expectPopup()
-	e.startLogin(`{}`)
-	popup := e.popup(popups)
-	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
-		t.Fatal(err)
-	}
+	popup := e.openConsent(`{}`)
 	time.Sleep(3 * time.Second) // the person reads the consent page
 	var mid any
 	e.eval(`window.result`, &mid)
