@@ -455,3 +455,45 @@ func TestStoreFailureReported(t *testing.T) {
 		t.Error("authorized although the grant was not stored")
 	}
 }
+
+// TestForgottenClientRegistersAgain: when the server no longer knows the
+// cached dynamically registered client (invalid_client at the token
+// endpoint), the cache entry goes, and the next sign-in registers anew
+// instead of failing the same way forever.
+func TestForgottenClientRegistersAgain(t *testing.T) {
+	e := newEnv(t)
+	e.as.knownOnly = true
+	ctx := context.Background()
+	h := e.handler(t, nil)
+	if err := connect(ctx, e.rs.url(), h); err != nil {
+		t.Fatalf("first login: %v", err)
+	}
+	iss := e.as.issuer()
+	reg, _ := e.store.GetClient(ctx, iss, h.cfg.RedirectURL)
+	if reg == nil {
+		t.Fatal("no cached registration after the first login")
+	}
+	// The server forgets the client; the grant is gone too (signed out).
+	e.as.mu.Lock()
+	delete(e.as.clients, reg.ClientID)
+	e.as.mu.Unlock()
+	if err := e.store.DeleteGrant(ctx, h.Resource()); err != nil {
+		t.Fatal(err)
+	}
+
+	h2 := e.handler(t, nil)
+	err := h2.Login(ctx)
+	if mcperr.CodeOf(err, "") != mcperr.TokenFailed {
+		t.Fatalf("login with a forgotten client = %v; want token_failed", err)
+	}
+	if reg, _ := e.store.GetClient(ctx, iss, h.cfg.RedirectURL); reg != nil {
+		t.Fatal("the rejected registration is still cached")
+	}
+	registered := e.as.req.get("/register")
+	if err := e.handler(t, nil).Login(ctx); err != nil {
+		t.Fatalf("the next login: %v", err)
+	}
+	if got := e.as.req.get("/register"); got != registered+1 {
+		t.Errorf("registrations = %d; want one more (%d)", got, registered+1)
+	}
+}

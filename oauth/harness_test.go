@@ -90,6 +90,7 @@ type fakeAS struct {
 	refreshDelay time.Duration                 // slows refresh
 	scopeGrant   func(requested string) string // scope granted
 	regResp      func(m map[string]any)        // edits the registration response
+	knownOnly    bool                          // public clients too must be registered (or pre-registered)
 
 	mu            sync.Mutex
 	codes         map[string]issuedCode
@@ -223,7 +224,14 @@ func (a *fakeAS) clientAuth(r *http.Request) (string, bool) {
 		if basic || r.PostForm.Get("client_secret") != "" {
 			return "", false
 		}
-		return r.PostForm.Get("client_id"), r.PostForm.Get("client_id") != ""
+		id := r.PostForm.Get("client_id")
+		if a.knownOnly {
+			a.mu.Lock()
+			_, known := a.clients[id]
+			a.mu.Unlock()
+			return id, known || (id != "" && id == a.clientID)
+		}
+		return id, id != ""
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

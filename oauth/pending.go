@@ -3,11 +3,14 @@ package oauth
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/oauth2"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
@@ -205,6 +208,7 @@ type flowEnv struct {
 // token response is validated, and the grant is stored whole.
 func finishFlow(ctx context.Context, env flowEnv, p *PendingFlow, cl clientCreds, cb *Callback) (*Grant, error) {
 	if cb.Error != "" {
+		forgetRejectedClient(ctx, env.store, p, cl, cb.Error)
 		return nil, callbackError(cb)
 	}
 	if err := checkIss(cb.Iss, p.Issuer, p.RequireIss); err != nil {
@@ -219,6 +223,10 @@ func finishFlow(ctx context.Context, env flowEnv, p *PendingFlow, cl clientCreds
 	}
 	tr, err := tokenRequest(ctx, env.hc, env.clock, p.TokenEndpoint, cl, form)
 	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			forgetRejectedClient(ctx, env.store, p, cl, re.ErrorCode)
+		}
 		return nil, err
 	}
 	g := &Grant{
@@ -244,6 +252,21 @@ func finishFlow(ctx context.Context, env flowEnv, p *PendingFlow, cl clientCreds
 		return nil, newErr(mcperr.Storage, "storing grant", err)
 	}
 	return g, nil
+}
+
+// forgetRejectedClient drops the cached dynamic registration of cl when the
+// server says it does not know the client any more (invalid_client,
+// unauthorized_client): the next sign-in registers again instead of failing
+// the same way forever. Pre-registered and metadata-document clients are
+// not in the cache and are left alone.
+func forgetRejectedClient(ctx context.Context, store Store, p *PendingFlow, cl clientCreds, code string) {
+	if code != "invalid_client" && code != "unauthorized_client" {
+		return
+	}
+	reg, err := store.GetClient(ctx, p.Issuer, p.RedirectURI)
+	if err == nil && reg != nil && reg.ClientID == cl.id {
+		_ = store.DeleteClient(ctx, p.Issuer, p.RedirectURI)
+	}
 }
 
 // callbackError turns an error= authorization response into an error:
