@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -495,5 +496,55 @@ func TestForgottenClientRegistersAgain(t *testing.T) {
 	}
 	if got := e.as.req.get("/register"); got != registered+1 {
 		t.Errorf("registrations = %d; want one more (%d)", got, registered+1)
+	}
+}
+
+// failingPuts is a Store whose PutGrant fails once armed.
+type failingPuts struct {
+	Store
+	armed atomic.Bool
+}
+
+func (f *failingPuts) PutGrant(ctx context.Context, g *Grant) error {
+	if f.armed.Load() {
+		return errors.New("quota exceeded")
+	}
+	return f.Store.PutGrant(ctx, g)
+}
+
+// TestRefreshedGrantThatCannotBeStoredIsReported: the new token is used and
+// the failed write is reported as an event, never silently dropped.
+func TestRefreshedGrantThatCannotBeStoredIsReported(t *testing.T) {
+	e := newEnv(t)
+	e.as.rotate = true
+	ctx := context.Background()
+	clk := &fakeClock{t: time.Now()}
+	store := &failingPuts{Store: e.store}
+	h := e.handler(t, func(c *Config) { c.Clock = clk; c.Store = store })
+	if err := h.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := e.store.GetGrant(ctx, h.Resource())
+	store.armed.Store(true)
+	clk.advance(2 * time.Hour)
+	ts, err := h.TokenSource(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := ts.Token()
+	if err != nil {
+		t.Fatalf("Token after a refresh that could not be stored: %v", err)
+	}
+	if tok.AccessToken == old.AccessToken {
+		t.Error("the stale access token was used; want the refreshed one")
+	}
+	var reported error
+	for _, ev := range e.events.all() {
+		if ev.Kind == EventStoreFailed {
+			reported = ev.Err
+		}
+	}
+	if mcperr.CodeOf(reported, "") != mcperr.Storage || !strings.Contains(reported.Error(), "quota exceeded") {
+		t.Errorf("store_failed event error = %v; want a storage error naming the cause", reported)
 	}
 }

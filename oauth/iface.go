@@ -93,6 +93,10 @@ type EventKind string
 const (
 	EventState          EventKind = "state"           // State changed
 	EventTokenRefreshed EventKind = "token_refreshed" // a refresh succeeded
+	// EventStoreFailed: a refreshed grant could not be stored. The new
+	// token is used from memory; until storage works again, another tab or
+	// a reload would present a stale refresh token. Err says why.
+	EventStoreFailed EventKind = "store_failed"
 )
 
 // Event reports a state change or a refresh. It never carries secrets.

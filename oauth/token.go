@@ -250,10 +250,13 @@ func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
 	h.mu.Lock()
 	h.grant, h.loaded = &ng, true
 	h.mu.Unlock()
-	if err := h.cfg.Store.PutGrant(ctx, &ng); err != nil {
-		return nil, newErr(mcperr.Storage, "storing refreshed grant", err)
-	}
 	h.emit(Event{Kind: EventTokenRefreshed, Resource: h.resource, State: StateAuthorized})
+	if err := h.cfg.Store.PutGrant(ctx, &ng); err != nil {
+		// The new token works: use it (from memory), and say loudly that
+		// it is not stored (LESSONS 13: never silent).
+		h.emit(Event{Kind: EventStoreFailed, Resource: h.resource, State: StateAuthorized,
+			Err: newErr(mcperr.Storage, "storing the refreshed grant failed; it lives in memory until the next successful write", err)})
+	}
 	return &ng, nil
 }
 

@@ -254,6 +254,8 @@ func (a *app) newAuth(url, clientName string, o authOptions, host jsbridge.Value
 			switch e.Kind {
 			case oauth.EventTokenRefreshed:
 				emit("tokenrefreshed", map[string]string{"resource": e.Resource})
+			case oauth.EventStoreFailed:
+				emit("storageerror", map[string]string{"resource": e.Resource, "message": e.Err.Error()})
 			case oauth.EventState:
 				switch e.State {
 				case oauth.StateNeedsAuth:

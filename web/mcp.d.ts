@@ -249,6 +249,8 @@ export interface ClientEventMap {
   storagefallback: CustomEvent<{ reason: string }>;
   /** The access token was refreshed (no secrets in the detail). */
   tokenrefreshed: CustomEvent<{ resource: string }>;
+  /** A refreshed grant could not be stored (quota, storage gone); it is used from memory. */
+  storageerror: CustomEvent<{ resource: string; message: string }>;
   toolschanged: CustomEvent<Record<string, never>>;
   resourceschanged: CustomEvent<Record<string, never>>;
   promptschanged: CustomEvent<Record<string, never>>;

@@ -433,6 +433,9 @@ class Client extends EventTarget {
   }
 
   #emit(type, detail) {
+    if (type === "storageerror") {
+      console.warn(`mcp: a refreshed sign-in could not be stored (${detail.message}); it is kept in memory for this page`);
+    }
     if (type === "storagefallback") {
       console.warn(`mcp: IndexedDB is unavailable (${detail.reason}); sign-ins are kept in memory and last only until this page closes`);
     }
