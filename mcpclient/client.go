@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpwasm/mcpwasm/internal/httpguard"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
@@ -124,13 +125,21 @@ func New(rawURL string, opts Options) (*Client, error) {
 		return nil, mcperr.New(mcperr.InvalidArgument, `mcp: transport %q is not one of "auto", "streamable", "sse"`, opts.Transport)
 	}
 	hdr := make(http.Header, len(opts.Headers))
+	names := make([]string, 0, len(opts.Headers))
 	for k, v := range opts.Headers {
-		if k == "" || !validHeader(k, v) {
-			return nil, mcperr.New(mcperr.InvalidArgument, "mcp: header %q is not a valid HTTP header", k)
+		if !httpguard.ValidHeaderName(k) {
+			return nil, mcperr.New(mcperr.InvalidArgument, "mcp: header name %q is not a valid HTTP header name", k)
+		}
+		if !httpguard.ValidHeaderValue(v) {
+			return nil, mcperr.New(mcperr.InvalidArgument, "mcp: the value of header %q has characters a header cannot carry (control characters or non-ASCII)", k)
+		}
+		if forbiddenHeader(k) {
+			return nil, mcperr.New(mcperr.InvalidArgument, "mcp: header %q is set by the MCP transport itself and cannot be replaced", k)
 		}
 		hdr.Set(k, v)
+		names = append(names, k)
 	}
-	base := http.DefaultTransport
+	var base http.RoundTripper = http.DefaultTransport
 	var jar http.CookieJar
 	if opts.HTTPClient != nil {
 		if opts.HTTPClient.Transport != nil {
@@ -139,25 +148,28 @@ func New(rawURL string, opts Options) (*Client, error) {
 		jar = opts.HTTPClient.Jar
 	}
 	c := &Client{url: u.String(), opts: opts, state: StateIdle}
+	guard := &httpguard.Transport{
+		Base:              base,
+		Origin:            httpguard.OriginOf(u),
+		Credentials:       credentials(hdr, opts.AccessToken),
+		CredentialHeaders: names,
+	}
 	c.http = &http.Client{
-		Transport: &roundTripper{base: base, headers: hdr, token: opts.AccessToken, taps: &c.taps},
-		Jar:       jar,
+		Transport:     &roundTripper{guard: guard, taps: &c.taps},
+		Jar:           jar,
+		CheckRedirect: httpguard.CheckRedirect,
 	}
 	return c, nil
 }
 
-func validHeader(k, v string) bool {
-	for _, r := range k {
-		if r <= ' ' || r >= 0x7f || r == ':' {
-			return false
-		}
+// forbiddenHeader reports the headers the client sets itself, which the
+// page's static headers must not replace.
+func forbiddenHeader(k string) bool {
+	switch http.CanonicalHeaderKey(k) {
+	case "Mcp-Session-Id", "Mcp-Protocol-Version", "Content-Type", "Accept", "Last-Event-Id":
+		return true
 	}
-	for _, r := range v {
-		if (r < ' ' && r != '\t') || r == 0x7f {
-			return false
-		}
-	}
-	return true
+	return false
 }
 
 // URL returns the server URL.
@@ -480,43 +492,91 @@ func do[T any](ctx context.Context, c *Client, op func(context.Context, *mcp.Cli
 	return v, nil
 }
 
-// collect drains a paginated iterator.
-func collect[T any](seq func(func(T, error) bool)) ([]T, error) {
+// The bounds of one list operation (listTools and the others): a server
+// that pages forever, repeats a cursor or returns an attacker-sized list
+// fails the operation with a "protocol" error instead of flooding the
+// server with requests or the page with items.
+const (
+	MaxListPages = 100
+	MaxListItems = 10000
+)
+
+// listAll follows a list's pagination: page(cursor) returns one page's
+// items and the next cursor ("" at the end).
+func listAll[T any](ctx context.Context, what string, page func(ctx context.Context, cursor string) ([]T, string, error)) ([]T, error) {
 	out := []T{}
-	for v, err := range seq {
+	seen := map[string]bool{}
+	cursor := ""
+	for n := 1; ; n++ {
+		items, next, err := page(ctx, cursor)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, v)
+		out = append(out, items...)
+		switch {
+		case len(out) > MaxListItems:
+			return nil, mcperr.New(mcperr.Protocol, "mcp: the server's %s list has more than %d items; refusing the rest", what, MaxListItems)
+		case next == "":
+			return out, nil
+		case seen[next]:
+			return nil, mcperr.New(mcperr.Protocol, "mcp: the server's %s list repeats a page cursor (a pagination loop); stopped after %d pages", what, n)
+		case n >= MaxListPages:
+			return nil, mcperr.New(mcperr.Protocol, "mcp: the server's %s list has more than %d pages; refusing the rest", what, MaxListPages)
+		}
+		seen[next] = true
+		cursor = next
 	}
-	return out, nil
 }
 
 // ListTools returns every tool, following pagination.
 func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	return do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
-		return collect(cs.Tools(ctx, nil))
+		return listAll(ctx, "tools", func(ctx context.Context, cur string) ([]*mcp.Tool, string, error) {
+			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cur})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Tools, r.NextCursor, nil
+		})
 	})
 }
 
 // ListResources returns every resource, following pagination.
 func (c *Client) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
 	return do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Resource, error) {
-		return collect(cs.Resources(ctx, nil))
+		return listAll(ctx, "resources", func(ctx context.Context, cur string) ([]*mcp.Resource, string, error) {
+			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cur})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Resources, r.NextCursor, nil
+		})
 	})
 }
 
 // ListResourceTemplates returns every resource template, following pagination.
 func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
 	return do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.ResourceTemplate, error) {
-		return collect(cs.ResourceTemplates(ctx, nil))
+		return listAll(ctx, "resource templates", func(ctx context.Context, cur string) ([]*mcp.ResourceTemplate, string, error) {
+			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cur})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.ResourceTemplates, r.NextCursor, nil
+		})
 	})
 }
 
 // ListPrompts returns every prompt, following pagination.
 func (c *Client) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
 	return do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Prompt, error) {
-		return collect(cs.Prompts(ctx, nil))
+		return listAll(ctx, "prompts", func(ctx context.Context, cur string) ([]*mcp.Prompt, string, error) {
+			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cur})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Prompts, r.NextCursor, nil
+		})
 	})
 }
 
@@ -618,6 +678,9 @@ func classify(err error, rec *record) error {
 	var tokErr *tokenError
 	if errors.As(err, &tokErr) {
 		return &mcperr.Error{Code: mcperr.AuthRequired, Msg: "mcp: the page's accessToken() function failed", Err: tokErr.err}
+	}
+	if broken := rec.violated(); broken != nil {
+		return broken
 	}
 	status, netErr := 0, error(nil)
 	if rec != nil {

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -343,23 +345,58 @@ func TestElicitationHandler(t *testing.T) {
 	}
 }
 
-func TestSSETapLimits(t *testing.T) {
+// TestSSETapPassesEventsThrough: the tap hands go-sdk exactly the bytes the
+// server sent (a large result included), however small the reads, and
+// delivers only the progress notifications of registered tokens.
+func TestSSETapPassesEventsThrough(t *testing.T) {
 	var got []float64
 	taps := &progressTaps{}
 	defer taps.add("t", func(p *mcp.ProgressNotificationParams) { got = append(got, p.Progress) })()
-	body := "data: " + strings.Repeat("x", maxTapLine+10) + "\n\n" +
+	body := "id: 1\nretry: 10\n\n" +
 		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\n" +
 		"data: \"params\":{\"progressToken\":\"t\",\"progress\":7}}\r\n\r\n" +
-		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"other\",\"progress\":8}}\n\n"
-	tap := &sseTap{rc: nopCloser{strings.NewReader(body)}, taps: taps}
-	buf := make([]byte, 7) // tiny reads split lines anywhere
-	for {
-		if _, err := tap.Read(buf); err != nil {
-			break
-		}
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"other\",\"progress\":8}}\n\n" +
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"big\":\"" + strings.Repeat("x", 200<<10) + "\"}}\n\n"
+	tap := &sseTap{rc: nopCloser{strings.NewReader(body)}, taps: taps, call: json.RawMessage("3")}
+	out, err := io.ReadAll(iotest.OneByteReader(tap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != body {
+		t.Errorf("the tap changed the stream (%d bytes in, %d out)", len(body), len(out))
 	}
 	if fmt.Sprint(got) != "[7]" {
 		t.Errorf("delivered %v; want [7]", got)
+	}
+}
+
+// TestSSETapStopsAtAViolation: an event that breaks the protocol never
+// reaches go-sdk; the stream ends with the violation and the operation's
+// record keeps it.
+func TestSSETapStopsAtAViolation(t *testing.T) {
+	for _, tc := range []struct{ name, event, want string }{
+		{"wrong id", `{"jsonrpc":"2.0","id":9,"result":{}}`, "response for request 9"},
+		{"batch", `[{"jsonrpc":"2.0","id":3,"result":{}}]`, "JSON array"},
+		{"no jsonrpc", `{"id":3,"result":{}}`, `"jsonrpc": "2.0"`},
+		{"not JSON", `hello`, "not a JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n"
+			body := first + "data: " + tc.event + "\n\n"
+			_, rec := withRecord(context.Background())
+			tap := &sseTap{rc: nopCloser{strings.NewReader(body)}, taps: &progressTaps{}, call: json.RawMessage("3"), rec: rec}
+			out, err := io.ReadAll(tap)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v; want one saying %q", err, tc.want)
+			}
+			wantCode(t, err, mcperr.Protocol)
+			if string(out) != first {
+				t.Errorf("go-sdk got %q; want only the first event", out)
+			}
+			if rec.violated() == nil {
+				t.Error("the operation's record has no violation")
+			}
+		})
 	}
 }
 

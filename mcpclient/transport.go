@@ -4,56 +4,90 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpwasm/mcpwasm/internal/httpguard"
+	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
-// roundTripper adds the configured static headers and host-supplied bearer
-// token, records each request's outcome in the operation's [record] (found in
-// the request context), and taps event-stream bodies for progress
-// notifications.
+// roundTripper records each request's outcome in the operation's [record]
+// (found in the request context), checks JSON-RPC responses, and taps
+// event-stream bodies for progress notifications. Credentials are added
+// below it, by the credential guard (internal/httpguard), which keeps them
+// on the server's origin.
 type roundTripper struct {
-	base    http.RoundTripper
-	headers http.Header
-	token   func(context.Context) (string, error)
-	taps    *progressTaps
+	guard *httpguard.Transport
+	taps  *progressTaps
+}
+
+// credentials returns the guard's hook adding the static headers and the
+// host-supplied bearer token.
+func credentials(headers http.Header, token func(context.Context) (string, error)) func(*http.Request) error {
+	return func(req *http.Request) error {
+		for k, vs := range headers {
+			req.Header[k] = append([]string(nil), vs...)
+		}
+		if token == nil {
+			return nil
+		}
+		tok, err := token(req.Context())
+		if err != nil {
+			return &tokenError{err: err}
+		}
+		if tok != "" {
+			if !httpguard.ValidHeaderValue(tok) {
+				return &tokenError{err: errors.New("the token has characters an Authorization header cannot carry")}
+			}
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		return nil
+	}
 }
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	rec := recordFrom(ctx)
-	if len(t.headers) > 0 || t.token != nil {
-		req = req.Clone(ctx)
-		for k, vs := range t.headers {
-			req.Header[k] = append([]string(nil), vs...)
-		}
-		if t.token != nil {
-			tok, err := t.token(ctx)
-			if err != nil {
-				err = &tokenError{err: err}
-				rec.transportError(err)
-				return nil, err
-			}
-			if tok != "" {
-				req.Header.Set("Authorization", "Bearer "+tok)
-			}
-		}
+	// A Streamable HTTP POST of a call is answered by its response; a
+	// legacy SSE POST by 202 (the response comes on the GET stream).
+	call := json.RawMessage(nil)
+	if strings.Contains(req.Header.Get("Accept"), "text/event-stream") {
+		call = callID(req)
 	}
-	resp, err := t.base.RoundTrip(req)
+	resp, err := t.guard.RoundTrip(req)
 	if err != nil {
-		rec.transportError(err)
+		if mcperr.CodeOf(err, "") == mcperr.Protocol {
+			rec.violation(err) // the guard refused what the server asked for
+		} else {
+			rec.transportError(err)
+		}
 		return nil, err
 	}
 	rec.response(req.Method, resp.StatusCode)
 	if resp.StatusCode == http.StatusForbidden && strings.Contains(resp.Header.Get("WWW-Authenticate"), "insufficient_scope") {
 		rec.insufficientScope()
 	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		resp.Body = &sseTap{rc: resp.Body, taps: t.taps}
+	switch mt := mediaType(resp); {
+	case mt == "text/event-stream":
+		resp.Body = &sseTap{rc: resp.Body, taps: t.taps, call: call, rec: rec}
+	case mt == "application/json" && call != nil && resp.StatusCode >= 200 && resp.StatusCode < 300:
+		if err := checkJSONResponse(resp, call); err != nil {
+			rec.violation(err)
+			return nil, err
+		}
+	case call != nil && resp.StatusCode >= 200 && resp.StatusCode < 300:
+		// Only JSON or an event stream can answer a call; go-sdk would
+		// end the whole session over anything else.
+		resp.Body.Close()
+		err := violation("the server answered a call with content type %q; only application/json and text/event-stream can carry a response", mt)
+		rec.violation(err)
+		return nil, err
+	default:
+		resp.Body = cappedBody(resp.Body)
 	}
 	return resp, nil
 }
@@ -73,6 +107,7 @@ type record struct {
 	netErr    error  // last transport error
 	postCodes []int  // statuses of POST requests, in order
 	scope     bool   // a 403 said error="insufficient_scope"
+	broken    error  // the first protocol violation (see violation)
 }
 
 type recordKey struct{}
@@ -109,6 +144,27 @@ func (r *record) response(method string, status int) {
 	if status < 200 || status > 299 {
 		r.status, r.method = status, method
 	}
+}
+
+// violation records a protocol violation of the server's answer.
+func (r *record) violation(err error) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.broken == nil {
+		r.broken = err
+	}
+}
+
+func (r *record) violated() error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.broken
 }
 
 func (r *record) insufficientScope() {
@@ -155,110 +211,4 @@ func (p *progressTaps) lookup(token json.RawMessage) func(*mcp.ProgressNotificat
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.m[string(bytes.TrimSpace(token))]
-}
-
-// maxTapLine bounds the bytes buffered for one SSE line; longer lines (large
-// results) are skipped by the tap, never by go-sdk's own reader.
-const maxTapLine = 64 << 10
-
-// sseTap watches an event-stream body as go-sdk reads it and delivers
-// progress notifications to their callers. Because it sees the bytes before
-// go-sdk parses them, every notification that precedes a response on the
-// wire is delivered before the caller learns the response.
-type sseTap struct {
-	rc       io.ReadCloser
-	taps     *progressTaps
-	line     []byte
-	skipping bool // the current line is too long to be a progress notification
-	data     []byte
-	dataSkip bool // the current event is too long to be a progress notification
-}
-
-func (s *sseTap) Read(p []byte) (int, error) {
-	n, err := s.rc.Read(p)
-	if n > 0 {
-		s.scan(p[:n])
-	}
-	return n, err
-}
-
-func (s *sseTap) Close() error { return s.rc.Close() }
-
-func (s *sseTap) scan(b []byte) {
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			s.appendLine(b)
-			return
-		}
-		s.appendLine(b[:i])
-		s.endLine()
-		b = b[i+1:]
-	}
-}
-
-func (s *sseTap) appendLine(b []byte) {
-	if s.skipping {
-		return
-	}
-	if len(s.line)+len(b) > maxTapLine {
-		s.skipping, s.line = true, s.line[:0]
-		return
-	}
-	s.line = append(s.line, b...)
-}
-
-func (s *sseTap) endLine() {
-	line := bytes.TrimSuffix(s.line, []byte("\r"))
-	skipped := s.skipping
-	s.line, s.skipping = s.line[:0], false
-	switch {
-	case skipped:
-		s.dataSkip = true
-	case len(line) == 0: // end of event
-		if !s.dataSkip {
-			s.dispatch()
-		}
-		s.data, s.dataSkip = s.data[:0], false
-	case bytes.HasPrefix(line, []byte("data:")):
-		v := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
-		if len(s.data)+len(v) > maxTapLine {
-			s.dataSkip, s.data = true, s.data[:0]
-		}
-		if s.dataSkip {
-			return
-		}
-		if len(s.data) > 0 {
-			s.data = append(s.data, '\n')
-		}
-		s.data = append(s.data, v...)
-	}
-}
-
-func (s *sseTap) dispatch() {
-	if !bytes.Contains(s.data, []byte(`notifications/progress`)) {
-		return
-	}
-	var msg struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if json.Unmarshal(s.data, &msg) != nil || msg.Method != "notifications/progress" {
-		return
-	}
-	var tok struct {
-		ProgressToken json.RawMessage `json:"progressToken"`
-	}
-	if json.Unmarshal(msg.Params, &tok) != nil {
-		return
-	}
-	fn := s.taps.lookup(tok.ProgressToken)
-	if fn == nil {
-		return
-	}
-	var params mcp.ProgressNotificationParams
-	if json.Unmarshal(msg.Params, &params) != nil {
-		return
-	}
-	fn(&params)
 }

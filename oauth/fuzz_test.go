@@ -2,8 +2,10 @@ package oauth
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
@@ -93,6 +95,54 @@ func FuzzValidateResourceMeta(f *testing.F) {
 		for _, as := range m.AuthorizationServers {
 			if checkEndpoint("x", as) != nil {
 				t.Fatalf("accepted authorization server %q", as)
+			}
+		}
+	})
+}
+
+// FuzzParseTokenResponse: whatever a token endpoint sends, parsing never
+// panics, and an accepted response yields tokens that a request header
+// can carry (b64token / VSCHAR, bounded) and an expiry within range.
+func FuzzParseTokenResponse(f *testing.F) {
+	f.Add(`{"access_token":"abc","token_type":"Bearer","expires_in":3600,"refresh_token":"r","scope":"a b"}`)
+	f.Add(`{"access_token":"abc\r\nX: 1","token_type":"Bearer","expires_in":"-1"}`)
+	f.Add(`{"access_token":"a","token_type":"bearer","expires_in":1e308}`)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, body string) {
+		tr, err := parseTokenResponse([]byte(body), fixedClock{now})
+		if err != nil {
+			if !isCode(err, "token_failed") {
+				t.Fatalf("error %v has the wrong code", err)
+			}
+			return
+		}
+		if !isB64Token(tr.AccessToken) || len(tr.AccessToken) > maxTokenLen {
+			t.Fatalf("accepted access token %q", tr.AccessToken)
+		}
+		if !isVSChars(tr.RefreshToken) || len(tr.RefreshToken) > maxTokenLen {
+			t.Fatalf("accepted refresh token %q", tr.RefreshToken)
+		}
+		if !tr.expiry.IsZero() && (tr.expiry.Before(now) || tr.expiry.After(now.Add(maxExpiresIn*time.Second))) {
+			t.Fatalf("expiry %v out of range", tr.expiry)
+		}
+	})
+}
+
+// FuzzParseChallenge: any WWW-Authenticate header parses without a panic,
+// and what is taken from it is bounded by the header itself.
+func FuzzParseChallenge(f *testing.F) {
+	f.Add(`Bearer resource_metadata="https://mcp.example/.well-known/oauth-protected-resource", scope="a b", error="insufficient_scope"`)
+	f.Add(`Bearer realm="x", error="invalid_token", DPoP algs="ES256"`)
+	f.Add(`Basic, Bearer scope=`)
+	f.Fuzz(func(t *testing.T, header string) {
+		resp := &http.Response{Header: http.Header{"Www-Authenticate": {header}}}
+		ch := parseChallenge(resp)
+		if len(ch.prmURL) > len(header) || len(ch.err) > len(header) {
+			t.Fatalf("challenge %+v larger than the header %q", ch, header)
+		}
+		for _, s := range ch.scopes {
+			if s == "" || strings.ContainsAny(s, " \t") {
+				t.Fatalf("scope %q from %q", s, header)
 			}
 		}
 	})

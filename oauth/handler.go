@@ -301,6 +301,11 @@ func errNoGrant() error {
 		Err: &oauth2.RetrieveError{Response: &http.Response{}, ErrorCode: "invalid_grant"}}
 }
 
+// expired reports whether g's access token is past its expiry.
+func (h *Handler) expired(g *Grant) bool {
+	return !g.Expiry.IsZero() && !h.now().Before(g.Expiry)
+}
+
 func (h *Handler) expiring(g *Grant) bool {
 	return !g.Expiry.IsZero() && !h.now().Add(h.cfg.RefreshMargin).Before(g.Expiry)
 }

@@ -24,12 +24,12 @@ const refreshTimeout = time.Minute
 const maxExpiresIn = 10 * 365 * 24 * 3600
 
 // tokenResponse is a successful token response (RFC 6749 §5.1).
+// Validated by [parseTokenResponse].
 type tokenResponse struct {
-	AccessToken  string          `json:"access_token"`
-	TokenType    string          `json:"token_type"`
-	RefreshToken string          `json:"refresh_token"`
-	ExpiresIn    json.RawMessage `json:"expires_in"`
-	Scope        string          `json:"scope"`
+	AccessToken  string
+	TokenType    string
+	RefreshToken string
+	Scope        string
 
 	expiry time.Time // zero: unknown
 }
@@ -117,27 +117,11 @@ func tokenRequest(ctx context.Context, hc *http.Client, clk Clock, endpoint stri
 		}
 		return nil, &Error{Code: mcperr.TokenFailed, Msg: fmt.Sprintf("oauth: token endpoint returned status %d", resp.StatusCode), Err: re}
 	}
-	var tr tokenResponse
-	if err := json.Unmarshal(body, &tr); err != nil {
-		return nil, tokenErr("token response is not a JSON object", nil)
-	}
-	if tr.AccessToken == "" {
-		return nil, tokenErr("token response has no access_token", nil)
-	}
-	if tr.TokenType == "" {
-		return nil, tokenErr("token response has no token_type", nil)
-	}
-	if !strings.EqualFold(tr.TokenType, "bearer") {
-		return nil, tokenErr(fmt.Sprintf("token response has token_type %q, want Bearer", sanitize(tr.TokenType)), nil)
-	}
-	secs, err := parseExpiresIn(tr.ExpiresIn)
+	tr, err := parseTokenResponse(body, clk)
 	if err != nil {
-		return nil, tokenErr("token response rejected", err)
+		return nil, err
 	}
-	if secs > 0 {
-		tr.expiry = clk.Now().Add(time.Duration(secs) * time.Second)
-	}
-	return &tr, nil
+	return tr, nil
 }
 
 // clientRequest builds a form POST with client authentication
@@ -209,7 +193,12 @@ func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
 		h.mu.Unlock()
 		return nil, errNoGrant()
 	}
-	if g.AccessToken != stale.AccessToken && !h.expiring(g) {
+	if g.AccessToken != stale.AccessToken && !h.expired(g) {
+		// Someone (another tab) refreshed after this caller read the stale
+		// grant: use theirs while it is still valid, even inside the
+		// refresh margin, so a refresh happens exactly once. Refreshing
+		// it again would present a refresh token that may already be
+		// rotated (reuse detection revokes the whole grant).
 		h.mu.Lock()
 		h.grant, h.loaded = g, true
 		h.mu.Unlock()

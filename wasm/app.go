@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpwasm/mcpwasm/internal/httpguard"
 	"github.com/mcpwasm/mcpwasm/jsbridge"
 	"github.com/mcpwasm/mcpwasm/mcpclient"
 	"github.com/mcpwasm/mcpwasm/mcperr"
@@ -49,8 +50,10 @@ type clientEntry struct {
 
 func newApp(host jsbridge.Value) *app {
 	return &app{
-		hints:    loadHints(host),
-		http:     &http.Client{Transport: http.DefaultTransport}, // fetch under GOOS=js
+		hints: loadHints(host),
+		// fetch under GOOS=js, behind the guard: redirects stay on their
+		// origin and no header value can throw inside fetch.
+		http:     httpguard.NewClient(&httpguard.Transport{}),
 		registry: oauth.NewRegistry(),
 		host:     host,
 		clients:  make(map[int]*clientEntry),
@@ -131,6 +134,11 @@ func (a *app) deliver(args []jsbridge.Value) (any, error) {
 			r.Error = mcpclient.AsError(err)
 		}
 		if !live && resource != "" {
+			if err == nil {
+				// Finished from storage (a redirect return): the other
+				// tabs hear of the new grant as they do of any other.
+				a.broadcast("grant", resource)
+			}
 			for _, e := range a.entriesFor(resource) {
 				switch {
 				case err == nil:
@@ -240,7 +248,6 @@ func (a *app) newClient(args []jsbridge.Value) (any, error) {
 	opts := mcpclient.Options{
 		ClientName:    o.ClientName,
 		ClientVersion: version,
-		HTTPClient:    a.http,
 		Headers:       o.Headers,
 		Transport:     mcpclient.Transport(o.Transport),
 		Hints:         a.hints,

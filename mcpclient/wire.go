@@ -1,0 +1,285 @@
+package mcpclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+// MaxResponseBytes bounds one JSON response and one server-sent event (the
+// same bound go-sdk puts on an event); a larger answer fails the request
+// with a "protocol" error instead of filling the page's memory.
+const MaxResponseBytes = 16 << 20
+
+// callID returns the id of the JSON-RPC call a POST carries, or nil for
+// anything else (a notification, a response, a GET).
+func callID(req *http.Request) json.RawMessage {
+	if req.Method != http.MethodPost || req.GetBody == nil {
+		return nil
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil
+	}
+	defer body.Close()
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.NewDecoder(io.LimitReader(body, MaxResponseBytes)).Decode(&msg) != nil || msg.Method == "" {
+		return nil
+	}
+	if len(msg.ID) == 0 || string(msg.ID) == "null" {
+		return nil
+	}
+	return msg.ID
+}
+
+func mediaType(resp *http.Response) string {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt
+}
+
+// wireMessage is what every JSON-RPC message from the server must look like.
+type wireMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// violation is a server answer that breaks the protocol in a way go-sdk
+// would not notice (a response to another request leaves the call waiting
+// forever) or would take as fatal for the whole session (a message that is
+// not JSON-RPC). It fails the one request it answers, with a clear message.
+func violation(format string, args ...any) error {
+	return &mcperr.Error{Code: mcperr.Protocol, Msg: "mcp: " + fmt.Sprintf(format, args...)}
+}
+
+// checkMessage validates one JSON-RPC message from the server. call, when
+// set, is the id of the request the message answers (on its POST): a
+// response must carry it.
+func checkMessage(data []byte, call json.RawMessage) (*wireMessage, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '[' {
+		return nil, violation("the server sent a JSON array (a JSON-RPC batch), which MCP does not allow since 2025-06-18")
+	}
+	var m wireMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, violation("the server sent a message that is not a JSON object")
+	}
+	if m.JSONRPC != "2.0" {
+		return nil, violation(`the server sent a message without "jsonrpc": "2.0"`)
+	}
+	if m.Method == "" && call != nil && !sameID(m.ID, call) {
+		return nil, violation("the server answered request %s with a response for request %s; nothing else can answer it, so it failed", clip(call), clip(m.ID))
+	}
+	return &m, nil
+}
+
+// sameID compares JSON-RPC ids by value (1 and 1.0 are the same id; 1 and
+// "1" are not).
+func sameID(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// clip shortens an id from the network for a message.
+func clip(id json.RawMessage) string {
+	if len(id) == 0 {
+		return "(none)"
+	}
+	if len(id) > 40 {
+		return string(id[:40]) + "…"
+	}
+	return string(id)
+}
+
+// checkJSONResponse reads the JSON body answering call (bounded), checks
+// it and puts it back for go-sdk.
+func checkJSONResponse(resp *http.Response, call json.RawMessage) error {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	if len(body) > MaxResponseBytes {
+		return violation("the server's response is larger than %d MiB", MaxResponseBytes>>20)
+	}
+	if _, err := checkMessage(body, call); err != nil {
+		return err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return nil
+}
+
+// cappedBody fails a read past MaxResponseBytes.
+func cappedBody(rc io.ReadCloser) io.ReadCloser {
+	return &capped{rc: rc, left: MaxResponseBytes}
+}
+
+type capped struct {
+	rc   io.ReadCloser
+	left int
+}
+
+var errTooLarge = violation("the server's response is larger than %d MiB", MaxResponseBytes>>20)
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errTooLarge
+	}
+	if len(p) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.rc.Read(p)
+	c.left -= n
+	return n, err
+}
+
+func (c *capped) Close() error { return c.rc.Close() }
+
+// sseTap filters an event-stream body between the network and go-sdk, one
+// whole event at a time: every event is checked ([checkMessage]) before
+// any of its bytes reach go-sdk, and progress notifications are delivered
+// to their callers as their event completes, so every notification sent
+// before a response reaches the caller before the response does. An event
+// that breaks the protocol ends the stream with that error (and is recorded
+// for the operation), instead of reaching go-sdk, which would hang on it or
+// end the whole session.
+type sseTap struct {
+	rc   io.ReadCloser
+	taps *progressTaps
+	call json.RawMessage // the call this stream answers; nil for GET streams
+	rec  *record
+
+	buf  []byte // read buffer
+	in   []byte // bytes read, not yet split into lines
+	ev   []byte // raw bytes of the current event
+	data []byte // its data, lines joined by \n
+	name string // its event: field
+	out  []byte // checked bytes for go-sdk
+	err  error  // sticky: the stream's end
+}
+
+func (s *sseTap) Read(p []byte) (int, error) {
+	for len(s.out) == 0 {
+		if s.err != nil {
+			return 0, s.err
+		}
+		if s.buf == nil {
+			s.buf = make([]byte, 32<<10)
+		}
+		n, err := s.rc.Read(s.buf)
+		s.feed(s.buf[:n])
+		if err != nil && s.err == nil {
+			if len(s.ev) > 0 || len(s.in) > 0 {
+				// A last event without its blank line: go-sdk's
+				// scanner still takes it, so check it too.
+				s.ev = append(s.ev, s.in...)
+				s.line(s.in)
+				s.in = nil
+				s.endEvent()
+			}
+			if s.err == nil {
+				s.err = err
+			}
+		}
+	}
+	n := copy(p, s.out)
+	s.out = s.out[n:]
+	return n, nil
+}
+
+func (s *sseTap) Close() error { return s.rc.Close() }
+
+func (s *sseTap) fail(err error) {
+	if s.err == nil {
+		s.err = err
+		s.rec.violation(err)
+	}
+}
+
+func (s *sseTap) feed(b []byte) {
+	s.in = append(s.in, b...)
+	for s.err == nil {
+		i := bytes.IndexByte(s.in, '\n')
+		if i < 0 {
+			break
+		}
+		line := s.in[:i]
+		s.ev = append(s.ev, s.in[:i+1]...)
+		s.in = s.in[i+1:]
+		if len(bytes.TrimSuffix(line, []byte("\r"))) == 0 {
+			s.endEvent()
+		} else {
+			s.line(line)
+		}
+	}
+	if len(s.in) > MaxResponseBytes || len(s.ev) > MaxResponseBytes {
+		s.fail(violation("the server sent an event larger than %d MiB", MaxResponseBytes>>20))
+	}
+	if len(s.in) == 0 {
+		s.in = s.in[:0:0] // let a large consumed buffer go
+	}
+}
+
+func (s *sseTap) line(line []byte) {
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	field, value, _ := bytes.Cut(line, []byte(":"))
+	value = bytes.TrimPrefix(value, []byte(" "))
+	switch string(field) {
+	case "data":
+		if len(s.data) > 0 {
+			s.data = append(s.data, '\n')
+		}
+		s.data = append(s.data, value...)
+	case "event":
+		s.name = string(value)
+	}
+}
+
+func (s *sseTap) endEvent() {
+	ev, data, name := s.ev, s.data, s.name
+	s.ev, s.data, s.name = nil, s.data[:0], ""
+	if len(data) > 0 && (name == "" || name == "message") {
+		m, err := checkMessage(data, s.call)
+		if err != nil {
+			s.fail(err)
+			return
+		}
+		if m.Method == "notifications/progress" {
+			s.progress(m.Params)
+		}
+	}
+	s.out = append(s.out, ev...)
+}
+
+func (s *sseTap) progress(raw json.RawMessage) {
+	var tok struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+	}
+	if json.Unmarshal(raw, &tok) != nil {
+		return
+	}
+	fn := s.taps.lookup(tok.ProgressToken)
+	if fn == nil {
+		return
+	}
+	var params mcp.ProgressNotificationParams
+	if json.Unmarshal(raw, &params) != nil {
+		return
+	}
+	fn(&params)
+}
