@@ -53,11 +53,13 @@ unit:
 wasmtest:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(GOROOT)/lib/wasm/go_js_wasm_exec" ./jsbridge/...
 
-## fuzz: a short run of each fuzz target (seeds in oauth/testdata/fuzz); FUZZTIME=5m for longer
+## fuzz: a short run of each fuzz target (seeds in */testdata/fuzz); FUZZTIME=5m for longer
 FUZZTIME ?= 8s
+FUZZTARGETS := oauth:FuzzParseCallback oauth:FuzzValidateAuthServerMeta oauth:FuzzValidateResourceMeta \
+	oauth:FuzzParseTokenResponse oauth:FuzzParseChallenge mcpclient:FuzzSSETap mcpclient:FuzzCheckMessage
 fuzz:
-	for f in FuzzParseCallback FuzzValidateAuthServerMeta FuzzValidateResourceMeta; do \
-		$(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) ./oauth/ || exit 1; \
+	for t in $(FUZZTARGETS); do \
+		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) ./$${t%%:*}/ || exit 1; \
 	done
 
 ## e2e: chromedp tests in headless Chromium (builds the wasm itself)
