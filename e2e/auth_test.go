@@ -482,8 +482,17 @@ func TestTwoTabsRefreshOnce(t *testing.T) {
 	if sums[0] != 1 || sums[1] != 2 {
 		t.Fatalf("calls from both tabs = %v; want [1 2]", sums)
 	}
-	if n := e.AS.Count("token_refresh"); n != 1 {
-		t.Errorf("refresh requests from two tabs = %d; want exactly 1", n)
+	// Both tabs held the sign-in's grant when it fell due: its refresh
+	// token must be presented exactly once. (A later refresh of the new
+	// grant, once that one falls due on a slow machine, is not a repeat.)
+	first := 0
+	for _, ev := range e.AS.Events() {
+		if ev.Kind == authserver.EventTokenRefresh && ev.Err == "" && strings.HasSuffix(ev.Detail, " rotation=1") {
+			first++
+		}
+	}
+	if first != 1 {
+		t.Errorf("refreshes of the sign-in's grant from two tabs = %d; want exactly 1 (all refreshes: %d)", first, e.AS.Count("token_refresh"))
 	}
 	if n := e.AS.Count("refresh_reuse"); n != 0 {
 		t.Errorf("refresh token reuse detected %d times (the grant would be revoked)", n)

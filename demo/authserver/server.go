@@ -106,6 +106,7 @@ type grant struct {
 	scopes   []string
 	revoked  bool
 	tokens   []string // hashes of every token of the grant, access and refresh
+	rotation int      // refreshes so far: the refresh token of rotation n presents n
 }
 
 type token struct {

@@ -29,6 +29,8 @@ type tokenResponse struct {
 	ExpiresIn    int64  `json:"expires_in"`
 	RefreshToken string `json:"refresh_token,omitempty"`
 	Scope        string `json:"scope"`
+
+	rotation int // for refreshes: which rotation of the grant this is
 }
 
 // readForm parses an application/x-www-form-urlencoded body of at most
@@ -142,7 +144,13 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 			if oerr == nil {
-				s.event(Event{Kind: kind, ClientID: clientID, Detail: "scope=" + resp.Scope})
+				detail := "scope=" + resp.Scope
+				if kind == EventTokenRefresh {
+					// Which refresh token of the grant came back: tests
+					// check that the one a sign-in issued is used once.
+					detail += fmt.Sprintf(" rotation=%d", resp.rotation)
+				}
+				s.event(Event{Kind: kind, ClientID: clientID, Detail: detail})
 				w.Header().Set("Cache-Control", "no-store")
 				w.Header().Set("Pragma", "no-cache")
 				writeJSON(w, http.StatusOK, resp)
@@ -309,7 +317,10 @@ func (s *Server) refreshGrant(c *client, form url.Values) (*tokenResponse, *oaut
 		// grant's scopes, which the response says.
 	}
 	t.rotated = true
-	return s.issueLocked(g, now), nil
+	g.rotation++
+	resp := s.issueLocked(g, now)
+	resp.rotation = g.rotation
+	return resp, nil
 }
 
 // serveRevoke is RFC 7009 revocation. Revoking an access or a refresh
