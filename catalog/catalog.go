@@ -1,0 +1,222 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpwasm/mcpwasm/mcpclient"
+)
+
+// Format names a model provider's tool format.
+type Format string
+
+// The formats of [Catalog.ToolsFor] and [Catalog.HandleToolCalls].
+const (
+	FormatOpenAI          Format = "openai"           // Chat Completions function tools
+	FormatOpenAIResponses Format = "openai-responses" // Responses API function tools
+	FormatAnthropic       Format = "anthropic"        // Messages API tools / tool_use
+	FormatGemini          Format = "gemini"           // functionDeclarations
+)
+
+// Server is one MCP server as the catalog drives it. [FromClient] adapts an
+// [mcpclient.Client]; tests may supply their own.
+type Server interface {
+	// State is the server's connection state.
+	State() mcpclient.State
+	// Connect connects without any user interaction: it never opens a
+	// sign-in window. It fails coded auth_required when a sign-in is
+	// needed and declined when the user declined one.
+	Connect(ctx context.Context) error
+	// Authorize signs in (from a user action) and then connects.
+	Authorize(ctx context.Context) error
+	// ListTools returns every tool of the server.
+	ListTools(ctx context.Context) ([]*mcp.Tool, error)
+	// CallTool calls a tool by its name on the server.
+	CallTool(ctx context.Context, name string, args json.RawMessage, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error)
+	// Close ends the server's session for good.
+	Close() error
+}
+
+// Factory makes the [Server] of one catalog entry. events receives the
+// server's own events (statechange, toolschanged, …) for the catalog.
+type Factory func(id string, cfg ServerConfig, events func(mcpclient.Event)) (Server, error)
+
+// ServerConfig is one server entry of a catalog.
+type ServerConfig struct {
+	URL         string   `json:"url"`
+	Title       string   `json:"title,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Enabled     *bool    `json:"enabled,omitempty"` // nil: enabled
+	AllowTools  []string `json:"allowTools,omitempty"`
+	DenyTools   []string `json:"denyTools,omitempty"`
+	// Client holds the remaining options of the entry (the client options
+	// of mcp.client()), passed to the Factory as they came.
+	Client json.RawMessage `json:"-"`
+}
+
+// BreakerConfig configures each server's circuit breaker.
+type BreakerConfig struct {
+	Failures int           // consecutive failures that open it; default 3
+	Cooldown time.Duration // how long it stays open; default 30 s
+}
+
+// ApprovalRequest is what the approval hook is asked before a call.
+type ApprovalRequest struct {
+	ID          string               `json:"id"`   // server id
+	Tool        string               `json:"tool"` // the server's tool name
+	Name        string               `json:"name"` // the exported name
+	Args        json.RawMessage      `json:"args"`
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+}
+
+// Clock tells the time (breaker cooldowns, backoff); tests fake it.
+type Clock interface {
+	Now() time.Time
+}
+
+// Config configures a [Catalog].
+type Config struct {
+	Servers           map[string]ServerConfig
+	MaxServers        int           // default 32
+	MaxToolsPerServer int           // default 128
+	CallTimeout       time.Duration // default 60 s
+	Breaker           BreakerConfig
+	// Approve, when set, is asked before every call of a tool that is not
+	// annotated readOnlyHint: true.
+	Approve func(ctx context.Context, req ApprovalRequest) (bool, error)
+	// ServerTools exposes the model-facing meta tools.
+	ServerTools bool
+	// Factory makes each server. Required.
+	Factory Factory
+	// Clock: default the real clock.
+	Clock Clock
+	// OnEvent receives statuschange, toolschanged, authrequired and warning
+	// events. It must not block.
+	OnEvent func(Event)
+}
+
+// Event is a catalog event; Data is JSON-marshalable.
+type Event struct {
+	Type string // "statuschange", "toolschanged", "authrequired", "warning"
+	Data any
+}
+
+// Status is what [Catalog.Status] reports for one server.
+type Status struct {
+	State       string           `json:"state"` // a client state or "disabled"
+	Tools       int              `json:"tools"`
+	Breaker     string           `json:"breaker"` // "closed", "open", "half_open"
+	RetryAt     int64            `json:"retryAt,omitempty"`
+	Error       *mcpclient.Error `json:"error,omitempty"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+}
+
+// Tool is one tool of the aggregated list.
+type Tool struct {
+	Name     string    `json:"name"`     // exported name
+	ServerID string    `json:"serverId"` // catalog id of its server
+	Tool     *mcp.Tool `json:"tool"`     // as the server described it
+}
+
+// CallOptions tune one call.
+type CallOptions struct {
+	Timeout    time.Duration
+	OnProgress func(*mcp.ProgressNotificationParams)
+	// AuthWait, when > 0, makes a call to a server that needs sign-in wait
+	// this long for the host to sign in (after OnAuthRequired(id) was
+	// called once) instead of resolving at once with the needs-sign-in text.
+	AuthWait       time.Duration
+	OnAuthRequired func(id string)
+	// OnApproval reports the approval hook's decision for this call.
+	OnApproval func(req ApprovalRequest, approved bool)
+}
+
+// Block is one part of a tool result as a model sees it.
+type Block struct {
+	Type     string `json:"type"` // "text" or "image"
+	Text     string `json:"text,omitempty"`
+	MIMEType string `json:"mimeType,omitempty"`
+	Data     string `json:"data,omitempty"` // base64, for images
+}
+
+// ToolResult is the outcome of one model tool call, ready for the model.
+type ToolResult struct {
+	Name     string              `json:"name"`
+	ServerID string              `json:"serverId,omitempty"` // "" when the name is unknown
+	Tool     string              `json:"tool,omitempty"`
+	Text     string              `json:"text"` // what the model reads, capped
+	Blocks   []Block             `json:"blocks,omitempty"`
+	IsError  bool                `json:"isError"`
+	Result   *mcp.CallToolResult `json:"result,omitempty"` // when the server answered
+}
+
+// Catalog is many MCP servers behind one tool list.
+type Catalog struct{}
+
+var errTODO = errors.New("catalog: not implemented yet")
+
+// New validates cfg and returns a catalog; nothing connects yet.
+func New(cfg Config) (*Catalog, error) { return nil, errTODO }
+
+// ParseServers reads a catalog's servers from JSON.
+func ParseServers(data []byte) (map[string]ServerConfig, []error, error) { return nil, nil, errTODO }
+
+// FromClient adapts an mcpclient.Client.
+func FromClient(c *mcpclient.Client, login func(context.Context) error, co mcpclient.ConnectOptions) Server {
+	return nil
+}
+
+// Status reports one server.
+func (c *Catalog) Status(id string) (Status, bool) { return Status{}, false }
+
+// Statuses reports every server.
+func (c *Catalog) Statuses() map[string]Status { return nil }
+
+// Server returns the server of id.
+func (c *Catalog) Server(id string) (Server, bool) { return nil, false }
+
+// Add adds a server.
+func (c *Catalog) Add(id string, sc ServerConfig) error { return errTODO }
+
+// Remove removes a server.
+func (c *Catalog) Remove(id string) error { return errTODO }
+
+// Enable enables a server.
+func (c *Catalog) Enable(id string) error { return errTODO }
+
+// Disable disables a server.
+func (c *Catalog) Disable(id string) error { return errTODO }
+
+// Authorize signs in to a server.
+func (c *Catalog) Authorize(ctx context.Context, id string) error { return errTODO }
+
+// Tools returns the aggregated list.
+func (c *Catalog) Tools(ctx context.Context) ([]Tool, error) { return nil, errTODO }
+
+// ToolsFor exports the list in a provider's format.
+func (c *Catalog) ToolsFor(ctx context.Context, f Format) (json.RawMessage, error) {
+	return nil, errTODO
+}
+
+// CallTool calls a tool by its exported name.
+func (c *Catalog) CallTool(ctx context.Context, name string, args json.RawMessage, opts CallOptions) (*mcp.CallToolResult, error) {
+	return nil, errTODO
+}
+
+// ModelCall runs one tool call as a model asked for it.
+func (c *Catalog) ModelCall(ctx context.Context, name, args string, opts CallOptions) (ToolResult, error) {
+	return ToolResult{}, errTODO
+}
+
+// HandleToolCalls runs a provider's tool calls and returns its tool-result messages.
+func (c *Catalog) HandleToolCalls(ctx context.Context, f Format, calls json.RawMessage, opts CallOptions) (json.RawMessage, error) {
+	return nil, errTODO
+}
+
+// Close closes every server.
+func (c *Catalog) Close() error { return errTODO }
