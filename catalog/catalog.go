@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -154,69 +153,3 @@ type ToolResult struct {
 	IsError  bool                `json:"isError"`
 	Result   *mcp.CallToolResult `json:"result,omitempty"` // when the server answered
 }
-
-// Catalog is many MCP servers behind one tool list.
-type Catalog struct{}
-
-var errTODO = errors.New("catalog: not implemented yet")
-
-// New validates cfg and returns a catalog; nothing connects yet.
-func New(cfg Config) (*Catalog, error) { return nil, errTODO }
-
-// ParseServers reads a catalog's servers from JSON.
-func ParseServers(data []byte) (map[string]ServerConfig, []error, error) { return nil, nil, errTODO }
-
-// FromClient adapts an mcpclient.Client.
-func FromClient(c *mcpclient.Client, login func(context.Context) error, co mcpclient.ConnectOptions) Server {
-	return nil
-}
-
-// Status reports one server.
-func (c *Catalog) Status(id string) (Status, bool) { return Status{}, false }
-
-// Statuses reports every server.
-func (c *Catalog) Statuses() map[string]Status { return nil }
-
-// Server returns the server of id.
-func (c *Catalog) Server(id string) (Server, bool) { return nil, false }
-
-// Add adds a server.
-func (c *Catalog) Add(id string, sc ServerConfig) error { return errTODO }
-
-// Remove removes a server.
-func (c *Catalog) Remove(id string) error { return errTODO }
-
-// Enable enables a server.
-func (c *Catalog) Enable(id string) error { return errTODO }
-
-// Disable disables a server.
-func (c *Catalog) Disable(id string) error { return errTODO }
-
-// Authorize signs in to a server.
-func (c *Catalog) Authorize(ctx context.Context, id string) error { return errTODO }
-
-// Tools returns the aggregated list.
-func (c *Catalog) Tools(ctx context.Context) ([]Tool, error) { return nil, errTODO }
-
-// ToolsFor exports the list in a provider's format.
-func (c *Catalog) ToolsFor(ctx context.Context, f Format) (json.RawMessage, error) {
-	return nil, errTODO
-}
-
-// CallTool calls a tool by its exported name.
-func (c *Catalog) CallTool(ctx context.Context, name string, args json.RawMessage, opts CallOptions) (*mcp.CallToolResult, error) {
-	return nil, errTODO
-}
-
-// ModelCall runs one tool call as a model asked for it.
-func (c *Catalog) ModelCall(ctx context.Context, name, args string, opts CallOptions) (ToolResult, error) {
-	return ToolResult{}, errTODO
-}
-
-// HandleToolCalls runs a provider's tool calls and returns its tool-result messages.
-func (c *Catalog) HandleToolCalls(ctx context.Context, f Format, calls json.RawMessage, opts CallOptions) (json.RawMessage, error) {
-	return nil, errTODO
-}
-
-// Close closes every server.
-func (c *Catalog) Close() error { return errTODO }
