@@ -234,4 +234,17 @@ func TestRenderContent(t *testing.T) {
 			}
 		})
 	}
+	// Anthropic carries the image; the others its placeholder.
+	tr := outcome{name: "s_chart", id: "s", tool: "chart", res: tests[3].res}.render()
+	out, err := ResultMessages(FormatAnthropic, []ToolCall{{ID: "t1", Name: "s_chart"}}, []ToolResult{tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORwECAw=="}}`) {
+		t.Errorf("anthropic result has no image block: %s", out)
+	}
+	out, _ = ResultMessages(FormatOpenAI, []ToolCall{{ID: "t1", Name: "s_chart"}}, []ToolResult{tr})
+	if !strings.Contains(string(out), `[image: image/png, 7 bytes]`) || strings.Contains(string(out), "iVBOR") {
+		t.Errorf("openai result should carry the placeholder only: %s", out)
+	}
 }
