@@ -85,16 +85,22 @@ type Config struct {
 	CallTimeout       time.Duration // default 60 s
 	Breaker           BreakerConfig
 	// Approve, when set, is asked before every call of a tool that is not
-	// annotated readOnlyHint: true.
+	// annotated readOnlyHint: true (the meta tool catalog_enable_server
+	// included). false or an error refuses the call; the model is told the
+	// user refused. Annotations are the server's hints: they spare asking
+	// about the tool that carries them, nothing else.
 	Approve func(ctx context.Context, req ApprovalRequest) (bool, error)
-	// ServerTools exposes the model-facing meta tools.
+	// ServerTools exposes the model-facing meta tools
+	// catalog_list_servers and catalog_enable_server.
 	ServerTools bool
 	// Factory makes each server. Required.
 	Factory Factory
-	// Clock: default the real clock.
+	// Clock times breaker cooldowns and reconnect backoff; default the
+	// real clock.
 	Clock Clock
 	// OnEvent receives statuschange, toolschanged, authrequired and warning
-	// events. It must not block.
+	// events, one at a time and in order, outside the catalog's lock (it
+	// may call the catalog). It must not block.
 	OnEvent func(Event)
 }
 
@@ -106,11 +112,11 @@ type Event struct {
 
 // Status is what [Catalog.Status] reports for one server.
 type Status struct {
-	State       string           `json:"state"` // a client state or "disabled"
-	Tools       int              `json:"tools"`
-	Breaker     string           `json:"breaker"` // "closed", "open", "half_open"
-	RetryAt     int64            `json:"retryAt,omitempty"`
-	Error       *mcpclient.Error `json:"error,omitempty"`
+	State       string           `json:"state"`             // a client state or "disabled"
+	Tools       int              `json:"tools"`             // tools it adds to the list now
+	Breaker     string           `json:"breaker"`           // "closed", "open", "half_open"
+	RetryAt     int64            `json:"retryAt,omitempty"` // open: ms since the epoch when a probe may go
+	Error       *mcpclient.Error `json:"error,omitempty"`   // why it is not connected
 	Title       string           `json:"title,omitempty"`
 	Description string           `json:"description,omitempty"`
 }
@@ -124,11 +130,13 @@ type Tool struct {
 
 // CallOptions tune one call.
 type CallOptions struct {
-	Timeout    time.Duration
+	Timeout    time.Duration // of the request to the server; default Config.CallTimeout
 	OnProgress func(*mcp.ProgressNotificationParams)
 	// AuthWait, when > 0, makes a call to a server that needs sign-in wait
-	// this long for the host to sign in (after OnAuthRequired(id) was
-	// called once) instead of resolving at once with the needs-sign-in text.
+	// this long (real time) for the host to sign in through
+	// [Catalog.Authorize] (after OnAuthRequired(id) was called once)
+	// instead of resolving at once with the needs-sign-in text. A decline
+	// ends the wait with the declined text.
 	AuthWait       time.Duration
 	OnAuthRequired func(id string)
 	// OnApproval reports the approval hook's decision for this call.
@@ -143,7 +151,9 @@ type Block struct {
 	Data     string `json:"data,omitempty"` // base64, for images
 }
 
-// ToolResult is the outcome of one model tool call, ready for the model.
+// ToolResult is the outcome of one model tool call, ready for the model:
+// Text has every part as text (images as placeholder lines) and Blocks the
+// same with images as image blocks, both capped at MaxResultText.
 type ToolResult struct {
 	Name     string              `json:"name"`
 	ServerID string              `json:"serverId,omitempty"` // "" when the name is unknown

@@ -273,13 +273,26 @@ func (c *Catalog) flush() {
 		evs := c.pending
 		c.pending = nil
 		c.mu.Unlock()
-		for _, ev := range evs {
-			c.cfg.OnEvent(ev)
-		}
+		c.deliver(evs)
 		c.mu.Lock()
 	}
 	c.draining = false
 	c.mu.Unlock()
+}
+
+// deliver calls OnEvent; should it panic, the next flush still delivers.
+func (c *Catalog) deliver(evs []Event) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.mu.Lock()
+			c.draining = false
+			c.mu.Unlock()
+			panic(r)
+		}
+	}()
+	for _, ev := range evs {
+		c.cfg.OnEvent(ev)
+	}
 }
 
 // current reports whether e is still the catalog's entry for its id.
@@ -623,6 +636,7 @@ func (c *Catalog) userActionLocked(e *entry) {
 	if e.state == mcpclient.StateDeclined {
 		e.state = mcpclient.StateIdle
 	}
+	e.err, e.cause = nil, nil
 	e.notified = false
 	e.connFails = 0
 	e.nextTry = time.Time{}
