@@ -1,0 +1,198 @@
+package catalog
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/mcpclient"
+	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/mcpwasm/mcpwasm/oauth"
+)
+
+// authEnv is the OAuth-protected demo server and the demo authorization
+// server (which approves at once), each on its own loopback origin, and a
+// native courier that plays the user: it fetches the authorization URL and
+// delivers the redirect, or, when decline is set, says no.
+type authEnv struct {
+	url     string // the protected MCP endpoint
+	reg     *oauth.Registry
+	opened  atomic.Int32
+	decline atomic.Bool
+}
+
+func newAuthEnv(t *testing.T) *authEnv {
+	t.Helper()
+	var asH, mcpH http.Handler
+	asSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { asH.ServeHTTP(w, r) }))
+	t.Cleanup(asSrv.Close)
+	mcpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mcpH.ServeHTTP(w, r) }))
+	t.Cleanup(mcpSrv.Close)
+	resource := mcpSrv.URL + demo.StreamablePath
+	as, err := authserver.New(authserver.Config{Issuer: asSrv.URL, Resources: []string{resource}, AutoApprove: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asH = as.Handler()
+	mcpH = demo.ProtectedHandler(demo.Options{}, demo.Protection{
+		Issuer: as.Issuer(), Verifier: as.Verifier(resource), Resource: resource, Scopes: []string{authserver.ScopeTools},
+	})
+	return &authEnv{url: resource, reg: oauth.NewRegistry()}
+}
+
+func (a *authEnv) open(ctx context.Context, authURL string) error {
+	a.opened.Add(1)
+	go func() {
+		if a.decline.Load() {
+			u, _ := url.Parse(authURL)
+			a.reg.Deliver("http://127.0.0.1:9/callback?error=access_denied&state=" + url.QueryEscape(u.Query().Get("state")))
+			return
+		}
+		hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return
+		}
+		resp.Body.Close()
+		if loc := resp.Header.Get("Location"); loc != "" {
+			a.reg.Deliver(loc)
+		}
+	}()
+	return nil
+}
+
+// factory makes clients with a non-interactive OAuth handler: Connect
+// never opens the courier; Authorize (the handler's Login) does.
+func (a *authEnv) factory(t *testing.T) Factory {
+	return func(id string, sc ServerConfig, events func(mcpclient.Event)) (Server, error) {
+		hc := &http.Client{Transport: http.DefaultTransport, Timeout: patience}
+		h, err := oauth.New(oauth.Config{
+			ResourceURL: sc.URL, HTTPClient: hc, RedirectURL: "http://127.0.0.1:9/callback", ClientName: "catalog test",
+			Registry: a.reg, Courier: oauth.CourierFunc(a.open), AuthTimeout: patience,
+		})
+		if err != nil {
+			return nil, err
+		}
+		c, err := mcpclient.New(sc.URL, mcpclient.Options{OAuthHandler: h, HTTPClient: hc, OnEvent: events})
+		if err != nil {
+			return nil, err
+		}
+		return FromClient(c, h.Login, mcpclient.ConnectOptions{}), nil
+	}
+}
+
+// Against the real protected server: Tools never opens a sign-in; the
+// server is needs_auth, fires authrequired once and is left out; the host's
+// Authorize signs in and its tools join with one toolschanged.
+func TestNeedsAuthProtectedServer(t *testing.T) {
+	a := newAuthEnv(t)
+	plain := startDemo(t)
+	cat, ev := newCatalog(t, Config{Servers: servers("secure", a.url, "plain", plain.URL), Factory: a.factory(t)})
+	ctx := ctxT(t)
+	for range 3 {
+		tools, err := cat.Tools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tools) != 7 || tools[0].ServerID != "plain" {
+			t.Fatalf("tools = %v; want plain's 7", names(tools))
+		}
+	}
+	if got := ev.of(EventAuthRequired); len(got) != 1 || got[0].Data != (AuthRequired{ID: "secure"}) {
+		t.Errorf("authrequired events = %+v; want one for secure", got)
+	}
+	if a.opened.Load() != 0 {
+		t.Fatal("Tools opened a sign-in")
+	}
+	st, _ := cat.Status("secure")
+	if st.State != string(mcpclient.StateNeedsAuth) || st.Error == nil || st.Error.Code != mcperr.AuthRequired {
+		t.Errorf("status = %+v; want needs_auth with an auth_required error", st)
+	}
+	r, _ := cat.ModelCall(ctx, "secure_echo", `{"text":"x"}`, CallOptions{})
+	if r.Text != say(textNeedsAuth, "secure", "secure_echo") {
+		t.Errorf("call = %q", r.Text)
+	}
+
+	ev.reset()
+	if err := cat.Authorize(ctx, "secure"); err != nil {
+		t.Fatal(err)
+	}
+	if a.opened.Load() != 1 {
+		t.Errorf("sign-ins opened = %d; want 1", a.opened.Load())
+	}
+	tools, _ := cat.Tools(ctx)
+	if len(tools) != 14 {
+		t.Errorf("tools after Authorize = %v; want 14", names(tools))
+	}
+	if diff := cmp.Diff([]ToolsChanged{{IDs: []string{"secure"}}}, toolsChanged(ev)); diff != "" {
+		t.Errorf("toolschanged (-want +got):\n%s", diff)
+	}
+	r, _ = cat.ModelCall(ctx, "secure_echo", `{"text":"signed in"}`, CallOptions{})
+	if r.Text != "signed in" {
+		t.Errorf("call after sign-in = %q", r.Text)
+	}
+}
+
+// With AuthWait, a call to a server that needs a sign-in asks the host once
+// and waits: the host signs in and the call goes through; the user declines
+// and the call says so; nobody acts and the wait ends with the needs-sign-in
+// text.
+func TestAuthWait(t *testing.T) {
+	tests := []struct {
+		name    string
+		act     string // what the host does when asked: "authorize", "decline", "nothing"
+		wait    time.Duration
+		want    string
+		isError bool
+	}{
+		{"host signs in", "authorize", patience, "waited", false},
+		{"user declines", "decline", patience, say(textDeclined, "secure", "secure_echo"), true},
+		{"nobody acts", "nothing", 50 * time.Millisecond, say(textNeedsAuth, "secure", "secure_echo"), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := newAuthEnv(t)
+			a.decline.Store(tt.act == "decline")
+			cat, _ := newCatalog(t, Config{Servers: servers("secure", a.url), Factory: a.factory(t)})
+			ctx := ctxT(t)
+			var asked atomic.Int32
+			authErr := make(chan error, 1)
+			r, err := cat.ModelCall(ctx, "secure_echo", `{"text":"waited"}`, CallOptions{
+				AuthWait: tt.wait,
+				OnAuthRequired: func(id string) {
+					asked.Add(1)
+					if id != "secure" {
+						t.Errorf("OnAuthRequired(%q)", id)
+					}
+					if tt.act != "nothing" {
+						go func() { authErr <- cat.Authorize(ctx, id) }()
+					}
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Text != tt.want || r.IsError != tt.isError {
+				t.Errorf("call = %q (isError %v); want %q", r.Text, r.IsError, tt.want)
+			}
+			if asked.Load() != 1 {
+				t.Errorf("OnAuthRequired calls = %d; want 1", asked.Load())
+			}
+			if tt.act == "decline" {
+				wantCode(t, <-authErr, mcperr.Declined)
+				if st, _ := cat.Status("secure"); st.State != string(mcpclient.StateDeclined) {
+					t.Errorf("status after decline = %s", st.State)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,379 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpwasm/mcpwasm/mcpclient"
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+// outcome is what became of one call: the server's (or a meta tool's)
+// result, or the catalog's own text saying why there is none.
+type outcome struct {
+	name string // exported name as called
+	id   string // server id; "" for unknown names and meta tools
+	tool string // the server's tool name
+	res  *mcp.CallToolResult
+	text string // when res is nil: what happened, from the text table
+}
+
+// CallTool calls a tool by its exported name with args (a JSON object;
+// empty or null for none). Every outcome is a result: when the server
+// answered, its result as it came (IsError when the tool failed); otherwise
+// an IsError result whose text says what happened and what a model should
+// do (the server needs a sign-in, was declined, is disabled, is paused by
+// its breaker, refused approval, timed out, could not be reached; the name
+// is unknown; the arguments are not JSON or fail the tool's input schema).
+// The only errors are aborted (ctx ended) and closed (the catalog is).
+func (c *Catalog) CallTool(ctx context.Context, name string, args json.RawMessage, opts CallOptions) (*mcp.CallToolResult, error) {
+	o, err := c.call(ctx, name, args, opts)
+	if err != nil {
+		return nil, err
+	}
+	if o.res != nil {
+		return o.res, nil
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: o.text}}, IsError: true}, nil
+}
+
+// ModelCall runs one tool call as a model asked for it: args is the
+// arguments' JSON text (empty for none). It resolves as [Catalog.CallTool]
+// does and renders the outcome for the model (see [ToolResult]). The only
+// errors are aborted and closed.
+func (c *Catalog) ModelCall(ctx context.Context, name, args string, opts CallOptions) (ToolResult, error) {
+	o, err := c.call(ctx, name, []byte(args), opts)
+	if err != nil {
+		return ToolResult{}, err
+	}
+	return o.render(), nil
+}
+
+func aborted(err error) error { return mcperr.Wrap(mcperr.Aborted, err, "catalog: aborted") }
+
+func (c *Catalog) call(ctx context.Context, name string, raw []byte, opts CallOptions) (outcome, error) {
+	o := outcome{name: name}
+	if c.isClosed() {
+		return o, errClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return o, aborted(err)
+	}
+	if strings.TrimSpace(name) == "" {
+		o.text = textMissingName
+		return o, nil
+	}
+	if t, ok := c.meta[name]; ok {
+		return c.callMeta(ctx, t, raw, opts)
+	}
+	e, tool := c.resolve(name)
+	if e == nil {
+		o.text = say(textUnknownTool, name)
+		return o, nil
+	}
+	o.id, o.tool = e.id, tool
+	text, err := c.gate(ctx, e, name, opts)
+	if err != nil || text != "" {
+		o.text = text
+		return o, err
+	}
+	// Connected and listed: the name must now name one of its tools.
+	c.mu.Lock()
+	k, ok := c.names[name]
+	var t *mcp.Tool
+	if ok && k.id == e.id && c.entries[e.id] == e {
+		for _, x := range e.tools {
+			if x.Name == k.tool {
+				t = x
+			}
+		}
+	}
+	display := displayName(e.id, e.cfg)
+	c.mu.Unlock()
+	if t == nil {
+		o.text = say(textUnknownTool, name)
+		return o, nil
+	}
+	o.tool = t.Name
+	args, instance, text := parseArgs(name, raw)
+	if text != "" {
+		o.text = text
+		return o, nil
+	}
+	if problem := c.checkArgs(e, t, instance); problem != "" {
+		o.text = say(textSchema, display, name, problem)
+		return o, nil
+	}
+	if c.cfg.Approve != nil && !readOnly(t) {
+		req := ApprovalRequest{ID: e.id, Tool: t.Name, Name: name, Args: args, Annotations: t.Annotations}
+		yes, err := c.cfg.Approve(ctx, req)
+		if ctx.Err() != nil {
+			return o, aborted(ctx.Err())
+		}
+		approved := err == nil && yes
+		if opts.OnApproval != nil {
+			opts.OnApproval(req, approved)
+		}
+		if !approved {
+			o.text = say(textRefused, display, name)
+			return o, nil
+		}
+	}
+	return c.invoke(ctx, e, t, o, args, opts)
+}
+
+// readOnly reports whether the server annotated t readOnlyHint: true. The
+// annotation is the server's claim; it only ever spares asking about t
+// itself.
+func readOnly(t *mcp.Tool) bool { return t.Annotations != nil && t.Annotations.ReadOnlyHint }
+
+// resolve finds the server and tool an exported name routes to: from the
+// name table, or, for a server whose tools are not known yet, from the name
+// starting with its sanitized id and "_" (the longest such id), so that a
+// call can say why that server cannot answer or connect it and look again.
+func (c *Catalog) resolve(name string) (*entry, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k, ok := c.names[name]; ok {
+		if e := c.entries[k.id]; e != nil {
+			return e, k.tool
+		}
+	}
+	var best *entry
+	for id, e := range c.entries {
+		if e.tools != nil {
+			continue
+		}
+		prefix := baseName(id, "")
+		if strings.HasPrefix(name, prefix) && (best == nil || len(prefix) > len(baseName(best.id, ""))) {
+			best = e
+		}
+	}
+	if best == nil {
+		return nil, ""
+	}
+	return best, strings.TrimPrefix(name, baseName(best.id, ""))
+}
+
+// gate brings e to a state where a call can go out: connected with its tools
+// listed. When it cannot, text says why. With opts.AuthWait, a server that
+// needs a sign-in is waited for (after opts.OnAuthRequired, once) until the
+// host signs in through Authorize, the user declines, or the wait ends.
+func (c *Catalog) gate(ctx context.Context, e *entry, name string, opts CallOptions) (string, error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return "", errClosed
+		}
+		if c.entries[e.id] != e {
+			c.mu.Unlock()
+			return say(textUnknownTool, name), nil
+		}
+		display := displayName(e.id, e.cfg)
+		wake := e.wake
+		switch {
+		case !e.enabled:
+			c.mu.Unlock()
+			if c.meta != nil {
+				return say(textDisabledMeta, display, name, e.id), nil
+			}
+			return say(textDisabled, display, name), nil
+		case e.latched || e.state == mcpclient.StateDeclined:
+			c.mu.Unlock()
+			return say(textDeclined, display, name), nil
+		case e.state == mcpclient.StateNeedsAuth || e.state == mcpclient.StateAuthorizing:
+			c.mu.Unlock()
+			if opts.AuthWait <= 0 {
+				return say(textNeedsAuth, display, name), nil
+			}
+			if timer == nil {
+				timer = time.NewTimer(opts.AuthWait)
+				if opts.OnAuthRequired != nil {
+					opts.OnAuthRequired(e.id)
+				}
+				continue
+			}
+			select {
+			case <-wake:
+				continue
+			case <-timer.C:
+				return say(textNeedsAuth, display, name), nil
+			case <-ctx.Done():
+				return "", aborted(ctx.Err())
+			case <-c.life.Done():
+				return "", errClosed
+			}
+		}
+		c.mu.Unlock()
+		err := c.load(ctx, e, true)
+		if err == nil {
+			return "", nil
+		}
+		if ctx.Err() != nil {
+			return "", aborted(ctx.Err())
+		}
+		var wait *waitError
+		var open *openError
+		switch {
+		case errors.Is(err, errClosed) || c.isClosed():
+			return "", errClosed
+		case errors.Is(err, errGone):
+			return say(textUnknownTool, name), nil
+		case errors.Is(err, errDisabled), errors.Is(err, errLatched), errors.Is(err, errNeedAuth):
+			continue // the state says why; the loop reads it
+		case errors.As(err, &open):
+			return c.openText(e, name, open), nil
+		case errors.As(err, &wait):
+			return say(textReconnectWait, display, name, detail(wait.last), roughly(wait.until.Sub(c.now()))), nil
+		}
+		switch mcperr.CodeOf(err, mcperr.Protocol) {
+		case mcperr.AuthRequired, mcperr.PopupBlocked, mcperr.InsufficientScope, mcperr.Declined:
+			continue // recorded as needs_auth or declined; the loop reads it
+		}
+		return say(textConnectFailed, display, name, errText(err)), nil
+	}
+}
+
+// openText is the text for a call the breaker stopped.
+func (c *Catalog) openText(e *entry, name string, open *openError) string {
+	display := displayName(e.id, e.cfg)
+	if open.retryAt.IsZero() {
+		return say(textBreakerProbing, display, name)
+	}
+	return say(textBreakerOpen, display, name, c.cfg.Breaker.Failures, roughly(open.retryAt.Sub(c.now())))
+}
+
+// invoke sends the call through e's breaker.
+func (c *Catalog) invoke(ctx context.Context, e *entry, t *mcp.Tool, o outcome, args json.RawMessage, opts CallOptions) (outcome, error) {
+	c.mu.Lock()
+	if c.entries[e.id] != e || c.closed {
+		closed := c.closed
+		c.mu.Unlock()
+		if closed {
+			return o, errClosed
+		}
+		o.text = say(textUnknownTool, o.name)
+		return o, nil
+	}
+	p, ok := e.br.allow(c.now())
+	retry := e.br.retryAt
+	srv, gen := e.srv, e.gen
+	display := displayName(e.id, e.cfg)
+	c.syncLocked()
+	c.mu.Unlock()
+	c.flush()
+	if !ok {
+		o.text = c.openText(e, o.name, &openError{retryAt: retry})
+		return o, nil
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = c.cfg.CallTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	res, err := srv.CallTool(cctx, t.Name, args, opts.OnProgress)
+	cancel()
+	kind := classify(err)
+	if err != nil && ctx.Err() != nil {
+		kind = neutral
+	}
+	c.update(func() {
+		if !c.current(e) || e.gen != gen {
+			return
+		}
+		e.br.report(p, kind, c.now())
+		switch mcperr.CodeOf(err, mcperr.Protocol) {
+		case mcperr.AuthRequired, mcperr.PopupBlocked:
+			c.setStateLocked(e, mcpclient.StateNeedsAuth, mcpclient.AsError(err))
+		case mcperr.Declined:
+			c.setStateLocked(e, mcpclient.StateDeclined, mcpclient.AsError(err))
+		}
+		if kind == failure {
+			e.err = mcpclient.AsError(err)
+		}
+	})
+	switch {
+	case err == nil && res != nil:
+		o.res = res
+		return o, nil
+	case err == nil:
+		o.text = say(textServerError, display, o.name, "no result")
+		return o, nil
+	case ctx.Err() != nil:
+		return o, aborted(ctx.Err())
+	case c.isClosed():
+		return o, errClosed
+	}
+	switch mcperr.CodeOf(err, mcperr.Protocol) {
+	case mcperr.Timeout:
+		o.text = say(textTimeout, display, o.name, roughly(timeout))
+	case mcperr.AuthRequired, mcperr.PopupBlocked:
+		o.text = say(textNeedsAuth, display, o.name)
+	case mcperr.InsufficientScope:
+		o.text = say(textInsufficientScope, display, o.name)
+	case mcperr.Declined:
+		o.text = say(textDeclined, display, o.name)
+	case mcperr.InvalidArgument:
+		o.text = say(textServerRejected, display, o.name, errText(err))
+	case mcperr.Closed:
+		o.text = say(textConnectionLost, display, o.name, errText(err))
+	case mcperr.Network, mcperr.HTTP:
+		if mcperr.StatusOf(err) == 404 || errors.Is(err, mcp.ErrSessionMissing) {
+			o.text = say(textConnectionLost, display, o.name, errText(err))
+		} else {
+			o.text = say(textUnreachable, display, o.name, errText(err))
+		}
+	default:
+		o.text = say(textServerError, display, o.name, errText(err))
+	}
+	return o, nil
+}
+
+// errText is an error's message for a model: the classified summary for
+// transport errors (the causes repeat request details), the whole chain
+// otherwise (a server's own error message is what it said), without the
+// package prefix and shortened.
+func errText(err error) string {
+	msg := err.Error()
+	var me *mcperr.Error
+	if errors.As(err, &me) && me.Msg != "" {
+		switch me.Code {
+		case mcperr.Network, mcperr.HTTP, mcperr.Timeout, mcperr.Closed:
+			msg = me.Msg
+		}
+	}
+	msg = strings.TrimPrefix(msg, "mcp: ")
+	msg = strings.TrimPrefix(msg, "catalog: ")
+	return detail(msg)
+}
+
+// parseArgs reads a call's arguments: empty or null is {}, anything else
+// must be a JSON object. text is the model-facing reason when it is not.
+func parseArgs(name string, raw []byte) (json.RawMessage, map[string]any, string) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" {
+		return json.RawMessage("{}"), map[string]any{}, ""
+	}
+	var v any
+	if err := json.Unmarshal(t, &v); err != nil {
+		return nil, nil, say(textNotJSON, "", name, detail(err.Error()))
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, nil, say(textNotObject, "", name)
+	}
+	return json.RawMessage(t), m, ""
+}

@@ -1,0 +1,377 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+// callLimit bounds how many calls of one HandleToolCalls run at once.
+const callLimit = 8
+
+// ToolCall is one tool call a model made, read from a provider's shape by
+// [ParseToolCalls].
+type ToolCall struct {
+	ID   string          `json:"id,omitempty"` // the provider's call id ("" when the call had none)
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"` // the arguments as the model wrote them (may be invalid)
+}
+
+// ParseToolCalls reads the tool calls out of a model's reply, in order:
+//
+//   - "openai": an assistant message with tool_calls, or the tool_calls
+//     array ({id, type: "function", function: {name, arguments}});
+//   - "openai-responses": an array of output items (or a response with
+//     "output"), taking the function_call items {call_id, name, arguments};
+//   - "anthropic": an assistant message {role, content: […]} or its content
+//     array, taking the tool_use blocks {id, name, input};
+//   - "gemini": a candidate's content {role: "model", parts: […]} (or the
+//     candidate, or the parts array), taking the functionCall parts {name,
+//     args, id?}.
+//
+// A malformed call is still returned (with what could be read) so that its
+// result can say what is wrong. The error (invalid_argument) is for a
+// document that is not of the format at all.
+func ParseToolCalls(f Format, doc json.RawMessage) ([]ToolCall, error) {
+	if _, err := formatOf(f); err != nil {
+		return nil, err
+	}
+	notFormat := func(what string) error {
+		return mcperr.New(mcperr.InvalidArgument, "catalog: the tool calls are not %s", what)
+	}
+	t := bytes.TrimSpace(doc)
+	if !json.Valid(t) {
+		return nil, notFormat("JSON")
+	}
+	var obj map[string]json.RawMessage
+	var arr []json.RawMessage
+	isObj := json.Unmarshal(t, &obj) == nil && obj != nil
+	isArr := !isObj && json.Unmarshal(t, &arr) == nil
+	items := func(key string) ([]json.RawMessage, bool) {
+		if isArr {
+			return arr, true
+		}
+		if !isObj {
+			return nil, false
+		}
+		raw, ok := obj[key]
+		if !ok {
+			return nil, false
+		}
+		var list []json.RawMessage
+		if json.Unmarshal(raw, &list) != nil {
+			return nil, false
+		}
+		return list, true
+	}
+	var calls []ToolCall
+	switch f {
+	case FormatOpenAI:
+		list, ok := items("tool_calls")
+		if !ok {
+			if isObj && obj["role"] != nil {
+				return []ToolCall{}, nil // a message without tool calls
+			}
+			return nil, notFormat(`an OpenAI assistant message or "tool_calls" array`)
+		}
+		for _, raw := range list {
+			var c struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"function"`
+			}
+			_ = json.Unmarshal(raw, &c)
+			calls = append(calls, ToolCall{ID: c.ID, Name: c.Function.Name, Args: argText(c.Function.Arguments)})
+		}
+	case FormatOpenAIResponses:
+		list, ok := items("output")
+		if !ok && isObj && isType(obj, "function_call") {
+			list, ok = []json.RawMessage{t}, true
+		}
+		if !ok {
+			return nil, notFormat(`an array of OpenAI Responses output items`)
+		}
+		for _, raw := range list {
+			var c struct {
+				Type      string          `json:"type"`
+				CallID    string          `json:"call_id"`
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			if json.Unmarshal(raw, &c) != nil || c.Type != "function_call" {
+				continue
+			}
+			calls = append(calls, ToolCall{ID: c.CallID, Name: c.Name, Args: argText(c.Arguments)})
+		}
+	case FormatAnthropic:
+		list, ok := items("content")
+		if !ok {
+			if isObj && obj["role"] != nil {
+				return []ToolCall{}, nil // content as a string: no tool use
+			}
+			return nil, notFormat(`an Anthropic assistant message or its content array`)
+		}
+		for _, raw := range list {
+			var c struct {
+				Type  string          `json:"type"`
+				ID    string          `json:"id"`
+				Name  string          `json:"name"`
+				Input json.RawMessage `json:"input"`
+			}
+			if json.Unmarshal(raw, &c) != nil || c.Type != "tool_use" {
+				continue
+			}
+			calls = append(calls, ToolCall{ID: c.ID, Name: c.Name, Args: c.Input})
+		}
+	case FormatGemini:
+		if isObj && obj["parts"] == nil {
+			if content, ok := obj["content"]; ok { // a candidate
+				return ParseToolCalls(f, content)
+			}
+		}
+		list, ok := items("parts")
+		if !ok {
+			return nil, notFormat(`a Gemini content {"role": "model", "parts": […]} or its parts array`)
+		}
+		for _, raw := range list {
+			var p struct {
+				FunctionCall *struct {
+					ID   string          `json:"id"`
+					Name string          `json:"name"`
+					Args json.RawMessage `json:"args"`
+				} `json:"functionCall"`
+			}
+			if json.Unmarshal(raw, &p) != nil || p.FunctionCall == nil {
+				continue
+			}
+			calls = append(calls, ToolCall{ID: p.FunctionCall.ID, Name: p.FunctionCall.Name, Args: p.FunctionCall.Args})
+		}
+	}
+	if calls == nil {
+		calls = []ToolCall{}
+	}
+	return calls, nil
+}
+
+func isType(obj map[string]json.RawMessage, typ string) bool {
+	var s string
+	return json.Unmarshal(obj["type"], &s) == nil && s == typ
+}
+
+// argText unwraps OpenAI's arguments, a JSON string holding JSON text; an
+// object (as some compatible servers send) is taken as it is.
+func argText(raw json.RawMessage) json.RawMessage {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return json.RawMessage(s)
+	}
+	return raw
+}
+
+// HandleToolCalls runs the tool calls of a model's reply (see
+// [ParseToolCalls] for the shapes) concurrently and returns the messages
+// that carry their results back, in call order:
+//
+//   - "openai": [{"role": "tool", "tool_call_id", "content"}, …];
+//   - "openai-responses": [{"type": "function_call_output", "call_id",
+//     "output"}, …];
+//   - "anthropic": [{"role": "user", "content": [{"type": "tool_result",
+//     "tool_use_id", "content": [blocks…], "is_error"}, …]}] (images as
+//     image blocks);
+//   - "gemini": [{"role": "user", "parts": [{"functionResponse": {"name",
+//     "id"?, "response": {"output" | "error": text}}}, …]}].
+//
+// Every call gets a result, malformed ones (unknown name, arguments that
+// are not JSON or fail the schema, a missing id) included, saying what is
+// wrong. The only errors are aborted (ctx), closed, and invalid_argument
+// for a document that is not of the format.
+func (c *Catalog) HandleToolCalls(ctx context.Context, f Format, calls json.RawMessage, opts CallOptions) (json.RawMessage, error) {
+	list, err := ParseToolCalls(f, calls)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]ToolResult, len(list))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(callLimit)
+	for i, call := range list {
+		g.Go(func() error {
+			r, err := c.runCall(gctx, f, call, opts)
+			results[i] = r
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return nil, aborted(ctx.Err())
+		}
+		return nil, err
+	}
+	return ResultMessages(f, list, results)
+}
+
+// runCall runs one parsed call, refusing the malformed ones.
+func (c *Catalog) runCall(ctx context.Context, f Format, call ToolCall, opts CallOptions) (ToolResult, error) {
+	refuse := func(text string) (ToolResult, error) {
+		return outcome{name: call.Name, text: text}.render(), nil
+	}
+	switch {
+	case strings.TrimSpace(call.Name) == "":
+		return refuse(textMissingName)
+	case call.ID == "" && f != FormatGemini: // Gemini's ids are optional
+		return refuse(say(textMissingID, call.Name))
+	}
+	return c.ModelCall(ctx, call.Name, string(call.Args), opts)
+}
+
+// ResultMessages renders results (one per call, in order) as the messages
+// of format f that carry them back to the model; see
+// [Catalog.HandleToolCalls] for the shapes.
+func ResultMessages(f Format, calls []ToolCall, results []ToolResult) (json.RawMessage, error) {
+	if _, err := formatOf(f); err != nil {
+		return nil, err
+	}
+	if len(calls) != len(results) {
+		return nil, mcperr.New(mcperr.InvalidArgument, "catalog: %d calls but %d results", len(calls), len(results))
+	}
+	var out any
+	switch f {
+	case FormatOpenAI:
+		type msg struct {
+			Role       string `json:"role"`
+			ToolCallID string `json:"tool_call_id"`
+			Content    string `json:"content"`
+		}
+		list := make([]msg, len(calls))
+		for i, r := range results {
+			list[i] = msg{Role: "tool", ToolCallID: calls[i].ID, Content: flagged(r)}
+		}
+		out = list
+	case FormatOpenAIResponses:
+		type item struct {
+			Type   string `json:"type"`
+			CallID string `json:"call_id"`
+			Output string `json:"output"`
+		}
+		list := make([]item, len(calls))
+		for i, r := range results {
+			list[i] = item{Type: "function_call_output", CallID: calls[i].ID, Output: flagged(r)}
+		}
+		out = list
+	case FormatAnthropic:
+		type source struct {
+			Type      string `json:"type"`
+			MediaType string `json:"media_type"`
+			Data      string `json:"data"`
+		}
+		type block struct {
+			Type   string  `json:"type"`
+			Text   string  `json:"text,omitempty"`
+			Source *source `json:"source,omitempty"`
+		}
+		type toolResult struct {
+			Type      string  `json:"type"`
+			ToolUseID string  `json:"tool_use_id"`
+			Content   []block `json:"content"`
+			IsError   bool    `json:"is_error"`
+		}
+		type message struct {
+			Role    string       `json:"role"`
+			Content []toolResult `json:"content"`
+		}
+		parts := make([]toolResult, len(calls))
+		for i, r := range results {
+			var blocks []block
+			for _, b := range r.Blocks {
+				switch {
+				case b.Type == "image" && anthropicImage(b.MIMEType):
+					blocks = append(blocks, block{Type: "image", Source: &source{Type: "base64", MediaType: b.MIMEType, Data: b.Data}})
+				case b.Type == "image":
+					blocks = append(blocks, block{Type: "text", Text: say(textImage, b.MIMEType, decodedLen(b.Data))})
+				case b.Text != "":
+					blocks = append(blocks, block{Type: "text", Text: b.Text})
+				}
+			}
+			if len(blocks) == 0 {
+				blocks = []block{{Type: "text", Text: textNoContent}}
+			}
+			parts[i] = toolResult{Type: "tool_result", ToolUseID: calls[i].ID, Content: blocks, IsError: r.IsError}
+		}
+		out = []message{}
+		if len(parts) > 0 {
+			out = []message{{Role: "user", Content: parts}}
+		}
+	case FormatGemini:
+		type response struct {
+			Output *string `json:"output,omitempty"`
+			Error  *string `json:"error,omitempty"`
+		}
+		type functionResponse struct {
+			Name     string   `json:"name"`
+			ID       string   `json:"id,omitempty"`
+			Response response `json:"response"`
+		}
+		type part struct {
+			FunctionResponse functionResponse `json:"functionResponse"`
+		}
+		type content struct {
+			Role  string `json:"role"`
+			Parts []part `json:"parts"`
+		}
+		parts := make([]part, len(calls))
+		for i, r := range results {
+			text := r.Text
+			resp := response{Output: &text}
+			if r.IsError {
+				resp = response{Error: &text}
+			}
+			parts[i] = part{FunctionResponse: functionResponse{Name: calls[i].Name, ID: calls[i].ID, Response: resp}}
+		}
+		out = []content{}
+		if len(parts) > 0 {
+			out = []content{{Role: "user", Parts: parts}}
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, mcperr.Wrap(mcperr.InvalidArgument, err, "catalog: rendering results")
+	}
+	return b, nil
+}
+
+// flagged is a result's text for formats without an error flag: error
+// results say so first.
+func flagged(r ToolResult) string {
+	if r.IsError {
+		return textErrorPrefix + r.Text
+	}
+	return r.Text
+}
+
+// anthropicImage reports whether the Messages API takes an image of this
+// type.
+func anthropicImage(mime string) bool {
+	switch mime {
+	case "image/jpeg", "image/png", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
+
+// decodedLen is the byte length of base64 data.
+func decodedLen(b64 string) int {
+	n := len(b64) / 4 * 3
+	switch {
+	case strings.HasSuffix(b64, "=="):
+		n -= 2
+	case strings.HasSuffix(b64, "="):
+		n--
+	}
+	return n
+}
