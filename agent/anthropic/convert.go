@@ -1,0 +1,174 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/mcpwasm/mcpwasm/agent"
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+// messagesRequest is the request body. Field names are the API's.
+type messagesRequest struct {
+	Model         string    `json:"model"`
+	MaxTokens     int       `json:"max_tokens"`
+	System        string    `json:"system,omitempty"`
+	Messages      []message `json:"messages"`
+	Tools         []tool    `json:"tools,omitempty"`
+	Stream        bool      `json:"stream"`
+	Temperature   *float64  `json:"temperature,omitempty"`
+	StopSequences []string  `json:"stop_sequences,omitempty"`
+}
+
+// message is one API message; Content is a string or []contentBlock.
+type message struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"`
+}
+
+type contentBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   string          `json:"content,omitempty"`
+}
+
+type tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+func (m *Model) body(req agent.Request) ([]byte, error) {
+	system, msgs := convertMessages(req.Messages)
+	tools, err := convertTools(req.Tools)
+	if err != nil {
+		return nil, err
+	}
+	r := messagesRequest{
+		Model:         m.cfg.Model,
+		MaxTokens:     m.cfg.MaxTokens,
+		System:        system,
+		Messages:      msgs,
+		Tools:         tools,
+		Stream:        true,
+		Temperature:   req.Temperature,
+		StopSequences: req.Stop,
+	}
+	if req.MaxTokens > 0 {
+		r.MaxTokens = req.MaxTokens
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, mcperr.Wrap(mcperr.InvalidArgument, err, "anthropic: encoding the request")
+	}
+	return b, nil
+}
+
+// convertMessages turns a Chat Completions conversation into the
+// top-level system text and Messages API messages.
+func convertMessages(in []agent.Message) (string, []message) {
+	var (
+		system []string
+		out    []message
+	)
+	push := func(role string, blocks []contentBlock, text string) {
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			// Same role twice in a row (tool results, then a user's
+			// text): one message with all the blocks.
+			prev := asBlocks(out[n-1].Content)
+			if blocks == nil {
+				blocks = []contentBlock{{Type: "text", Text: text}}
+			}
+			out[n-1].Content = append(prev, blocks...)
+			return
+		}
+		if blocks == nil {
+			out = append(out, message{Role: role, Content: text})
+			return
+		}
+		out = append(out, message{Role: role, Content: blocks})
+	}
+	for _, m := range in {
+		switch m.Role {
+		case agent.RoleSystem:
+			if m.Content != "" {
+				system = append(system, m.Content)
+			}
+		case agent.RoleUser:
+			if m.Content != "" {
+				push("user", nil, m.Content)
+			}
+		case agent.RoleAssistant:
+			var blocks []contentBlock
+			if m.Content != "" {
+				blocks = append(blocks, contentBlock{Type: "text", Text: m.Content})
+			}
+			for _, tc := range m.ToolCalls {
+				blocks = append(blocks, contentBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: inputObject(tc.Function.Arguments)})
+			}
+			if len(blocks) > 0 {
+				push("assistant", blocks, "")
+			}
+		case agent.RoleTool:
+			push("user", []contentBlock{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.Content}}, "")
+		}
+	}
+	return strings.Join(system, "\n\n"), out
+}
+
+// asBlocks returns a message content as blocks.
+func asBlocks(c any) []contentBlock {
+	switch c := c.(type) {
+	case string:
+		return []contentBlock{{Type: "text", Text: c}}
+	case []contentBlock:
+		return c
+	}
+	return nil
+}
+
+// inputObject returns a tool call's arguments as the JSON object a
+// tool_use block needs; arguments that are not an object (the model wrote
+// bad JSON, which its tool result told it) become {}.
+func inputObject(args string) json.RawMessage {
+	b := bytes.TrimSpace([]byte(args))
+	if len(b) > 0 && b[0] == '{' && json.Valid(b) {
+		return b
+	}
+	return json.RawMessage("{}")
+}
+
+// convertTools turns the "openai" tool export into Messages API tools.
+func convertTools(raw json.RawMessage) ([]tool, error) {
+	if !(agent.Request{Tools: raw}).HasTools() {
+		return nil, nil
+	}
+	var in []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, mcperr.Wrap(mcperr.InvalidArgument, err, "anthropic: the tools are not Chat Completions function tools")
+	}
+	out := make([]tool, 0, len(in))
+	for _, t := range in {
+		if t.Type != "function" || t.Function.Name == "" {
+			continue
+		}
+		schema := bytes.TrimSpace(t.Function.Parameters)
+		if len(schema) == 0 || string(schema) == "null" {
+			schema = []byte(`{"type":"object","properties":{}}`)
+		}
+		out = append(out, tool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: schema})
+	}
+	return out, nil
+}

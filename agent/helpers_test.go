@@ -1,0 +1,266 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/agent"
+	"github.com/mcpwasm/mcpwasm/agent/openai"
+	"github.com/mcpwasm/mcpwasm/catalog"
+	"github.com/mcpwasm/mcpwasm/demo/model"
+)
+
+// wait bounds every wait for something that should happen.
+const wait = 5 * time.Second
+
+// fakeTools is an in-memory Tools with the catalog's honesty rules.
+type fakeTools struct {
+	tools map[string]*fakeTool
+
+	mu        sync.Mutex
+	calls     []string
+	cancelled chan string
+}
+
+type fakeTool struct {
+	server, tool string
+	run          func(ctx context.Context, args map[string]any, opts catalog.CallOptions) (text string, isError bool, err error)
+}
+
+var (
+	_ agent.Tools      = (*fakeTools)(nil)
+	_ agent.ToolLister = (*fakeTools)(nil)
+)
+
+func newFakeTools(tools ...*fakeTool) *fakeTools {
+	f := &fakeTools{tools: map[string]*fakeTool{}, cancelled: make(chan string, 16)}
+	for _, t := range tools {
+		f.tools[t.server+"_"+t.tool] = t
+	}
+	return f
+}
+
+func (f *fakeTools) names() []string {
+	var n []string
+	for name := range f.tools {
+		n = append(n, name)
+	}
+	sort.Strings(n)
+	return n
+}
+
+func (f *fakeTools) ToolsFor(ctx context.Context, format catalog.Format) (json.RawMessage, error) {
+	if format != catalog.FormatOpenAI {
+		return nil, fmt.Errorf("fake: format %q", format)
+	}
+	var out []map[string]any
+	for _, name := range f.names() {
+		out = append(out, map[string]any{"type": "function", "function": map[string]any{
+			"name": name, "description": "fake " + name, "parameters": map[string]any{"type": "object"},
+		}})
+	}
+	return json.Marshal(out)
+}
+
+func (f *fakeTools) Tools(ctx context.Context) ([]catalog.Tool, error) {
+	var out []catalog.Tool
+	for _, name := range f.names() {
+		t := f.tools[name]
+		out = append(out, catalog.Tool{Name: name, ServerID: t.server})
+	}
+	return out, nil
+}
+
+func (f *fakeTools) ModelCall(ctx context.Context, name, args string, opts catalog.CallOptions) (catalog.ToolResult, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, name)
+	f.mu.Unlock()
+	t, ok := f.tools[name]
+	if !ok {
+		return catalog.ToolResult{Name: name, IsError: true, Text: fmt.Sprintf(
+			"There is no tool %q. The tools are: %s.", name, strings.Join(f.names(), ", "))}, nil
+	}
+	res := catalog.ToolResult{Name: name, ServerID: t.server, Tool: t.tool}
+	var a map[string]any
+	if err := json.Unmarshal([]byte(args), &a); err != nil {
+		res.IsError, res.Text = true, fmt.Sprintf("The arguments of %s are not valid JSON (%v); send a JSON object.", name, err)
+		return res, nil
+	}
+	text, isErr, err := t.run(ctx, a, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			f.cancelled <- name
+		}
+		return catalog.ToolResult{}, err
+	}
+	res.Text, res.IsError = text, isErr
+	return res, nil
+}
+
+func addTool() *fakeTool {
+	return &fakeTool{server: "calc", tool: "add", run: func(ctx context.Context, a map[string]any, _ catalog.CallOptions) (string, bool, error) {
+		x, _ := a["a"].(float64)
+		y, _ := a["b"].(float64)
+		return fmt.Sprintf("%g + %g = %g", x, y, x+y), false, nil
+	}}
+}
+
+func echoTool() *fakeTool {
+	return &fakeTool{server: "text", tool: "echo", run: func(ctx context.Context, a map[string]any, _ catalog.CallOptions) (string, bool, error) {
+		s, _ := a["text"].(string)
+		return s, false, nil
+	}}
+}
+
+// slowTool blocks until its call is cancelled; started receives a value
+// when it starts.
+func slowTool(started chan<- struct{}) *fakeTool {
+	return &fakeTool{server: "work", tool: "slow", run: func(ctx context.Context, a map[string]any, _ catalog.CallOptions) (string, bool, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return "", false, ctx.Err()
+	}}
+}
+
+// rendezvous makes n calls wait for each other, proving they run at once.
+type rendezvous struct {
+	mu  sync.Mutex
+	n   int
+	all chan struct{}
+}
+
+func newRendezvous(n int) *rendezvous { return &rendezvous{n: n, all: make(chan struct{})} }
+
+func (r *rendezvous) arrive() bool {
+	r.mu.Lock()
+	if r.n--; r.n == 0 {
+		close(r.all)
+	}
+	r.mu.Unlock()
+	select {
+	case <-r.all:
+		return true
+	case <-time.After(wait):
+		return false
+	}
+}
+
+// together wraps a tool so that it runs only alongside the others.
+func together(r *rendezvous, t *fakeTool) *fakeTool {
+	run := t.run
+	t.run = func(ctx context.Context, a map[string]any, o catalog.CallOptions) (string, bool, error) {
+		if !r.arrive() {
+			return "the calls of one step did not run concurrently", true, nil
+		}
+		return run(ctx, a, o)
+	}
+	return t
+}
+
+// env is the scripted model server, an OpenAI adapter on it, and tools.
+type env struct {
+	model *model.Server
+	srv   *httptest.Server
+	llm   *openai.Model
+	tools *fakeTools
+}
+
+func newEnv(t *testing.T, mopts model.Options, tools *fakeTools, mod func(*openai.Config)) *env {
+	t.Helper()
+	e := &env{model: model.New(mopts), tools: tools}
+	e.srv = httptest.NewServer(e.model)
+	t.Cleanup(e.srv.Close)
+	cfg := openai.Config{BaseURL: e.srv.URL + "/v1", Model: model.ModelID, HTTPClient: e.srv.Client(), APIKey: agent.NewSecret(testKey)}
+	if mod != nil {
+		mod(&cfg)
+	}
+	var err error
+	if e.llm, err = openai.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+const testKey = "sk-test-Zq7Xv9Lm2Np4Rs6Tu8Wy"
+
+func (e *env) agent(t *testing.T, mod func(*agent.Config)) *agent.Agent {
+	t.Helper()
+	cfg := agent.Config{Model: e.llm}
+	if e.tools != nil {
+		cfg.Tools = e.tools
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	a, err := agent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// recorder collects events; callbacks are serialised by the agent, the
+// mutex guards reads from the test goroutine.
+type recorder struct {
+	mu     sync.Mutex
+	events []agent.Event
+	hook   func(agent.Event)
+}
+
+func (r *recorder) on(ev agent.Event) {
+	r.mu.Lock()
+	r.events = append(r.events, ev)
+	hook := r.hook
+	r.mu.Unlock()
+	if hook != nil {
+		hook(ev)
+	}
+}
+
+func (r *recorder) all() []agent.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]agent.Event(nil), r.events...)
+}
+
+// types returns the event types in order, with runs of text events
+// collapsed into one "text".
+func (r *recorder) types() []string {
+	var out []string
+	for _, ev := range r.all() {
+		if ev.Type == agent.EventText && len(out) > 0 && out[len(out)-1] == agent.EventText {
+			continue
+		}
+		out = append(out, ev.Type)
+	}
+	return out
+}
+
+func (r *recorder) text() (string, int) {
+	var b strings.Builder
+	n := 0
+	for _, ev := range r.all() {
+		if ev.Type == agent.EventText {
+			b.WriteString(ev.Data.(*agent.TextEvent).Delta)
+			n++
+		}
+	}
+	return b.String(), n
+}
+
+func (r *recorder) last(typ string) any {
+	evs := r.all()
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Type == typ {
+			return evs[i].Data
+		}
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+// Package model is a scripted, deterministic stand-in for a language model
+// behind an OpenAI-compatible API, for the offline demo and the tests. It
+// is not a model: it follows fixed rules and says so (its /v1/models entry,
+// [ModelID], describes it as a scripted stand-in).
+//
+// Endpoints: POST /v1/chat/completions (streamed with "stream": true, as
+// server-sent events, or as one JSON completion) and GET /v1/models, behind
+// the CORS middleware of internal/cors so that a page on another origin can
+// call it.
+//
+// The rules look at the tools offered and at the last user message:
+//
+//   - "add 2 and 40": calls the tool whose name is add or ends in _add
+//     with {"a": 2, "b": 40};
+//   - "echo hello there": calls the tool ending in _echo with {"text":
+//     "hello there"};
+//   - "slow" (or "slow 3"): calls the tool ending in _slow with {"steps":
+//     20 (or 3), "delayMs": 250};
+//   - several of these in one message ("add 2 and 40 and echo hi"): all
+//     the calls in one answer, to run in parallel;
+//   - "unknown tool": calls no_such_tool; "bad json": calls the _echo tool
+//     with arguments that are not JSON; "keep calling": calls the _echo tool
+//     again after every result; "say nothing": answers with no text and no
+//     tool call;
+//   - "Summarize in at most N words: …" (a sampling request): the first N
+//     words;
+//   - anything else: a plain answer that says what it can do.
+//
+// When the conversation ends with tool results, it answers "Results: "
+// followed by the results' texts verbatim, so a test can check that an
+// honest error text reached the model. A rule whose tool is not offered is
+// answered in plain text that says so.
+//
+// Text is streamed in pieces of a few characters and tool-call arguments in
+// pieces of a few bytes, interleaved between parallel calls, and the raw
+// event stream is written in slices that split lines and events at awkward
+// places, so clients are tested against the worst legal stream.
+//
+// For tests, [Server] counts requests, keeps the last request body, and
+// injects a [Failure] (429 with Retry-After, 500, an error body, a body
+// that echoes the API key, a stream cut mid-event, an error inside the
+// stream, a stream that stalls) either queued with [Server.FailNext] or
+// asked for by a request's [FailHeader].
+package model

@@ -1,0 +1,143 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// reply is what the script answers.
+type reply struct {
+	text  string
+	calls []call
+}
+
+type call struct {
+	id, name, args string
+}
+
+var (
+	addRule       = regexp.MustCompile(`(?i)\badd\s+(-?\d+(?:\.\d+)?)\s+(?:and|to|\+)\s+(-?\d+(?:\.\d+)?)`)
+	echoRule      = regexp.MustCompile(`(?i)\becho\s+(.+?)(?:\s+and\s+(?:add|slow)\b.*)?$`)
+	slowRule      = regexp.MustCompile(`(?i)\bslow\b(?:\s+(\d+))?`)
+	summarizeRule = regexp.MustCompile(`(?is)^summarize in at most (\d+) words:\s*(.*)$`)
+)
+
+// help is the plain answer to anything the script does not know.
+const help = "I am " + ModelID + ", a scripted stand-in, not a real model. " +
+	`I only follow scripts: try "add 2 and 40", "echo hello", "slow", or "add 2 and 40 and echo hi".`
+
+// respond applies the rules to a request.
+func respond(req *chatRequest) reply {
+	var tools []string
+	for _, t := range req.Tools {
+		if t.Type == "function" || t.Type == "" {
+			tools = append(tools, t.Function.Name)
+		}
+	}
+	msgs := req.Messages
+	user := ""
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			user = strings.TrimSpace(msgs[i].text())
+			break
+		}
+	}
+	lower := strings.ToLower(user)
+	id := func(i int) string { return fmt.Sprintf("call_%d_%d", len(msgs), i) }
+
+	// Tool results arrived: report them verbatim.
+	if last := msgs[len(msgs)-1]; last.Role == "tool" {
+		if strings.Contains(lower, "keep calling") {
+			if name := find(tools, "echo"); name != "" {
+				return reply{calls: []call{{id(0), name, `{"text":"again"}`}}}
+			}
+		}
+		var results []string
+		for i := len(msgs) - 1; i >= 0 && msgs[i].Role == "tool"; i-- {
+			results = append([]string{msgs[i].text()}, results...)
+		}
+		return reply{text: "Results: " + strings.Join(results, "; ")}
+	}
+
+	if m := summarizeRule.FindStringSubmatch(user); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		words := strings.Fields(m[2])
+		if n < len(words) {
+			words = words[:n]
+		}
+		return reply{text: "Summary: " + strings.Join(words, " ")}
+	}
+	switch {
+	case strings.Contains(lower, "say nothing"):
+		return reply{}
+	case strings.Contains(lower, "unknown tool"):
+		return reply{calls: []call{{id(0), "no_such_tool", `{}`}}}
+	case strings.Contains(lower, "bad json"), strings.Contains(lower, "keep calling"):
+		name := find(tools, "echo")
+		if name == "" {
+			return reply{text: missing("echo")}
+		}
+		if strings.Contains(lower, "bad json") {
+			return reply{calls: []call{{id(0), name, `{"text": "unterminated`}}}
+		}
+		return reply{calls: []call{{id(0), name, `{"text":"again"}`}}}
+	}
+
+	var (
+		calls  []call
+		absent []string
+	)
+	want := func(suffix string, args any) {
+		name := find(tools, suffix)
+		if name == "" {
+			absent = append(absent, suffix)
+			return
+		}
+		b, _ := json.Marshal(args)
+		calls = append(calls, call{id(len(calls)), name, string(b)})
+	}
+	if m := addRule.FindStringSubmatch(user); m != nil {
+		a, _ := strconv.ParseFloat(m[1], 64)
+		b, _ := strconv.ParseFloat(m[2], 64)
+		want("add", map[string]float64{"a": a, "b": b})
+	}
+	if m := echoRule.FindStringSubmatch(user); m != nil {
+		want("echo", map[string]string{"text": m[1]})
+	}
+	if m := slowRule.FindStringSubmatch(user); m != nil {
+		steps := 20
+		if m[1] != "" {
+			steps, _ = strconv.Atoi(m[1])
+		}
+		want("slow", map[string]int{"steps": steps, "delayMs": 250})
+	}
+	switch {
+	case len(calls) > 0:
+		return reply{calls: calls}
+	case len(absent) > 0:
+		return reply{text: missing(absent...)}
+	}
+	return reply{text: help}
+}
+
+// find returns the offered tool named suffix or ending in "_"+suffix.
+func find(tools []string, suffix string) string {
+	for _, t := range tools {
+		if t == suffix || strings.HasSuffix(t, "_"+suffix) {
+			return t
+		}
+	}
+	return ""
+}
+
+func missing(suffixes ...string) string {
+	names := make([]string, len(suffixes))
+	for i, s := range suffixes {
+		names[i] = "_" + s
+	}
+	return "I would call a tool ending in " + strings.Join(names, " and ") +
+		", but none is offered to me, so I cannot do that. (Is its server connected and signed in?)"
+}
