@@ -769,3 +769,49 @@ func TestSlowCOOPServerIsNotTakenForAClose(t *testing.T) {
 		t.Fatalf("slow COOP server: %+v; want connected", r)
 	}
 }
+
+// TestRedirectSignInReachesOtherTabs: a sign-in finished by a full-page
+// redirect return (handleCallback, from storage) is announced like any
+// other: a tab waiting for that server connects without a popup.
+func TestRedirectSignInReachesOtherTabs(t *testing.T) {
+	e := newAuthEnv(t, devserver.AuthConfig{})
+	tabB := newBareEnv(t, e.PageURL)
+	var pre string
+	tabB.eval(fmt.Sprintf(`(async () => {
+		const m = await import("/mcp.js");
+		window.mcp = await m.load();
+		window.c = mcp.client(%q);
+		return c.connect().then(() => "connected", (e) => e.code);
+	})()`, e.MCPURL), &pre)
+	if pre != "auth_required" {
+		t.Fatalf("tab B before any sign-in: %q", pre)
+	}
+	// Tab A signs in by leaving for the authorization server and coming back.
+	e.eval(fmt.Sprintf(`void (window.c = mcp.client(%q, { authMode: "redirect" }))`, e.MCPURL), nil)
+	e.gesture(`void c.authorize()`)
+	if err := chromedp.Do(e.ctx, chromedp.WaitVisible(chromedp.ID("approve")), chromedp.Click(chromedp.ID("approve"))); err != nil {
+		t.Fatalf("consent page in tab A: %v", err)
+	}
+	e.waitFor("tab A's return to the app page", func() bool {
+		var path string
+		_ = e.tryEval(`location.pathname + (document.readyState === "complete" ? "" : "…")`, &path)
+		return path == "/e2e/blank.html"
+	})
+	var taken bool
+	e.eval(`(async () => {
+		const m = await import("/mcp.js");
+		window.mcp = await m.load();
+		return mcp.handleCallback();
+	})()`, &taken)
+	if !taken {
+		t.Fatal("tab A: handleCallback() did not take the redirect return")
+	}
+	tabB.waitFor("tab B to connect with tab A's grant", func() bool {
+		var s string
+		_ = tabB.tryEval(`c.state`, &s)
+		return s == "connected"
+	})
+	if n := e.AS.Count("authorize"); n != 1 {
+		t.Errorf("authorization requests = %d; want 1 (tab B never signed in itself)", n)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -81,6 +82,9 @@ type Options struct {
 	// Hints, when set, is shared by the clients of a page to remember per
 	// server what a connect negotiated.
 	Hints *Hints
+	// ConnectTimeout bounds a connect, not counting time in a sign-in;
+	// zero means [DefaultConnectTimeout].
+	ConnectTimeout time.Duration
 	// OnEvent receives events; it must not block for long.
 	OnEvent func(Event)
 }
@@ -255,7 +259,12 @@ func (c *Client) Connect(ctx context.Context, co ConnectOptions) error {
 	c.mu.Unlock()
 
 	c.setState(StateConnecting, nil)
-	cs, err := c.connect(ctx, co)
+	wctx, stop := c.connectWatchdog(ctx)
+	cs, err := c.connect(wctx, co)
+	if err != nil && errors.Is(context.Cause(wctx), errConnectTimeout) {
+		err = &mcperr.Error{Code: mcperr.Timeout, Msg: fmt.Sprintf("mcp: the server did not finish connecting within %v", c.connectTimeout()), Err: err}
+	}
+	stop()
 
 	c.mu.Lock()
 	c.connecting = nil
@@ -281,6 +290,45 @@ func (c *Client) Connect(ctx context.Context, co ConnectOptions) error {
 	c.setState(StateConnected, nil)
 	go c.watch(cs)
 	return nil
+}
+
+// DefaultConnectTimeout bounds a connect (initialize and the probes
+// before it) when Options.ConnectTimeout is zero; DefaultRequestTimeout
+// bounds each list, read, get and ping without a deadline of its own.
+// callTool has no default bound: a tool may run long (pass a timeout).
+const (
+	DefaultConnectTimeout = 60 * time.Second
+	DefaultRequestTimeout = 60 * time.Second
+)
+
+var errConnectTimeout = errors.New("connect timeout")
+
+func (c *Client) connectTimeout() time.Duration {
+	if c.opts.ConnectTimeout > 0 {
+		return c.opts.ConnectTimeout
+	}
+	return DefaultConnectTimeout
+}
+
+// connectWatchdog ends a connect that makes no progress for the connect
+// timeout. Time spent in a sign-in (state authorizing: the person is in
+// the sign-in window, bounded by the sign-in's own timeout) does not
+// count.
+func (c *Client) connectWatchdog(ctx context.Context) (context.Context, func()) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	d := c.connectTimeout()
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		if c.State() == StateAuthorizing {
+			t.Reset(d)
+			return
+		}
+		cancel(errConnectTimeout)
+	})
+	return wctx, func() {
+		t.Stop()
+		cancel(nil)
+	}
 }
 
 // stateFor is the state a failed connect leaves the client in.
@@ -401,10 +449,22 @@ func (c *Client) connectWith(ctx context.Context, kind Transport, version string
 	if version != "" {
 		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
-	cs, err := client.Connect(ctx, t, so)
+	// The legacy SSE transport keeps the stream it opens in Connect for
+	// the whole session, under Connect's context: give it one that only
+	// the connect's own end (abort, timeout) cancels while it runs, and
+	// that the session's end cancels afterwards.
+	sctx, endSession := context.WithCancel(context.WithoutCancel(ctx))
+	detach := context.AfterFunc(ctx, endSession)
+	cs, err := client.Connect(sctx, t, so)
+	detach()
 	if err != nil {
+		endSession()
 		return nil, err
 	}
+	go func() {
+		_ = cs.Wait()
+		endSession()
+	}()
 	if ir := cs.InitializeResult(); ir != nil {
 		c.opts.Hints.put(c.url, hint{transport: kind, version: ir.ProtocolVersion})
 	}
@@ -481,6 +541,21 @@ func do[T any](ctx context.Context, c *Client, op func(context.Context, *mcp.Cli
 	if err != nil {
 		return zero, err
 	}
+	return doOn(ctx, c, cs, op)
+}
+
+// doBounded is [do] with [DefaultRequestTimeout] when ctx has no deadline.
+func doBounded[T any](ctx context.Context, c *Client, op func(context.Context, *mcp.ClientSession) (T, error)) (T, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultRequestTimeout)
+		defer cancel()
+	}
+	return do(ctx, c, op)
+}
+
+func doOn[T any](ctx context.Context, c *Client, cs *mcp.ClientSession, op func(context.Context, *mcp.ClientSession) (T, error)) (T, error) {
+	var zero T
 	rctx, rec := withRecord(ctx)
 	v, err := op(rctx, cs)
 	if err != nil {
@@ -530,7 +605,7 @@ func listAll[T any](ctx context.Context, what string, page func(ctx context.Cont
 
 // ListTools returns every tool, following pagination.
 func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
-	return do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	return doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
 		return listAll(ctx, "tools", func(ctx context.Context, cur string) ([]*mcp.Tool, string, error) {
 			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cur})
 			if err != nil {
@@ -543,7 +618,7 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 
 // ListResources returns every resource, following pagination.
 func (c *Client) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
-	return do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Resource, error) {
+	return doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Resource, error) {
 		return listAll(ctx, "resources", func(ctx context.Context, cur string) ([]*mcp.Resource, string, error) {
 			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cur})
 			if err != nil {
@@ -556,7 +631,7 @@ func (c *Client) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
 
 // ListResourceTemplates returns every resource template, following pagination.
 func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
-	return do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.ResourceTemplate, error) {
+	return doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.ResourceTemplate, error) {
 		return listAll(ctx, "resource templates", func(ctx context.Context, cur string) ([]*mcp.ResourceTemplate, string, error) {
 			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cur})
 			if err != nil {
@@ -569,7 +644,7 @@ func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemp
 
 // ListPrompts returns every prompt, following pagination.
 func (c *Client) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
-	return do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Prompt, error) {
+	return doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Prompt, error) {
 		return listAll(ctx, "prompts", func(ctx context.Context, cur string) ([]*mcp.Prompt, string, error) {
 			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cur})
 			if err != nil {
@@ -585,7 +660,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourc
 	if uri == "" {
 		return nil, mcperr.New(mcperr.InvalidArgument, "mcp: readResource needs a non-empty URI")
 	}
-	return do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+	return doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
 		return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	})
 }
@@ -595,14 +670,14 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 	if name == "" {
 		return nil, mcperr.New(mcperr.InvalidArgument, "mcp: getPrompt needs a prompt name")
 	}
-	return do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+	return doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
 		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
 	})
 }
 
 // Ping checks that the server answers.
 func (c *Client) Ping(ctx context.Context) error {
-	_, err := do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+	_, err := doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
 		return struct{}{}, cs.Ping(ctx, nil)
 	})
 	return err

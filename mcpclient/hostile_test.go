@@ -209,3 +209,48 @@ func TestCredentialsStayOnTheServerOrigin(t *testing.T) {
 		})
 	}
 }
+
+// neverEnding answers method with an event stream that never carries the
+// response.
+func neverEnding(method string) hostile.Answer {
+	return func(w http.ResponseWriter, r *http.Request, m hostile.Message) bool {
+		if m.Method != method {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return true
+	}
+}
+
+// TestNeverEndingAnswersAreBounded: an initialize that never gets its
+// response ends with "timeout" after the connect timeout; a call that
+// never gets one ends at its own deadline or abort, and the session goes on.
+func TestNeverEndingAnswersAreBounded(t *testing.T) {
+	srv := hostile.Start(t, &hostile.MCP{Answer: neverEnding("initialize")})
+	c := newClient(t, srv.URL+"/mcp", Options{Transport: TransportStreamable, ConnectTimeout: 300 * time.Millisecond})
+	err := c.Connect(ctxT(t), ConnectOptions{})
+	wantCode(t, err, mcperr.Timeout)
+	if c.State() != StateFailed {
+		t.Errorf("state %q; want failed", c.State())
+	}
+
+	srv = hostile.Start(t, &hostile.MCP{Answer: neverEnding("tools/call")})
+	c = newClient(t, srv.URL+"/mcp", Options{Transport: TransportStreamable})
+	if err := c.Connect(ctxT(t), ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = c.CallTool(ctx, "echo", nil, nil)
+	wantCode(t, err, mcperr.Timeout)
+	ctx, abort := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, abort)
+	_, err = c.CallTool(ctx, "echo", nil, nil)
+	wantCode(t, err, mcperr.Aborted)
+	if _, err := c.ListTools(ctxT(t)); err != nil {
+		t.Errorf("after the abandoned calls: %v", err)
+	}
+}

@@ -70,6 +70,53 @@ func decodeCapped(r io.Reader, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		return errors.New("malformed JSON")
 	}
+	var doc any
+	_ = json.Unmarshal(body, &doc)
+	return checkShape(doc, 0)
+}
+
+// Bounds on a metadata document's shape. Real documents list a handful of
+// scopes, methods and servers; a document past these is built to make the
+// client send huge authorization URLs or loop over attacker-sized lists.
+const (
+	maxMetaList   = 256
+	maxMetaString = 8 << 10
+	maxMetaDepth  = 16
+)
+
+// checkShape refuses a document with a list longer than maxMetaList, a
+// string longer than maxMetaString or nesting deeper than maxMetaDepth.
+func checkShape(v any, depth int) error {
+	if depth > maxMetaDepth {
+		return fmt.Errorf("document nested deeper than %d levels", maxMetaDepth)
+	}
+	switch v := v.(type) {
+	case string:
+		if len(v) > maxMetaString {
+			return fmt.Errorf("document has a string longer than %d bytes", maxMetaString)
+		}
+	case []any:
+		if len(v) > maxMetaList {
+			return fmt.Errorf("document has a list of %d entries (at most %d are accepted)", len(v), maxMetaList)
+		}
+		for _, e := range v {
+			if err := checkShape(e, depth+1); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		if len(v) > maxMetaList {
+			return fmt.Errorf("document has an object of %d members (at most %d are accepted)", len(v), maxMetaList)
+		}
+		for k, e := range v {
+			if len(k) > maxMetaString {
+				return fmt.Errorf("document has a member name longer than %d bytes", maxMetaString)
+			}
+			if err := checkShape(e, depth+1); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

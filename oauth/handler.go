@@ -108,6 +108,7 @@ type Handler struct {
 	latch    error  // non-nil after a decline/abort: returned until Login
 	fl       *flight
 	attempts map[string]int // authorization flows per requested scope set
+	stepUps  int            // step-up flows since the last Login
 	lastHint challenge      // last 401/403 challenge seen
 	fresh    string         // access token obtained by the last login
 	freshAt  time.Time      // when
@@ -391,6 +392,10 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	return h.run(ctx, ch, false, false)
 }
 
+// maxStepUps bounds step-up authorizations: per scope set, and in all
+// between two explicit sign-ins (Login).
+const maxStepUps = 3
+
 // freshWindow: a token rejected this soon after a login counts as "fresh";
 // a second such rejection in a row ends with an error instead of a loop.
 const freshWindow = 30 * time.Second
@@ -421,6 +426,7 @@ func (h *Handler) Login(ctx context.Context) error {
 	h.mu.Lock()
 	h.latch = nil
 	clear(h.attempts)
+	h.stepUps = 0
 	h.strikes = 0
 	ch := h.lastHint
 	h.mu.Unlock()
@@ -741,11 +747,20 @@ func (h *Handler) prepare(ctx context.Context, ch challenge, stepUp bool) (*Pend
 	}
 	key := strings.Join(sortedCopy(scopes), " ")
 	h.mu.Lock()
-	if stepUp && h.attempts[key] >= 3 {
+	if stepUp && h.attempts[key] >= maxStepUps {
 		h.mu.Unlock()
-		return nil, clientCreds{}, "", newErr(mcperr.InsufficientScope, fmt.Sprintf("server still requires more scope after 3 authorizations for %q", sanitize(key)), nil)
+		return nil, clientCreds{}, "", newErr(mcperr.InsufficientScope, fmt.Sprintf("server still requires more scope after %d authorizations for %q", maxStepUps, sanitize(key)), nil)
+	}
+	if stepUp && h.stepUps >= maxStepUps {
+		// A server that asks for another new scope on every 403 would
+		// otherwise get a sign-in for each.
+		h.mu.Unlock()
+		return nil, clientCreds{}, "", newErr(mcperr.InsufficientScope, fmt.Sprintf("server asked for more scope %d times in a row (now %q); no more step-up sign-ins until the next authorize()", maxStepUps, sanitize(key)), nil)
 	}
 	h.attempts[key]++
+	if stepUp {
+		h.stepUps++
+	}
 	h.mu.Unlock()
 
 	p := &PendingFlow{
@@ -886,11 +901,30 @@ func (h *Handler) resolveClient(ctx context.Context, asm *oauthex.AuthServerMeta
 	if method == "" {
 		method = want
 		if resp.ClientSecret != "" && method == "none" {
-			method = "client_secret_basic"
+			method = "client_secret_basic" // RFC 7591 §2: the default
 		}
 	}
+	secret := resp.ClientSecret
+	switch method {
+	case "none":
+		// A public client has no use for a secret: a server that hands
+		// one out anyway does not get it stored or sent back.
+		secret = ""
+	case "client_secret_basic", "client_secret_post":
+		if secret == "" {
+			return clientCreds{}, newErr(mcperr.RegistrationFailed, fmt.Sprintf("dynamic client registration at %s registered a confidential client (%s) without a client_secret", sanitize(asm.RegistrationEndpoint), method), nil)
+		}
+	default:
+		return clientCreds{}, newErr(mcperr.RegistrationFailed, fmt.Sprintf("dynamic client registration at %s answered with token_endpoint_auth_method %q, which this client does not support", sanitize(asm.RegistrationEndpoint), sanitize(method)), nil)
+	}
+	if len(resp.ClientID) > 2048 || !isVSChars(resp.ClientID) {
+		return clientCreds{}, newErr(mcperr.RegistrationFailed, "dynamic client registration answered with a client_id that is not printable ASCII of at most 2048 bytes", nil)
+	}
+	if len(secret) > maxTokenLen || !isVSChars(secret) {
+		return clientCreds{}, newErr(mcperr.RegistrationFailed, "dynamic client registration answered with a client_secret that is not printable ASCII of a sane length", nil)
+	}
 	reg = &ClientRegistration{Issuer: asm.Issuer, RedirectURI: h.cfg.RedirectURL, ClientID: resp.ClientID,
-		ClientSecret: resp.ClientSecret, AuthMethod: method, SecretExpiry: resp.ClientSecretExpiresAt}
+		ClientSecret: secret, AuthMethod: method, SecretExpiry: resp.ClientSecretExpiresAt}
 	if err := h.cfg.Store.PutClient(ctx, reg); err != nil {
 		return clientCreds{}, newErr(mcperr.Storage, "storing client registration", err)
 	}

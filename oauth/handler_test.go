@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -387,7 +388,9 @@ func TestStepUp(t *testing.T) {
 	if strings.Join(g.Scopes, " ") != "read write" {
 		t.Errorf("scopes = %q; want union \"read write\"", g.Scopes)
 	}
-	// A server that is never satisfied: at most 3 flows, then insufficient_scope.
+	// A server that is never satisfied: at most 3 step-up flows between
+	// sign-ins (the read→read write one above counts), then
+	// insufficient_scope.
 	e.as.scopeGrant = func(string) string { return "read" }
 	e.courier.calls.Store(0)
 	var err error
@@ -399,8 +402,37 @@ func TestStepUp(t *testing.T) {
 	if !errors.Is(err, ErrInsufficientScope) {
 		t.Fatalf("got %v; want ErrInsufficientScope", err)
 	}
+	if got := e.courier.calls.Load(); got != 2 {
+		t.Errorf("step-up flows = %d; want 2 more (3 in all)", got)
+	}
+}
+
+// TestGrowingScopesEndStepUp: a server whose every 403 asks for one more
+// new scope gets at most 3 step-up sign-ins until the next Login.
+func TestGrowingScopesEndStepUp(t *testing.T) {
+	e := newEnv(t)
+	e.rs.scopes = []string{"s0"}
+	ctx := context.Background()
+	h := e.handler(t, nil)
+	if err := connect(ctx, e.rs.url(), h); err != nil {
+		t.Fatal(err)
+	}
+	e.courier.calls.Store(0)
+	var err error
+	for i := 1; i <= 10 && !errors.Is(err, ErrInsufficientScope); i++ {
+		req, _ := http.NewRequest(http.MethodPost, e.rs.url(), nil)
+		resp := &http.Response{StatusCode: 403, Header: http.Header{"Www-Authenticate": {fmt.Sprintf(`Bearer error="insufficient_scope", scope="s%d"`, i)}}, Body: http.NoBody}
+		err = h.Authorize(ctx, req, resp)
+	}
+	if !errors.Is(err, ErrInsufficientScope) {
+		t.Fatalf("got %v; want ErrInsufficientScope", err)
+	}
 	if got := e.courier.calls.Load(); got != 3 {
 		t.Errorf("step-up flows = %d; want 3", got)
+	}
+	// The user's next sign-in starts afresh.
+	if err := h.Login(ctx); err != nil {
+		t.Fatalf("Login after the cap: %v", err)
 	}
 }
 
