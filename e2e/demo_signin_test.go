@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/mcpwasm/mcpwasm/cmd/devserver/devserver"
+	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
 // TestDemoPageSignInReloadSignOut is what a person does with `make run`:

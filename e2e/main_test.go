@@ -21,7 +21,7 @@ import (
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/internal/headless"
 	"github.com/mcpwasm/mcpwasm/internal/webbuild"
-	"github.com/mcpwasm/mcpwasm/webserve"
+	"github.com/mcpwasm/mcpwasm/internal/webserve"
 )
 
 var (

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,18 +13,6 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
-
-func TestNoSyscallJS(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "./...").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, l := range strings.Fields(string(out)) {
-		if l == "syscall/js" {
-			t.Fatal("package oauth depends on syscall/js")
-		}
-	}
-}
 
 func TestColdLoginThenWarmReconnect(t *testing.T) {
 	e := newEnv(t)
@@ -152,6 +139,28 @@ func TestDeclineLatch(t *testing.T) {
 	}
 	if err := connect(ctx, e.rs.url(), h); err != nil {
 		t.Fatalf("connect after Login: %v", err)
+	}
+}
+
+// TestClosedWindowDeclines: a courier that reports its page dismissed
+// (the person closed the sign-in window) ends the flow declined at once,
+// with every waiter, and latches like a Deny.
+func TestClosedWindowDeclines(t *testing.T) {
+	e := newEnv(t)
+	e.courier.block = make(chan struct{}) // the person never finishes
+	e.courier.dismiss = make(chan struct{})
+	ctx := context.Background()
+	h := e.handler(t, nil)
+	time.AfterFunc(50*time.Millisecond, func() { close(e.courier.dismiss) })
+	err := h.Login(ctx)
+	if !errors.Is(err, ErrDeclined) || !strings.Contains(err.Error(), "window was closed") {
+		t.Fatalf("Login: %v; want declined, the window was closed", err)
+	}
+	if err := connect(ctx, e.rs.url(), h); !errors.Is(err, ErrDeclined) {
+		t.Errorf("connect after the close: %v; want the decline latched", err)
+	}
+	if got := e.courier.calls.Load(); got != 1 {
+		t.Errorf("courier calls = %d; want 1", got)
 	}
 }
 

@@ -425,15 +425,18 @@ type testCourier struct {
 	reg   *Registry
 	calls atomic.Int32
 	block chan struct{} // when set, Open waits for it (or ctx) before fetching
-	urls  []string
+	// dismiss, when set, is returned as the dismissed channel: closing it
+	// is a person closing the sign-in window.
+	dismiss chan struct{}
+	urls    []string
 	mu    sync.Mutex
 }
 
-func (c *testCourier) Open(ctx context.Context, authURL string) error {
+func (c *testCourier) Open(ctx context.Context, authURL string) (<-chan struct{}, error) {
 	c.calls.Add(1)
 	c.mu.Lock()
 	c.urls = append(c.urls, authURL)
-	block := c.block
+	block, dismiss := c.block, c.dismiss
 	c.mu.Unlock()
 	go func() {
 		if block != nil {
@@ -454,7 +457,7 @@ func (c *testCourier) Open(ctx context.Context, authURL string) error {
 			c.reg.Deliver(loc)
 		}
 	}()
-	return nil
+	return dismiss, nil
 }
 
 type env struct {

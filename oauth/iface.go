@@ -11,19 +11,24 @@ import (
 //
 // Open returns once the page is shown; the result arrives later through
 // [Registry.Deliver]. It returns [ErrPopupBlocked] (or another error) when
-// the page cannot be shown, which ends the flow. ctx is cancelled when the
-// flow ends for any reason (delivered, declined, aborted, timed out): a
-// courier holding a window closes it then. Open may be called concurrently
-// for different handlers.
+// the page cannot be shown, which ends the flow. dismissed, when not nil,
+// is closed when the user dismisses the page before the flow ends (closes
+// the sign-in window): the flow then ends declined at once, like a "Deny".
+// ctx is cancelled when the flow ends for any reason (delivered, declined,
+// aborted, timed out): a courier holding a window closes it then. Open
+// may be called concurrently for different handlers.
 type Courier interface {
-	Open(ctx context.Context, authURL string) error
+	Open(ctx context.Context, authURL string) (dismissed <-chan struct{}, err error)
 }
 
-// CourierFunc adapts a function to [Courier].
+// CourierFunc adapts a function to a [Courier] whose page cannot be
+// dismissed (a printed URL, a test that fetches it).
 type CourierFunc func(ctx context.Context, authURL string) error
 
 // Open calls f(ctx, authURL).
-func (f CourierFunc) Open(ctx context.Context, authURL string) error { return f(ctx, authURL) }
+func (f CourierFunc) Open(ctx context.Context, authURL string) (<-chan struct{}, error) {
+	return nil, f(ctx, authURL)
+}
 
 // Locker provides named mutual exclusion, used to make token refresh
 // single-flight per resource. Natively [NewMutexLocker]; in the browser Web

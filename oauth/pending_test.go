@@ -24,17 +24,17 @@ type redirectCourier struct {
 
 func newRedirectCourier() *redirectCourier { return &redirectCourier{locs: make(chan string, 4)} }
 
-func (c *redirectCourier) Open(ctx context.Context, authURL string) error {
+func (c *redirectCourier) Open(ctx context.Context, authURL string) (<-chan struct{}, error) {
 	c.calls.Add(1)
 	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
 	resp, err := hc.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp.Body.Close()
 	c.locs <- resp.Header.Get("Location")
-	return nil
+	return nil, nil
 }
 
 func (c *redirectCourier) next(t *testing.T) string {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmark of issue 5 (`make bench`): installs what it needs
 # (Chromium, brotli and binaryen from Debian when missing; the pinned
-# @modelcontextprotocol/sdk and esbuild in bench/), then `go run ./bench`,
+# @modelcontextprotocol/sdk and esbuild in cmd/bench/), then `go run ./cmd/bench`,
 # which builds, serves on loopback, drives headless Chromium, prints the
 # table and writes BENCHMARKS.md. Extra arguments go to the bench program
 # (for example `-runs 7`, `-quick`, `-also fetch=/path/to/other/tree`).
@@ -19,9 +19,9 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-if [ ! -f bench/node_modules/.package-lock.json ] || [ bench/package-lock.json -nt bench/node_modules/.package-lock.json ]; then
+if [ ! -f cmd/bench/node_modules/.package-lock.json ] || [ cmd/bench/package-lock.json -nt cmd/bench/node_modules/.package-lock.json ]; then
   echo "bench: installing the pinned npm packages of bench/"
-  (cd bench && npm ci --no-audit --no-fund --loglevel=error)
+  (cd cmd/bench && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
-exec go run ./bench -out BENCHMARKS.md "$@"
+exec go run ./cmd/bench -out BENCHMARKS.md "$@"

@@ -50,7 +50,7 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/internal/headless"
 	"github.com/mcpwasm/mcpwasm/internal/webbuild"
-	"github.com/mcpwasm/mcpwasm/webserve"
+	"github.com/mcpwasm/mcpwasm/internal/webserve"
 )
 
 // cimdURL is the client ID metadata document URL the suite's basic-cimd

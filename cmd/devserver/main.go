@@ -24,7 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/cmd/devserver/devserver"
+	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
 func main() {

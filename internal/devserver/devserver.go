@@ -22,7 +22,7 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
-	"github.com/mcpwasm/mcpwasm/webserve"
+	"github.com/mcpwasm/mcpwasm/internal/webserve"
 )
 
 // ConfigPath is where the page origin serves the dev server's [PageConfig]

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/webserve"
+	"github.com/mcpwasm/mcpwasm/internal/webserve"
 )
 
 // base is the modification time of every original file in the fixture.

@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/mcpwasm/mcpwasm/cmd/devserver/devserver"
+	"github.com/mcpwasm/mcpwasm/internal/devserver"
 	"github.com/mcpwasm/mcpwasm/demo"
 )
 

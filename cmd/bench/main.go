@@ -105,7 +105,7 @@ func run(cfg config) error {
 	}
 	defer os.RemoveAll(tmp)
 	webDir := filepath.Join(tmp, "web")
-	benchDir := filepath.Join(cfg.root, "bench")
+	benchDir := filepath.Join(cfg.root, "cmd", "bench")
 
 	// Build: the module as `make build` does, the TS SDK bundle, variants.
 	logf("building")

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpwasm/mcpwasm/cmd/devserver/devserver"
+	"github.com/mcpwasm/mcpwasm/internal/devserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpwasm/mcpwasm/demo"

@@ -1,0 +1,181 @@
+package oauth
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// challenge is what a 401/403 told us.
+type challenge struct {
+	prmURL string
+	scopes []string
+	err    string
+}
+
+// Authorize implements auth.OAuthHandler; the transport calls it after a
+// 401 or 403. It refreshes a stale token, runs step-up authorization on
+// 403 insufficient_scope (at most 3 flows per scope set, then
+// [ErrInsufficientScope]), and otherwise starts a login, unless the handler
+// is non-interactive ([ErrAuthorizationRequired]) or latched after a
+// decline ([ErrDeclined]). Concurrent calls share one login.
+func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	if resp != nil && resp.Body != nil {
+		defer resp.Body.Close()
+		defer io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
+	}
+	ch := parseChallenge(resp)
+	status := 0
+	if resp != nil {
+		status = resp.StatusCode
+	}
+	if status == http.StatusForbidden && ch.err != "insufficient_scope" && !h.wantsMoreScope(ctx, ch) {
+		return nil // not ours: let the retried request report the 403
+	}
+	h.mu.Lock()
+	h.lastHint = ch
+	h.mu.Unlock()
+	if status == http.StatusForbidden {
+		return h.run(ctx, ch, true, false)
+	}
+	if status == http.StatusUnauthorized {
+		retry, err := h.unauthorized(ctx, bearerOf(req))
+		if retry || err != nil {
+			return err
+		}
+	}
+	return h.run(ctx, ch, false, false)
+}
+
+// bearerOf returns the bearer token req carried, or "".
+func bearerOf(req *http.Request) string {
+	if req == nil {
+		return ""
+	}
+	if a := req.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		return a[7:]
+	}
+	return ""
+}
+
+// unauthorized handles a 401 to a request that carried bearer ("" for
+// none). retry reports that a usable grant is there now (another tab's, a
+// newer one, a refreshed one): the request is sent again. Otherwise the
+// grant that failed is dropped, with the cached discovery, since the
+// server may have moved to another authorization server; then a sign-in
+// follows (or the error says why not).
+func (h *Handler) unauthorized(ctx context.Context, bearer string) (retry bool, err error) {
+	g, err := h.currentGrant(ctx)
+	if err != nil {
+		return false, err
+	}
+	if g == nil {
+		// Another page or tab may have stored a grant since we last looked
+		// (a redirect-mode login finished by CompletePending, a login in
+		// another tab): use it rather than prompting.
+		ng, err := h.cfg.Store.GetGrant(ctx, h.resource)
+		if err != nil || ng == nil || ng.AccessToken == bearer {
+			return false, nil
+		}
+		h.adopt(ng)
+		return true, nil
+	}
+	if bearer != g.AccessToken {
+		return true, nil // a newer token exists: retry with it
+	}
+	h.mu.Lock()
+	isFresh := bearer == h.fresh && bearer != "" && h.now().Sub(h.freshAt) < freshWindow
+	already := h.strikes > 0
+	if isFresh {
+		h.strikes++
+	} else {
+		h.strikes = 0
+	}
+	h.mu.Unlock()
+	if isFresh && already {
+		err := newErr(mcperr.AuthRequired, "server rejected a freshly issued token", nil)
+		h.setState(StateFailed, err)
+		return false, err
+	}
+	if !isFresh && g.RefreshToken != "" {
+		if _, err := h.refresh(ctx, g); err == nil {
+			return true, nil
+		}
+	}
+	h.dropGrant(ctx, g)
+	_ = h.cfg.Store.DeleteMetadata(ctx, h.metaKey())
+	return false, nil
+}
+
+// adopt takes g, stored by someone else, as the handler's grant unless a
+// concurrent sign-in just set one.
+func (h *Handler) adopt(g *Grant) {
+	h.mu.Lock()
+	if h.grant == nil {
+		h.grant, h.loaded = g, true
+	}
+	changed := h.state != StateAuthorized
+	h.mu.Unlock()
+	if changed {
+		h.setState(StateAuthorized, nil)
+	}
+}
+
+// maxStepUps bounds step-up authorizations: per scope set, and in all
+// between two explicit sign-ins (Login).
+const maxStepUps = 3
+
+// freshWindow: a token rejected this soon after a login counts as "fresh";
+// a second such rejection in a row ends with an error instead of a loop.
+const freshWindow = 30 * time.Second
+
+// wantsMoreScope reports whether a 403's Bearer challenge names a scope the
+// grant lacks (servers that omit error="insufficient_scope", such as
+// go-sdk's auth.RequireBearerToken).
+func (h *Handler) wantsMoreScope(ctx context.Context, ch challenge) bool {
+	if len(ch.scopes) == 0 {
+		return false
+	}
+	g, err := h.currentGrant(ctx)
+	if err != nil || g == nil {
+		return true
+	}
+	for _, s := range ch.scopes {
+		if !slices.Contains(g.Scopes, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func parseChallenge(resp *http.Response) challenge {
+	var ch challenge
+	if resp == nil {
+		return ch
+	}
+	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return ch // unreadable: discovery falls through to well-known URLs
+	}
+	for _, c := range cs {
+		if c.Scheme != "bearer" {
+			continue
+		}
+		if v := c.Params["resource_metadata"]; v != "" && ch.prmURL == "" {
+			ch.prmURL = v
+		}
+		if v := c.Params["scope"]; v != "" && ch.scopes == nil {
+			ch.scopes = strings.Fields(v)
+		}
+		if v := c.Params["error"]; v != "" && ch.err == "" {
+			ch.err = v
+		}
+	}
+	return ch
+}

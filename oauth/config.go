@@ -1,0 +1,157 @@
+package oauth
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+// Config configures a [Handler]. Only ResourceURL, HTTPClient and
+// RedirectURL are required.
+type Config struct {
+	// ResourceURL is the MCP endpoint (canonical server URI, RFC 8707); it
+	// keys the stored grant. Required; https, or http on a loopback host.
+	ResourceURL string
+	// HTTPClient performs every request (discovery, registration, token,
+	// revocation). Required; http.DefaultClient is never used. Under
+	// GOOS=js its transport must not set DialContext so that fetch is used.
+	HTTPClient *http.Client
+	// RedirectURL is the callback URL registered with the authorization
+	// server and sent as redirect_uri. Required.
+	RedirectURL string
+	// ClientName is the client_name for dynamic registration.
+	ClientName string
+	// ApplicationType is the application_type of a dynamic registration:
+	// "web" for a client running in a browser page, "native" for one on
+	// a device. Empty: "native" with a loopback redirect URI, else "web".
+	ApplicationType string
+	// Scopes, when set, replaces the scopes discovered from the challenge
+	// and the resource metadata.
+	Scopes []string
+	// ClientID and ClientSecret describe a pre-registered client. The
+	// secret is optional (public client); it is not secret in a browser.
+	ClientID     string
+	ClientSecret string
+	// ClientMetadataURL is this client's ID metadata document URL (used
+	// as client_id when the AS advertises client_id_metadata_document_supported).
+	// Must be an https URL with a path. There is no fallback: when such an
+	// AS then rejects the document at the authorize or token step (e.g. it
+	// cannot fetch it), the flow fails; ClientID or dynamic registration
+	// are used only when the AS does not advertise the support.
+	ClientMetadataURL string
+	// Store persists grants, registrations and metadata. Default: a new
+	// [MemoryStore].
+	Store Store
+	// Registry routes callbacks to flows; share one among all handlers of
+	// a page. Default: a new [Registry].
+	Registry *Registry
+	// Courier shows the authorization URL. Without it every flow fails
+	// with [ErrAuthorizationRequired].
+	Courier Courier
+	// Locker makes refresh single-flight. Default: a new [MutexLocker].
+	Locker Locker
+	// Clock tells the time. Default: the real clock.
+	Clock Clock
+	// Interactive lets the transport's Authorize start a login by itself.
+	// When false it returns [ErrAuthorizationRequired] and the embedder
+	// calls [Handler.Login] from a user gesture.
+	Interactive bool
+	// RequestRefreshToken asks for a refresh token: offline_access is
+	// added to the scopes when the AS lists it, and refresh_token to the
+	// registered grant types.
+	RequestRefreshToken bool
+	// AuthTimeout bounds a login nobody finishes. Default 5 minutes. It
+	// bounds each phase of a flow separately: discovery and registration,
+	// the wait for the user (from Courier.Open), and the token exchange.
+	// It is measured in real time (timers), not with Clock; Clock dates the
+	// PendingFlow's Expiry (now + AuthTimeout).
+	AuthTimeout time.Duration
+	// PersistFlows stores each flow as a [PendingFlow] (Store.PutPending)
+	// before Courier.Open, for the full-page redirect mode: the page that
+	// navigates to the authorization server is gone when the callback
+	// comes back, and [CompletePending] (or [Registry.HandleCallback])
+	// finishes the flow from the Store alone. A live flow that receives its
+	// callback in memory, ends, times out or is aborted deletes its entry.
+	// In redirect mode the Courier navigates the page and returns nil; it
+	// must not cancel the flow's context on unload (that deletes the entry).
+	PersistFlows bool
+	// RefreshMargin refreshes that long before expiry. Default 60 s.
+	RefreshMargin time.Duration
+	// MetadataTTL is how long discovery results are cached. Default 1 h.
+	MetadataTTL time.Duration
+	// OnEvent, when set, receives state changes and refreshes. It is
+	// called synchronously and must not block or call back into the
+	// Handler. Events carry no secrets.
+	OnEvent func(Event)
+}
+
+// CheckResourceURL reports whether an MCP server URL can be a protected
+// resource this package signs in to: absolute https (or http on loopback),
+// without query or fragment (RFC 8707 section 2). A client may still talk to
+// other URLs, without OAuth.
+func CheckResourceURL(raw string) error {
+	bad := func(msg string) error { return newErr(mcperr.InvalidArgument, msg, nil) }
+	ru, err := url.Parse(raw)
+	if err != nil || checkEndpoint("ResourceURL", raw) != nil {
+		return bad("the MCP server URL must be https (or http on loopback) to sign in to it")
+	}
+	if ru.RawQuery != "" || ru.Fragment != "" {
+		return bad("the MCP server URL must have no query or fragment to sign in to it (RFC 8707)")
+	}
+	return nil
+}
+
+// New validates cfg and returns a Handler.
+func New(cfg Config) (*Handler, error) {
+	bad := func(msg string) error { return newErr(mcperr.InvalidArgument, msg, nil) }
+	if cfg.HTTPClient == nil {
+		return nil, bad("Config.HTTPClient is required")
+	}
+	if err := CheckResourceURL(cfg.ResourceURL); err != nil {
+		return nil, err
+	}
+	if u, err := url.Parse(cfg.RedirectURL); err != nil || !u.IsAbs() || u.Fragment != "" {
+		return nil, bad("Config.RedirectURL must be an absolute URL without fragment")
+	}
+	if cfg.ClientSecret != "" && cfg.ClientID == "" {
+		return nil, bad("Config.ClientSecret needs Config.ClientID")
+	}
+	if cfg.ClientMetadataURL != "" {
+		u, err := url.Parse(cfg.ClientMetadataURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
+			return nil, bad("Config.ClientMetadataURL must be an https URL with a path")
+		}
+	}
+	if cfg.Store == nil {
+		cfg.Store = NewMemoryStore()
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = NewRegistry()
+	}
+	if cfg.Locker == nil {
+		cfg.Locker = NewMutexLocker()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = realClock{}
+	}
+	if cfg.AuthTimeout <= 0 {
+		cfg.AuthTimeout = 5 * time.Minute
+	}
+	if cfg.RefreshMargin <= 0 {
+		cfg.RefreshMargin = time.Minute
+	}
+	if cfg.MetadataTTL <= 0 {
+		cfg.MetadataTTL = time.Hour
+	}
+	cfg.Scopes = slices.Clone(cfg.Scopes)
+	// Canonical form: lower-case scheme and host, no fragment.
+	ru, _ := url.Parse(cfg.ResourceURL) // checked above
+	ru.Scheme = strings.ToLower(ru.Scheme)
+	ru.Host = strings.ToLower(ru.Host)
+	ru.Fragment = ""
+	return &Handler{cfg: cfg, resource: ru.String(), attempts: map[string]int{}, state: StateNeedsAuth}, nil
+}

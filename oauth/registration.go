@@ -1,0 +1,180 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+// clientCreds is a resolved client.
+type clientCreds struct {
+	id, secret, method string
+}
+
+// resolveClient picks the client, in the order that avoids registering
+// clients at the server needlessly: a client ID metadata document (when
+// the authorization server supports them), a pre-registered client, a
+// cached dynamic registration, and last a new one (RFC 7591). Registering
+// again on every sign-in would leak clients at the server.
+func (h *Handler) resolveClient(ctx context.Context, asm *oauthex.AuthServerMeta) (clientCreds, error) {
+	if h.cfg.ClientMetadataURL != "" && asm.ClientIDMetadataDocumentSupported {
+		return clientCreds{id: h.cfg.ClientMetadataURL, method: "none"}, nil
+	}
+	if h.cfg.ClientID != "" {
+		return h.preregistered(asm), nil
+	}
+	if asm.RegistrationEndpoint == "" {
+		return clientCreds{}, noRegistration(asm)
+	}
+	reg, err := h.cfg.Store.GetClient(ctx, asm.Issuer, h.cfg.RedirectURL)
+	if err != nil {
+		return clientCreds{}, newErr(mcperr.Storage, "reading client registration", err)
+	}
+	// A public client has no secret to expire: whatever
+	// client_secret_expires_at said, it is reused.
+	if reg == nil || (reg.ClientSecret != "" && !reg.SecretExpiry.IsZero() && !h.now().Before(reg.SecretExpiry)) {
+		if reg, err = h.register(ctx, asm); err != nil {
+			return clientCreds{}, err
+		}
+	}
+	return clientCreds{id: reg.ClientID, secret: reg.ClientSecret, method: reg.AuthMethod}, nil
+}
+
+// preregistered describes the configured client; a secret goes by
+// client_secret_basic (RFC 8414's default) unless the server takes only
+// client_secret_post.
+func (h *Handler) preregistered(asm *oauthex.AuthServerMeta) clientCreds {
+	if h.cfg.ClientSecret == "" {
+		return clientCreds{id: h.cfg.ClientID, method: "none"}
+	}
+	method := "client_secret_basic"
+	sup := asm.TokenEndpointAuthMethodsSupported
+	if len(sup) > 0 && !slices.Contains(sup, "client_secret_basic") && slices.Contains(sup, "client_secret_post") {
+		method = "client_secret_post"
+	}
+	return clientCreds{id: h.cfg.ClientID, secret: h.cfg.ClientSecret, method: method}
+}
+
+// noRegistration is the error for a server that offers no way this client
+// can use; it names what the embedder can configure.
+func noRegistration(asm *oauthex.AuthServerMeta) error {
+	var has []string
+	if asm.ClientIDMetadataDocumentSupported {
+		has = append(has, "client ID metadata documents (configure ClientMetadataURL)")
+	}
+	has = append(has, "pre-registered clients (configure ClientID)")
+	return newErr(mcperr.RegistrationFailed, fmt.Sprintf(
+		"no client registration method available: %q offers no dynamic client registration; it supports %s", sanitize(asm.Issuer), strings.Join(has, " and ")), nil)
+}
+
+// register registers a new client (RFC 7591), checks the answer and
+// caches it.
+func (h *Handler) register(ctx context.Context, asm *oauthex.AuthServerMeta) (*ClientRegistration, error) {
+	meta := h.registrationMetadata(asm)
+	resp, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, meta, h.cfg.HTTPClient)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var re *oauthex.ClientRegistrationError
+		if errors.As(err, &re) {
+			return nil, &Error{Code: mcperr.RegistrationFailed, Msg: "oauth: dynamic client registration refused",
+				Err: &ServerError{Endpoint: "registration", Status: 400, ErrorCode: sanitize(re.ErrorCode), Description: sanitize(re.ErrorDescription), code: mcperr.RegistrationFailed}}
+		}
+		// The cause may quote the response body (which can hold a
+		// client secret): do not include it.
+		return nil, newErr(mcperr.RegistrationFailed, "dynamic client registration failed at "+sanitize(asm.RegistrationEndpoint), nil)
+	}
+	reg, err := acceptRegistration(resp, meta.TokenEndpointAuthMethod, asm.RegistrationEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	reg.Issuer, reg.RedirectURI = asm.Issuer, h.cfg.RedirectURL
+	if err := h.cfg.Store.PutClient(ctx, reg); err != nil {
+		return nil, newErr(mcperr.Storage, "storing client registration", err)
+	}
+	return reg, nil
+}
+
+// registrationMetadata is what this client asks to be registered as: a
+// public client when the server allows it, with refresh tokens when wanted.
+func (h *Handler) registrationMetadata(asm *oauthex.AuthServerMeta) *oauthex.ClientRegistrationMetadata {
+	want := "none"
+	if sup := asm.TokenEndpointAuthMethodsSupported; len(sup) > 0 && !slices.Contains(sup, "none") {
+		if slices.Contains(sup, "client_secret_basic") {
+			want = "client_secret_basic"
+		} else if slices.Contains(sup, "client_secret_post") {
+			want = "client_secret_post"
+		}
+	}
+	grants := []string{"authorization_code"}
+	if h.cfg.RequestRefreshToken || slices.Contains(asm.GrantTypesSupported, "refresh_token") {
+		grants = append(grants, "refresh_token")
+	}
+	return &oauthex.ClientRegistrationMetadata{
+		RedirectURIs:            []string{h.cfg.RedirectURL},
+		TokenEndpointAuthMethod: want,
+		GrantTypes:              grants,
+		ResponseTypes:           []string{"code"},
+		ClientName:              h.cfg.ClientName,
+		ApplicationType:         h.applicationType(),
+	}
+}
+
+// applicationType is Config.ApplicationType, or for a native client
+// "native" with a loopback redirect URI and "web" otherwise (OpenID
+// Connect Registration §2).
+func (h *Handler) applicationType() string {
+	if h.cfg.ApplicationType != "" {
+		return h.cfg.ApplicationType
+	}
+	u, err := url.Parse(h.cfg.RedirectURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return ""
+	}
+	if isLoopback(u.Hostname()) {
+		return "native"
+	}
+	return "web"
+}
+
+// acceptRegistration checks a registration response: the auth method is
+// one this client speaks, a confidential client has a secret, a public one
+// keeps none (a server that hands one out anyway does not get it stored or
+// sent back), and the client ID and secret are printable and bounded.
+func acceptRegistration(resp *oauthex.ClientRegistrationResponse, asked, endpoint string) (*ClientRegistration, error) {
+	fail := func(format string, args ...any) (*ClientRegistration, error) {
+		return nil, newErr(mcperr.RegistrationFailed, "dynamic client registration at "+sanitize(endpoint)+" "+fmt.Sprintf(format, args...), nil)
+	}
+	method, secret := resp.TokenEndpointAuthMethod, resp.ClientSecret
+	if method == "" {
+		method = asked
+		if secret != "" && method == "none" {
+			method = "client_secret_basic" // RFC 7591 §2: the default
+		}
+	}
+	switch method {
+	case "none":
+		secret = ""
+	case "client_secret_basic", "client_secret_post":
+		if secret == "" {
+			return fail("registered a confidential client (%s) without a client_secret", method)
+		}
+	default:
+		return fail("answered with token_endpoint_auth_method %q, which this client does not support", sanitize(method))
+	}
+	if len(resp.ClientID) > 2048 || !isVSChars(resp.ClientID) {
+		return fail("answered with a client_id that is not printable ASCII of at most 2048 bytes")
+	}
+	if len(secret) > maxTokenLen || !isVSChars(secret) {
+		return fail("answered with a client_secret that is not printable ASCII of a sane length")
+	}
+	return &ClientRegistration{ClientID: resp.ClientID, ClientSecret: secret, AuthMethod: method, SecretExpiry: resp.ClientSecretExpiresAt}, nil
+}

@@ -1,0 +1,74 @@
+package oauth
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+	"golang.org/x/oauth2"
+)
+
+// TokenSource implements auth.OAuthHandler. It returns nil when no grant
+// is held (the request goes out without a token and a 401 follows). The
+// returned source refreshes before expiry, single-flight through the Locker.
+func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	g, err := h.currentGrant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if g == nil {
+		return nil, nil
+	}
+	return &tokenSource{h: h, ctx: ctx}, nil
+}
+
+type tokenSource struct {
+	h   *Handler
+	ctx context.Context
+}
+
+// Token returns the current access token, refreshing it when it expires
+// within RefreshMargin and a refresh token is held. When the grant is gone
+// (invalid_grant) it returns an *oauth2.RetrieveError with ErrorCode
+// "invalid_grant" inside an [ErrAuthorizationRequired]-coded error, which
+// go-sdk's transport treats as "send without a token".
+func (ts *tokenSource) Token() (*oauth2.Token, error) {
+	h := ts.h
+	ctx := context.WithoutCancel(ts.ctx)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	g, err := h.currentGrant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if g == nil {
+		return nil, errNoGrant()
+	}
+	if h.expiring(g) && g.RefreshToken != "" {
+		ng, err := h.refresh(ctx, g)
+		switch {
+		case err == nil:
+			g = ng
+		case isCode(err, mcperr.AuthRequired):
+			return nil, err
+		default:
+			// Network or server trouble: use the old token; a 401 follows.
+		}
+	}
+	return &oauth2.Token{AccessToken: g.AccessToken, TokenType: "Bearer", Expiry: g.Expiry}, nil
+}
+
+func errNoGrant() error {
+	return &Error{Code: mcperr.AuthRequired, Msg: "oauth: no grant; authorization required",
+		Err: &oauth2.RetrieveError{Response: &http.Response{}, ErrorCode: "invalid_grant"}}
+}
+
+// expired reports whether g's access token is past its expiry.
+func (h *Handler) expired(g *Grant) bool {
+	return !g.Expiry.IsZero() && !h.now().Before(g.Expiry)
+}
+
+func (h *Handler) expiring(g *Grant) bool {
+	return !g.Expiry.IsZero() && !h.now().Add(h.cfg.RefreshMargin).Before(g.Expiry)
+}
