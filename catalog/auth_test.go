@@ -1,74 +1,23 @@
 package catalog
 
 import (
-	"context"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpwasm/mcpwasm/demo"
-	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/internal/authtest"
 	"github.com/mcpwasm/mcpwasm/mcpclient"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/mcpwasm/mcpwasm/oauth"
 )
 
-// authEnv is the OAuth-protected demo server and the demo authorization
-// server (which approves at once), each on its own loopback origin, and a
-// native courier that plays the user: it fetches the authorization URL and
-// delivers the redirect, or, when decline is set, says no.
-type authEnv struct {
-	url     string // the protected MCP endpoint
-	reg     *oauth.Registry
-	opened  atomic.Int32
-	decline atomic.Bool
-}
+// authEnv is the protected demo server and its authorization server.
+type authEnv struct{ *authtest.Env }
 
-func newAuthEnv(t *testing.T) *authEnv {
-	t.Helper()
-	var asH, mcpH http.Handler
-	asSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { asH.ServeHTTP(w, r) }))
-	t.Cleanup(asSrv.Close)
-	mcpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mcpH.ServeHTTP(w, r) }))
-	t.Cleanup(mcpSrv.Close)
-	resource := mcpSrv.URL + demo.StreamablePath
-	as, err := authserver.New(authserver.Config{Issuer: asSrv.URL, Resources: []string{resource}, AutoApprove: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	asH = as.Handler()
-	mcpH = demo.ProtectedHandler(demo.Options{}, demo.Protection{
-		Issuer: as.Issuer(), Verifier: as.Verifier(resource), Resource: resource, Scopes: []string{authserver.ScopeTools},
-	})
-	return &authEnv{url: resource, reg: oauth.NewRegistry()}
-}
-
-func (a *authEnv) open(ctx context.Context, authURL string) error {
-	a.opened.Add(1)
-	go func() {
-		if a.decline.Load() {
-			u, _ := url.Parse(authURL)
-			a.reg.Deliver("http://127.0.0.1:9/callback?error=access_denied&state=" + url.QueryEscape(u.Query().Get("state")))
-			return
-		}
-		hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
-		resp, err := hc.Do(req)
-		if err != nil {
-			return
-		}
-		resp.Body.Close()
-		if loc := resp.Header.Get("Location"); loc != "" {
-			a.reg.Deliver(loc)
-		}
-	}()
-	return nil
-}
+func newAuthEnv(t *testing.T) *authEnv { return &authEnv{authtest.Start(t)} }
 
 // factory makes clients with a non-interactive OAuth handler: Connect
 // never opens the courier; Authorize (the handler's Login) does.
@@ -76,17 +25,17 @@ func (a *authEnv) factory(t *testing.T) Factory {
 	return func(id string, sc ServerConfig, events func(mcpclient.Event)) (Server, error) {
 		hc := &http.Client{Transport: http.DefaultTransport, Timeout: patience}
 		h, err := oauth.New(oauth.Config{
-			ResourceURL: sc.URL, HTTPClient: hc, RedirectURL: "http://127.0.0.1:9/callback", ClientName: "catalog test",
-			Registry: a.reg, Courier: oauth.CourierFunc(a.open), AuthTimeout: patience,
+			ResourceURL: sc.URL, HTTPClient: hc, RedirectURL: authtest.RedirectURL, ClientName: "catalog test",
+			Registry: a.Registry, Courier: a.Courier(), AuthTimeout: patience,
 		})
 		if err != nil {
 			return nil, err
 		}
-		c, err := mcpclient.New(sc.URL, mcpclient.Options{OAuthHandler: h, HTTPClient: hc, OnEvent: events})
+		c, err := mcpclient.New(sc.URL, mcpclient.Options{Auth: h, HTTPClient: hc, OnEvent: events})
 		if err != nil {
 			return nil, err
 		}
-		return FromClient(c, h.Login, mcpclient.ConnectOptions{}), nil
+		return FromClient(c, mcpclient.ConnectOptions{}), nil
 	}
 }
 
@@ -96,7 +45,7 @@ func (a *authEnv) factory(t *testing.T) Factory {
 func TestNeedsAuthProtectedServer(t *testing.T) {
 	a := newAuthEnv(t)
 	plain := startDemo(t)
-	cat, ev := newCatalog(t, Config{Servers: servers("secure", a.url, "plain", plain.URL), Factory: a.factory(t)})
+	cat, ev := newCatalog(t, Config{Servers: servers("secure", a.URL, "plain", plain.URL), Factory: a.factory(t)})
 	ctx := ctxT(t)
 	for range 3 {
 		tools, err := cat.Tools(ctx)
@@ -110,7 +59,7 @@ func TestNeedsAuthProtectedServer(t *testing.T) {
 	if got := ev.of(EventAuthRequired); len(got) != 1 || got[0].Data != (AuthRequired{ID: "secure"}) {
 		t.Errorf("authrequired events = %+v; want one for secure", got)
 	}
-	if a.opened.Load() != 0 {
+	if a.Opened.Load() != 0 {
 		t.Fatal("Tools opened a sign-in")
 	}
 	st, _ := cat.Status("secure")
@@ -126,8 +75,8 @@ func TestNeedsAuthProtectedServer(t *testing.T) {
 	if err := cat.Authorize(ctx, "secure"); err != nil {
 		t.Fatal(err)
 	}
-	if a.opened.Load() != 1 {
-		t.Errorf("sign-ins opened = %d; want 1", a.opened.Load())
+	if a.Opened.Load() != 1 {
+		t.Errorf("sign-ins opened = %d; want 1", a.Opened.Load())
 	}
 	tools, _ := cat.Tools(ctx)
 	if len(tools) != 14 {
@@ -161,8 +110,8 @@ func TestAuthWait(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := newAuthEnv(t)
-			a.decline.Store(tt.act == "decline")
-			cat, _ := newCatalog(t, Config{Servers: servers("secure", a.url), Factory: a.factory(t)})
+			a.Decline.Store(tt.act == "decline")
+			cat, _ := newCatalog(t, Config{Servers: servers("secure", a.URL), Factory: a.factory(t)})
 			ctx := ctxT(t)
 			var asked atomic.Int32
 			authErr := make(chan error, 1)

@@ -41,7 +41,7 @@ func Example() {
 			if err != nil {
 				return nil, err
 			}
-			return catalog.FromClient(c, nil, mcpclient.ConnectOptions{}), nil
+			return catalog.FromClient(c, mcpclient.ConnectOptions{}), nil
 		},
 	})
 	if err != nil {

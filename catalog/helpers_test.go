@@ -181,7 +181,7 @@ func clientFactory(t *testing.T) Factory {
 		if err != nil {
 			return nil, err
 		}
-		return FromClient(c, nil, mcpclient.ConnectOptions{}), nil
+		return FromClient(c, mcpclient.ConnectOptions{}), nil
 	}
 }
 

@@ -14,8 +14,8 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
 // startLogin creates window.c for the MCP server and starts c.authorize()
@@ -659,7 +659,8 @@ func TestClearStorageSignsEverythingOut(t *testing.T) {
 
 // TestLoginWhenWWWAuthenticateIsHidden: most servers do not expose
 // WWW-Authenticate through CORS, so the page cannot read the 401's
-// challenge; discovery falls through to the well-known URLs (LESSONS 2).
+// challenge; discovery falls through to the well-known URLs (most servers do not
+// expose WWW-Authenticate to pages).
 func TestLoginWhenWWWAuthenticateIsHidden(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{HideWWWAuthenticate: true})
 	var header string

@@ -39,7 +39,7 @@ func SetErrorFactory(fn Value) {
 	errorFactory = fn
 }
 
-// ErrorValue turns err into an MCPError value with its JSAPI.md code
+// ErrorValue turns err into an MCPError value with its docs/JSAPI.md code
 // (default "protocol"); without a factory it is an Error with the same
 // name, code and status properties.
 func ErrorValue(err error) Value {

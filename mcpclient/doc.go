@@ -4,7 +4,7 @@
 // [mcp.SSEClientTransport] (MCP 2025-11-25, "Backwards Compatibility").
 //
 // It adds what a web page needs on top of go-sdk: a state machine with
-// events, errors classified into the JSAPI.md codes ([mcperr.Code]), static
+// events, errors classified into the docs/JSAPI.md codes ([mcperr.Code]), static
 // headers and a host-supplied bearer token, progress notifications delivered
 // in wire order (every notification the server sent before a result reaches
 // the caller before the call returns), and [Hints] that remember per server

@@ -1,4 +1,4 @@
-// Package mcperr defines the error codes of the JavaScript API (JSAPI.md) and
+// Package mcperr defines the error codes of the JavaScript API (docs/JSAPI.md) and
 // maps Go errors onto them.
 //
 // Any package may give its errors a code by implementing [Coder]; [CodeOf]
@@ -13,10 +13,10 @@ import (
 	"fmt"
 )
 
-// Code is one of the JSAPI.md MCPError codes.
+// Code is one of the docs/JSAPI.md MCPError codes.
 type Code string
 
-// The codes of JSAPI.md.
+// The codes of docs/JSAPI.md.
 const (
 	AuthRequired       Code = "auth_required"
 	Declined           Code = "declined"
@@ -36,10 +36,10 @@ const (
 	Closed             Code = "closed"
 )
 
-// Coder is implemented by errors that know their JSAPI.md code.
+// Coder is implemented by errors that know their docs/JSAPI.md code.
 type Coder interface {
 	error
-	// MCPErrorCode returns the JSAPI.md code of the error.
+	// MCPErrorCode returns the docs/JSAPI.md code of the error.
 	MCPErrorCode() Code
 }
 
@@ -52,7 +52,7 @@ type StatusCoder interface {
 
 // Error is a generic coded error.
 type Error struct {
-	Code   Code   // JSAPI.md code
+	Code   Code   // docs/JSAPI.md code
 	Status int    // HTTP status, when one is involved
 	Msg    string // human-readable message, free of secrets
 	Err    error  // underlying cause, may be nil

@@ -83,7 +83,7 @@ func (h *Handler) unauthorized(ctx context.Context, bearer string) (retry bool, 
 		if err != nil || ng == nil || ng.AccessToken == bearer {
 			return false, nil
 		}
-		h.adopt(ng)
+		h.adoptIfNone(ng)
 		return true, nil
 	}
 	if bearer != g.AccessToken {
@@ -113,9 +113,9 @@ func (h *Handler) unauthorized(ctx context.Context, bearer string) (retry bool, 
 	return false, nil
 }
 
-// adopt takes g, stored by someone else, as the handler's grant unless a
+// adoptIfNone takes g, stored by someone else, as the handler's grant unless a
 // concurrent sign-in just set one.
-func (h *Handler) adopt(g *Grant) {
+func (h *Handler) adoptIfNone(g *Grant) {
 	h.mu.Lock()
 	if h.grant == nil {
 		h.grant, h.loaded = g, true

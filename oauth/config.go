@@ -153,5 +153,7 @@ func New(cfg Config) (*Handler, error) {
 	ru.Scheme = strings.ToLower(ru.Scheme)
 	ru.Host = strings.ToLower(ru.Host)
 	ru.Fragment = ""
-	return &Handler{cfg: cfg, resource: ru.String(), attempts: map[string]int{}, state: StateNeedsAuth}, nil
+	h := &Handler{cfg: cfg, resource: ru.String(), attempts: map[string]int{}, state: StateNeedsAuth}
+	cfg.Registry.register(h)
+	return h, nil
 }

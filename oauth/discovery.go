@@ -353,7 +353,9 @@ func fetchASM(ctx context.Context, c *http.Client, issuer string, legacy bool) (
 	return nil, false, nil
 }
 
-// discover runs discovery (LESSONS 1): PRM from the challenge, path-inserted
+// discover runs discovery, in the order that finds what real servers
+// publish (the spec's path and the common one differ): PRM from the
+// challenge, path-inserted
 // and root well-known URLs; then the AS metadata; without PRM, AS metadata
 // on the MCP origin; last the 2025-03-26 default endpoints.
 func (h *Handler) discover(ctx context.Context, headerPRM string) (*discovery, error) {

@@ -47,7 +47,7 @@
 // [ErrAuthorizationRequired] instead of starting a flow. Both sentinels
 // survive go-sdk's wrapping (errors.Is).
 //
-// Every error implements [mcperr.Coder] with its JSAPI.md code. Secrets
+// Every error implements [mcperr.Coder] with its docs/JSAPI.md code. Secrets
 // (tokens, codes, verifiers, client secrets) never appear in errors or
 // [Event]s, even when the server echoes them in an error_description; the
 // types holding them ([Grant], [ClientRegistration], [PendingFlow],

@@ -9,7 +9,7 @@ import (
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
-// Error is the error type of this package. Code is its JSAPI.md code; Msg
+// Error is the error type of this package. Code is its docs/JSAPI.md code; Msg
 // and the cause never contain secrets (tokens, codes, verifiers, client
 // secrets).
 //
@@ -17,7 +17,7 @@ import (
 // the sentinel ErrX, so a "declined" error carrying the server's description
 // still matches [ErrDeclined].
 type Error struct {
-	Code mcperr.Code // JSAPI.md code
+	Code mcperr.Code // docs/JSAPI.md code
 	Msg  string      // human-readable, prefixed "oauth: ", free of secrets
 	Err  error       // cause, may be nil; free of secrets
 
@@ -47,7 +47,7 @@ func sentinel(code mcperr.Code, msg string) *Error {
 	return &Error{Code: code, Msg: msg, sentinel: true}
 }
 
-// Sentinels, one per state-like JSAPI.md code. They match (errors.Is) any
+// Sentinels, one per state-like docs/JSAPI.md code. They match (errors.Is) any
 // *Error of the same code, through any wrapping with %w, including go-sdk's
 // wrapping of transport errors.
 var (

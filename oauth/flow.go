@@ -71,10 +71,19 @@ func (h *Handler) run(ctx context.Context, ch challenge, stepUp, explicit bool) 
 	switch {
 	case err == nil:
 		h.setState(StateAuthorized, nil)
+		h.mu.Lock()
+		g := h.grant
+		h.mu.Unlock()
+		h.changed(ChangeGranted, g, nil)
 	case latched:
 		// Declined, aborted or nobody finished: the state says what the
 		// next Authorize will do (return ErrDeclined until Login).
 		h.setState(StateDeclined, err)
+		if isCode(err, mcperr.Declined) && ctx.Err() == nil && !errors.Is(err, errNobodyFinished) {
+			// The person said no to this server: its other clients of
+			// this page do not ask again either.
+			h.changed(ChangeDeclined, nil, err)
+		}
 	case isCode(err, mcperr.AuthRequired):
 		h.setState(StateNeedsAuth, err)
 	default:

@@ -28,6 +28,9 @@ type Handler struct {
 	freshAt  time.Time      // when
 	strikes  int            // re-authorizations after a fresh token was rejected
 	state    State
+	subs     map[int]func(Event)
+	nextSub  int
+	closed   bool
 }
 
 type flight struct {
@@ -61,6 +64,46 @@ func (h *Handler) emit(e Event) {
 	if h.cfg.OnEvent != nil {
 		h.cfg.OnEvent(e)
 	}
+	h.mu.Lock()
+	subs := make([]func(Event), 0, len(h.subs))
+	for i := 0; i < h.nextSub; i++ {
+		if fn, ok := h.subs[i]; ok {
+			subs = append(subs, fn)
+		}
+	}
+	h.mu.Unlock()
+	for _, fn := range subs {
+		fn(e)
+	}
+}
+
+// Subscribe registers fn for the handler's events, in addition to
+// Config.OnEvent, until the returned function is called. fn is called
+// synchronously, in order; it must not block or call back into the
+// Handler.
+func (h *Handler) Subscribe(fn func(Event)) (unsubscribe func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs == nil {
+		h.subs = map[int]func(Event){}
+	}
+	id := h.nextSub
+	h.nextSub++
+	h.subs[id] = fn
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.subs, id)
+	}
+}
+
+// Close takes the handler out of its [Registry]: it hears of no more
+// grant changes. A flow it runs is not affected.
+func (h *Handler) Close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.cfg.Registry.unregister(h)
 }
 
 // currentGrant returns the grant, reading the Store the first time.
@@ -163,11 +206,33 @@ func (h *Handler) Logout(ctx context.Context) error {
 	if err := h.cfg.Store.DeleteGrant(ctx, h.resource); err != nil {
 		return newErr(mcperr.Storage, "deleting grant", err)
 	}
+	h.forget()
+	h.changed(ChangeRevoked, nil, nil)
+	return revErr
+}
+
+// forget drops the grant held in memory (the Store is left as it is) and
+// says a sign-in is needed.
+func (h *Handler) forget() {
 	h.mu.Lock()
 	h.grant, h.loaded, h.fresh = nil, true, ""
+	was := h.state
 	h.mu.Unlock()
-	h.setState(StateNeedsAuth, nil)
-	return revErr
+	if was != StateNeedsAuth {
+		h.setState(StateNeedsAuth, nil)
+	}
+}
+
+// adoptGrant takes g, which a handler of the same Store just stored, as
+// its own.
+func (h *Handler) adoptGrant(g *Grant) {
+	h.mu.Lock()
+	h.grant, h.loaded = g, true
+	was := h.state
+	h.mu.Unlock()
+	if was != StateAuthorized {
+		h.setState(StateAuthorized, nil)
+	}
 }
 
 func (h *Handler) dropGrant(ctx context.Context, g *Grant) {

@@ -429,7 +429,7 @@ type testCourier struct {
 	// is a person closing the sign-in window.
 	dismiss chan struct{}
 	urls    []string
-	mu    sync.Mutex
+	mu      sync.Mutex
 }
 
 func (c *testCourier) Open(ctx context.Context, authURL string) (<-chan struct{}, error) {

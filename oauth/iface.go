@@ -79,7 +79,8 @@ func (l *MutexLocker) Lock(ctx context.Context, name string) (func(), error) {
 	}
 }
 
-// State is a handler's authorization state, for a UI (LESSONS 15).
+// State is a handler's authorization state, for a UI to show per server
+// (connected, needs a sign-in, signing in, declined, failed).
 type State string
 
 // The states reported by [Event].

@@ -7,7 +7,7 @@ import (
 )
 
 // The types that hold secrets print redacted with any fmt verb and in
-// log/slog (LESSONS 14): a stray fmt.Printf("%+v", grant) or
+// log/slog, because secrets must never reach logs, errors or events: a stray fmt.Printf("%+v", grant) or
 // slog.Any("grant", grant) shows which secrets are present, never their
 // values.
 

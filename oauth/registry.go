@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
@@ -68,9 +69,159 @@ func ParseCallback(callbackURL string) (*Callback, error) {
 // Registry serves every [Handler] of a page (one callback page for all
 // servers): pass it in each [Config]. The zero value is not usable; call
 // [NewRegistry]. It is safe for concurrent use.
+//
+// It also keeps every [Handler] created with it, by resource, so that a
+// grant change reaches all of them through one path: a sign-in, refresh,
+// decline or logout in one handler is applied to the others of the same
+// resource, and announced to other pages through [Registry.Announce] when
+// the grant lives in storage they share; a change another page announced
+// comes in through [Registry.Apply].
 type Registry struct {
-	mu    sync.Mutex
-	flows []*waiter
+	// Announce, when set, is told of each change a handler of this
+	// registry made to a grant in shared storage (see [SharedStore]), so
+	// that the embedder can pass it to its other pages (a
+	// BroadcastChannel), which call [Registry.Apply]. Set it before the
+	// first handler is made; it must not block.
+	Announce func(Change)
+
+	mu       sync.Mutex
+	flows    []*waiter
+	handlers map[string][]*Handler
+}
+
+// ChangeKind is what happened to a resource's grant.
+type ChangeKind string
+
+// The kinds of [Change].
+const (
+	ChangeGranted  ChangeKind = "grant"   // a new or refreshed grant was stored
+	ChangeRevoked  ChangeKind = "logout"  // the grant was deleted (sign-out)
+	ChangeCleared  ChangeKind = "clear"   // every grant of the origin was deleted
+	ChangeDeclined ChangeKind = "decline" // the user declined a sign-in (this page only)
+)
+
+// Change is a grant change, as announced between pages. It carries no
+// secret.
+type Change struct {
+	Kind     ChangeKind `json:"kind"`
+	Resource string     `json:"resource,omitempty"` // "" for ChangeCleared
+}
+
+// SharedStore is implemented by a [Store] whose grants other pages see
+// (IndexedDB, not memory): changes to them are announced.
+type SharedStore interface {
+	Shared() bool
+}
+
+func isShared(s Store) bool {
+	ss, ok := s.(SharedStore)
+	return ok && ss.Shared()
+}
+
+func (r *Registry) register(h *Handler) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.handlers == nil {
+		r.handlers = map[string][]*Handler{}
+	}
+	r.handlers[h.resource] = append(r.handlers[h.resource], h)
+}
+
+func (r *Registry) unregister(h *Handler) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hs := r.handlers[h.resource]
+	for i, x := range hs {
+		if x == h {
+			r.handlers[h.resource] = append(hs[:i:i], hs[i+1:]...)
+			break
+		}
+	}
+	if len(r.handlers[h.resource]) == 0 {
+		delete(r.handlers, h.resource)
+	}
+}
+
+// handlersOf returns the handlers of resource ("" for all of them).
+func (r *Registry) handlersOf(resource string) []*Handler {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if resource != "" {
+		return append([]*Handler(nil), r.handlers[resource]...)
+	}
+	var all []*Handler
+	for _, hs := range r.handlers {
+		all = append(all, hs...)
+	}
+	return all
+}
+
+// changed applies a change made by from (nil: made from storage, by
+// [CompletePending]) to the other handlers of its resource and, when
+// shared (the grant lives in storage other pages see), announces it. g is
+// the new grant of a ChangeGranted, err the reason of a ChangeDeclined.
+func (r *Registry) changed(from *Handler, c Change, g *Grant, err error, shared bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, h := range r.handlersOf(c.Resource) {
+		if h == from {
+			continue
+		}
+		switch c.Kind {
+		case ChangeGranted:
+			if from != nil && g != nil && h.cfg.Store == from.cfg.Store {
+				h.adoptGrant(g)
+			} else {
+				_, _ = h.ReloadGrant(ctx)
+			}
+		case ChangeRevoked:
+			h.forget()
+		case ChangeDeclined:
+			h.Decline(err)
+		}
+	}
+	if shared && c.Kind != ChangeDeclined && r.Announce != nil {
+		r.Announce(c)
+	}
+}
+
+// changed reports a change h made to its grant to the registry.
+func (h *Handler) changed(c ChangeKind, g *Grant, err error) {
+	h.cfg.Registry.changed(h, Change{Kind: c, Resource: h.resource}, g, err, isShared(h.cfg.Store))
+}
+
+// Clear applies a deletion of every grant of the origin that this page
+// made (its storage is cleared): every handler forgets its grant and needs
+// a sign-in, and other pages hear of it.
+func (r *Registry) Clear() {
+	for _, h := range r.handlersOf("") {
+		h.forget()
+	}
+	if r.Announce != nil {
+		r.Announce(Change{Kind: ChangeCleared})
+	}
+}
+
+// Apply applies a change another page announced: the handlers of its
+// resource (of every resource, for ChangeCleared) read their grant from
+// storage again. Handlers whose Store other pages do not share are left
+// alone.
+func (r *Registry) Apply(ctx context.Context, c Change) {
+	resource := c.Resource
+	if c.Kind == ChangeCleared {
+		resource = ""
+	}
+	for _, h := range r.handlersOf(resource) {
+		if !isShared(h.cfg.Store) {
+			continue
+		}
+		switch c.Kind {
+		case ChangeGranted, ChangeRevoked:
+			_, _ = h.ReloadGrant(ctx)
+		case ChangeCleared:
+			h.forget()
+		}
+	}
 }
 
 type waiter struct {
@@ -162,6 +313,20 @@ func (r *Registry) HandleCallback(ctx context.Context, cfg PendingConfig, callba
 		return "", false, err
 	}
 	resource, err = CompletePending(ctx, cfg, callbackURL)
+	if resource != "" {
+		// Finished from storage: the handlers of this page learn of it
+		// here, other pages through Announce.
+		switch {
+		case err == nil:
+			r.changed(nil, Change{Kind: ChangeGranted, Resource: resource}, nil, nil, isShared(cfg.Store))
+		case isCode(err, mcperr.Declined):
+			r.changed(nil, Change{Kind: ChangeDeclined, Resource: resource}, nil, err, false)
+		default:
+			for _, h := range r.handlersOf(resource) {
+				h.setState(StateFailed, err)
+			}
+		}
+	}
 	return resource, false, err
 }
 

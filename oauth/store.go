@@ -99,28 +99,48 @@ func (p *PendingFlow) resourceIndicator() string {
 	return p.Resource
 }
 
-// Store persists grants, registrations, metadata and pending flows. Get
-// methods return (nil, nil) when there is no entry. Each Put replaces the
-// entry atomically: it is stored whole or not at all, and a failure is
-// returned, never swallowed. Implementations must be safe for concurrent
-// use; values passed in and returned are not retained or shared by the
-// caller (implementations should copy).
-type Store interface {
+// GrantStore keeps grants, by resource. Get returns (nil, nil) when there
+// is none; Put replaces the grant atomically (stored whole or not at all)
+// and returns a failure, never swallows it.
+type GrantStore interface {
 	GetGrant(ctx context.Context, resource string) (*Grant, error)
 	PutGrant(ctx context.Context, g *Grant) error
 	DeleteGrant(ctx context.Context, resource string) error
+}
 
+// RegistrationStore keeps dynamic client registrations, by issuer and
+// redirect URI, with the same contract as [GrantStore].
+type RegistrationStore interface {
 	GetClient(ctx context.Context, issuer, redirectURI string) (*ClientRegistration, error)
 	PutClient(ctx context.Context, c *ClientRegistration) error
 	DeleteClient(ctx context.Context, issuer, redirectURI string) error
+}
 
+// MetadataStore caches discovery results, by key, with the same contract
+// as [GrantStore].
+type MetadataStore interface {
 	GetMetadata(ctx context.Context, key string) (*CachedMetadata, error)
 	PutMetadata(ctx context.Context, m *CachedMetadata) error
 	DeleteMetadata(ctx context.Context, key string) error
+}
 
+// PendingStore keeps flows waiting for their callback in the full-page
+// redirect mode, by state, with the same contract as [GrantStore].
+type PendingStore interface {
 	GetPending(ctx context.Context, state string) (*PendingFlow, error)
 	PutPending(ctx context.Context, p *PendingFlow) error
 	DeletePending(ctx context.Context, state string) error
+}
+
+// Store persists what authorization needs, in its four roles.
+// Implementations must be safe for concurrent use; values passed in and
+// returned are not retained or shared by the caller (implementations
+// should copy).
+type Store interface {
+	GrantStore
+	RegistrationStore
+	MetadataStore
+	PendingStore
 }
 
 // MemoryStore is a [Store] in memory, for tests and as the browser's
@@ -145,6 +165,13 @@ func (s *MemoryStore) init() {
 		s.metadata = map[string]CachedMetadata{}
 		s.pending = map[string]PendingFlow{}
 	}
+}
+
+// Clear deletes everything the store holds.
+func (s *MemoryStore) Clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.grants, s.clients, s.metadata, s.pending = nil, nil, nil, nil
 }
 
 // GetGrant implements [Store].

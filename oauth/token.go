@@ -240,9 +240,10 @@ func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
 	h.grant, h.loaded = &ng, true
 	h.mu.Unlock()
 	h.emit(Event{Kind: EventTokenRefreshed, Resource: h.resource, State: StateAuthorized})
+	defer h.changed(ChangeGranted, &ng, nil)
 	if err := h.cfg.Store.PutGrant(ctx, &ng); err != nil {
 		// The new token works: use it (from memory), and say loudly that
-		// it is not stored (LESSONS 13: never silent).
+		// it is not stored (a lost write must never be silent).
 		h.emit(Event{Kind: EventStoreFailed, Resource: h.resource, State: StateAuthorized,
 			Err: newErr(mcperr.Storage, "storing the refreshed grant failed; it lives in memory until the next successful write", err)})
 	}

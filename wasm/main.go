@@ -1,8 +1,9 @@
 //go:build js && wasm
 
-// Command wasm is the WebAssembly module behind web/mcp.js. It exports a
-// small low-level API to the loader (see app.go); mcp.js turns it into the
-// JavaScript API of JSAPI.md.
+// Command wasm is the WebAssembly module behind web/mcp.js. It exports one
+// function, invoke(op, argsJSON, signal, onProgress), for the operations
+// of the table in package jsapi, and calls back into mcp.js through the
+// host object of the same table; mcp.js turns both into the JavaScript API.
 package main
 
 import (
@@ -24,8 +25,19 @@ func main() {
 	makeError, _ := boot.Get("makeError")
 	jsbridge.SetErrorFactory(makeError)
 	host, _ := boot.Get("host")
-	app := newApp(host)
-	api, err := app.exports()
+	hints, _ := boot.Get("hints")
+	hintsJSON, _ := jsbridge.String(hints, "hints")
+	a := newApp(host, hintsJSON)
+	if err := a.checkOps(); err != nil {
+		jsbridge.ConsoleError("mcp.wasm: " + err.Error())
+		os.Exit(1)
+	}
+	invoke, err := jsbridge.Func(a.invoke)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp.wasm: cannot export the API:", err)
+		os.Exit(1)
+	}
+	api, err := jsbridge.NewObject(map[string]any{"version": version, "invoke": invoke})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcp.wasm: cannot export the API:", err)
 		os.Exit(1)

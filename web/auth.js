@@ -135,6 +135,7 @@ export class CallbackReceiver {
   #deliver;
   #windows = new Set();
   #channel = null;
+  #seen = new Set(); // callback URLs already handed over: the popup's postMessage and the BroadcastChannel relay the same one
 
   constructor(deliver) {
     this.#deliver = deliver;
@@ -178,6 +179,9 @@ export class CallbackReceiver {
       console.warn("mcp: ignored a sign-in result for another origin");
       return;
     }
+    if (this.#seen.has(url.href)) return;
+    this.#seen.add(url.href);
+    if (this.#seen.size > 64) this.#seen.delete(this.#seen.values().next().value);
     try {
       await this.#deliver(url.href);
     } catch (e) {

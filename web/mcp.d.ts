@@ -1,5 +1,5 @@
 // Type declarations for mcp.js, the loader and JavaScript API of the mcpwasm
-// MCP client (see JSAPI.md). Everything async returns a Promise; every
+// MCP client (see docs/JSAPI.md). Everything async returns a Promise; every
 // rejection is an MCPError.
 
 /** The codes an MCPError carries. */
@@ -46,7 +46,7 @@ export interface MCP {
    * (redirect mode). Resolves true when a sign-in took it and succeeded;
    * false for an unknown, expired or replayed state; rejects with the
    * sign-in's MCPError (e.g. "declined", "token_failed") when it took it and
-   * failed. (JSAPI.md's url argument is optional here: an addition.)
+   * failed. (The url argument is optional: without it, the saved redirect return.)
    */
   handleCallback(url?: string | URL): Promise<boolean>;
   /** Deletes every stored grant, client registration and cached metadata of this origin. */
@@ -231,10 +231,24 @@ export interface SamplingResult {
   stopReason?: string;
 }
 
+/** What the server said when a session started. */
+export interface SessionInfo {
+  serverInfo: Implementation | null;
+  capabilities: Record<string, unknown> | null;
+  instructions?: string;
+  protocolVersion: string;
+}
+
 export interface StateChangeDetail {
   state: ClientState;
   /** Why, when the state is "failed", "needs_auth" or "declined". */
   error?: MCPError;
+  /**
+   * Set when the state becomes "connected", also when the client connected
+   * by itself (a grant arrived from another tab or a redirect return while
+   * it waited for one); the client's serverInfo and the rest are updated.
+   */
+  session?: SessionInfo;
 }
 
 export interface LogDetail {

@@ -1,19 +1,26 @@
-// mcp.js — loader and JavaScript API of the mcpwasm MCP client (JSAPI.md).
+// mcp.js — loader and JavaScript API of the mcpwasm MCP client (see
+// docs/JSAPI.md).
 //
 //   import { load, MCPError } from "./mcp.js";
 //   const mcp = await load();
 //   const client = mcp.client("https://mcp.example.com/mcp");
 //   await client.connect();
 //
-// The work happens in Go compiled to WebAssembly (mcp.wasm beside this file);
-// this module streams and starts it and turns its low-level exports into the
-// API below. Every rejection is an MCPError.
+// The work happens in Go compiled to WebAssembly (mcp.wasm beside this file):
+// it exports one function, invoke(op, argsJSON, signal, onProgress), for the
+// operations listed in jsapi.js, and calls back into this module through the
+// host object of the same table. This module keeps what only a page can do:
+// the login window (opened in the user's gesture), relaying sign-in results
+// and grant changes between tabs, the page's handlers, and DOM events. Every
+// rejection is an MCPError. Option values are checked in Go; this module
+// checks only what JSON cannot carry (functions, AbortSignals).
 import "./wasm_exec.js"; // defines globalThis.Go (copied from the Go toolchain at build time)
+import { CODES, CLIENT_OPTIONS, OPS, HOSTS } from "./jsapi.js";
 import {
   CallbackReceiver, LoginWindow, acquireLock, GRANTS_CHANNEL, RETURN_KEY, CALLBACK_KEY,
 } from "./auth.js";
 
-/** The error every rejection of this API uses; `code` is one of JSAPI.md's. */
+/** The error every rejection of this API uses; `code` is one of CODES. */
 export class MCPError extends Error {
   constructor(code, message, options = {}) {
     super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
@@ -23,11 +30,7 @@ export class MCPError extends Error {
   }
 }
 
-const CODES = new Set([
-  "auth_required", "declined", "popup_blocked", "state_mismatch", "discovery_failed",
-  "registration_failed", "token_failed", "insufficient_scope", "aborted", "timeout",
-  "network", "http", "protocol", "invalid_argument", "storage", "closed",
-]);
+const KNOWN_CODES = new Set(CODES);
 
 function asMCPError(e, fallbackCode = "protocol") {
   if (e instanceof MCPError) return e;
@@ -36,7 +39,9 @@ function asMCPError(e, fallbackCode = "protocol") {
   return new MCPError(fallbackCode, message, { cause: e });
 }
 
+const errorOf = (e) => new MCPError(KNOWN_CODES.has(e.code) ? e.code : "protocol", e.message, { status: e.status });
 const invalid = (message) => new MCPError("invalid_argument", message);
+const closedError = () => new MCPError("closed", "this client is closed; create a new one with mcp.client()");
 
 let instance = null; // Promise<MCP>
 
@@ -79,21 +84,19 @@ async function start({ wasmURL, onProgress } = {}) {
     // The server sent another MIME type: compile from the bytes instead.
     result = await WebAssembly.instantiate(await counted.arrayBuffer(), go.importObject);
   }
-  const grants = "BroadcastChannel" in globalThis ? new BroadcastChannel(GRANTS_CHANNEL) : null;
+  // A test hook: a function at globalThis.__mcpwasmTrace hears of every
+  // crossing between this module and Go ("js→go", op) and ("go→js", callback).
+  const trace = typeof globalThis.__mcpwasmTrace === "function" ? globalThis.__mcpwasmTrace : null;
+  const host = new Host(trace);
   let exited; // resolves with an MCPError when the Go program ends
   const api = await new Promise((resolve, reject) => {
     globalThis.__mcpwasmBoot = {
-      makeError: (code, message, status) =>
-        new MCPError(CODES.has(code) ? code : "protocol", message, { status }),
+      makeError: (code, message, status) => new MCPError(KNOWN_CODES.has(code) ? code : "protocol", message, { status }),
       ready: resolve,
-      host: {
-        lock: acquireLock,
-        broadcast: (json) => grants?.postMessage(JSON.parse(json)),
-        // What each server negotiated (transport, protocol version; no
-        // secrets), so a reload skips the probes.
-        hints: readHints(),
-        saveHints: (json) => { try { localStorage.setItem(HINTS_KEY, json); } catch { /* storage off */ } },
-      },
+      host: host.callbacks(),
+      // What each server negotiated (transport, protocol version; no
+      // secrets), so a reload skips the probes.
+      hints: readHints(),
     };
     exited = go.run(result.instance).then(
       () => new MCPError("closed", "the Go runtime exited; reload the page"),
@@ -102,7 +105,7 @@ async function start({ wasmURL, onProgress } = {}) {
     exited.then(reject);
   });
   delete globalThis.__mcpwasmBoot;
-  const mcp = new MCP(api, go, url, grants);
+  const mcp = new MCP(api, go, url, host, trace);
   // Never silently: if the runtime ends later, every pending call rejects.
   exited.then((err) => mcp._exited(err));
   return mcp;
@@ -141,46 +144,83 @@ function withProgress(response, onProgress) {
   return new Response(body, { status: response.status, headers: response.headers });
 }
 
-const CLIENT_OPTIONS = new Set([
-  "clientName", "redirectUri", "scopes", "clientId", "clientMetadataUrl", "clientSecret",
-  "headers", "accessToken", "storage", "interactive", "authMode", "authTimeoutMs", "transport",
-  "severedPopupTimeoutMs",
-]);
+/**
+ * The host object the Go runtime calls (HOSTS in jsapi.js): callbacks for a
+ * client are routed by target ("client:<id>") to the Client, the rest are
+ * page-wide.
+ */
+class Host {
+  targets = new Map(); // "client:<id>" → Client
+  #trace;
+  constructor(trace) { this.#trace = trace; }
+  grants = "BroadcastChannel" in globalThis ? new BroadcastChannel(GRANTS_CHANNEL) : null;
+
+  #to(target) {
+    const c = this.targets.get(target);
+    if (!c) throw closedError();
+    return c;
+  }
+
+  callbacks() {
+    const cb = {
+      event: (target, type, json) => this.targets.get(target)?._event(type, json === undefined ? undefined : JSON.parse(json)),
+      accessToken: async (target) => {
+        const token = await this.#to(target)._options.accessToken();
+        if (typeof token !== "string") throw invalid("accessToken() must resolve to a string");
+        return token;
+      },
+      elicit: (target, json) => this.#to(target)._handle("onElicitation", json),
+      sample: (target, json) => this.#to(target)._handle("onSampling", json),
+      openAuth: async (target, url) => this.#to(target)._openAuth(url),
+      authDismissed: (target) => this.#to(target)._authDismissed(),
+      closeAuth: (target) => this.targets.get(target)?._closeAuth(),
+      lock: acquireLock,
+      announce: (json) => this.grants?.postMessage(JSON.parse(json)),
+      saveHints: (json) => { try { localStorage.setItem(HINTS_KEY, json); } catch { /* storage off */ } },
+    };
+    for (const name of HOSTS) {
+      if (typeof cb[name] !== "function") throw new Error(`mcp.js: host callback ${name} is missing`);
+      if (this.#trace) {
+        const fn = cb[name];
+        cb[name] = (...args) => { this.#trace("go→js", name === "event" ? `event:${args[1]}` : name); return fn(...args); };
+      }
+    }
+    return cb;
+  }
+}
 
 /** The loaded module: a factory of clients, one per MCP server. */
 class MCP {
   #api;
   #go;
-  #clients = new Set();
+  #host;
   #receiver;
-  #deliverURL;
   #exit = null; // MCPError once the Go runtime has ended
   #pending = new Set(); // reject functions of calls in flight
-  constructor(api, go, wasmURL, grants) {
+  #trace;
+  constructor(api, go, wasmURL, host, trace) {
+    this.#trace = trace;
     this.#api = api;
     this.#go = go;
+    this.#host = host;
     /** The module's version string. */
     this.version = api.version;
     Object.defineProperty(this, "wasmURL", { value: wasmURL.href });
-    this.#deliverURL = async (url) => {
-      const r = JSON.parse(await this.#invoke(() => api.deliver(url)));
-      if (r.taken && r.resource && !r.error) {
-        // A sign-in finished from storage (redirect return): clients of this
-        // page waiting for it connect now. Other tabs hear the grant notice.
-        for (const c of this.#clients) c._peer("grant", r.resource);
-      }
-      return r;
-    };
-    const deliver = async (url) => {
-      const r = await this.#deliverURL(url);
-      if (!r.taken) throw new Error(r.error?.message ?? "no sign-in of this page waits for that state");
-    };
-    this.#receiver = typeof window !== "undefined" ? new CallbackReceiver(deliver) : null;
-    // Other tabs' new grants and logouts, for this page's clients of the same server.
-    grants?.addEventListener("message", (ev) => {
+    if (typeof window !== "undefined") {
+      this.#receiver = new CallbackReceiver(async (url) => {
+        const r = await this.#deliver(url);
+        if (!r.taken) throw new Error(r.error?.message ?? "no sign-in of this page waits for that state");
+      });
+    }
+    // Other tabs' grant changes: Go applies them to this page's clients.
+    host.grants?.addEventListener("message", (ev) => {
       const { kind, resource } = ev.data ?? {};
-      for (const c of this.#clients) c._peer(kind, resource);
+      if (typeof kind === "string") this._invoke("grants.apply", { kind, resource }).catch(() => {});
     });
+  }
+
+  #deliver(url) {
+    return this._invoke("callback.deliver", { url });
   }
 
   /**
@@ -198,18 +238,15 @@ class MCP {
       sessionStorage.removeItem(CALLBACK_KEY);
     }
     if (typeof url !== "string" && !(url instanceof URL)) throw invalid("handleCallback(): url must be a string or URL");
-    const r = await this.#deliverURL(String(url));
-    if (r.taken && r.error) {
-      // A sign-in took the URL and failed (declined, token_failed, …).
-      throw new MCPError(r.error.code, r.error.message, { status: r.error.status });
-    }
+    const r = await this.#deliver(String(url));
+    if (r.taken && r.error) throw errorOf(r.error); // taken, and it failed (declined, token_failed, …)
     return r.taken;
   }
 
   /** Removes every stored grant, client registration and cached metadata of this origin. */
   async clearStorage() {
     try { localStorage.removeItem(HINTS_KEY); } catch { /* storage off */ }
-    await this.#invoke(() => this.#api.clearStorage());
+    await this._invoke("storage.clear", {});
   }
 
   /** The Go runtime ended: fail every client and pending call. */
@@ -217,150 +254,202 @@ class MCP {
     this.#exit = err;
     for (const reject of this.#pending) reject(err);
     this.#pending.clear();
-    for (const c of this.#clients) c._fail(err);
+    for (const c of this.#host.targets.values()) c._fail(err);
   }
 
   /**
-   * invoke(fn) calls into Go (fn returns a Promise or an MCPError value) and
-   * settles like its result, or rejects with an MCPError when the Go runtime
-   * is gone or ends first.
+   * Calls operation op of the wasm module with args (JSON-able) and settles
+   * like its result (parsed), or rejects with an MCPError when the Go
+   * runtime is gone or ends first.
    */
-  #invoke = (fn) => {
+  _invoke(op, args, signal, onProgress) {
+    if (!(op in OPS)) return Promise.reject(new MCPError("protocol", `mcp.js: unknown operation ${op}`));
     if (this.#exit) return Promise.reject(this.#exit);
+    this.#trace?.("js→go", op);
     let p;
     try {
-      p = fn();
+      p = this.#api.invoke(op, JSON.stringify(args), signal, onProgress);
     } catch (e) {
       return Promise.reject(asMCPError(e, "closed")); // the runtime is gone
     }
     if (p instanceof Error) return Promise.reject(p);
     return new Promise((resolve, reject) => {
       this.#pending.add(reject);
-      Promise.resolve(p).then(resolve, reject).finally(() => this.#pending.delete(reject));
+      Promise.resolve(p).then((json) => resolve(json === undefined ? undefined : JSON.parse(json)), reject)
+        .finally(() => this.#pending.delete(reject));
     });
-  };
+  }
+
+  /** An operation that answers at once (OPS[op] is true); throws its MCPError. */
+  _invokeSync(op, args) {
+    if (this.#exit || this.#go.exited) throw this.#exit ?? new MCPError("closed", "the Go runtime exited; reload the page");
+    this.#trace?.("js→go", op);
+    const r = this.#api.invoke(op, JSON.stringify(args));
+    if (r instanceof Error) throw r;
+    return r === undefined ? undefined : JSON.parse(r);
+  }
 
   /** Creates a client for the MCP server at url. Throws MCPError invalid_argument on bad input. */
   client(url, options = {}) {
-    if (this.#go.exited) throw new MCPError("closed", "the Go runtime exited; reload the page");
     if (typeof url !== "string" && !(url instanceof URL)) throw invalid("client(): url must be a string or URL");
-    if (options === null || typeof options !== "object") throw invalid("client(): options must be an object");
-    for (const k of Object.keys(options)) {
-      if (!CLIENT_OPTIONS.has(k)) throw invalid(`client(): unknown option "${k}"; known: ${[...CLIENT_OPTIONS].join(", ")}`);
-    }
-    const { headers, accessToken, transport, clientName } = options;
-    if (headers !== undefined) {
-      if (headers === null || typeof headers !== "object" || Array.isArray(headers)) throw invalid("client(): headers must be an object of strings");
-      for (const [k, v] of Object.entries(headers)) {
-        if (typeof v !== "string") throw invalid(`client(): header "${k}" must be a string`);
+    if (options === null || typeof options !== "object" || Array.isArray(options)) throw invalid("client(): options must be an object");
+    for (const [k, v] of Object.entries(options)) {
+      if (CLIENT_OPTIONS[k] === "function" && typeof v !== "function" && v !== undefined) {
+        throw invalid(`client(): ${k} must be a function`);
       }
     }
-    if (accessToken !== undefined && typeof accessToken !== "function") throw invalid("client(): accessToken must be an async function returning a token");
-    if (transport !== undefined && !["auto", "streamable", "sse"].includes(transport)) throw invalid(`client(): transport must be "auto", "streamable" or "sse"`);
-    if (clientName !== undefined && typeof clientName !== "string") throw invalid("client(): clientName must be a string");
-    const { storage, authMode, interactive, authTimeoutMs, scopes, redirectUri } = options;
-    if (storage !== undefined && storage !== "indexeddb" && storage !== "memory") throw invalid(`client(): storage must be "indexeddb" or "memory"`);
-    if (authMode !== undefined && authMode !== "popup" && authMode !== "redirect") throw invalid(`client(): authMode must be "popup" or "redirect"`);
-    if (interactive !== undefined && typeof interactive !== "boolean") throw invalid("client(): interactive must be a boolean");
-    if (authTimeoutMs !== undefined && !(typeof authTimeoutMs === "number" && authTimeoutMs > 0)) throw invalid("client(): authTimeoutMs must be a positive number");
-    const { severedPopupTimeoutMs } = options;
-    if (severedPopupTimeoutMs !== undefined && !(typeof severedPopupTimeoutMs === "number" && severedPopupTimeoutMs > 0)) throw invalid("client(): severedPopupTimeoutMs must be a positive number");
-    if (authMode === "redirect" && storage === "memory") throw invalid(`client(): authMode "redirect" needs storage "indexeddb": the page is gone while the user signs in`);
-    if (scopes !== undefined && !(Array.isArray(scopes) && scopes.every((s) => typeof s === "string"))) throw invalid("client(): scopes must be an array of strings");
-    for (const k of ["clientId", "clientMetadataUrl", "clientSecret"]) {
-      if (options[k] !== undefined && typeof options[k] !== "string") throw invalid(`client(): ${k} must be a string`);
-    }
-    let redirect;
+    let redirectUri = options.redirectUri ?? "oauth/callback.html";
     try {
-      redirect = new URL(redirectUri ?? "oauth/callback.html", import.meta.url);
-    } catch {
-      throw invalid("client(): redirectUri must be a URL");
-    }
-    const c = new Client(this.#api, String(url), { ...options, redirectUri: redirect.href }, this.#receiver, this.#clients, this.#invoke);
-    this.#clients.add(c);
+      redirectUri = new URL(redirectUri, import.meta.url).href;
+    } catch { /* not a URL: Go says so */ }
+    const sent = { ...options, redirectUri, clientName: options.clientName ?? globalThis.document?.title ?? "" };
+    // Functions cannot travel as JSON: a function option is sent as true
+    // (Go learns that there is one); a function anywhere else as {} (Go
+    // says the option has the wrong type).
+    const json = JSON.parse(JSON.stringify(sent, (k, v) => typeof v === "function" ? (CLIENT_OPTIONS[k] === "function" ? true : {}) : v));
+    const { id } = this._invokeSync("client.new", { url: String(url), options: json });
+    const c = new Client(this, id, String(url), options, this.#receiver);
+    this.#host.targets.set(`client:${id}`, c);
+    c._forget = () => this.#host.targets.delete(`client:${id}`);
     return c;
   }
 }
 
-function sameResource(a, b) {
-  try {
-    const x = new URL(a), y = new URL(b);
-    return x.origin === y.origin && x.pathname.replace(/\/$/, "") === y.pathname.replace(/\/$/, "");
-  } catch {
-    return false;
-  }
-}
-
-function parse(json) {
-  return json === undefined || json === null ? undefined : JSON.parse(json);
-}
-
-/** A connection to one MCP server. Events: statechange, toolschanged, resourceschanged, promptschanged, log. */
+/**
+ * A connection to one MCP server. Events: statechange, toolschanged,
+ * resourceschanged, promptschanged, log, tokenrefreshed, storageerror,
+ * storagefallback.
+ */
 class Client extends EventTarget {
-  #api;
+  #mcp;
   #id;
   #state = "idle";
   #closed = false;
+  #receiver;
+  #login = null; // LoginWindow of the running sign-in
+  #unwatch = null;
+  #dismissed = null; // {resolve, reject} of the running sign-in's authDismissed
   /** Handles elicitation/create: async (params) => ({ action, content }). Set before connect(). */
   onElicitation = null;
   /** Handles sampling/createMessage: async (params) => ({ role, content, model, stopReason }). Set before connect(). */
   onSampling = null;
-  /** From the server's initialize result, after connect(). */
+  /** From the server's initialize result, once connected. */
   serverInfo = null;
   capabilities = null;
   instructions = null;
   protocolVersion = null;
 
-  #options;
-  #receiver;
-  #clients;
-  #login = null; // LoginWindow of the running sign-in
-  #unwatch = null;
-
-  #invoke;
-
-  constructor(api, url, options, receiver, clients, invoke) {
+  constructor(mcp, id, url, options, receiver) {
     super();
-    this.#invoke = invoke;
-    this.#api = api;
-    this.#options = options;
-    this.#receiver = receiver;
-    this.#clients = clients;
-    this.url = url;
-    const host = {
-      emit: (type, detailJSON) => this.#emit(type, parse(detailJSON)),
-      accessToken: async () => {
-        const token = await options.accessToken();
-        if (typeof token !== "string") throw invalid("accessToken() must resolve to a string");
-        return token;
-      },
-      elicit: (json) => this.#handle("onElicitation", json),
-      sample: (json) => this.#handle("onSampling", json),
-      openAuth: async (url) => this.#openAuth(url),
-      closeAuth: () => this.#closeAuth(),
-    };
-    const opts = JSON.stringify({
-      clientName: options.clientName ?? globalThis.document?.title ?? "",
-      headers: options.headers,
-      hasAccessToken: typeof options.accessToken === "function",
-      transport: options.transport ?? "auto",
-      redirectUri: options.redirectUri,
-      scopes: options.scopes,
-      clientId: options.clientId,
-      clientMetadataUrl: options.clientMetadataUrl,
-      clientSecret: options.clientSecret,
-      storage: options.storage ?? "indexeddb",
-      interactive: options.interactive ?? false,
-      authMode: options.authMode ?? "popup",
-      authTimeoutMs: options.authTimeoutMs,
-    });
-    const id = api.newClient(url, opts, host);
-    if (id instanceof Error) throw id;
+    this.#mcp = mcp;
     this.#id = id;
+    this.url = url;
+    this._options = options;
+    this.#receiver = receiver;
   }
 
   /** "idle" | "connecting" | "needs_auth" | "authorizing" | "connected" | "declined" | "failed" | "closed" */
   get state() { return this.#state; }
+
+  #call(op, args = {}, signal, onProgress) {
+    if (this.#closed) return Promise.reject(closedError());
+    if (signal !== undefined && !(signal instanceof AbortSignal)) return Promise.reject(invalid("signal must be an AbortSignal"));
+    return this.#mcp._invoke(op, { id: this.#id, ...args }, signal, onProgress);
+  }
+
+  #handlers() {
+    return { elicitation: typeof this.onElicitation === "function", sampling: typeof this.onSampling === "function" };
+  }
+
+  #session(s) {
+    if (!s) return;
+    this.serverInfo = s.serverInfo ?? null;
+    this.capabilities = s.capabilities ?? null;
+    this.instructions = s.instructions || null;
+    this.protocolVersion = s.protocolVersion ?? null;
+  }
+
+  /** Connects and initializes; rejects "auth_required" when a sign-in is needed. */
+  async connect({ signal } = {}) {
+    this.#session(await this.#call("client.connect", this.#handlers(), signal));
+  }
+
+  /**
+   * Signs in: call it from a user gesture (a click). It opens the login
+   * window at once, runs the authorization flow, then connects. Rejects
+   * "popup_blocked" (state needs_auth) when the browser blocked the window,
+   * "declined" when the user closed it or said no.
+   */
+  authorize({ signal } = {}) {
+    if (this.#closed) return Promise.reject(closedError());
+    let popup = "redirect";
+    if (this._options.authMode !== "redirect") popup = this.#openWindow() ? "open" : "blocked";
+    return this.#call("client.authorize", { popup, ...this.#handlers() }, signal).then((s) => this.#session(s), (e) => {
+      this._closeAuth();
+      throw e;
+    });
+  }
+
+  /** Signs out: revokes the grant where the server supports it and deletes it here and in other tabs. */
+  async logout({ signal } = {}) {
+    await this.#call("client.logout", {}, signal);
+  }
+
+  /** Every tool, all pages. */
+  listTools({ signal } = {}) { return this.#call("client.listTools", {}, signal); }
+
+  /** Calls a tool; resolves { content, structuredContent, isError }. */
+  async callTool(name, args = {}, { signal, onProgress, timeoutMs } = {}) {
+    if (typeof name !== "string" || name === "") throw invalid("callTool(): name must be a non-empty string");
+    if (args === null || typeof args !== "object" || Array.isArray(args)) throw invalid("callTool(): arguments must be a plain object");
+    if (onProgress !== undefined && typeof onProgress !== "function") throw invalid("callTool(): onProgress must be a function");
+    if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0)) throw invalid("callTool(): timeoutMs must be a positive number");
+    let json;
+    try {
+      json = JSON.stringify(args);
+    } catch (e) {
+      throw invalid(`callTool(): arguments cannot be sent as JSON: ${e.message}`);
+    }
+    const progress = onProgress && ((p) => {
+      try { onProgress(JSON.parse(p)); } catch (e) { console.error("mcp: onProgress threw", e); }
+    });
+    const r = await this.#call("client.callTool", { name, arguments: JSON.parse(json), timeoutMs }, signal, progress);
+    return { content: r.content ?? [], structuredContent: r.structuredContent, isError: !!r.isError, _meta: r._meta };
+  }
+
+  listResources({ signal } = {}) { return this.#call("client.listResources", {}, signal); }
+  listResourceTemplates({ signal } = {}) { return this.#call("client.listResourceTemplates", {}, signal); }
+
+  readResource(uri, { signal } = {}) {
+    if (typeof uri !== "string" || uri === "") return Promise.reject(invalid("readResource(): uri must be a non-empty string"));
+    return this.#call("client.readResource", { uri }, signal);
+  }
+
+  listPrompts({ signal } = {}) { return this.#call("client.listPrompts", {}, signal); }
+
+  getPrompt(name, args = {}, { signal } = {}) {
+    if (typeof name !== "string" || name === "") return Promise.reject(invalid("getPrompt(): name must be a non-empty string"));
+    if (args === null || typeof args !== "object" || Array.isArray(args) || Object.values(args).some((v) => typeof v !== "string")) {
+      return Promise.reject(invalid("getPrompt(): arguments must be an object of strings"));
+    }
+    return this.#call("client.getPrompt", { name, arguments: args }, signal);
+  }
+
+  async ping({ signal } = {}) { await this.#call("client.ping", {}, signal); }
+
+  /** Ends the session; later calls reject "closed". */
+  async close() {
+    if (this.#closed) return;
+    this._closeAuth();
+    try {
+      await this.#mcp._invoke("client.close", { id: this.#id });
+    } catch (e) {
+      if (e.code !== "closed") throw e; // the runtime is gone: closed anyway
+    } finally {
+      this.#closed = true;
+      this._forget?.();
+    }
+  }
 
   /**
    * Opens the login window now (in the user gesture); null when blocked. A
@@ -372,19 +461,22 @@ class Client extends EventTarget {
       this.#login.focus();
       return this.#login;
     }
-    this.#closeAuth();
-    const lw = new LoginWindow(() => this.#windowClosed(lw), this.#options.severedPopupTimeoutMs);
+    this._closeAuth();
+    const lw = new LoginWindow(() => {
+      // A person closed the window: the sign-in ends as declined.
+      if (lw === this.#login) this.#dismissed?.resolve();
+    }, this._options.severedPopupTimeoutMs);
     if (!lw.open(`mcpwasm-login-${Math.random().toString(36).slice(2)}`)) return null;
     this.#login = lw;
     this.#unwatch = this.#receiver?.watch(lw);
     return lw;
   }
 
-  // The courier (Go) shows the authorization URL.
-  #openAuth(url) {
-    if (this.#closed) throw new MCPError("closed", "this client is closed; create a new one with mcp.client()");
-    if (this.#options.authMode === "redirect") {
-      this.#closeAuth();
+  // host.openAuth: show the authorization URL.
+  _openAuth(url) {
+    if (this.#closed) throw closedError();
+    if (this._options.authMode === "redirect") {
+      this._closeAuth();
       sessionStorage.setItem(RETURN_KEY, location.href);
       location.assign(url);
       return;
@@ -397,42 +489,30 @@ class Client extends EventTarget {
     lw.navigate(url);
   }
 
-  #closeAuth() {
+  // host.authDismissed: settles when a person closes the sign-in window.
+  _authDismissed() {
+    this.#dismissed?.reject(new Error("superseded"));
+    return new Promise((resolve, reject) => { this.#dismissed = { resolve, reject }; });
+  }
+
+  // host.closeAuth: the sign-in ended.
+  _closeAuth() {
+    this.#dismissed?.reject(new Error("the sign-in ended"));
+    this.#dismissed = null;
     this.#unwatch?.();
     this.#unwatch = null;
     this.#login?.close();
     this.#login = null;
   }
 
-  // A person closed the login window: that is a decline (LESSONS 7).
-  #windowClosed(lw) {
-    if (lw !== this.#login || !lw.state) return;
-    const u = new URL(this.#options.redirectUri);
-    u.search = new URLSearchParams({
-      error: "access_denied", error_description: "The sign-in window was closed.", state: lw.state,
-    }).toString();
-    this.#invoke(() => this.#api.deliver(u.href)).catch(() => {});
-  }
-
   /** The module is gone: this client can do nothing more. */
   _fail(err) {
-    this.#closeAuth();
-    this.#emit("statechange", { state: "failed", error: { code: err.code, message: err.message } });
+    this._closeAuth();
+    this._event("statechange", { state: "failed", error: { code: err.code, message: err.message } });
   }
 
-  /** Another tab stored a grant for, or signed out of, a server. */
-  _peer(kind, resource) {
-    if (kind === "clear") kind = "logout"; // another tab cleared this origin's storage
-    else if (!sameResource(resource, this.url)) return;
-    if (this.#closed) return;
-    this.#invoke(() => this.#api.call(this.#id, "peer", JSON.stringify({ kind }))).then(() => {
-      if (kind === "grant" && (this.#state === "needs_auth" || this.#state === "declined")) {
-        this.connect().catch(() => {});
-      }
-    }, () => {});
-  }
-
-  #emit(type, detail) {
+  // host.event
+  _event(type, detail) {
     if (type === "storageerror") {
       console.warn(`mcp: a refreshed sign-in could not be stored (${detail.message}); it is kept in memory for this page`);
     }
@@ -441,117 +521,17 @@ class Client extends EventTarget {
     }
     if (type === "statechange") {
       this.#state = detail.state;
-      if (detail.error) detail.error = new MCPError(detail.error.code, detail.error.message, { status: detail.error.status });
+      this.#session(detail.session);
+      if (detail.error) detail.error = errorOf(detail.error);
     }
     this.dispatchEvent(new CustomEvent(type, { detail: detail ?? {} }));
   }
 
-  async #handle(prop, json) {
+  async _handle(prop, json) {
     const fn = this[prop];
     if (typeof fn !== "function") throw new MCPError("protocol", `no ${prop} handler is set`);
     const result = await fn(JSON.parse(json));
     if (result === null || typeof result !== "object") throw invalid(`${prop} must resolve to an object`);
     return JSON.stringify(result);
-  }
-
-  async #call(method, args, { signal, onProgress } = {}) {
-    if (this.#closed) throw new MCPError("closed", "this client is closed; create a new one with mcp.client()");
-    if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid("signal must be an AbortSignal");
-    let json;
-    try {
-      json = args === undefined ? undefined : JSON.stringify(args);
-    } catch (e) {
-      throw invalid(`${method}: arguments cannot be sent as JSON: ${e.message}`);
-    }
-    const progress = onProgress && ((p) => {
-      try { onProgress(JSON.parse(p)); } catch (e) { console.error("mcp: onProgress threw", e); }
-    });
-    return parse(await this.#invoke(() => this.#api.call(this.#id, method, json, signal, progress)));
-  }
-
-  /** Connects and initializes; rejects "auth_required" when a login is needed. */
-  async connect({ signal } = {}) {
-    this.#connected(await this.#call("connect", {
-      elicitation: typeof this.onElicitation === "function",
-      sampling: typeof this.onSampling === "function",
-    }, { signal }));
-  }
-
-  #connected(r) {
-    this.serverInfo = r.serverInfo ?? null;
-    this.capabilities = r.capabilities ?? null;
-    this.instructions = r.instructions || null;
-    this.protocolVersion = r.protocolVersion ?? null;
-  }
-
-  /**
-   * Signs in: call it from a user gesture (a click). It opens the login
-   * window at once, runs the authorization flow, then connects. Rejects
-   * "popup_blocked" (state needs_auth) when the browser blocked the window,
-   * "declined" when the user closed it or said no.
-   */
-  authorize({ signal } = {}) {
-    if (this.#closed) return Promise.reject(new MCPError("closed", "this client is closed; create a new one with mcp.client()"));
-    let popup = "redirect";
-    if (this.#options.authMode !== "redirect") popup = this.#openWindow() ? "open" : "blocked";
-    return this.#call("authorize", {
-      popup,
-      elicitation: typeof this.onElicitation === "function",
-      sampling: typeof this.onSampling === "function",
-    }, { signal }).then((r) => this.#connected(r), (e) => {
-      this.#closeAuth();
-      throw e;
-    });
-  }
-
-  /** Signs out: revokes the grant where the server supports it and deletes it here and in other tabs. */
-  async logout({ signal } = {}) {
-    await this.#call("logout", {}, { signal });
-  }
-
-  /** Every tool, all pages. */
-  listTools({ signal } = {}) { return this.#call("listTools", {}, { signal }); }
-
-  /** Calls a tool; resolves { content, structuredContent, isError }. */
-  async callTool(name, args = {}, { signal, onProgress, timeoutMs } = {}) {
-    if (typeof name !== "string" || name === "") throw invalid("callTool(): name must be a non-empty string");
-    if (args === null || typeof args !== "object" || Array.isArray(args)) throw invalid("callTool(): arguments must be a plain object");
-    if (onProgress !== undefined && typeof onProgress !== "function") throw invalid("callTool(): onProgress must be a function");
-    if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0)) throw invalid("callTool(): timeoutMs must be a positive number");
-    const r = await this.#call("callTool", { name, arguments: args, timeoutMs }, { signal, onProgress });
-    return { content: r.content ?? [], structuredContent: r.structuredContent, isError: !!r.isError, _meta: r._meta };
-  }
-
-  listResources({ signal } = {}) { return this.#call("listResources", {}, { signal }); }
-  listResourceTemplates({ signal } = {}) { return this.#call("listResourceTemplates", {}, { signal }); }
-
-  readResource(uri, { signal } = {}) {
-    if (typeof uri !== "string" || uri === "") return Promise.reject(invalid("readResource(): uri must be a non-empty string"));
-    return this.#call("readResource", { uri }, { signal });
-  }
-
-  listPrompts({ signal } = {}) { return this.#call("listPrompts", {}, { signal }); }
-
-  getPrompt(name, args = {}, { signal } = {}) {
-    if (typeof name !== "string" || name === "") return Promise.reject(invalid("getPrompt(): name must be a non-empty string"));
-    if (args === null || typeof args !== "object" || Array.isArray(args) || Object.values(args).some((v) => typeof v !== "string")) {
-      return Promise.reject(invalid("getPrompt(): arguments must be an object of strings"));
-    }
-    return this.#call("getPrompt", { name, promptArguments: args }, { signal });
-  }
-
-  async ping({ signal } = {}) { await this.#call("ping", {}, { signal }); }
-
-  /** Ends the session; later calls reject "closed". */
-  async close() {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#clients.delete(this);
-    this.#closeAuth();
-    try {
-      await this.#invoke(() => this.#api.call(this.#id, "close"));
-    } catch (e) {
-      if (e.code !== "closed") throw e; // the runtime is gone: closed anyway
-    }
   }
 }

@@ -8,7 +8,7 @@
 // MCP_CONFORMANCE_CONTEXT). It builds (or reuses, keyed by content) the wasm
 // module and web/ into a temporary directory, serves that on loopback with
 // the harness page of conformance/browser/, starts Chromium, and drives the
-// page, which uses only the public JavaScript API (JSAPI.md): connect(), on
+// page, which uses only the public JavaScript API (docs/JSAPI.md): connect(), on
 // "auth_required"/"popup_blocked" authorize() from a user gesture (the
 // suite's authorization endpoint redirects the popup straight to our
 // oauth/callback.html, whose relay completes the flow), listTools(), then
@@ -305,7 +305,7 @@ func run(ctx context.Context, root, scenario, serverURL string, cctx map[string]
 }
 
 // checkConnected warns when client.state is not "connected" after an
-// operation that succeeded (JSAPI.md: the state of a working session). It
+// operation that succeeded (docs/JSAPI.md: the state of a working session). It
 // does not fail the run: the suite's checks are about the wire.
 func checkConnected(r result, op string) {
 	if r.State != "connected" {

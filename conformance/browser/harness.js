@@ -1,6 +1,6 @@
 // harness.js — the page the conformance suite's browser client drives
 // (cmd/conformance-browser). It uses only the public JavaScript API of
-// mcp.js (JSAPI.md): load(), mcp.client(url, options), connect(),
+// mcp.js (docs/JSAPI.md): load(), mcp.client(url, options), connect(),
 // authorize() (from a user gesture: the driver evaluates those calls with
 // user activation, as a click would), listTools(), callTool(), onElicitation.
 //

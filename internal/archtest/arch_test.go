@@ -1,4 +1,4 @@
-// Package archtest checks the layering rules of STYLE.md: only the browser
+// Package archtest checks the layering rules of docs/ARCHITECTURE.md: only the browser
 // packages touch syscall/js, and every file there is built for js/wasm only.
 package archtest
 
@@ -53,7 +53,7 @@ func TestNativePackagesStayNative(t *testing.T) {
 		if isBrowser(rel) || strings.HasPrefix(rel, "e2e") || strings.HasPrefix(rel, "cmd/") {
 			continue
 		}
-		// Natively (GOOS unset), as STYLE.md asks: under GOOS=js net/http
+		// Natively (GOOS unset), so that they test natively: under GOOS=js net/http
 		// itself uses syscall/js for fetch.
 		deps := exec.Command("go", "list", "-deps", pkg)
 		deps.Dir = root

@@ -9,6 +9,11 @@
 // non-extractable WebCrypto key kept in the same database: the raw database
 // never holds a token in plaintext, and script on another origin cannot read
 // it. The schema is versioned; [migrations] upgrades older databases.
+//
+// The database is opened on first use, so a page that never signs in never
+// touches it. When IndexedDB cannot be opened (private mode, storage
+// disabled, a blocked upgrade), the store keeps its records in memory for
+// this page instead and says why, once, through the fallback callback.
 package indexeddb
 
 import (
@@ -16,6 +21,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,33 +59,94 @@ var migrations = []func(db jsbridge.Value) error{
 	},
 }
 
-// Store is an [oauth.Store] over IndexedDB.
+// Store is an [oauth.Store] over IndexedDB (see the package doc).
 type Store struct {
-	db jsbridge.Value // IDBDatabase
+	name       string
+	onFallback func(error)
 
-	keyMu sync.Mutex
-	key   jsbridge.Value // CryptoKey, non-extractable AES-GCM; loaded on first use
-	keyOK bool
+	once     sync.Once
+	kv       kv
+	fallback error // why IndexedDB is not used; nil while it is
 }
 
-var _ oauth.Store = (*Store)(nil)
+var (
+	_ oauth.Store       = (*Store)(nil)
+	_ oauth.SharedStore = (*Store)(nil)
+)
+
+// kv holds the records, as JSON, by object store and key.
+type kv interface {
+	get(ctx context.Context, store, key string) (data []byte, found bool, err error)
+	put(ctx context.Context, store, key string, data []byte) error
+	del(ctx context.Context, store, key string) error
+	clear(ctx context.Context, store string) error
+}
 
 func storageErr(err error, what string) error {
 	return &mcperr.Error{Code: mcperr.Storage, Msg: "indexeddb: " + what, Err: err}
 }
 
-// Open opens (creating or upgrading) the database name and its encryption
-// key. It fails with a "storage" error when IndexedDB or WebCrypto is
-// unavailable (private mode, disabled storage, a blocked upgrade); the caller
-// falls back to memory and says so.
-func Open(ctx context.Context, name string) (*Store, error) {
+// New returns the store of database name; nothing is opened yet.
+// onFallback, when set, is called once if IndexedDB cannot be opened and
+// memory is used instead.
+func New(name string, onFallback func(error)) *Store {
+	return &Store{name: name, onFallback: onFallback}
+}
+
+// backend opens the database on first use, or falls back to memory.
+func (s *Store) backend(context.Context) kv {
+	s.once.Do(func() {
+		// Not the caller's context: a caller that gives up must not
+		// leave the whole page on the memory fallback.
+		db, err := open(context.Background(), s.name)
+		if err != nil {
+			s.kv, s.fallback = &memKV{}, err
+			if s.onFallback != nil {
+				s.onFallback(err)
+			}
+			return
+		}
+		s.kv = &idbKV{db: db}
+	})
+	return s.kv
+}
+
+// Fallback opens the store if needed and reports why it keeps its records
+// in memory, or nil when they are in IndexedDB.
+func (s *Store) Fallback() error {
+	s.backend(context.Background())
+	return s.fallback
+}
+
+// Shared implements [oauth.SharedStore]: records in IndexedDB are seen by
+// the other pages of the origin; the memory fallback's are not.
+func (s *Store) Shared() bool { return s.Fallback() == nil }
+
+// Clear deletes every grant, registration, cached metadata and pending flow
+// (the encryption key stays).
+func (s *Store) Clear(ctx context.Context) error {
+	b := s.backend(ctx)
+	for _, st := range []string{storeGrants, storeClients, storeMetadata, storePending} {
+		if err := b.clear(ctx, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// open opens (creating or upgrading) the database name. It fails with a
+// "storage" error when IndexedDB is unavailable.
+func open(ctx context.Context, name string) (jsbridge.Value, error) {
+	fail := func(err error, what string) (jsbridge.Value, error) {
+		return jsbridge.Undefined(), storageErr(err, what)
+	}
 	idb, err := jsbridge.Global().Get("indexedDB")
 	if err != nil || idb.IsUndefined() || idb.IsNull() {
-		return nil, storageErr(fmt.Errorf("indexedDB is not available"), "cannot open the database")
+		return fail(fmt.Errorf("indexedDB is not available"), "cannot open the database")
 	}
 	req, err := idb.Call("open", name, len(migrations))
 	if err != nil {
-		return nil, storageErr(err, "indexedDB.open threw (storage disabled?)")
+		return fail(err, "indexedDB.open threw (storage disabled?)")
 	}
 	upgradeErr := make(chan error, 1)
 	onUpgrade, err := jsbridge.Func(func(args []jsbridge.Value) (any, error) {
@@ -96,21 +163,21 @@ func Open(ctx context.Context, name string) (*Store, error) {
 		return nil, nil
 	})
 	if err != nil {
-		return nil, storageErr(err, "cannot open the database")
+		return fail(err, "cannot open the database")
 	}
 	defer onUpgrade.Release()
 	if err := req.Set("onupgradeneeded", onUpgrade); err != nil {
-		return nil, storageErr(err, "cannot open the database")
+		return fail(err, "cannot open the database")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second) // "blocked" never settles
 	defer cancel()
 	db, err := jsbridge.AwaitEvents(ctx, req, "result", []string{"success"}, []string{"error", "blocked"})
 	if err != nil {
-		return nil, storageErr(err, "cannot open the database")
+		return fail(err, "cannot open the database")
 	}
 	select {
 	case err := <-upgradeErr:
-		return nil, storageErr(err, "cannot upgrade the database")
+		return fail(err, "cannot upgrade the database")
 	default:
 	}
 	// A newer page in another tab wants to upgrade the schema: step aside
@@ -122,12 +189,98 @@ func Open(ctx context.Context, name string) (*Store, error) {
 	if err == nil {
 		_ = db.Set("onversionchange", onVersionChange)
 	}
-	return &Store{db: db}, nil
+	return db, nil
+}
+
+// memKV is the fallback: records in memory, for this page only.
+type memKV struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func (m *memKV) get(_ context.Context, store, key string) ([]byte, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.m[store+"\x00"+key]
+	return v, ok, nil
+}
+
+func (m *memKV) put(_ context.Context, store, key string, data []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[string][]byte{}
+	}
+	m.m[store+"\x00"+key] = data
+	return nil
+}
+
+func (m *memKV) del(_ context.Context, store, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.m, store+"\x00"+key)
+	return nil
+}
+
+func (m *memKV) clear(_ context.Context, store string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.m {
+		if strings.HasPrefix(k, store+"\x00") {
+			delete(m.m, k)
+		}
+	}
+	return nil
+}
+
+// idbKV is IndexedDB: records of the secret-holding stores are sealed with
+// AES-GCM; metadata is stored as plain JSON.
+type idbKV struct {
+	db jsbridge.Value // IDBDatabase
+
+	keyMu sync.Mutex
+	key   jsbridge.Value // CryptoKey, non-extractable AES-GCM; loaded on first use
+	keyOK bool
+}
+
+func (s *idbKV) get(ctx context.Context, store, key string) ([]byte, bool, error) {
+	if store == storeMetadata {
+		rec, err := s.getRecord(ctx, store, key)
+		if err != nil || rec.IsUndefined() {
+			return nil, false, err
+		}
+		j, _ := rec.Get("json")
+		str, err := jsbridge.String(j, "metadata record")
+		if err != nil {
+			return nil, false, storageErr(err, "corrupt metadata record")
+		}
+		return []byte(str), true, nil
+	}
+	return s.getSealed(ctx, store, key)
+}
+
+func (s *idbKV) put(ctx context.Context, store, key string, data []byte) error {
+	if store == storeMetadata {
+		rec, err := jsbridge.NewObject(map[string]any{"k": key, "json": string(data)})
+		if err != nil {
+			return storageErr(err, "cannot encode")
+		}
+		return s.write(ctx, store, "put", rec)
+	}
+	return s.putSealed(ctx, store, key, data)
+}
+
+func (s *idbKV) del(ctx context.Context, store, key string) error {
+	return s.write(ctx, store, "delete", key)
+}
+
+func (s *idbKV) clear(ctx context.Context, store string) error {
+	return s.write(ctx, store, "clear", nil)
 }
 
 // cryptoKey returns the wrapping key, loading it, or generating and storing
 // it, on first use: a page that never stores a secret never pays for it.
-func (s *Store) cryptoKey(ctx context.Context) (jsbridge.Value, error) {
+func (s *idbKV) cryptoKey(ctx context.Context) (jsbridge.Value, error) {
 	s.keyMu.Lock()
 	defer s.keyMu.Unlock()
 	if !s.keyOK {
@@ -140,8 +293,8 @@ func (s *Store) cryptoKey(ctx context.Context) (jsbridge.Value, error) {
 }
 
 // loadKey reads the wrapping key, generating and storing it when there is none.
-func (s *Store) loadKey(ctx context.Context) error {
-	rec, err := s.get(ctx, storeKeys, keyID)
+func (s *idbKV) loadKey(ctx context.Context) error {
+	rec, err := s.getRecord(ctx, storeKeys, keyID)
 	if err != nil {
 		return err
 	}
@@ -163,7 +316,7 @@ func (s *Store) loadKey(ctx context.Context) error {
 		rec, _ = jsbridge.NewObject(map[string]any{"k": keyID, "key": key})
 		// add, not put: when another tab won the race, use its key.
 		if err := s.write(ctx, storeKeys, "add", rec); err != nil {
-			rec, err = s.get(ctx, storeKeys, keyID)
+			rec, err = s.getRecord(ctx, storeKeys, keyID)
 			if err != nil || rec.IsUndefined() {
 				return storageErr(err, "cannot store the encryption key")
 			}
@@ -188,11 +341,8 @@ func subtleCrypto() (jsbridge.Value, error) {
 	return jsbridge.Undefined(), storageErr(fmt.Errorf("crypto.subtle is unavailable (not a secure context?)"), "no WebCrypto")
 }
 
-// Close closes the database.
-func (s *Store) Close() { _, _ = s.db.Call("close") }
-
 // get reads one record (undefined when absent).
-func (s *Store) get(ctx context.Context, store, key string) (jsbridge.Value, error) {
+func (s *idbKV) getRecord(ctx context.Context, store, key string) (jsbridge.Value, error) {
 	tx, err := s.db.Call("transaction", store, "readonly")
 	if err != nil {
 		return jsbridge.Undefined(), storageErr(err, "cannot start a read")
@@ -211,7 +361,7 @@ func (s *Store) get(ctx context.Context, store, key string) (jsbridge.Value, err
 
 // write runs one put/add/delete/clear in its own transaction and waits
 // until the transaction commits.
-func (s *Store) write(ctx context.Context, store, op string, arg any) error {
+func (s *idbKV) write(ctx context.Context, store, op string, arg any) error {
 	tx, err := s.db.Call("transaction", store, "readwrite")
 	if err != nil {
 		return storageErr(err, "cannot start a write")
@@ -232,12 +382,8 @@ func (s *Store) write(ctx context.Context, store, op string, arg any) error {
 	return nil
 }
 
-// putSealed encrypts v's JSON and stores it under key.
-func (s *Store) putSealed(ctx context.Context, store, key string, v any) error {
-	plain, err := json.Marshal(v)
-	if err != nil {
-		return storageErr(err, "cannot encode")
-	}
+// putSealed encrypts plain and stores it under key.
+func (s *idbKV) putSealed(ctx context.Context, store, key string, plain []byte) error {
 	iv := make([]byte, 12)
 	if _, err := rand.Read(iv); err != nil {
 		return storageErr(err, "no randomness")
@@ -261,34 +407,31 @@ func (s *Store) putSealed(ctx context.Context, store, key string, v any) error {
 	return s.write(ctx, store, "put", rec)
 }
 
-// getSealed reads and decrypts the record under key into v; found is false
-// when there is none.
-func (s *Store) getSealed(ctx context.Context, store, key string, v any) (found bool, err error) {
-	rec, err := s.get(ctx, store, key)
+// getSealed reads and decrypts the record under key; found is false when
+// there is none.
+func (s *idbKV) getSealed(ctx context.Context, store, key string) (plain []byte, found bool, err error) {
+	rec, err := s.getRecord(ctx, store, key)
 	if err != nil || rec.IsUndefined() {
-		return false, err
+		return nil, false, err
 	}
 	ivJS, _ := rec.Get("iv")
 	ctJS, _ := rec.Get("ct")
 	iv, err := jsbridge.Bytes(ivJS)
 	if err != nil {
-		return false, storageErr(err, "corrupt record in "+store)
+		return nil, false, storageErr(err, "corrupt record in "+store)
 	}
 	ct, err := jsbridge.Bytes(ctJS)
 	if err != nil {
-		return false, storageErr(err, "corrupt record in "+store)
+		return nil, false, storageErr(err, "corrupt record in "+store)
 	}
-	plain, err := s.crypt(ctx, "decrypt", iv, ct)
+	plain, err = s.crypt(ctx, "decrypt", iv, ct)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
-	if err := json.Unmarshal(plain, v); err != nil {
-		return false, storageErr(err, "corrupt record in "+store)
-	}
-	return true, nil
+	return plain, true, nil
 }
 
-func (s *Store) crypt(ctx context.Context, op string, iv, data []byte) ([]byte, error) {
+func (s *idbKV) crypt(ctx context.Context, op string, iv, data []byte) ([]byte, error) {
 	subtle, err := subtleCrypto()
 	if err != nil {
 		return nil, err
@@ -317,112 +460,87 @@ func (s *Store) crypt(ctx context.Context, op string, iv, data []byte) ([]byte, 
 	return jsbridge.Bytes(out)
 }
 
-func (s *Store) del(ctx context.Context, store, key string) error {
-	return s.write(ctx, store, "delete", key)
-}
-
-// Clear deletes every grant, registration, cached metadata and pending flow
-// (the encryption key stays).
-func (s *Store) Clear(ctx context.Context) error {
-	for _, st := range []string{storeGrants, storeClients, storeMetadata, storePending} {
-		if err := s.write(ctx, st, "clear", nil); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func clientKey(issuer, redirectURI string) string { return issuer + "\x00" + redirectURI }
 
-// GetGrant implements [oauth.Store].
+// GetGrant implements [oauth.GrantStore].
 func (s *Store) GetGrant(ctx context.Context, resource string) (*oauth.Grant, error) {
-	var g oauth.Grant
-	if ok, err := s.getSealed(ctx, storeGrants, resource, &g); !ok {
-		return nil, err
-	}
-	return &g, nil
+	return load[oauth.Grant](ctx, s, storeGrants, resource)
 }
 
-// PutGrant implements [oauth.Store].
+// PutGrant implements [oauth.GrantStore].
 func (s *Store) PutGrant(ctx context.Context, g *oauth.Grant) error {
-	return s.putSealed(ctx, storeGrants, g.Resource, g)
+	return save(ctx, s, storeGrants, g.Resource, g)
 }
 
-// DeleteGrant implements [oauth.Store].
+// DeleteGrant implements [oauth.GrantStore].
 func (s *Store) DeleteGrant(ctx context.Context, resource string) error {
-	return s.del(ctx, storeGrants, resource)
+	return s.backend(ctx).del(ctx, storeGrants, resource)
 }
 
-// GetClient implements [oauth.Store].
+// GetClient implements [oauth.RegistrationStore].
 func (s *Store) GetClient(ctx context.Context, issuer, redirectURI string) (*oauth.ClientRegistration, error) {
-	var c oauth.ClientRegistration
-	if ok, err := s.getSealed(ctx, storeClients, clientKey(issuer, redirectURI), &c); !ok {
-		return nil, err
-	}
-	return &c, nil
+	return load[oauth.ClientRegistration](ctx, s, storeClients, clientKey(issuer, redirectURI))
 }
 
-// PutClient implements [oauth.Store].
+// PutClient implements [oauth.RegistrationStore].
 func (s *Store) PutClient(ctx context.Context, c *oauth.ClientRegistration) error {
-	return s.putSealed(ctx, storeClients, clientKey(c.Issuer, c.RedirectURI), c)
+	return save(ctx, s, storeClients, clientKey(c.Issuer, c.RedirectURI), c)
 }
 
-// DeleteClient implements [oauth.Store].
+// DeleteClient implements [oauth.RegistrationStore].
 func (s *Store) DeleteClient(ctx context.Context, issuer, redirectURI string) error {
-	return s.del(ctx, storeClients, clientKey(issuer, redirectURI))
+	return s.backend(ctx).del(ctx, storeClients, clientKey(issuer, redirectURI))
 }
 
-// GetMetadata implements [oauth.Store]. Metadata is public: stored as JSON.
+// GetMetadata implements [oauth.MetadataStore]. Metadata is public: it
+// is stored as plain JSON.
 func (s *Store) GetMetadata(ctx context.Context, key string) (*oauth.CachedMetadata, error) {
-	rec, err := s.get(ctx, storeMetadata, key)
-	if err != nil || rec.IsUndefined() {
-		return nil, err
-	}
-	j, _ := rec.Get("json")
-	str, err := jsbridge.String(j, "metadata record")
-	if err != nil {
-		return nil, storageErr(err, "corrupt metadata record")
-	}
-	var m oauth.CachedMetadata
-	if err := json.Unmarshal([]byte(str), &m); err != nil {
-		return nil, storageErr(err, "corrupt metadata record")
-	}
-	return &m, nil
+	return load[oauth.CachedMetadata](ctx, s, storeMetadata, key)
 }
 
-// PutMetadata implements [oauth.Store].
+// PutMetadata implements [oauth.MetadataStore].
 func (s *Store) PutMetadata(ctx context.Context, m *oauth.CachedMetadata) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return storageErr(err, "cannot encode")
-	}
-	rec, err := jsbridge.NewObject(map[string]any{"k": m.Key, "json": string(b)})
-	if err != nil {
-		return storageErr(err, "cannot encode")
-	}
-	return s.write(ctx, storeMetadata, "put", rec)
+	return save(ctx, s, storeMetadata, m.Key, m)
 }
 
-// DeleteMetadata implements [oauth.Store].
+// DeleteMetadata implements [oauth.MetadataStore].
 func (s *Store) DeleteMetadata(ctx context.Context, key string) error {
-	return s.del(ctx, storeMetadata, key)
+	return s.backend(ctx).del(ctx, storeMetadata, key)
 }
 
-// GetPending implements [oauth.Store].
+// GetPending implements [oauth.PendingStore].
 func (s *Store) GetPending(ctx context.Context, state string) (*oauth.PendingFlow, error) {
-	var p oauth.PendingFlow
-	if ok, err := s.getSealed(ctx, storePending, state, &p); !ok {
+	return load[oauth.PendingFlow](ctx, s, storePending, state)
+}
+
+// PutPending implements [oauth.PendingStore].
+func (s *Store) PutPending(ctx context.Context, p *oauth.PendingFlow) error {
+	return save(ctx, s, storePending, p.State, p)
+}
+
+// DeletePending implements [oauth.PendingStore].
+func (s *Store) DeletePending(ctx context.Context, state string) error {
+	return s.backend(ctx).del(ctx, storePending, state)
+}
+
+// load reads the record of key as a T; nil when there is none.
+func load[T any](ctx context.Context, s *Store, store, key string) (*T, error) {
+	data, ok, err := s.backend(ctx).get(ctx, store, key)
+	if err != nil || !ok {
 		return nil, err
 	}
-	return &p, nil
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, storageErr(err, "corrupt record in "+store)
+	}
+	return &v, nil
 }
 
-// PutPending implements [oauth.Store].
-func (s *Store) PutPending(ctx context.Context, p *oauth.PendingFlow) error {
-	return s.putSealed(ctx, storePending, p.State, p)
-}
-
-// DeletePending implements [oauth.Store].
-func (s *Store) DeletePending(ctx context.Context, state string) error {
-	return s.del(ctx, storePending, state)
+// save stores v as the record of key, whole or not at all.
+func save(ctx context.Context, s *Store, store, key string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return storageErr(err, "cannot encode")
+	}
+	return s.backend(ctx).put(ctx, store, key, data)
 }

@@ -1,4 +1,5 @@
-// The OAuth redirect receiver: a thin courier (LESSONS 6). It relays the
+// The OAuth redirect receiver: a thin courier; the runtime owns PKCE,
+// state and the exchange. It relays the
 // authorization response — {code, state, iss} or {error, error_description,
 // state} — to the page that started the login, and closes itself. It never
 // exchanges the code and never inserts URL data as HTML.

@@ -1,0 +1,143 @@
+package jsapi
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+func readWeb(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "web", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestGeneratedJSIsCurrent(t *testing.T) {
+	if got := readWeb(t, "jsapi.js"); got != string(RenderJS()) {
+		t.Error("web/jsapi.js is stale: run go generate ./jsapi")
+	}
+}
+
+// TestMCPJSUsesTheTable: every operation mcp.js invokes is in the table,
+// and every operation of the table is invoked.
+func TestMCPJSUsesTheTable(t *testing.T) {
+	src := readWeb(t, "mcp.js")
+	used := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?:_invoke|_invokeSync|#call)\("([a-zA-Z.]+)"`).FindAllStringSubmatch(src, -1) {
+		used[m[1]] = true
+	}
+	for name := range used {
+		if _, ok := OpNamed(name); !ok {
+			t.Errorf("mcp.js invokes %q, which is not in the table", name)
+		}
+	}
+	for _, o := range Ops {
+		if !used[o.Name] {
+			t.Errorf("operation %q of the table is not used by mcp.js", o.Name)
+		}
+	}
+}
+
+// unionOf returns the string literals of a TypeScript union type.
+func unionOf(t *testing.T, dts, name string) []string {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)export type ` + name + ` =(.*?);`).FindStringSubmatch(dts)
+	if m == nil {
+		t.Fatalf("mcp.d.ts has no type %s", name)
+	}
+	var out []string
+	for _, q := range regexp.MustCompile(`"([^"]+)"`).FindAllStringSubmatch(m[1], -1) {
+		out = append(out, q[1])
+	}
+	return out
+}
+
+// fieldsOf returns the field names of a TypeScript interface.
+func fieldsOf(t *testing.T, dts, name string) []string {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)export interface ` + name + ` \{(.*?)\n\}`).FindStringSubmatch(dts)
+	if m == nil {
+		t.Fatalf("mcp.d.ts has no interface %s", name)
+	}
+	var out []string
+	for _, f := range regexp.MustCompile(`(?m)^  (\w+)\??:`).FindAllStringSubmatch(m[1], -1) {
+		out = append(out, f[1])
+	}
+	return out
+}
+
+// TestTypeScriptAgrees: mcp.d.ts declares the same codes, states and
+// options as Go and jsapi.js.
+func TestTypeScriptAgrees(t *testing.T) {
+	dts := readWeb(t, "mcp.d.ts")
+	var codes []string
+	for _, c := range Codes {
+		codes = append(codes, string(c))
+	}
+	sorted := func(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+	if got := unionOf(t, dts, "MCPErrorCode"); !slices.Equal(sorted(got), sorted(codes)) {
+		t.Errorf("MCPErrorCode = %v; Go has %v", got, codes)
+	}
+	if got := unionOf(t, dts, "ClientState"); !slices.Equal(sorted(got), sorted(States)) {
+		t.Errorf("ClientState = %v; Go has %v", got, States)
+	}
+	if got, want := fieldsOf(t, dts, "ClientOptions"), names(OptionsOf(ClientOptions{})); !slices.Equal(sorted(got), sorted(want)) {
+		t.Errorf("ClientOptions fields = %v; Go has %v", got, want)
+	}
+}
+
+// TestCodesAreEveryCode: the table's codes are exactly mcperr's.
+func TestCodesAreEveryCode(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "mcperr", "mcperr.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []mcperr.Code
+	for _, m := range regexp.MustCompile(`(?m)^\t\w+\s+Code = "(\w+)"`).FindAllStringSubmatch(string(src), -1) {
+		all = append(all, mcperr.Code(m[1]))
+	}
+	if !slices.Equal(all, Codes) {
+		t.Errorf("mcperr declares %v; the table lists %v", all, Codes)
+	}
+}
+
+func TestClientOptions(t *testing.T) {
+	for _, tc := range []struct{ json, want string }{
+		{`{}`, ""},
+		{`{"storage":"memory","authTimeoutMs":1000,"accessToken":true,"headers":{"X-Key":"v"}}`, ""},
+		{`{"storage":"disk"}`, `storage must be "indexeddb" or "memory"`},
+		{`{"authMode":"tab"}`, `authMode must be "popup" or "redirect"`},
+		{`{"transport":"ws"}`, `transport must be "auto", "streamable" or "sse"`},
+		{`{"authTimeoutMs":0}`, "authTimeoutMs must be a positive number"},
+		{`{"severedPopupTimeoutMs":-5}`, "severedPopupTimeoutMs must be a positive number"},
+		{`{"authMode":"redirect","storage":"memory"}`, `needs storage "indexeddb"`},
+		{`{"clientSecret":"s"}`, "clientSecret needs clientId"},
+		{`{"storage":5}`, "storage must be a string"},
+		{`{"scopes":"a b"}`, "scopes must be an array"},
+		{`{"accessToken":{}}`, "accessToken must be a function"},
+		{`{"headers":[]}`, "headers must be an object"},
+		{`{"clientname":"x"}`, `unknown option "clientname"; known: clientName, redirectUri`},
+	} {
+		var o ClientOptions
+		err := Decode("client()", []byte(tc.json), &o)
+		if err == nil {
+			err = o.Validate()
+		}
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.json, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v; want one saying %q", tc.json, err, tc.want)
+		case err != nil && mcperr.CodeOf(err, "") != mcperr.InvalidArgument:
+			t.Errorf("%s: code %q; want invalid_argument", tc.json, mcperr.CodeOf(err, ""))
+		}
+	}
+}

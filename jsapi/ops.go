@@ -1,0 +1,170 @@
+package jsapi
+
+import (
+	"encoding/json"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+// Codes are the MCPError codes, in the order the docs list them.
+var Codes = []mcperr.Code{
+	mcperr.AuthRequired, mcperr.Declined, mcperr.PopupBlocked, mcperr.StateMismatch,
+	mcperr.DiscoveryFailed, mcperr.RegistrationFailed, mcperr.TokenFailed, mcperr.InsufficientScope,
+	mcperr.Aborted, mcperr.Timeout, mcperr.Network, mcperr.HTTP, mcperr.Protocol,
+	mcperr.InvalidArgument, mcperr.Storage, mcperr.Closed,
+}
+
+// States are the states of a client (client.state).
+var States = []string{"idle", "connecting", "needs_auth", "authorizing", "connected", "declined", "failed", "closed"}
+
+// Op is one operation the wasm module exports: mcp.js calls
+// invoke(name, argsJSON, signal?, onProgress?) and gets a Promise of the
+// result's JSON (or undefined when Result is nil).
+type Op struct {
+	Name   string
+	Args   any // the zero value of the arguments' type
+	Result any // the zero value of the result's type; nil for none
+	Doc    string
+	// Sync operations run at once and return the result's JSON (or throw),
+	// not a Promise: they never wait for anything.
+	Sync bool
+}
+
+// Host is one callback the wasm module calls on mcp.js's host object.
+type Host struct {
+	Name   string
+	Args   []string // the arguments, in order
+	Result string   // what it returns (a Promise's value, when async)
+	Doc    string
+}
+
+// The arguments of the operations.
+type (
+	// NewClient creates a client.
+	NewClient struct {
+		URL     string          `json:"url"`
+		Options json.RawMessage `json:"options"` // ClientOptions, checked by Decode
+	}
+	// ClientRef names a client.
+	ClientRef struct {
+		ID int `json:"id"`
+	}
+	// Connect connects a client; the flags say which page handlers exist.
+	Connect struct {
+		ID          int  `json:"id"`
+		Elicitation bool `json:"elicitation,omitempty"`
+		Sampling    bool `json:"sampling,omitempty"`
+	}
+	// Authorize signs a client in; Popup says whether mcp.js could open
+	// the sign-in window in the user's gesture: "open", "blocked", or
+	// "redirect" (the page itself goes).
+	Authorize struct {
+		ID          int    `json:"id"`
+		Popup       string `json:"popup"`
+		Elicitation bool   `json:"elicitation,omitempty"`
+		Sampling    bool   `json:"sampling,omitempty"`
+	}
+	// ReadResource reads a resource.
+	ReadResource struct {
+		ID  int    `json:"id"`
+		URI string `json:"uri"`
+	}
+	// GetPrompt renders a prompt.
+	GetPrompt struct {
+		ID        int               `json:"id"`
+		Name      string            `json:"name"`
+		Arguments map[string]string `json:"arguments,omitempty"`
+	}
+	// CallTool calls a tool.
+	CallTool struct {
+		ID        int             `json:"id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+		TimeoutMs float64         `json:"timeoutMs,omitempty"`
+	}
+	// Deliver hands a callback URL to the sign-in waiting on its state.
+	Deliver struct {
+		URL string `json:"url"`
+	}
+	// GrantChange is a grant change another page announced.
+	GrantChange struct {
+		Kind     string `json:"kind"`
+		Resource string `json:"resource,omitempty"`
+	}
+)
+
+// The results of the operations.
+type (
+	// ClientCreated is the new client's id.
+	ClientCreated struct {
+		ID int `json:"id"`
+	}
+	// Delivered says whether a sign-in took a callback URL, whose server it
+	// was for, and how it ended when it was finished from storage.
+	Delivered struct {
+		Taken    bool   `json:"taken"`
+		Resource string `json:"resource,omitempty"`
+		Error    *Error `json:"error,omitempty"`
+	}
+	// Error is an MCPError as JSON.
+	Error struct {
+		Code    mcperr.Code `json:"code"`
+		Status  int         `json:"status,omitempty"`
+		Message string      `json:"message"`
+	}
+	// Session is what a connect resolves with.
+	Session struct {
+		ServerInfo      any    `json:"serverInfo"`
+		Capabilities    any    `json:"capabilities"`
+		Instructions    string `json:"instructions,omitempty"`
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	// Any is a result passed through as the server sent it (tool lists,
+	// tool results, resources, prompts).
+	Any = json.RawMessage
+)
+
+// Ops is the table of operations.
+var Ops = []Op{
+	{"client.new", NewClient{}, ClientCreated{}, "creates a client for an MCP server", true},
+	{"client.connect", Connect{}, Session{}, "connects and initializes", false},
+	{"client.authorize", Authorize{}, Session{}, "signs in (from a user action), then connects", false},
+	{"client.logout", ClientRef{}, nil, "revokes and deletes the grant; the session ends", false},
+	{"client.close", ClientRef{}, nil, "ends the session and the client", false},
+	{"client.listTools", ClientRef{}, Any{}, "every tool", false},
+	{"client.listResources", ClientRef{}, Any{}, "every resource", false},
+	{"client.listResourceTemplates", ClientRef{}, Any{}, "every resource template", false},
+	{"client.listPrompts", ClientRef{}, Any{}, "every prompt", false},
+	{"client.readResource", ReadResource{}, Any{}, "reads a resource", false},
+	{"client.getPrompt", GetPrompt{}, Any{}, "renders a prompt", false},
+	{"client.ping", ClientRef{}, nil, "checks that the server answers", false},
+	{"client.callTool", CallTool{}, Any{}, "calls a tool (signal, onProgress)", false},
+	{"callback.deliver", Deliver{}, Delivered{}, "a sign-in result from any courier", false},
+	{"grants.apply", GrantChange{}, nil, "a grant change another tab announced", false},
+	{"storage.clear", struct{}{}, nil, "deletes every stored grant, registration and metadata", false},
+}
+
+// Hosts is the table of callbacks on mcp.js's host object. target is
+// "client:<id>".
+var Hosts = []Host{
+	{"event", []string{"target", "type", "detailJSON"}, "", "an event for a client (statechange, toolschanged, …)"},
+	{"accessToken", []string{"target"}, "Promise<string>", "the page's token, for a client with accessToken"},
+	{"elicit", []string{"target", "paramsJSON"}, "Promise<resultJSON>", "the page's onElicitation"},
+	{"sample", []string{"target", "paramsJSON"}, "Promise<resultJSON>", "the page's onSampling"},
+	{"openAuth", []string{"target", "url"}, "Promise<void>", "shows the authorization URL (the popup, or the page in redirect mode)"},
+	{"authDismissed", []string{"target"}, "Promise<void>", "settles when the person closes the sign-in window"},
+	{"closeAuth", []string{"target"}, "", "the sign-in ended: close its window"},
+	{"lock", []string{"name"}, "Promise<release function>", "a Web Lock across the tabs of the origin"},
+	{"announce", []string{"changeJSON"}, "", "tells the other tabs about a grant change"},
+	{"saveHints", []string{"json"}, "", "what each server negotiated (no secrets), for the next page"},
+}
+
+// OpNamed returns the operation called name.
+func OpNamed(name string) (Op, bool) {
+	for _, o := range Ops {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return Op{}, false
+}

@@ -1,0 +1,187 @@
+package jsapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+// ClientOptions are the options of mcp.client(url, options), as JSON. A
+// function-valued option (accessToken) arrives as true: mcp.js keeps the
+// function and tells Go that there is one.
+type ClientOptions struct {
+	ClientName            string            `json:"clientName,omitempty"`
+	RedirectURI           string            `json:"redirectUri,omitempty"`
+	Scopes                []string          `json:"scopes,omitempty"`
+	ClientID              string            `json:"clientId,omitempty"`
+	ClientMetadataURL     string            `json:"clientMetadataUrl,omitempty"`
+	ClientSecret          string            `json:"clientSecret,omitempty"`
+	Headers               map[string]string `json:"headers,omitempty"`
+	AccessToken           bool              `json:"accessToken,omitempty" js:"function"`
+	Storage               string            `json:"storage,omitempty"`
+	Interactive           bool              `json:"interactive,omitempty"`
+	AuthMode              string            `json:"authMode,omitempty"`
+	AuthTimeoutMs         *float64          `json:"authTimeoutMs,omitempty"`
+	SeveredPopupTimeoutMs *float64          `json:"severedPopupTimeoutMs,omitempty"`
+	Transport             string            `json:"transport,omitempty"`
+}
+
+// optionKind is what JS type an option has: "string", "boolean", "number",
+// "array", "object" or "function".
+func optionKind(f reflect.StructField) string {
+	if k := f.Tag.Get("js"); k != "" {
+		return k
+	}
+	t := f.Type
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Float64, reflect.Int:
+		return "number"
+	case reflect.Slice:
+		return "array"
+	}
+	return "object"
+}
+
+// Option is one option name with its JS kind.
+type Option struct {
+	Name string
+	Kind string
+}
+
+// OptionsOf lists the options of an options struct (ClientOptions, …), in
+// declaration order.
+func OptionsOf(v any) []Option {
+	t := reflect.TypeOf(v)
+	var out []Option
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		out = append(out, Option{name, optionKind(f)})
+	}
+	return out
+}
+
+func names(opts []Option) []string {
+	var n []string
+	for _, o := range opts {
+		n = append(n, o.Name)
+	}
+	return n
+}
+
+// Decode reads what options into v (a pointer to an options struct): an
+// unknown option, or a value of the wrong type, is an invalid_argument
+// error that names the option and what it must be.
+func Decode(what string, data []byte, v any) error {
+	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
+		return nil
+	}
+	opts := OptionsOf(reflect.ValueOf(v).Elem().Interface())
+	// encoding/json matches names without regard to case; an option
+	// spelt differently is a mistake to report, not to accept.
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return invalid("%s: options must be an object", what)
+	}
+	for k := range keys {
+		if !slices.Contains(names(opts), k) {
+			return invalid("%s: unknown option %q; known: %s", what, k, strings.Join(names(opts), ", "))
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te):
+		name, _, _ := strings.Cut(te.Field, ".")
+		for _, o := range opts {
+			if o.Name == name {
+				return invalid("%s: %s must be %s", what, name, article(o.Kind))
+			}
+		}
+		return invalid("%s: %s has the wrong type", what, te.Field)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return invalid("%s: unknown option %q; known: %s", what, field, strings.Join(names(opts), ", "))
+	}
+	return invalid("%s: %v", what, err)
+}
+
+func article(kind string) string {
+	switch kind {
+	case "array":
+		return "an array"
+	case "object":
+		return "an object"
+	case "function":
+		return "a function"
+	}
+	return "a " + kind
+}
+
+func invalid(format string, args ...any) error {
+	return mcperr.New(mcperr.InvalidArgument, format, args...)
+}
+
+// Validate checks the values of the options (their types were checked by
+// Decode) and fills in defaults that do not depend on the page.
+func (o *ClientOptions) Validate() error {
+	oneOf := func(name, v string, allowed ...string) error {
+		if v != "" && !slices.Contains(allowed, v) {
+			return invalid("client(): %s must be %s", name, quoteList(allowed))
+		}
+		return nil
+	}
+	positive := func(name string, v *float64) error {
+		if v != nil && !(*v > 0) {
+			return invalid("client(): %s must be a positive number of milliseconds", name)
+		}
+		return nil
+	}
+	for _, err := range []error{
+		oneOf("storage", o.Storage, "indexeddb", "memory"),
+		oneOf("authMode", o.AuthMode, "popup", "redirect"),
+		oneOf("transport", o.Transport, "auto", "streamable", "sse"),
+		positive("authTimeoutMs", o.AuthTimeoutMs),
+		positive("severedPopupTimeoutMs", o.SeveredPopupTimeoutMs),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	if o.AuthMode == "redirect" && o.Storage == "memory" {
+		return invalid(`client(): authMode "redirect" needs storage "indexeddb": the page is gone while the user signs in`)
+	}
+	if o.ClientSecret != "" && o.ClientID == "" {
+		return invalid("client(): clientSecret needs clientId (a secret belongs to a pre-registered client)")
+	}
+	return nil
+}
+
+func quoteList(l []string) string {
+	q := make([]string, len(l))
+	for i, s := range l {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}

@@ -1,0 +1,114 @@
+package mcpclient
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/mcpwasm/mcpwasm/oauth"
+)
+
+// Authorizer is the sign-in side of a client: *oauth.Handler. The
+// transport asks it for tokens and hands it 401s and 403s; the client
+// follows its events.
+type Authorizer interface {
+	auth.OAuthHandler
+	// Login signs in, for a user action.
+	Login(ctx context.Context) error
+	// Logout revokes and deletes the grant.
+	Logout(ctx context.Context) error
+	// Subscribe registers fn for the sign-in's events.
+	Subscribe(fn func(oauth.Event)) (unsubscribe func())
+	// Close stops the sign-in from hearing of grant changes.
+	Close()
+}
+
+var _ Authorizer = (*oauth.Handler)(nil)
+
+// oauthHandler is the transport's OAuth hook: Auth, or nil.
+func (c *Client) oauthHandler() auth.OAuthHandler {
+	if c.opts.Auth == nil {
+		return nil
+	}
+	return c.opts.Auth
+}
+
+// follow subscribes the client to its sign-in's events, which become
+// inputs of its state machine, and "tokenrefreshed" and "storageerror"
+// events for the page.
+func (c *Client) follow() {
+	if c.opts.Auth == nil {
+		return
+	}
+	c.unsub = c.opts.Auth.Subscribe(func(e oauth.Event) {
+		switch e.Kind {
+		case oauth.EventTokenRefreshed:
+			c.emit("tokenrefreshed", map[string]string{"resource": e.Resource})
+		case oauth.EventStoreFailed:
+			c.emit("storageerror", map[string]string{"resource": e.Resource, "message": e.Err.Error()})
+		case oauth.EventState:
+			c.apply(authInput[e.State], e.Err)
+		}
+	})
+}
+
+// authInput maps a sign-in state onto the client's input.
+var authInput = map[oauth.State]input{
+	oauth.StateNeedsAuth:   inAuthNeeded,
+	oauth.StateAuthorizing: inAuthStarted,
+	oauth.StateAuthorized:  inAuthGranted,
+	oauth.StateDeclined:    inAuthDeclined,
+	oauth.StateFailed:      inAuthFailed,
+}
+
+func (c *Client) noSignIn() error {
+	if c.opts.NoSignIn != nil {
+		return c.opts.NoSignIn
+	}
+	return mcperr.New(mcperr.InvalidArgument, "mcp: this client has no sign-in")
+}
+
+// Authorize signs in (call it for a user action: it may show the sign-in
+// page) and then connects with co.
+func (c *Client) Authorize(ctx context.Context, co ConnectOptions) error {
+	if c.opts.Auth == nil {
+		return c.noSignIn()
+	}
+	c.mu.Lock()
+	closing := c.closing
+	if !closing {
+		c.wanted, c.lastCO = true, co
+	}
+	c.mu.Unlock()
+	if closing {
+		return errClosed
+	}
+	if err := c.opts.Auth.Login(ctx); err != nil {
+		return err
+	}
+	return c.connectOnce(ctx, co)
+}
+
+// PopupBlocked records that the browser refused the sign-in window of an
+// Authorize the host could not start: the client needs a sign-in, from a
+// user action. It returns the error to give the caller.
+func (c *Client) PopupBlocked() error {
+	if c.opts.Auth == nil {
+		return c.noSignIn()
+	}
+	err := oauth.ErrPopupBlocked
+	c.apply(inAuthNeeded, err)
+	return err
+}
+
+// Logout signs out: the grant is revoked where the server supports it and
+// deleted, the session ends and the client needs a sign-in.
+func (c *Client) Logout(ctx context.Context) error {
+	if c.opts.Auth == nil {
+		return c.noSignIn()
+	}
+	err := c.opts.Auth.Logout(ctx)
+	c.apply(inSignedOut, nil)
+	return err
+}

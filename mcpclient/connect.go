@@ -1,0 +1,261 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Connect connects and initializes the session, unless already connected.
+// Concurrent calls share one attempt. co's handlers are kept for the
+// reconnects the client makes by itself (when a grant arrives for a client
+// that waited for one).
+func (c *Client) Connect(ctx context.Context, co ConnectOptions) error {
+	c.mu.Lock()
+	if !c.closing {
+		c.wanted, c.lastCO = true, co
+	}
+	c.mu.Unlock()
+	return c.connectOnce(ctx, co)
+}
+
+func (c *Client) connectOnce(ctx context.Context, co ConnectOptions) error {
+	c.mu.Lock()
+	switch {
+	case c.closing:
+		c.mu.Unlock()
+		return errClosed
+	case c.session != nil:
+		c.mu.Unlock()
+		return nil
+	case c.connecting != nil:
+		ch := c.connecting
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return classify(ctx.Err(), nil)
+		}
+		c.mu.Lock()
+		err := c.connErr
+		c.mu.Unlock()
+		return err
+	}
+	c.mu.Unlock()
+	c.apply(inConnect, nil)
+	c.mu.Lock()
+	ch := make(chan struct{})
+	c.connecting = ch
+	c.mu.Unlock()
+
+	wctx, stop := c.connectWatchdog(ctx)
+	cs, err := c.connect(wctx, co)
+	if err != nil && errors.Is(context.Cause(wctx), errConnectTimeout) {
+		err = &mcperr.Error{Code: mcperr.Timeout, Msg: fmt.Sprintf("mcp: the server did not finish connecting within %v", c.connectTimeout()), Err: err}
+	}
+	stop()
+
+	c.mu.Lock()
+	c.connecting = nil
+	if err == nil && c.closing {
+		c.mu.Unlock()
+		_ = cs.Close()
+		err = errClosed
+		c.mu.Lock()
+	}
+	if err == nil {
+		c.session = cs
+	}
+	c.connErr = err
+	c.mu.Unlock()
+	close(ch)
+
+	if err != nil {
+		c.apply(inConnectFailed, err)
+		return err
+	}
+	c.apply(inConnected, nil)
+	go c.watch(cs)
+	return nil
+}
+
+// DefaultConnectTimeout bounds a connect (initialize and the probes
+// before it) when Options.ConnectTimeout is zero; DefaultRequestTimeout
+// bounds each list, read, get and ping without a deadline of its own.
+// callTool has no default bound: a tool may run long (pass a timeout).
+const (
+	DefaultConnectTimeout = 60 * time.Second
+	DefaultRequestTimeout = 60 * time.Second
+)
+
+var errConnectTimeout = errors.New("connect timeout")
+
+func (c *Client) connectTimeout() time.Duration {
+	if c.opts.ConnectTimeout > 0 {
+		return c.opts.ConnectTimeout
+	}
+	return DefaultConnectTimeout
+}
+
+// connectWatchdog ends a connect that makes no progress for the connect
+// timeout. Time spent in a sign-in (state authorizing: the person is in
+// the sign-in window, bounded by the sign-in's own timeout) does not
+// count.
+func (c *Client) connectWatchdog(ctx context.Context) (context.Context, func()) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	d := c.connectTimeout()
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		if c.State() == StateAuthorizing {
+			t.Reset(d)
+			return
+		}
+		cancel(errConnectTimeout)
+	})
+	return wctx, func() {
+		t.Stop()
+		cancel(nil)
+	}
+}
+
+// stateFor is the state a failed connect leaves the client in.
+func stateFor(err error) State {
+	switch mcperr.CodeOf(err, "") {
+	case mcperr.AuthRequired, mcperr.PopupBlocked:
+		return StateNeedsAuth
+	case mcperr.Declined:
+		return StateDeclined
+	case mcperr.Aborted:
+		return StateIdle
+	}
+	return StateFailed
+}
+
+// watch notices a session that ends without Close.
+func (c *Client) watch(cs *mcp.ClientSession) {
+	err := cs.Wait()
+	c.lostSession(cs, err)
+}
+
+// lostSession ends cs, which the server or the network ended, unless it
+// is no longer the client's session.
+func (c *Client) lostSession(cs *mcp.ClientSession, err error) {
+	c.mu.Lock()
+	if c.session != cs || c.closing {
+		c.mu.Unlock()
+		return
+	}
+	c.session = nil
+	c.mu.Unlock()
+	_ = cs.Close()
+	if err == nil {
+		err = mcp.ErrConnectionClosed
+	}
+	c.apply(inSessionLost, mcperr.Wrap(mcperr.Closed, err, "mcp: the server ended the session"))
+}
+
+func (c *Client) connect(ctx context.Context, co ConnectOptions) (*mcp.ClientSession, error) {
+	h := c.opts.Hints.get(c.url)
+	cs, err := c.connectHinted(ctx, h, co)
+	if err != nil && h != (hint{}) && ctx.Err() == nil && stateFor(err) == StateFailed {
+		// What worked before may not any more (the server moved to another
+		// transport or version): forget it and probe once more.
+		c.opts.Hints.forget(c.url)
+		return c.connectHinted(ctx, hint{}, co)
+	}
+	return cs, err
+}
+
+func (c *Client) connectHinted(ctx context.Context, hint hint, co ConnectOptions) (*mcp.ClientSession, error) {
+	kind := c.opts.Transport
+	if kind == TransportAuto && hint.transport != "" {
+		kind = hint.transport
+	}
+	if kind == TransportAuto {
+		rctx, rec := withRecord(ctx)
+		cs, err := c.connectWith(rctx, TransportStreamable, hint.version, co)
+		if err == nil {
+			return cs, nil
+		}
+		if _, _, first := rec.snapshot(); !fallbackStatus(first) || ctx.Err() != nil {
+			return nil, classify(err, rec)
+		}
+		kind = TransportSSE
+	}
+	rctx, rec := withRecord(ctx)
+	cs, err := c.connectWith(rctx, kind, hint.version, co)
+	if err != nil {
+		return nil, classify(err, rec)
+	}
+	return cs, nil
+}
+
+// fallbackStatus reports whether a status answering the initial POST means
+// "this is a legacy HTTP+SSE server" (2025-11-25 transports, Backwards
+// Compatibility: a 4xx such as 404 or 405).
+func fallbackStatus(status int) bool {
+	switch status {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
+		return true
+	}
+	return false
+}
+
+func (c *Client) connectWith(ctx context.Context, kind Transport, version string, co ConnectOptions) (*mcp.ClientSession, error) {
+	var t mcp.Transport
+	switch kind {
+	case TransportSSE:
+		t = &mcp.SSEClientTransport{Endpoint: c.url, HTTPClient: c.http}
+	default:
+		t = &mcp.StreamableClientTransport{Endpoint: c.url, HTTPClient: c.http, OAuthHandler: c.oauthHandler(), MaxRetries: 2}
+	}
+	name, ver := c.opts.ClientName, c.opts.ClientVersion
+	if name == "" {
+		name = "mcpwasm"
+	}
+	if ver == "" {
+		ver = "0"
+	}
+	mo := &mcp.ClientOptions{
+		Capabilities:               &mcp.ClientCapabilities{},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { c.emit("toolschanged", nil) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { c.emit("resourceschanged", nil) },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { c.emit("promptschanged", nil) },
+	}
+	c.deprecatedHandlers(mo, co)
+	if co.Elicitation != nil {
+		mo.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return co.Elicitation(ctx, r.Params)
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: ver}, mo)
+	var so *mcp.ClientSessionOptions
+	if version != "" {
+		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	// The legacy SSE transport keeps the stream it opens in Connect for
+	// the whole session, under Connect's context: give it one that only
+	// the connect's own end (abort, timeout) cancels while it runs, and
+	// that the session's end cancels afterwards.
+	sctx, endSession := context.WithCancel(context.WithoutCancel(ctx))
+	detach := context.AfterFunc(ctx, endSession)
+	cs, err := client.Connect(sctx, t, so)
+	detach()
+	if err != nil {
+		endSession()
+		return nil, err
+	}
+	go func() {
+		_ = cs.Wait()
+		endSession()
+	}()
+	if ir := cs.InitializeResult(); ir != nil {
+		c.opts.Hints.put(c.url, hint{transport: kind, version: ir.ProtocolVersion})
+	}
+	return cs, nil
+}

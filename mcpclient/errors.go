@@ -1,0 +1,92 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var errClosed = mcperr.New(mcperr.Closed, "mcp: the client is closed; create a new one with mcp.client()")
+
+// Error is an error as the page sees it: a JSAPI.md code, an optional HTTP
+// status and a message free of secrets.
+type Error struct {
+	Code    mcperr.Code `json:"code"`
+	Status  int         `json:"status,omitempty"`
+	Message string      `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// AsError flattens err into an [Error] for the page.
+func AsError(err error) *Error {
+	return &Error{
+		Code:    mcperr.CodeOf(err, mcperr.Protocol),
+		Status:  mcperr.StatusOf(err),
+		Message: err.Error(),
+	}
+}
+
+// insufficient reports whether a 403 carried error="insufficient_scope"
+// (readable only when the server exposes WWW-Authenticate to the page).
+func (r *record) insufficient() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.scope
+}
+
+// classify turns an error from go-sdk into one with a JSAPI.md code, using
+// what rec saw on the wire. Errors that already carry a code keep it.
+func classify(err error, rec *record) error {
+	var coder mcperr.Coder
+	if errors.As(err, &coder) {
+		return err
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return mcperr.Wrap(mcperr.Aborted, err, "mcp: aborted")
+	case errors.Is(err, context.DeadlineExceeded):
+		return mcperr.Wrap(mcperr.Timeout, err, "mcp: timed out")
+	}
+	var tokErr *tokenError
+	if errors.As(err, &tokErr) {
+		return &mcperr.Error{Code: mcperr.AuthRequired, Msg: "mcp: the page's accessToken() function failed", Err: tokErr.err}
+	}
+	if broken := rec.violated(); broken != nil {
+		return broken
+	}
+	status, netErr := 0, error(nil)
+	if rec != nil {
+		status, netErr, _ = rec.snapshot()
+	}
+	if status != 0 {
+		code := mcperr.HTTP
+		switch {
+		case status == http.StatusUnauthorized:
+			code = mcperr.AuthRequired
+		case status == http.StatusForbidden && rec.insufficient():
+			code = mcperr.InsufficientScope
+		}
+		return &mcperr.Error{Code: code, Status: status, Msg: fmt.Sprintf("mcp: the server answered HTTP %d %s", status, http.StatusText(status)), Err: err}
+	}
+	if netErr != nil {
+		return &mcperr.Error{Code: mcperr.Network, Msg: "mcp: the server could not be reached (network error, CORS refusal or server down)", Err: netErr}
+	}
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		return mcperr.Wrap(mcperr.Closed, err, "mcp: the connection is closed")
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		code := mcperr.Protocol
+		if rpcErr.Code == jsonrpc.CodeInvalidParams {
+			code = mcperr.InvalidArgument
+		}
+		return &mcperr.Error{Code: code, Msg: "mcp: the server refused the request", Err: err}
+	}
+	return mcperr.Wrap(mcperr.Protocol, err, "mcp")
+}

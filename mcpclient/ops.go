@@ -1,0 +1,193 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// do runs op on the session and classifies its error.
+func do[T any](ctx context.Context, c *Client, op func(context.Context, *mcp.ClientSession) (T, error)) (T, error) {
+	var zero T
+	cs, err := c.sessionOrErr()
+	if err != nil {
+		return zero, err
+	}
+	return doOn(ctx, c, cs, op)
+}
+
+// doBounded is [do] with [DefaultRequestTimeout] when ctx has no deadline.
+func doBounded[T any](ctx context.Context, c *Client, op func(context.Context, *mcp.ClientSession) (T, error)) (T, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultRequestTimeout)
+		defer cancel()
+	}
+	return do(ctx, c, op)
+}
+
+func doOn[T any](ctx context.Context, c *Client, cs *mcp.ClientSession, op func(context.Context, *mcp.ClientSession) (T, error)) (T, error) {
+	var zero T
+	rctx, rec := withRecord(ctx)
+	v, err := op(rctx, cs)
+	if err != nil {
+		if c.State() == StateClosed {
+			return zero, errClosed
+		}
+		if errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed) {
+			// The server no longer knows the session (a restart: 404 on
+			// its id) or the connection is gone: end it now, so the next
+			// call reconnects instead of using it again.
+			c.lostSession(cs, err)
+		}
+		return zero, classify(err, rec)
+	}
+	return v, nil
+}
+
+// The bounds of one list operation (listTools and the others): a server
+// that pages forever, repeats a cursor or returns an attacker-sized list
+// fails the operation with a "protocol" error instead of flooding the
+// server with requests or the page with items.
+const (
+	MaxListPages = 100
+	MaxListItems = 10000
+)
+
+// listAll follows a list's pagination: page(cursor) returns one page's
+// items and the next cursor ("" at the end).
+func listAll[T any](ctx context.Context, what string, page func(ctx context.Context, cursor string) ([]T, string, error)) ([]T, error) {
+	out := []T{}
+	seen := map[string]bool{}
+	cursor := ""
+	for n := 1; ; n++ {
+		items, next, err := page(ctx, cursor)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+		switch {
+		case len(out) > MaxListItems:
+			return nil, mcperr.New(mcperr.Protocol, "mcp: the server's %s list has more than %d items; refusing the rest", what, MaxListItems)
+		case next == "":
+			return out, nil
+		case seen[next]:
+			return nil, mcperr.New(mcperr.Protocol, "mcp: the server's %s list repeats a page cursor (a pagination loop); stopped after %d pages", what, n)
+		case n >= MaxListPages:
+			return nil, mcperr.New(mcperr.Protocol, "mcp: the server's %s list has more than %d pages; refusing the rest", what, MaxListPages)
+		}
+		seen[next] = true
+		cursor = next
+	}
+}
+
+// ListTools returns every tool, following pagination.
+func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+	return doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+		return listAll(ctx, "tools", func(ctx context.Context, cur string) ([]*mcp.Tool, string, error) {
+			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cur})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Tools, r.NextCursor, nil
+		})
+	})
+}
+
+// ListResources returns every resource, following pagination.
+func (c *Client) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
+	return doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Resource, error) {
+		return listAll(ctx, "resources", func(ctx context.Context, cur string) ([]*mcp.Resource, string, error) {
+			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cur})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Resources, r.NextCursor, nil
+		})
+	})
+}
+
+// ListResourceTemplates returns every resource template, following pagination.
+func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
+	return doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.ResourceTemplate, error) {
+		return listAll(ctx, "resource templates", func(ctx context.Context, cur string) ([]*mcp.ResourceTemplate, string, error) {
+			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cur})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.ResourceTemplates, r.NextCursor, nil
+		})
+	})
+}
+
+// ListPrompts returns every prompt, following pagination.
+func (c *Client) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
+	return doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Prompt, error) {
+		return listAll(ctx, "prompts", func(ctx context.Context, cur string) ([]*mcp.Prompt, string, error) {
+			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cur})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Prompts, r.NextCursor, nil
+		})
+	})
+}
+
+// ReadResource reads the resource at uri.
+func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	if uri == "" {
+		return nil, mcperr.New(mcperr.InvalidArgument, "mcp: readResource needs a non-empty URI")
+	}
+	return doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+		return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	})
+}
+
+// GetPrompt renders the named prompt with args.
+func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	if name == "" {
+		return nil, mcperr.New(mcperr.InvalidArgument, "mcp: getPrompt needs a prompt name")
+	}
+	return doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	})
+}
+
+// Ping checks that the server answers.
+func (c *Client) Ping(ctx context.Context) error {
+	_, err := doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+		return struct{}{}, cs.Ping(ctx, nil)
+	})
+	return err
+}
+
+// CallTool calls the named tool. args must be a JSON object (or empty for
+// none). When onProgress is set, the server's progress notifications for
+// this call reach it, in order, all before CallTool returns. Cancelling ctx
+// sends notifications/cancelled to the server.
+func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	if name == "" {
+		return nil, mcperr.New(mcperr.InvalidArgument, "mcp: callTool needs a tool name")
+	}
+	var arguments any = map[string]any{}
+	if len(args) > 0 && string(args) != "null" {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
+			return nil, mcperr.New(mcperr.InvalidArgument, "mcp: callTool arguments must be a plain object, like {\"a\": 1}")
+		}
+		arguments = args
+	}
+	return do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
+		params := &mcp.CallToolParams{Name: name, Arguments: arguments}
+		if onProgress != nil {
+			token := "mcpwasm-" + strconv.FormatInt(c.nextID.Add(1), 10)
+			defer c.taps.add(token, onProgress)()
+			params.SetProgressToken(token)
+		}
+		return cs.CallTool(ctx, params)
+	})
+}

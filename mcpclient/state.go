@@ -1,0 +1,187 @@
+package mcpclient
+
+import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// input is something that happened to a client: its own connects and
+// sessions, the host's requests, and its sign-in's progress. Every state
+// change goes through [Client.apply], which checks the input against the
+// state it arrives in (see next).
+type input int
+
+const (
+	inConnect       input = iota // a connect starts
+	inConnected                  // it succeeded
+	inConnectFailed              // it failed (err)
+	inSessionLost                // the server or the network ended the session (err)
+	inDisconnect                 // the host ended the session but keeps the client
+	inSignedOut                  // the host signed out: the session ends, a sign-in is needed
+	inClose                      // the host closed the client for good
+	inAuthNeeded                 // the sign-in side needs a sign-in (err says why)
+	inAuthStarted                // a sign-in runs
+	inAuthGranted                // a grant is held (new, refreshed or from another page)
+	inAuthDeclined               // the person declined a sign-in (err)
+	inAuthFailed                 // a sign-in failed (err)
+)
+
+var inputNames = [...]string{"connect", "connected", "connect failed", "session lost", "disconnect",
+	"signed out", "close", "auth needed", "auth started", "auth granted", "auth declined", "auth failed"}
+
+func (in input) String() string { return inputNames[in] }
+
+// facts are what the next state depends on besides the current one.
+type facts struct {
+	session    bool  // a session is live
+	connecting bool  // a connect runs
+	wanted     bool  // the host asked for a session (Connect or Authorize) and has not ended it
+	err        error // the input's error, if any
+}
+
+// step is the outcome of an input: the next state, whether the input was
+// legal in the state it arrived in, and what the client must do about it.
+type step struct {
+	to        State
+	ok        bool
+	drop      bool // end the live session
+	reconnect bool // start a connect, for a host still waiting for one
+}
+
+// next is the state machine of a client. An input that cannot arrive in a
+// state (ok false) is a bug in this package: the state is kept, and tests
+// fail on it (see illegal).
+func next(from State, in input, f facts) step {
+	keep := step{to: from, ok: true}
+	if from == StateClosed || in == inClose {
+		return step{to: StateClosed, ok: true, drop: true}
+	}
+	switch in {
+	case inConnect:
+		if f.session || f.connecting {
+			return step{to: from} // Connect returns early or joins: never here
+		}
+		if from == StateAuthorizing || from == StateConnecting {
+			// A sign-in on screen shows as such; a reconnect the client
+			// started by itself already said connecting.
+			return keep
+		}
+		return step{to: StateConnecting, ok: true}
+	case inConnected:
+		switch from {
+		case StateConnecting, StateAuthorizing, StateNeedsAuth, StateDeclined, StateFailed:
+			return step{to: StateConnected, ok: true}
+		}
+		return step{to: from}
+	case inConnectFailed:
+		if from == StateConnected || from == StateIdle {
+			return step{to: from}
+		}
+		return step{to: stateFor(f.err), ok: true}
+	case inSessionLost:
+		if from == StateConnected || from == StateAuthorizing {
+			return step{to: StateFailed, ok: true}
+		}
+		return keep
+	case inDisconnect:
+		return step{to: StateIdle, ok: true, drop: true}
+	case inSignedOut:
+		return step{to: StateNeedsAuth, ok: true, drop: true}
+	case inAuthNeeded:
+		switch {
+		case f.connecting:
+			return keep // the connect fails next, as auth_required
+		case from == StateConnected:
+			// The grant is gone (signed out here or elsewhere, refresh
+			// refused): the session cannot go on as it was.
+			return step{to: StateNeedsAuth, ok: true, drop: true}
+		}
+		return step{to: StateNeedsAuth, ok: true}
+	case inAuthStarted:
+		return step{to: StateAuthorizing, ok: true}
+	case inAuthGranted:
+		switch {
+		case f.session:
+			return step{to: StateConnected, ok: true}
+		case f.connecting:
+			return step{to: StateConnecting, ok: true}
+		case f.wanted && from != StateIdle:
+			// A grant arrived (from another tab, a redirect return) while
+			// the host waited for one: connect now.
+			return step{to: StateConnecting, ok: true, reconnect: true}
+		case from == StateAuthorizing:
+			return step{to: StateIdle, ok: true}
+		}
+		return keep
+	case inAuthDeclined, inAuthFailed:
+		if f.session || f.connecting {
+			return keep // the session goes on; a connect fails next
+		}
+		if in == inAuthDeclined {
+			return step{to: StateDeclined, ok: true}
+		}
+		return step{to: StateFailed, ok: true}
+	}
+	return step{to: from}
+}
+
+// illegal, when set (by tests), hears of every input the state machine
+// refused.
+var illegal func(from State, in input)
+
+// apply feeds one input to the state machine and acts on its step: the
+// state change (with its "statechange" event), ending the session, or a
+// reconnect for a host waiting for a grant.
+func (c *Client) apply(in input, err error) {
+	c.mu.Lock()
+	from := c.state
+	s := next(from, in, facts{session: c.session != nil, connecting: c.connecting != nil, wanted: c.wanted, err: err})
+	if !s.ok {
+		c.mu.Unlock()
+		if illegal != nil {
+			illegal(from, in)
+		}
+		return
+	}
+	var dropped *mcp.ClientSession
+	if s.drop && c.session != nil {
+		dropped, c.session = c.session, nil
+	}
+	if in == inDisconnect || in == inClose {
+		c.wanted = false
+	}
+	c.state = s.to
+	co := c.lastCO
+	var session *SessionInfo
+	if s.to == StateConnected && c.session != nil {
+		session = sessionInfo(c.session.InitializeResult())
+	}
+	c.mu.Unlock()
+	if dropped != nil {
+		_ = dropped.Close()
+	}
+	if s.to != from || (session != nil && in == inConnected) {
+		ev := StateChange{State: s.to, Session: session}
+		if err != nil && s.to != StateConnected {
+			ev.Error = AsError(err)
+		}
+		c.emit("statechange", ev)
+	}
+	if s.reconnect {
+		go func() { _ = c.connectOnce(c.ctx, co) }()
+	}
+}
+
+// SessionInfo is what the server said when the session started.
+type SessionInfo struct {
+	ServerInfo      *mcp.Implementation     `json:"serverInfo"`
+	Capabilities    *mcp.ServerCapabilities `json:"capabilities"`
+	Instructions    string                  `json:"instructions,omitempty"`
+	ProtocolVersion string                  `json:"protocolVersion"`
+}
+
+func sessionInfo(ir *mcp.InitializeResult) *SessionInfo {
+	if ir == nil {
+		return nil
+	}
+	return &SessionInfo{ServerInfo: ir.ServerInfo, Capabilities: ir.Capabilities, Instructions: ir.Instructions, ProtocolVersion: ir.ProtocolVersion}
+}

@@ -1,0 +1,166 @@
+package mcpclient
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/internal/authtest"
+	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/mcpwasm/mcpwasm/oauth"
+)
+
+// TestMain fails the package when any test fed the state machine an input
+// it cannot take in the state it came in: a bug in this package.
+func TestMain(m *testing.M) {
+	var mu sync.Mutex
+	var bad []string
+	illegal = func(from State, in input) {
+		mu.Lock()
+		defer mu.Unlock()
+		bad = append(bad, fmt.Sprintf("%q in state %s", in, from))
+	}
+	code := m.Run()
+	if len(bad) > 0 {
+		fmt.Fprintf(os.Stderr, "illegal state transitions: %v\n", bad)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func TestStateMachine(t *testing.T) {
+	authErr := mcperr.New(mcperr.AuthRequired, "sign in")
+	declined := mcperr.New(mcperr.Declined, "no")
+	for _, tc := range []struct {
+		from State
+		in   input
+		f    facts
+		want step
+	}{
+		{StateIdle, inConnect, facts{}, step{to: StateConnecting, ok: true}},
+		{StateConnecting, inConnected, facts{session: true}, step{to: StateConnected, ok: true}},
+		{StateConnecting, inConnectFailed, facts{err: authErr}, step{to: StateNeedsAuth, ok: true}},
+		{StateConnecting, inConnectFailed, facts{err: declined}, step{to: StateDeclined, ok: true}},
+		{StateConnecting, inAuthStarted, facts{connecting: true}, step{to: StateAuthorizing, ok: true}},
+		{StateAuthorizing, inAuthGranted, facts{connecting: true}, step{to: StateConnecting, ok: true}},
+		{StateConnected, inAuthStarted, facts{session: true}, step{to: StateAuthorizing, ok: true}},
+		{StateAuthorizing, inAuthGranted, facts{session: true}, step{to: StateConnected, ok: true}},
+		{StateNeedsAuth, inAuthGranted, facts{wanted: true}, step{to: StateConnecting, ok: true, reconnect: true}},
+		{StateDeclined, inAuthGranted, facts{wanted: true}, step{to: StateConnecting, ok: true, reconnect: true}},
+		{StateIdle, inAuthGranted, facts{}, step{to: StateIdle, ok: true}},
+		{StateConnected, inAuthNeeded, facts{session: true}, step{to: StateNeedsAuth, ok: true, drop: true}},
+		{StateConnecting, inAuthNeeded, facts{connecting: true}, step{to: StateConnecting, ok: true}},
+		{StateConnected, inAuthDeclined, facts{session: true}, step{to: StateConnected, ok: true}},
+		{StateNeedsAuth, inAuthDeclined, facts{}, step{to: StateDeclined, ok: true}},
+		{StateConnected, inSessionLost, facts{}, step{to: StateFailed, ok: true}},
+		{StateConnected, inSignedOut, facts{session: true}, step{to: StateNeedsAuth, ok: true, drop: true}},
+		{StateConnected, inDisconnect, facts{session: true}, step{to: StateIdle, ok: true, drop: true}},
+		{StateClosed, inAuthGranted, facts{}, step{to: StateClosed, ok: true, drop: true}},
+		// What cannot happen: a connect that succeeds without one
+		// running, a second connect while one runs.
+		{StateIdle, inConnected, facts{}, step{to: StateIdle}},
+		{StateConnecting, inConnect, facts{connecting: true}, step{to: StateConnecting}},
+		{StateConnecting, inConnect, facts{}, step{to: StateConnecting, ok: true}},
+		{StateConnected, inConnectFailed, facts{session: true}, step{to: StateConnected}},
+	} {
+		if got := next(tc.from, tc.in, tc.f); got != tc.want {
+			t.Errorf("%s + %q (%+v) = %+v; want %+v", tc.from, tc.in, tc.f, got, tc.want)
+		}
+	}
+}
+
+// stateLog records a client's states.
+type stateLog struct {
+	mu     sync.Mutex
+	states []State
+	info   *SessionInfo
+}
+
+func (l *stateLog) event(e Event) {
+	sc, ok := e.Data.(StateChange)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.states = append(l.states, sc.State)
+	if sc.Session != nil {
+		l.info = sc.Session
+	}
+}
+
+func (l *stateLog) take() []State {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.states
+	l.states = nil
+	return s
+}
+
+// TestSignInDrivesTheState, against the protected demo server: a connect
+// without a grant needs a sign-in; Authorize signs in and connects; a
+// grant another client of the page gets reconnects a client that waits for
+// one, by itself; a sign-out elsewhere ends the session.
+func TestSignInDrivesTheState(t *testing.T) {
+	env := authtest.Start(t)
+	store := oauth.NewMemoryStore()
+	var la, lb stateLog
+	a := newClient(t, env.URL, Options{Auth: env.Handler(t, store), OnEvent: la.event})
+	b := newClient(t, env.URL, Options{Auth: env.Handler(t, store), OnEvent: lb.event})
+	ctx := ctxT(t)
+
+	wantCode(t, a.Connect(ctx, ConnectOptions{}), mcperr.AuthRequired)
+	wantCode(t, b.Connect(ctx, ConnectOptions{}), mcperr.AuthRequired)
+	if got := la.take(); !slices.Equal(got, []State{StateConnecting, StateNeedsAuth}) {
+		t.Errorf("a's states on connect: %v", got)
+	}
+	lb.take()
+
+	if err := a.Authorize(ctx, ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := la.take(); !slices.Equal(got, []State{StateAuthorizing, StateConnecting, StateConnected}) {
+		t.Errorf("a's states on authorize: %v", got)
+	}
+	if la.info == nil || la.info.ServerInfo == nil || la.info.ProtocolVersion == "" {
+		t.Errorf("connected event without the session: %+v", la.info)
+	}
+	// b waited for a sign-in: a's grant reaches it, and it connects.
+	waitState(t, b, StateConnected)
+	if got := lb.take(); !slices.Equal(got, []State{StateConnecting, StateConnected}) {
+		t.Errorf("b's states after a's sign-in: %v", got)
+	}
+	if _, err := b.ListTools(ctx); err != nil {
+		t.Errorf("b's session: %v", err)
+	}
+	if n := env.Opened.Load(); n != 1 {
+		t.Errorf("sign-in pages shown = %d; want 1", n)
+	}
+
+	if err := a.Logout(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a.State() != StateNeedsAuth || b.State() != StateNeedsAuth {
+		t.Errorf("after the sign-out: a %s, b %s; want needs_auth", a.State(), b.State())
+	}
+	_, err := b.ListTools(ctx)
+	wantCode(t, err, mcperr.Protocol) // not connected
+}
+
+func waitState(t *testing.T, c *Client, want State) {
+	t.Helper()
+	ctx := ctxT(t)
+	for c.State() != want {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("state %s; want %s", c.State(), want)
+		default:
+		}
+		runtimeGosched()
+	}
+}
+
+func runtimeGosched() { time.Sleep(5 * time.Millisecond) }

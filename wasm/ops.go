@@ -1,0 +1,287 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpwasm/mcpwasm/jsapi"
+	"github.com/mcpwasm/mcpwasm/jsbridge"
+	"github.com/mcpwasm/mcpwasm/mcpclient"
+	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/mcpwasm/mcpwasm/oauth"
+)
+
+// jsCall is what a call brings besides its JSON arguments.
+type jsCall struct {
+	signal     jsbridge.Value // an AbortSignal, or undefined
+	onProgress jsbridge.Value // a function, or undefined
+}
+
+// handler runs one operation of jsapi.Ops.
+type handler struct {
+	args reflect.Type
+	run  func(ctx context.Context, raw json.RawMessage, c jsCall) (any, error)
+}
+
+// op makes the handler of an operation whose arguments are an A.
+func op[A any](fn func(ctx context.Context, args A, c jsCall) (any, error)) handler {
+	return handler{
+		args: reflect.TypeFor[A](),
+		run: func(ctx context.Context, raw json.RawMessage, c jsCall) (any, error) {
+			var args A
+			if len(raw) > 0 {
+				if err := json.Unmarshal(raw, &args); err != nil {
+					return nil, mcperr.New(mcperr.InvalidArgument, "mcp: bad arguments: %v", err)
+				}
+			}
+			return fn(ctx, args, c)
+		},
+	}
+}
+
+// handlers is the implementation of jsapi.Ops.
+func (a *app) handlers() map[string]handler {
+	return map[string]handler{
+		"client.new":                   op(a.opNewClient),
+		"client.connect":               op(a.opConnect),
+		"client.authorize":             op(a.opAuthorize),
+		"client.logout":                op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return nil, e.c.Logout(ctx) })),
+		"client.close":                 op(a.opClose),
+		"client.listTools":             op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return e.c.ListTools(ctx) })),
+		"client.listResources":         op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return e.c.ListResources(ctx) })),
+		"client.listResourceTemplates": op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return e.c.ListResourceTemplates(ctx) })),
+		"client.listPrompts":           op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return e.c.ListPrompts(ctx) })),
+		"client.readResource":          op(a.opReadResource),
+		"client.getPrompt":             op(a.opGetPrompt),
+		"client.ping":                  op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return nil, e.c.Ping(ctx) })),
+		"client.callTool":              op(a.opCallTool),
+		"callback.deliver":             op(a.opDeliver),
+		"grants.apply":                 op(a.opApply),
+		"storage.clear":                op(a.opClear),
+	}
+}
+
+// checkOps reports a difference between the handlers and the table.
+func (a *app) checkOps() error {
+	hs := a.handlers()
+	for _, o := range jsapi.Ops {
+		h, ok := hs[o.Name]
+		if !ok {
+			return fmt.Errorf("operation %s of the table has no handler", o.Name)
+		}
+		if want := reflect.TypeOf(o.Args); h.args != want {
+			return fmt.Errorf("operation %s takes %v; the table says %v", o.Name, h.args, want)
+		}
+		delete(hs, o.Name)
+	}
+	for name := range hs {
+		return fmt.Errorf("handler %s is not in the table", name)
+	}
+	return nil
+}
+
+// invoke is the exported function: invoke(op, argsJSON, signal,
+// onProgress) returns a Promise of the result's JSON, or an MCPError value
+// for a call that cannot start.
+func (a *app) invoke(args []jsbridge.Value) (any, error) {
+	name, err := jsbridge.String(jsbridge.Arg(args, 0), "the operation")
+	if err != nil {
+		return nil, err
+	}
+	h, ok := a.handlers()[name]
+	if !ok {
+		return nil, mcperr.New(mcperr.InvalidArgument, "mcp: unknown operation %q", name)
+	}
+	var raw json.RawMessage
+	if s := jsbridge.Arg(args, 1); !s.IsUndefined() {
+		str, err := jsbridge.String(s, "arguments")
+		if err != nil {
+			return nil, err
+		}
+		raw = json.RawMessage(str)
+	}
+	c := jsCall{signal: jsbridge.Arg(args, 2), onProgress: jsbridge.Arg(args, 3)}
+	if o, _ := jsapi.OpNamed(name); o.Sync {
+		return encodeResult(h.run(context.Background(), raw, c))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	release, err := jsbridge.OnAbort(c.signal, cancel)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return jsbridge.Promise(func() (any, error) {
+		defer cancel()
+		defer release()
+		return encodeResult(h.run(ctx, raw, c))
+	}), nil
+}
+
+// encodeResult gives JavaScript a result as JSON text (undefined for none).
+func encodeResult(v any, err error) (any, error) {
+	if err != nil || v == nil {
+		return nil, err
+	}
+	if r, ok := v.(json.RawMessage); ok {
+		return string(r), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, mcperr.Wrap(mcperr.Protocol, err, "mcp: cannot encode the result")
+	}
+	return string(b), nil
+}
+
+// withClient runs fn for the client of id, under a context that also ends
+// when the client is closed: nothing outlives it, and a call it ends
+// rejects "closed".
+func (a *app) withClient(ctx context.Context, id int, fn func(context.Context, *clientEntry) (any, error)) (any, error) {
+	e, err := a.entry(id)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(e.ctx, cancel)
+	defer stop()
+	v, err := fn(ctx, e)
+	if err != nil && e.ctx.Err() != nil {
+		return nil, mcperr.Wrap(mcperr.Closed, err, "mcp: the client was closed during the call")
+	}
+	return v, err
+}
+
+// clientOp adapts an operation that needs only a client.
+func (a *app) clientOp(fn func(context.Context, *clientEntry) (any, error)) func(context.Context, jsapi.ClientRef, jsCall) (any, error) {
+	return func(ctx context.Context, args jsapi.ClientRef, _ jsCall) (any, error) {
+		return a.withClient(ctx, args.ID, fn)
+	}
+}
+
+func (a *app) opNewClient(_ context.Context, args jsapi.NewClient, _ jsCall) (any, error) {
+	id, err := a.newClient(args.URL, args.Options)
+	if err != nil {
+		return nil, err
+	}
+	return jsapi.ClientCreated{ID: id}, nil
+}
+
+func session(c *mcpclient.Client) (any, error) {
+	ir := c.InitializeResult()
+	if ir == nil {
+		return nil, mcperr.New(mcperr.Closed, "mcp: the session ended during connect")
+	}
+	return jsapi.Session{ServerInfo: ir.ServerInfo, Capabilities: ir.Capabilities, Instructions: ir.Instructions, ProtocolVersion: ir.ProtocolVersion}, nil
+}
+
+func (a *app) opConnect(ctx context.Context, args jsapi.Connect, _ jsCall) (any, error) {
+	return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) {
+		if err := e.c.Connect(ctx, a.connectOptions(e, args.Elicitation, args.Sampling)); err != nil {
+			return nil, err
+		}
+		return session(e.c)
+	})
+}
+
+func (a *app) opAuthorize(ctx context.Context, args jsapi.Authorize, _ jsCall) (any, error) {
+	return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) {
+		if args.Popup == "blocked" {
+			return nil, e.c.PopupBlocked()
+		}
+		if err := e.c.Authorize(ctx, a.connectOptions(e, args.Elicitation, args.Sampling)); err != nil {
+			return nil, err
+		}
+		return session(e.c)
+	})
+}
+
+func (a *app) opClose(_ context.Context, args jsapi.ClientRef, _ jsCall) (any, error) {
+	e, err := a.entry(args.ID)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	delete(a.clients, args.ID)
+	a.mu.Unlock()
+	e.cancel() // first end this client's calls and sign-in; they reject "closed"
+	return nil, e.c.Close()
+}
+
+func (a *app) opReadResource(ctx context.Context, args jsapi.ReadResource, _ jsCall) (any, error) {
+	return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) {
+		return e.c.ReadResource(ctx, args.URI)
+	})
+}
+
+func (a *app) opGetPrompt(ctx context.Context, args jsapi.GetPrompt, _ jsCall) (any, error) {
+	return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) {
+		return e.c.GetPrompt(ctx, args.Name, args.Arguments)
+	})
+}
+
+func (a *app) opCallTool(ctx context.Context, args jsapi.CallTool, c jsCall) (any, error) {
+	if args.TimeoutMs < 0 {
+		return nil, mcperr.New(mcperr.InvalidArgument, "mcp: timeoutMs must be a positive number")
+	}
+	if args.TimeoutMs > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(args.TimeoutMs*float64(time.Millisecond)))
+		defer cancel()
+	}
+	var progress func(*mcp.ProgressNotificationParams)
+	if jsbridge.IsFunction(c.onProgress) {
+		progress = func(p *mcp.ProgressNotificationParams) {
+			if b, err := json.Marshal(p); err == nil {
+				_, _ = jsbridge.Call(c.onProgress, string(b))
+			}
+		}
+	}
+	return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) {
+		return e.c.CallTool(ctx, args.Name, args.Arguments, progress)
+	})
+}
+
+// opDeliver hands a callback URL to the sign-in waiting on its state: a
+// live flow of this page, else a flow persisted before a full-page
+// redirect. It never rejects, so a relay meant for another tab is
+// harmless; the registry tells every client (and, through announce, every
+// tab) what changed.
+func (a *app) opDeliver(ctx context.Context, args jsapi.Deliver, _ jsCall) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	resource, live, err := a.registry.HandleCallback(ctx, oauth.PendingConfig{
+		Store:        a.idb,
+		HTTPClient:   a.http,
+		Locker:       webLocks{host: a.host},
+		ClientSecret: a.clientSecret,
+	}, args.URL)
+	r := jsapi.Delivered{Taken: live || resource != "", Resource: resource}
+	if err != nil {
+		me := mcpclient.AsError(err)
+		r.Error = &jsapi.Error{Code: me.Code, Status: me.Status, Message: me.Message}
+	}
+	return r, nil
+}
+
+func (a *app) opApply(ctx context.Context, args jsapi.GrantChange, _ jsCall) (any, error) {
+	a.registry.Apply(ctx, oauth.Change{Kind: oauth.ChangeKind(args.Kind), Resource: args.Resource})
+	return nil, nil
+}
+
+// opClear deletes everything stored for this origin; this page's clients
+// and other tabs' drop the grants they hold and need a sign-in.
+func (a *app) opClear(ctx context.Context, _ struct{}, _ jsCall) (any, error) {
+	if err := a.idb.Clear(ctx); err != nil {
+		return nil, err
+	}
+	a.memory.Clear()
+	a.registry.Clear()
+	return nil, nil
+}
