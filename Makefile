@@ -35,10 +35,24 @@ deps:
 ## test: everything: vet, types, native unit tests (race), wasm tests, fuzz, e2e in Chromium, both conformance runs
 test: deps vet types unit wasmtest fuzz e2e conformance-native conformance-browser
 
-vet:
+# The packages that build for the browser (e2e and the commands drive Chromium natively).
+JSPKGS    := ./jsbridge/... ./wasm/... ./storage/... ./mcpclient/... ./oauth/... ./catalog/... ./agent/... ./jsapi/... ./internal/httpguard/...
+STATICCHECK := .tools/staticcheck
+STATICCHECK_VERSION := v0.8.2
+
+## vet: go vet, gofmt, go mod tidy -diff and staticcheck (pinned), natively and as built for GOOS=js
+vet: $(STATICCHECK)
 	$(GO) vet ./...
-	GOOS=js GOARCH=wasm $(GO) vet ./jsbridge/... ./wasm/... ./storage/...
+	GOOS=js GOARCH=wasm $(GO) vet $(JSPKGS)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) mod tidy -diff
+	$(STATICCHECK) ./...
+	GOOS=js GOARCH=wasm $(STATICCHECK) $(JSPKGS)
+	$(GO) test -count=1 ./jsapi/
+
+# staticcheck, pinned, built natively (it checks GOOS=js code when run with GOOS=js).
+$(STATICCHECK):
+	GOBIN=$(CURDIR)/.tools $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 # Everything that runs a test needs the installed tools (also under make -j).
 vet types unit wasmtest fuzz e2e conformance-native conformance-browser: deps

@@ -62,6 +62,9 @@ func TestRunParallelToolCalls(t *testing.T) {
 	if diff := cmp.Diff(wantCalls, calls); diff != "" {
 		t.Errorf("toolcall events (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff([]string{"2 + 40 = 42", "hi"}, results); diff != "" {
+		t.Errorf("toolresult texts (-want +got):\n%s", diff)
+	}
 	wantMsgs := []agent.Message{
 		{Role: "user", Content: "add 2 and 40 and echo hi"},
 		{Role: "assistant", FinishReason: "tool_calls", Model: model.ModelID, ToolCalls: []agent.ToolCall{

@@ -182,7 +182,7 @@ func (c *Client) connectHinted(ctx context.Context, hint hint, co ConnectOptions
 		if err == nil {
 			return cs, nil
 		}
-		if _, _, first := rec.snapshot(); !fallbackStatus(first) || ctx.Err() != nil {
+		if _, first, _ := rec.snapshot(); !fallbackStatus(first) || ctx.Err() != nil {
 			return nil, classify(err, rec)
 		}
 		kind = TransportSSE

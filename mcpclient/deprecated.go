@@ -13,12 +13,10 @@ import (
 // keep working. This is the one place that touches them; when go-sdk
 // drops them, only this adapter changes.
 func (c *Client) deprecatedHandlers(mo *mcp.ClientOptions, co ConnectOptions) {
-	//lint:ignore SA1019 deprecated by the protocol, still used by servers (see above)
 	mo.LoggingMessageHandler = func(_ context.Context, r *mcp.LoggingMessageRequest) {
 		c.emit("log", r.Params)
 	}
 	if co.Sampling != nil {
-		//lint:ignore SA1019 deprecated by the protocol, still used by servers (see above)
 		mo.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return co.Sampling(ctx, r.Params)
 		}

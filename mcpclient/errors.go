@@ -62,7 +62,7 @@ func classify(err error, rec *record) error {
 	}
 	status, netErr := 0, error(nil)
 	if rec != nil {
-		status, netErr, _ = rec.snapshot()
+		status, _, netErr = rec.snapshot()
 	}
 	if status != 0 {
 		code := mcperr.HTTP

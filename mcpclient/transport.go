@@ -176,13 +176,13 @@ func (r *record) insufficientScope() {
 	r.scope = true
 }
 
-func (r *record) snapshot() (status int, netErr error, firstPOST int) {
+func (r *record) snapshot() (status, firstPOST int, netErr error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.postCodes) > 0 {
 		firstPOST = r.postCodes[0]
 	}
-	return r.status, r.netErr, firstPOST
+	return r.status, firstPOST, r.netErr
 }
 
 // progressTaps routes progress notifications to the call that asked for them,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -9,8 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -167,36 +164,6 @@ func esbuild(benchDir, dst string) error {
 type pkgSize struct {
 	Name  string
 	Bytes int64
-}
-
-// nmByPackage sums `go tool nm -size` of an unstripped module by package,
-// largest first.
-func nmByPackage(name string) ([]pkgSize, int64, error) {
-	out, err := exec.Command("go", "tool", "nm", "-size", "-sort", "size", name).Output()
-	if err != nil {
-		return nil, 0, fmt.Errorf("go tool nm: %v", err)
-	}
-	sum := map[string]int64{}
-	var total int64
-	for _, line := range bytes.Split(out, []byte("\n")) {
-		f := strings.Fields(string(line))
-		if len(f) < 4 {
-			continue
-		}
-		n, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil {
-			continue
-		}
-		sym := strings.Join(f[3:], " ")
-		sum[symPackage(sym)] += n
-		total += n
-	}
-	var list []pkgSize
-	for k, v := range sum {
-		list = append(list, pkgSize{k, v})
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].Bytes > list[j].Bytes })
-	return list, total, nil
 }
 
 // symPackage returns the package of a function name as Go's wasm linker

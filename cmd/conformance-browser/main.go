@@ -104,13 +104,6 @@ func main() {
 	}
 }
 
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
-
 // findRepo returns dir, or the nearest parent of the working directory
 // holding this module's go.mod.
 func findRepo(dir string) (string, error) {
