@@ -69,7 +69,11 @@ func newAuthEnv(t *testing.T, ac devserver.AuthConfig) *authEnv {
 			e.canceled = append(e.canceled, tool)
 		}},
 	}
-	for _, o := range devserver.Handlers(cfg, pc) {
+	origins, err := devserver.Handlers(cfg, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range origins {
 		switch o.Name {
 		case "page":
 			mux := http.NewServeMux()

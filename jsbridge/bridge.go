@@ -102,8 +102,9 @@ func FromJS(v Value) error {
 	return e
 }
 
-// fromSafe converts an error from a safejs call (a JS exception) into a Go
-// error that keeps an MCPError's code.
+// fromSafe converts an error from a safejs call (a JS exception) into a
+// *JSError that keeps only its message (safejs does not give the thrown
+// value back, so an MCPError's code is lost here; FromJS keeps it).
 func fromSafe(err error) error {
 	var se safejs.Error
 	if errors.As(err, &se) {

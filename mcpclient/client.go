@@ -228,7 +228,7 @@ func (c *Client) Close() error {
 // reconnects by itself after this, until the next Connect.
 func (c *Client) Disconnect() { c.apply(inDisconnect, nil) }
 
-// Session returns the live session or an error coded "closed" or
+// sessionOrErr returns the live session or an error coded "closed" or
 // "protocol" (not connected).
 func (c *Client) sessionOrErr() (*mcp.ClientSession, error) {
 	c.mu.Lock()

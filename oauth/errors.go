@@ -53,10 +53,11 @@ func sentinel(code mcperr.Code, msg string) *Error {
 var (
 	// ErrAuthorizationRequired: a login is needed and may not start now
 	// (non-interactive mode, or a stored grant became unusable). Call
-	// [Handler.Authorize] from a user gesture.
+	// [Handler.Login] from a user gesture.
 	ErrAuthorizationRequired error = sentinel(mcperr.AuthRequired, "oauth: authorization required")
 	// ErrDeclined: the user denied or dismissed the login, or it was
-	// aborted; no new flow starts until [Handler.Authorize] is called.
+	// aborted; no new flow starts until [Handler.Login] is called (a user
+	// action clears the latch).
 	ErrDeclined error = sentinel(mcperr.Declined, "oauth: authorization declined")
 	// ErrPopupBlocked is returned by a [Courier] that could not show the
 	// authorization page.

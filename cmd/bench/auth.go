@@ -39,10 +39,13 @@ func startAuthServers(webDir string) (*authServers, error) {
 	}
 	base := func(ln net.Listener) string { return "http://" + ln.Addr().String() }
 	s.PageURL, s.MCPURL = base(lns[0]), base(lns[1])+demo.StreamablePath
-	origins := devserver.Handlers(devserver.Config{
+	origins, err := devserver.Handlers(devserver.Config{
 		Web: os.DirFS(webDir), Demo: true,
 		Auth: devserver.AuthConfig{Enabled: true, AutoApprove: true},
 	}, devserver.PageConfig{MCPURL: s.MCPURL, ASURL: base(lns[2])})
+	if err != nil {
+		return nil, err
+	}
 	for i, o := range origins {
 		h := o.Handler
 		if o.Name != "page" {

@@ -148,8 +148,11 @@ func startServers(webDir string, jsonResponse bool) (*servers, error) {
 		return nil, err
 	}
 	s.MCPURL = "http://" + mcpLn.Addr().String() + demo.StreamablePath
-	origins := devserver.Handlers(devserver.Config{Web: os.DirFS(webDir), Demo: true},
+	origins, err := devserver.Handlers(devserver.Config{Web: os.DirFS(webDir), Demo: true},
 		devserver.PageConfig{MCPURL: s.MCPURL})
+	if err != nil {
+		return nil, err
+	}
 	s.PageURL = "http://" + pageLn.Addr().String()
 	if jsonResponse {
 		origins[1].Handler = jsonResponseHandler()

@@ -1,5 +1,6 @@
-// Command devserver serves the demo page and, in demo mode, a demo MCP
-// server on a second loopback origin.
+// Command devserver serves the demo page and, in demo mode, the demo MCP
+// server and its OAuth authorization server, each on its own loopback
+// origin.
 //
 //	go run ./cmd/devserver [-addr 127.0.0.1:8080] [-web web] [-demo=true] [-mcp-addr 127.0.0.1:8081]
 //	    [-auth=true] [-as-addr 127.0.0.1:8082] [-coop] [-hide-www-authenticate] [-scoped-tool add] [-token-ttl 1h]

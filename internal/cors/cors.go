@@ -1,6 +1,6 @@
 // Package cors is the Cross-Origin Resource Sharing middleware of the demo
-// servers: it lets a page on one loopback origin call an MCP server (and,
-// later, an authorization server) on another, as the Fetch standard's CORS
+// servers: it lets a page on one loopback origin call an MCP server (and
+// the demo authorization server) on another, as the Fetch standard's CORS
 // protocol requires (https://fetch.spec.whatwg.org/#http-cors-protocol).
 //
 // A preflight (an OPTIONS request carrying Origin and

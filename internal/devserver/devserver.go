@@ -106,8 +106,9 @@ type Origin struct {
 // finds the other origins; it is served at [ConfigPath].
 //
 // Tests that serve these handlers with httptest start the MCP origin first
-// and pass its URL in page.
-func Handlers(cfg Config, page PageConfig) []Origin {
+// and pass its URL in page. A configuration the demo authorization server
+// refuses is an error.
+func Handlers(cfg Config, page PageConfig) ([]Origin, error) {
 	web := http.NewServeMux()
 	web.Handle("/", webserve.Handler(cfg.Web))
 	body, _ := json.Marshal(page)
@@ -119,10 +120,10 @@ func Handlers(cfg Config, page PageConfig) []Origin {
 	})
 	origins := []Origin{{Name: "page", Handler: web}}
 	if !cfg.Demo {
-		return origins
+		return origins, nil
 	}
 	if !cfg.Auth.Enabled || page.ASURL == "" {
-		return append(origins, Origin{Name: "mcp", Handler: demo.Handler(cfg.DemoOptions)})
+		return append(origins, Origin{Name: "mcp", Handler: demo.Handler(cfg.DemoOptions)}), nil
 	}
 	as, err := authserver.New(authserver.Config{
 		Issuer:         page.ASURL,
@@ -134,10 +135,7 @@ func Handlers(cfg Config, page PageConfig) []Origin {
 		Logger:         cfg.Logger,
 	})
 	if err != nil {
-		broken := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "devserver: the demo authorization server is misconfigured: "+err.Error(), http.StatusInternalServerError)
-		})
-		return append(origins, Origin{Name: "mcp", Handler: broken}, Origin{Name: "as", Handler: broken})
+		return nil, fmt.Errorf("devserver: the demo authorization server: %w", err)
 	}
 	p := demo.Protection{
 		Issuer:              as.Issuer(),
@@ -151,7 +149,7 @@ func Handlers(cfg Config, page PageConfig) []Origin {
 	}
 	return append(origins,
 		Origin{Name: "mcp", Handler: demo.ProtectedHandler(cfg.DemoOptions, p)},
-		Origin{Name: "as", Handler: as.Handler(), AuthServer: as})
+		Origin{Name: "as", Handler: as.Handler(), AuthServer: as}), nil
 }
 
 // CheckLoopback returns an error unless addr's host is a loopback IP
@@ -226,7 +224,12 @@ func Start(cfg Config) (*Running, error) {
 			r.Page.ASURL = baseURL(lns[2])
 		}
 	}
-	for i, o := range Handlers(cfg, r.Page) {
+	origins, err := Handlers(cfg, r.Page)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	for i, o := range origins {
 		if o.AuthServer != nil {
 			r.AuthServer = o.AuthServer
 		}

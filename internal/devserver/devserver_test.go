@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -105,8 +106,21 @@ func TestStart(t *testing.T) {
 
 // TestHandlersWithoutDemo checks the page-only wiring.
 func TestHandlersWithoutDemo(t *testing.T) {
-	origins := devserver.Handlers(devserver.Config{Web: fstest.MapFS{}}, devserver.PageConfig{})
+	origins, err := devserver.Handlers(devserver.Config{Web: fstest.MapFS{}}, devserver.PageConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(origins) != 1 || origins[0].Name != "page" {
 		t.Errorf("origins = %+v; want only page", origins)
+	}
+}
+
+// TestHandlersRefuseABadAuthServer: a configuration the demo authorization
+// server refuses is an error at once, not a server answering 500 forever.
+func TestHandlersRefuseABadAuthServer(t *testing.T) {
+	_, err := devserver.Handlers(devserver.Config{Web: fstest.MapFS{}, Demo: true, Auth: devserver.AuthConfig{Enabled: true}},
+		devserver.PageConfig{MCPURL: "http://127.0.0.1:1/mcp", ASURL: "not a url"})
+	if err == nil || !strings.Contains(err.Error(), "authorization server") {
+		t.Errorf("error %v; want one about the authorization server", err)
 	}
 }
