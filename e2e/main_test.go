@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/internal/devserver"
 	"github.com/mcpwasm/mcpwasm/internal/headless"
 	"github.com/mcpwasm/mcpwasm/internal/webbuild"
 	"github.com/mcpwasm/mcpwasm/internal/webserve"
@@ -97,7 +98,7 @@ func newEnv(t *testing.T) *env {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, blankPage)
 	})
-	mux.Handle("/", webserve.Handler(os.DirFS(webDir)))
+	mux.Handle("/", webserve.Handler(devserver.Site(os.DirFS(webDir))))
 	page := httptest.NewServer(mux)
 	t.Cleanup(page.Close)
 	e.PageURL = page.URL

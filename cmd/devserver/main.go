@@ -68,8 +68,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("web directory %s not found (run from the repository root or pass -web)", dir)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "index.html")); err != nil {
-		fmt.Fprintf(stderr, "devserver: warning: %s has no index.html yet\n", dir)
+	if _, err := os.Stat(filepath.Join(dir, "demo", "index.html")); err != nil {
+		fmt.Fprintf(stderr, "devserver: warning: %s has no demo/index.html yet\n", dir)
 	}
 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

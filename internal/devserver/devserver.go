@@ -32,7 +32,8 @@ const ConfigPath = "/devserver/config.json"
 
 // Config configures the dev server.
 type Config struct {
-	// Web is the directory served at the page origin (web/).
+	// Web is the web directory (web/): its demo page is served at the
+	// root of the page origin, over the files beside it (see [Site]).
 	Web fs.FS
 
 	// WebAddr is the page origin's listen address (host:port).
@@ -110,7 +111,7 @@ type Origin struct {
 // refuses is an error.
 func Handlers(cfg Config, page PageConfig) ([]Origin, error) {
 	web := http.NewServeMux()
-	web.Handle("/", webserve.Handler(cfg.Web))
+	web.Handle("/", webserve.Handler(Site(cfg.Web)))
 	body, _ := json.Marshal(page)
 	web.HandleFunc("GET "+ConfigPath, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -6,7 +6,7 @@
 // runs under a strict CSP), and server data only ever reaches the DOM as
 // text (textContent, attribute values), never as HTML.
 import { load, MCPError } from "./mcp.js";
-import { buildFields } from "./demo/fields.js";
+import { buildFields } from "./fields.js";
 
 const DEFAULT_SERVER = "http://127.0.0.1:8081/mcp";
 const LOG_LIMIT = 300;
