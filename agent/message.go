@@ -128,18 +128,20 @@ func contentText(raw json.RawMessage) (string, error) {
 }
 
 // Request is what a [Model] is asked.
+// As JSON (what a custom model function in a page receives) it uses the
+// Chat Completions request's names.
 type Request struct {
-	Messages []Message
+	Messages []Message `json:"messages"`
 	// Tools are function tools in the Chat Completions shape
 	// ([{"type": "function", "function": {name, description, parameters}}],
 	// the catalog's "openai" export); nil or an empty array offers none.
-	Tools json.RawMessage
+	Tools json.RawMessage `json:"tools,omitempty"`
 	// MaxTokens bounds the answer when > 0; otherwise the adapter's default.
-	MaxTokens int
+	MaxTokens int `json:"max_tokens,omitempty"`
 	// Temperature, when set, is passed to the model.
-	Temperature *float64
+	Temperature *float64 `json:"temperature,omitempty"`
 	// Stop lists stop sequences.
-	Stop []string
+	Stop []string `json:"stop,omitempty"`
 }
 
 // Model generates the next assistant message of a conversation.

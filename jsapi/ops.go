@@ -124,6 +124,126 @@ type (
 	Any = json.RawMessage
 )
 
+// The catalog's and the agent's arguments and results.
+type (
+	// NewCatalog makes a catalog from the options of mcp.catalog(),
+	// checked by Decode as CatalogOptions.
+	NewCatalog struct {
+		Options json.RawMessage `json:"options"`
+	}
+	// CatalogCreated is the new catalog's id, the client of each server,
+	// and the warnings of its configuration (entries that were left out).
+	CatalogCreated struct {
+		ID       int            `json:"id"`
+		Clients  map[string]int `json:"clients"`
+		Warnings []string       `json:"warnings,omitempty"`
+		Statuses any            `json:"statuses"`
+	}
+	// CatalogRef names a catalog.
+	CatalogRef struct {
+		ID int `json:"id"`
+	}
+	// CatalogServer names one server of a catalog.
+	CatalogServer struct {
+		ID     int    `json:"id"`
+		Server string `json:"server"`
+	}
+	// CatalogAdd adds a server with its configuration (as in servers).
+	CatalogAdd struct {
+		ID     int             `json:"id"`
+		Server string          `json:"server"`
+		Config json.RawMessage `json:"config"`
+	}
+	// CatalogAdded is the client of an added server.
+	CatalogAdded struct {
+		Client int `json:"client"`
+	}
+	// CatalogAuthorize signs in to one server (see Authorize for Popup).
+	CatalogAuthorize struct {
+		ID     int    `json:"id"`
+		Server string `json:"server"`
+		Popup  string `json:"popup"`
+	}
+	// CatalogFormat names a tool format.
+	CatalogFormat struct {
+		ID     int    `json:"id"`
+		Format string `json:"format"`
+	}
+	// CatalogCallTool calls a tool by its exported name.
+	CatalogCallTool struct {
+		ID        int             `json:"id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+		TimeoutMs float64         `json:"timeoutMs,omitempty"`
+	}
+	// CatalogToolCalls runs a model's tool calls of a format.
+	CatalogToolCalls struct {
+		ID     int             `json:"id"`
+		Format string          `json:"format"`
+		Calls  json.RawMessage `json:"calls"`
+	}
+	// NewAgent makes an agent over a catalog, with the options of
+	// cat.agent(), checked by Decode as AgentOptions.
+	NewAgent struct {
+		Catalog int             `json:"catalog"`
+		Options json.RawMessage `json:"options"`
+	}
+	// AgentCreated is the new agent's id.
+	AgentCreated struct {
+		ID int `json:"id"`
+	}
+	// AgentRun runs one turn: input is a string or a list of messages
+	// (the OpenAI Chat Completions shapes); Run names the run for the
+	// host's model callback (a custom model). Events arrive through the
+	// call's callback.
+	AgentRun struct {
+		ID    int             `json:"id"`
+		Run   int             `json:"run"`
+		Input json.RawMessage `json:"input"`
+	}
+	// AgentRef names an agent.
+	AgentRef struct {
+		ID int `json:"id"`
+	}
+)
+
+// CatalogOptions are the options of mcp.catalog(config).
+type CatalogOptions struct {
+	Servers           json.RawMessage `json:"servers,omitempty" js:"object"`
+	MCPServers        json.RawMessage `json:"mcpServers,omitempty" js:"object"`
+	MaxServers        int             `json:"maxServers,omitempty"`
+	MaxToolsPerServer int             `json:"maxToolsPerServer,omitempty"`
+	CallTimeoutMs     *float64        `json:"callTimeoutMs,omitempty"`
+	Breaker           *BreakerOptions `json:"breaker,omitempty"`
+	Approve           bool            `json:"approve,omitempty" js:"function"`
+	ServerTools       bool            `json:"serverTools,omitempty"`
+}
+
+// BreakerOptions configure each server's circuit breaker.
+type BreakerOptions struct {
+	Failures   int      `json:"failures,omitempty"`
+	CooldownMs *float64 `json:"cooldownMs,omitempty"`
+}
+
+// AgentOptions are the options of cat.agent(options).
+type AgentOptions struct {
+	Model      ModelOptions `json:"model"`
+	System     string       `json:"system,omitempty"`
+	MaxSteps   int          `json:"maxSteps,omitempty"`
+	AuthWaitMs *float64     `json:"authWaitMs,omitempty"`
+}
+
+// ModelOptions describe the agent's model: mcp.models.openai(…),
+// mcp.models.anthropic(…), or a JavaScript function (kind "custom").
+type ModelOptions struct {
+	Kind      string            `json:"kind"`
+	BaseURL   string            `json:"baseURL,omitempty"`
+	APIKey    string            `json:"apiKey,omitempty"`
+	Model     string            `json:"model,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	MaxTokens int               `json:"maxTokens,omitempty"`
+}
+
 // Ops is the table of operations.
 var Ops = []Op{
 	{"client.new", NewClient{}, ClientCreated{}, "creates a client for an MCP server", true},
@@ -142,6 +262,20 @@ var Ops = []Op{
 	{"callback.deliver", Deliver{}, Delivered{}, "a sign-in result from any courier", false},
 	{"grants.apply", GrantChange{}, nil, "a grant change another tab announced", false},
 	{"storage.clear", struct{}{}, nil, "deletes every stored grant, registration and metadata", false},
+	{"catalog.new", NewCatalog{}, CatalogCreated{}, "makes a catalog of servers; nothing connects yet", true},
+	{"catalog.add", CatalogAdd{}, CatalogAdded{}, "adds a server", true},
+	{"catalog.remove", CatalogServer{}, nil, "removes a server (its session ends)", false},
+	{"catalog.enable", CatalogServer{}, nil, "enables a server (a user action: clears its decline)", false},
+	{"catalog.disable", CatalogServer{}, nil, "disables a server (its session ends)", false},
+	{"catalog.authorize", CatalogAuthorize{}, nil, "signs in to a server (from a user action)", false},
+	{"catalog.tools", CatalogRef{}, Any{}, "the aggregated tool list; connects enabled servers", false},
+	{"catalog.toolsFor", CatalogFormat{}, Any{}, "the tool list in a provider's format", false},
+	{"catalog.callTool", CatalogCallTool{}, Any{}, "calls a tool by its exported name", false},
+	{"catalog.handleToolCalls", CatalogToolCalls{}, Any{}, "a model's tool calls in, tool-result messages out", false},
+	{"catalog.close", CatalogRef{}, nil, "closes every server", false},
+	{"agent.new", NewAgent{}, AgentCreated{}, "makes an agent over a catalog", true},
+	{"agent.run", AgentRun{}, Any{}, "runs one turn (signal, onEvent)", false},
+	{"agent.close", AgentRef{}, nil, "forgets an agent", true},
 }
 
 // Hosts is the table of callbacks on mcp.js's host object. target is
@@ -157,6 +291,8 @@ var Hosts = []Host{
 	{"lock", []string{"name"}, "Promise<release function>", "a Web Lock across the tabs of the origin"},
 	{"announce", []string{"changeJSON"}, "", "tells the other tabs about a grant change"},
 	{"saveHints", []string{"json"}, "", "what each server negotiated (no secrets), for the next page"},
+	{"approve", []string{"target", "requestJSON"}, "Promise<boolean>", "the catalog's approve: may this tool call run?"},
+	{"model", []string{"target", "requestJSON"}, "Promise<messageJSON>", "a custom model function answers (target run:<id>)"},
 }
 
 // OpNamed returns the operation called name.

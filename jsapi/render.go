@@ -21,17 +21,16 @@ func RenderJS() []byte {
 	w("// `go generate ./jsapi`. Do not edit: a test fails when it is stale.\n\n")
 	w("/** The MCPError codes. */\nexport const CODES = Object.freeze(%s);\n\n", js(Codes))
 	w("/** The states of a client. */\nexport const STATES = Object.freeze(%s);\n\n", js(States))
-	kinds := map[string]string{}
-	var order []string
-	for _, o := range OptionsOf(ClientOptions{}) {
-		kinds[o.Name] = o.Kind
-		order = append(order, o.Name)
+	options := func(name, doc string, v any) {
+		w("/** %s */\nexport const %s = Object.freeze({\n", doc, name)
+		for _, o := range OptionsOf(v) {
+			w("  %s: %s,\n", o.Name, js(o.Kind))
+		}
+		w("});\n\n")
 	}
-	w("/** The options of mcp.client() and the JavaScript type of each (Go checks their values). */\nexport const CLIENT_OPTIONS = Object.freeze({\n")
-	for _, n := range order {
-		w("  %s: %s,\n", n, js(kinds[n]))
-	}
-	w("});\n\n")
+	options("CLIENT_OPTIONS", "The options of mcp.client() and the JavaScript type of each (Go checks their values).", ClientOptions{})
+	options("CATALOG_OPTIONS", "The options of mcp.catalog().", CatalogOptions{})
+	options("AGENT_OPTIONS", "The options of cat.agent().", AgentOptions{})
 	w("/** The operations the wasm module exports (invoke(name, argsJSON, signal, onProgress)); true marks one that answers at once, not with a Promise. */\nexport const OPS = Object.freeze({\n")
 	for _, o := range Ops {
 		w("  %s: %v,\n", js(o.Name), o.Sync)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpwasm/mcpwasm/agent"
 	"github.com/mcpwasm/mcpwasm/internal/httpguard"
 	"github.com/mcpwasm/mcpwasm/jsapi"
 	"github.com/mcpwasm/mcpwasm/jsbridge"
@@ -36,9 +37,13 @@ type app struct {
 
 	memory *oauth.MemoryStore // storage: "memory"
 
-	mu      sync.Mutex
-	nextID  int
-	clients map[int]*clientEntry
+	mu          sync.Mutex
+	nextID      int
+	clients     map[int]*clientEntry
+	nextCatalog int
+	catalogs    map[int]*catalogEntry
+	nextAgent   int
+	agents      map[int]*agent.Agent
 }
 
 type clientEntry struct {
@@ -60,6 +65,8 @@ func newApp(hv jsbridge.Value, hintsJSON string) *app {
 		registry: oauth.NewRegistry(),
 		memory:   oauth.NewMemoryStore(),
 		clients:  make(map[int]*clientEntry),
+		catalogs: make(map[int]*catalogEntry),
+		agents:   make(map[int]*agent.Agent),
 	}
 	a.hints = &mcpclient.Hints{Persist: func(b []byte) { a.host.call("saveHints", string(b)) }}
 	a.hints.Load([]byte(hintsJSON))
@@ -109,8 +116,9 @@ func (a *app) store(kind string) oauth.Store {
 	return a.idb
 }
 
-// newClient makes a client from the options mcp.js sent.
-func (a *app) newClient(url string, raw json.RawMessage) (int, error) {
+// newClient makes a client from the options mcp.js sent; its events go
+// to the page, and to also when set (a catalog's server).
+func (a *app) newClient(url string, raw json.RawMessage, also func(mcpclient.Event)) (int, error) {
 	var o jsapi.ClientOptions
 	if err := jsapi.Decode("client()", raw, &o); err != nil {
 		return 0, err
@@ -130,7 +138,12 @@ func (a *app) newClient(url string, raw json.RawMessage) (int, error) {
 		Headers:       o.Headers,
 		Transport:     mcpclient.Transport(o.Transport),
 		Hints:         a.hints,
-		OnEvent:       func(ev mcpclient.Event) { a.host.event(id, ev.Type, ev.Data) },
+		OnEvent: func(ev mcpclient.Event) {
+			a.host.event(id, ev.Type, ev.Data)
+			if also != nil {
+				also(ev)
+			}
+		},
 	}
 	switch {
 	case o.AccessToken:

@@ -17,6 +17,15 @@ type host struct{ v jsbridge.Value }
 
 func target(id int) string { return fmt.Sprintf("client:%d", id) }
 
+// eventTo sends an event to any target ("catalog:<id>", …).
+func (h host) eventTo(target, typ string, data any) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return
+	}
+	h.call("event", target, typ, string(b))
+}
+
 // call calls a synchronous host callback; a missing or throwing one is
 // reported to the console, never a panic.
 func (h host) call(name string, args ...any) {

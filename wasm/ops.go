@@ -65,6 +65,20 @@ func (a *app) handlers() map[string]handler {
 		"callback.deliver":             op(a.opDeliver),
 		"grants.apply":                 op(a.opApply),
 		"storage.clear":                op(a.opClear),
+		"catalog.new":                  op(a.opNewCatalog),
+		"catalog.add":                  op(a.opCatalogAdd),
+		"catalog.remove":               op(a.opCatalogRemove),
+		"catalog.enable":               op(a.opCatalogEnable),
+		"catalog.disable":              op(a.opCatalogDisable),
+		"catalog.authorize":            op(a.opCatalogAuthorize),
+		"catalog.tools":                op(a.opCatalogTools),
+		"catalog.toolsFor":             op(a.opCatalogToolsFor),
+		"catalog.callTool":             op(a.opCatalogCallTool),
+		"catalog.handleToolCalls":      op(a.opCatalogToolCalls),
+		"catalog.close":                op(a.opCatalogClose),
+		"agent.new":                    op(a.opNewAgent),
+		"agent.run":                    op(a.opAgentRun),
+		"agent.close":                  op(a.opAgentClose),
 	}
 }
 
@@ -166,7 +180,7 @@ func (a *app) clientOp(fn func(context.Context, *clientEntry) (any, error)) func
 }
 
 func (a *app) opNewClient(_ context.Context, args jsapi.NewClient, _ jsCall) (any, error) {
-	id, err := a.newClient(args.URL, args.Options)
+	id, err := a.newClient(args.URL, args.Options, nil)
 	if err != nil {
 		return nil, err
 	}

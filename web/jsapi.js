@@ -26,6 +26,26 @@ export const CLIENT_OPTIONS = Object.freeze({
   transport: "string",
 });
 
+/** The options of mcp.catalog(). */
+export const CATALOG_OPTIONS = Object.freeze({
+  servers: "object",
+  mcpServers: "object",
+  maxServers: "number",
+  maxToolsPerServer: "number",
+  callTimeoutMs: "number",
+  breaker: "object",
+  approve: "function",
+  serverTools: "boolean",
+});
+
+/** The options of cat.agent(). */
+export const AGENT_OPTIONS = Object.freeze({
+  model: "object",
+  system: "string",
+  maxSteps: "number",
+  authWaitMs: "number",
+});
+
 /** The operations the wasm module exports (invoke(name, argsJSON, signal, onProgress)); true marks one that answers at once, not with a Promise. */
 export const OPS = Object.freeze({
   "client.new": true,
@@ -44,7 +64,21 @@ export const OPS = Object.freeze({
   "callback.deliver": false,
   "grants.apply": false,
   "storage.clear": false,
+  "catalog.new": true,
+  "catalog.add": true,
+  "catalog.remove": false,
+  "catalog.enable": false,
+  "catalog.disable": false,
+  "catalog.authorize": false,
+  "catalog.tools": false,
+  "catalog.toolsFor": false,
+  "catalog.callTool": false,
+  "catalog.handleToolCalls": false,
+  "catalog.close": false,
+  "agent.new": true,
+  "agent.run": false,
+  "agent.close": true,
 });
 
 /** The callbacks the wasm module calls on the host object. */
-export const HOSTS = Object.freeze(["event","accessToken","elicit","sample","openAuth","authDismissed","closeAuth","lock","announce","saveHints"]);
+export const HOSTS = Object.freeze(["event","accessToken","elicit","sample","openAuth","authDismissed","closeAuth","lock","announce","saveHints","approve","model"]);

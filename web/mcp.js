@@ -15,7 +15,7 @@
 // rejection is an MCPError. Option values are checked in Go; this module
 // checks only what JSON cannot carry (functions, AbortSignals).
 import "./wasm_exec.js"; // defines globalThis.Go (copied from the Go toolchain at build time)
-import { CODES, CLIENT_OPTIONS, OPS, HOSTS } from "./jsapi.js";
+import { CODES, CLIENT_OPTIONS, CATALOG_OPTIONS, AGENT_OPTIONS, OPS, HOSTS } from "./jsapi.js";
 import {
   CallbackReceiver, LoginWindow, acquireLock, GRANTS_CHANNEL, RETURN_KEY, CALLBACK_KEY,
 } from "./auth.js";
@@ -144,6 +144,31 @@ function withProgress(response, onProgress) {
   return new Response(body, { status: response.status, headers: response.headers });
 }
 
+/** Throws unless every option of kind "function" in kinds is a function. */
+function checkFunctions(what, options, kinds) {
+  if (options === null || typeof options !== "object" || Array.isArray(options)) throw invalid(`${what} options must be an object`);
+  for (const [k, v] of Object.entries(options)) {
+    if (kinds[k] === "function" && typeof v !== "function" && v !== undefined) throw invalid(`${what} ${k} must be a function`);
+  }
+}
+
+/**
+ * Functions cannot travel as JSON: a function option is sent as true (Go
+ * learns that there is one); a function anywhere else as {} (Go says the
+ * option has the wrong type).
+ */
+const functionsAs = (kinds) => (k, v) => typeof v === "function" ? (kinds[k] === "function" ? true : {}) : v;
+
+/** A client's options as Go reads them, with the page's defaults. */
+function clientOptionsJSON(options) {
+  let redirectUri = options.redirectUri ?? "oauth/callback.html";
+  try {
+    redirectUri = new URL(redirectUri, import.meta.url).href;
+  } catch { /* not a URL: Go says so */ }
+  const sent = { ...options, redirectUri, clientName: options.clientName ?? globalThis.document?.title ?? "" };
+  return JSON.parse(JSON.stringify(sent, functionsAs(CLIENT_OPTIONS)));
+}
+
 /**
  * The host object the Go runtime calls (HOSTS in jsapi.js): callbacks for a
  * client are routed by target ("client:<id>") to the Client, the rest are
@@ -157,7 +182,7 @@ class Host {
 
   #to(target) {
     const c = this.targets.get(target);
-    if (!c) throw closedError();
+    if (!c) throw new MCPError("closed", `${target.split(":")[0]} is closed`);
     return c;
   }
 
@@ -177,6 +202,8 @@ class Host {
       lock: acquireLock,
       announce: (json) => this.grants?.postMessage(JSON.parse(json)),
       saveHints: (json) => { try { localStorage.setItem(HINTS_KEY, json); } catch { /* storage off */ } },
+      approve: (target, json) => this.#to(target)._approve(JSON.parse(json)),
+      model: (target, json) => this.#to(target)._model(JSON.parse(json)),
     };
     for (const name of HOSTS) {
       if (typeof cb[name] !== "function") throw new Error(`mcp.js: host callback ${name} is missing`);
@@ -292,27 +319,61 @@ class MCP {
   /** Creates a client for the MCP server at url. Throws MCPError invalid_argument on bad input. */
   client(url, options = {}) {
     if (typeof url !== "string" && !(url instanceof URL)) throw invalid("client(): url must be a string or URL");
-    if (options === null || typeof options !== "object" || Array.isArray(options)) throw invalid("client(): options must be an object");
-    for (const [k, v] of Object.entries(options)) {
-      if (CLIENT_OPTIONS[k] === "function" && typeof v !== "function" && v !== undefined) {
-        throw invalid(`client(): ${k} must be a function`);
-      }
-    }
-    let redirectUri = options.redirectUri ?? "oauth/callback.html";
-    try {
-      redirectUri = new URL(redirectUri, import.meta.url).href;
-    } catch { /* not a URL: Go says so */ }
-    const sent = { ...options, redirectUri, clientName: options.clientName ?? globalThis.document?.title ?? "" };
-    // Functions cannot travel as JSON: a function option is sent as true
-    // (Go learns that there is one); a function anywhere else as {} (Go
-    // says the option has the wrong type).
-    const json = JSON.parse(JSON.stringify(sent, (k, v) => typeof v === "function" ? (CLIENT_OPTIONS[k] === "function" ? true : {}) : v));
-    const { id } = this._invokeSync("client.new", { url: String(url), options: json });
-    const c = new Client(this, id, String(url), options, this.#receiver);
+    checkFunctions("client()", options, CLIENT_OPTIONS);
+    const { id } = this._invokeSync("client.new", { url: String(url), options: clientOptionsJSON(options) });
+    return this._wrap(id, String(url), options);
+  }
+
+  /** The page's object for client id (of a client or a catalog's server). */
+  _wrap(id, url, options) {
+    const c = new Client(this, id, url, options, this.#receiver);
     this.#host.targets.set(`client:${id}`, c);
     c._forget = () => this.#host.targets.delete(`client:${id}`);
     return c;
   }
+
+  _target(name, obj) {
+    if (obj) this.#host.targets.set(name, obj);
+    else this.#host.targets.delete(name);
+  }
+
+  /**
+   * Many MCP servers behind one tool list (see docs/JSAPI.md, "Catalog").
+   * config: { servers: {id: {url, ...client options, title, description,
+   * enabled, allowTools, denyTools}} } or { mcpServers: {...} }, with
+   * maxServers, maxToolsPerServer, callTimeoutMs, breaker, approve,
+   * serverTools. Nothing connects until a call needs a server.
+   */
+  catalog(config = {}) {
+    checkFunctions("catalog()", config, CATALOG_OPTIONS);
+    const servers = config.servers ?? config.mcpServers ?? {};
+    if (servers === null || typeof servers !== "object" || Array.isArray(servers)) throw invalid("catalog(): servers must be an object of server configurations");
+    const sent = { ...config };
+    const wire = {};
+    for (const [id, sc] of Object.entries(servers)) {
+      if (sc !== null && typeof sc === "object" && !Array.isArray(sc)) {
+        checkFunctions(`catalog(): server "${id}":`, sc, CLIENT_OPTIONS);
+        wire[id] = "command" in sc ? sc : clientOptionsJSON(sc);
+      } else {
+        wire[id] = sc;
+      }
+    }
+    if (config.mcpServers !== undefined) sent.mcpServers = wire;
+    else sent.servers = wire;
+    const created = this._invokeSync("catalog.new", { options: JSON.parse(JSON.stringify(sent, functionsAs(CATALOG_OPTIONS))) });
+    const cat = new Catalog(this, created, servers, config.approve);
+    this.#host.targets.set(`catalog:${created.id}`, cat);
+    for (const w of created.warnings ?? []) console.warn(`mcp: catalog(): ${w}`);
+    return cat;
+  }
+
+  /** Model descriptions for cat.agent({model}); a custom model is an async function. */
+  models = Object.freeze({
+    /** Any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM, LM Studio, llama.cpp, OpenRouter). */
+    openai: ({ baseURL, apiKey, model, headers } = {}) => Object.freeze({ kind: "openai", baseURL, apiKey, model, headers }),
+    /** The Anthropic Messages API. */
+    anthropic: ({ baseURL, apiKey, model, headers, maxTokens } = {}) => Object.freeze({ kind: "anthropic", baseURL, apiKey, model, headers, maxTokens }),
+  });
 }
 
 /**
@@ -382,12 +443,16 @@ class Client extends EventTarget {
    */
   authorize({ signal } = {}) {
     if (this.#closed) return Promise.reject(closedError());
-    let popup = "redirect";
-    if (this._options.authMode !== "redirect") popup = this.#openWindow() ? "open" : "blocked";
-    return this.#call("client.authorize", { popup, ...this.#handlers() }, signal).then((s) => this.#session(s), (e) => {
+    return this.#call("client.authorize", { popup: this._popup(), ...this.#handlers() }, signal).then((s) => this.#session(s), (e) => {
       this._closeAuth();
       throw e;
     });
+  }
+
+  /** Opens the sign-in window in the user's gesture: "open", "blocked" or "redirect". */
+  _popup() {
+    if (this._options.authMode === "redirect") return "redirect";
+    return this.#openWindow() ? "open" : "blocked";
   }
 
   /** Signs out: revokes the grant where the server supports it and deletes it here and in other tabs. */
@@ -436,6 +501,14 @@ class Client extends EventTarget {
   }
 
   async ping({ signal } = {}) { await this.#call("client.ping", {}, signal); }
+
+  /** The catalog that owned this client closed it. */
+  _gone() {
+    this._closeAuth();
+    this.#closed = true;
+    this.#state = "closed";
+    this._forget?.();
+  }
 
   /** Ends the session; later calls reject "closed". */
   async close() {
@@ -533,5 +606,197 @@ class Client extends EventTarget {
     const result = await fn(JSON.parse(json));
     if (result === null || typeof result !== "object") throw invalid(`${prop} must resolve to an object`);
     return JSON.stringify(result);
+  }
+}
+
+/**
+ * Many MCP servers behind one tool list. Events: statuschange {id, status},
+ * toolschanged {ids}, authrequired {id}, warning {id, message}.
+ */
+class Catalog extends EventTarget {
+  #mcp;
+  #id;
+  #statuses;
+  #servers = new Map(); // server id → Client
+  #approve;
+  #closed = false;
+  #agents = new Set();
+  /** What the configuration left out (a stdio server, …), one sentence each. */
+  warnings;
+
+  constructor(mcp, created, servers, approve) {
+    super();
+    this.#mcp = mcp;
+    this.#id = created.id;
+    this.#statuses = created.statuses ?? {};
+    this.#approve = approve;
+    this.warnings = Object.freeze([...(created.warnings ?? [])]);
+    for (const [id, clientID] of Object.entries(created.clients ?? {})) {
+      this.#servers.set(id, mcp._wrap(clientID, servers[id]?.url ?? servers[id]?.serverUrl ?? "", servers[id] ?? {}));
+    }
+  }
+
+  #call(op, args = {}, signal, onProgress) {
+    if (this.#closed) return Promise.reject(new MCPError("closed", "this catalog is closed"));
+    if (signal !== undefined && !(signal instanceof AbortSignal)) return Promise.reject(invalid("signal must be an AbortSignal"));
+    return this.#mcp._invoke(op, { id: this.#id, ...args }, signal, onProgress);
+  }
+
+  #known(id) {
+    if (!this.#servers.has(id)) throw invalid(`the catalog has no server "${id}"; known: ${[...this.#servers.keys()].join(", ")}`);
+  }
+
+  /** One server's status, or every server's ({id: status}) without an id. */
+  status(id) {
+    if (id === undefined) return JSON.parse(JSON.stringify(this.#statuses));
+    this.#known(id);
+    return JSON.parse(JSON.stringify(this.#statuses[id] ?? {}));
+  }
+
+  /** The Client of a server. */
+  server(id) {
+    this.#known(id);
+    return this.#servers.get(id);
+  }
+
+  /** Adds a server ({url, ...client options, title, …}); nothing connects yet. */
+  add(id, config) {
+    if (this.#closed) throw new MCPError("closed", "this catalog is closed");
+    if (typeof id !== "string" || id === "") throw invalid("add(): id must be a non-empty string");
+    checkFunctions(`add("${id}"):`, config, CLIENT_OPTIONS);
+    const { client } = this.#mcp._invokeSync("catalog.add", { id: this.#id, server: id, config: clientOptionsJSON(config) });
+    this.#servers.set(id, this.#mcp._wrap(client, config.url, config));
+  }
+
+  /** Removes a server; its session ends. */
+  async remove(id) {
+    this.#known(id);
+    await this.#call("catalog.remove", { server: id });
+    this.#servers.get(id)?._gone();
+    this.#servers.delete(id);
+    delete this.#statuses[id];
+  }
+
+  /** Enables a server (a user action: a declined sign-in may be asked again). */
+  async enable(id) { this.#known(id); await this.#call("catalog.enable", { server: id }); }
+
+  /** Disables a server: its tools leave the list and its session ends. */
+  async disable(id) { this.#known(id); await this.#call("catalog.disable", { server: id }); }
+
+  /** Signs in to a server: call it from a click (it opens the popup at once). */
+  authorize(id, { signal } = {}) {
+    let c;
+    try {
+      this.#known(id);
+      c = this.#servers.get(id);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#call("catalog.authorize", { server: id, popup: c._popup() }, signal).catch((e) => {
+      c._closeAuth();
+      throw e;
+    });
+  }
+
+  /** The aggregated tool list [{name, serverId, tool}]; connects the enabled servers. */
+  tools({ signal } = {}) { return this.#call("catalog.tools", {}, signal); }
+
+  /** The tool list in a provider's format: "openai", "openai-responses", "anthropic" or "gemini". */
+  toolsFor(format, { signal } = {}) { return this.#call("catalog.toolsFor", { format }, signal); }
+
+  /** Calls a tool by its exported name; every outcome but an abort resolves (an honest isError result). */
+  callTool(name, args = {}, { signal, onProgress, timeoutMs } = {}) {
+    if (onProgress !== undefined && typeof onProgress !== "function") return Promise.reject(invalid("callTool(): onProgress must be a function"));
+    const progress = onProgress && ((p) => {
+      try { onProgress(JSON.parse(p)); } catch (e) { console.error("mcp: onProgress threw", e); }
+    });
+    return this.#call("catalog.callTool", { name, arguments: args, timeoutMs }, signal, progress);
+  }
+
+  /** A model's tool calls in (the format's shapes), its tool-result messages out, in call order. */
+  handleToolCalls(calls, { format = "openai", signal } = {}) {
+    return this.#call("catalog.handleToolCalls", { format, calls }, signal);
+  }
+
+  /** An agent over this catalog: cat.agent({model, system, maxSteps, authWaitMs}). */
+  agent(options = {}) {
+    checkFunctions("agent():", options, AGENT_OPTIONS);
+    const model = options.model;
+    let spec = model;
+    if (typeof model === "function") spec = { kind: "custom" };
+    else if (model === null || typeof model !== "object") throw invalid("agent(): model must be mcp.models.openai(…), mcp.models.anthropic(…) or an async function");
+    const { id } = this.#mcp._invokeSync("agent.new", { catalog: this.#id, options: { ...options, model: spec } });
+    const a = new Agent(this.#mcp, id, typeof model === "function" ? model : null);
+    this.#agents.add(a);
+    return a;
+  }
+
+  /** Closes every server. */
+  async close() {
+    if (this.#closed) return;
+    for (const a of this.#agents) a.close();
+    await this.#call("catalog.close");
+    this.#closed = true;
+    for (const c of this.#servers.values()) c._gone();
+    this.#mcp._target(`catalog:${this.#id}`, null);
+  }
+
+  // host.approve
+  async _approve(req) {
+    if (typeof this.#approve !== "function") return true;
+    return (await this.#approve(req)) === true;
+  }
+
+  // host.event
+  _event(type, detail) {
+    if (type === "statuschange") this.#statuses[detail.id] = detail.status;
+    if (type === "warning") console.warn(`mcp: catalog: ${detail.id}: ${detail.message}`);
+    this.dispatchEvent(new CustomEvent(type, { detail: detail ?? {} }));
+  }
+}
+
+let nextRun = 0;
+
+/** An agent: runs turns of a model over a catalog's tools. */
+class Agent {
+  #mcp;
+  #id;
+  #model;
+  constructor(mcp, id, model) {
+    this.#mcp = mcp;
+    this.#id = id;
+    this.#model = model;
+  }
+
+  /**
+   * Runs one turn. input: a string (the user's message) or a list of
+   * messages in the OpenAI Chat Completions shapes. Returns {done}, a
+   * Promise of {messages, text, steps, finishReason}; onEvent hears text,
+   * toolcall, toolresult, authrequired, approval, step, done and error.
+   */
+  run(input, { signal, onEvent } = {}) {
+    if (onEvent !== undefined && typeof onEvent !== "function") throw invalid("run(): onEvent must be a function");
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid("run(): signal must be an AbortSignal");
+    const run = ++nextRun;
+    const model = this.#model;
+    this.#mcp._target(`run:${run}`, {
+      _model: async (req) => {
+        if (!model) throw new MCPError("protocol", "this agent has no model function");
+        const msg = await model({ ...req, signal });
+        if (msg === null || typeof msg !== "object") throw invalid("the model function must resolve to an assistant message");
+        return JSON.stringify(msg);
+      },
+    });
+    const events = onEvent && ((json) => {
+      try { onEvent(JSON.parse(json)); } catch (e) { console.error("mcp: onEvent threw", e); }
+    });
+    const done = this.#mcp._invoke("agent.run", { id: this.#id, run, input }, signal, events)
+      .finally(() => this.#mcp._target(`run:${run}`, null));
+    return { done };
+  }
+
+  /** Forgets the agent. */
+  close() {
+    try { this.#mcp._invokeSync("agent.close", { id: this.#id }); } catch { /* already gone */ }
   }
 }

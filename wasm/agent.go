@@ -1,0 +1,164 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/agent"
+	"github.com/mcpwasm/mcpwasm/agent/anthropic"
+	"github.com/mcpwasm/mcpwasm/agent/openai"
+	"github.com/mcpwasm/mcpwasm/jsapi"
+	"github.com/mcpwasm/mcpwasm/jsbridge"
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+// defaultAuthWait is how long a tool call of an agent's turn waits for the
+// person to sign in to a server that needs it (the page shows a Sign in
+// prompt on the authrequired event) before the model is told the sign-in
+// did not happen.
+const defaultAuthWait = 5 * time.Minute
+
+// runKey carries a run's id to a custom model (host.model's target).
+type runKey struct{}
+
+func (a *app) opNewAgent(_ context.Context, args jsapi.NewAgent, _ jsCall) (any, error) {
+	var o jsapi.AgentOptions
+	if err := jsapi.Decode("agent()", args.Options, &o); err != nil {
+		return nil, err
+	}
+	ce, err := a.catalogEntry(args.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	model, err := a.model(o.Model)
+	if err != nil {
+		return nil, err
+	}
+	wait := defaultAuthWait
+	if o.AuthWaitMs != nil {
+		if *o.AuthWaitMs < 0 {
+			return nil, mcperr.New(mcperr.InvalidArgument, "agent(): authWaitMs must be 0 or more")
+		}
+		wait = ms(o.AuthWaitMs)
+	}
+	ag, err := agent.New(agent.Config{Model: model, Tools: ce.cat, System: o.System, MaxSteps: o.MaxSteps, AuthWait: wait})
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.nextAgent++
+	id := a.nextAgent
+	a.agents[id] = ag
+	a.mu.Unlock()
+	ce.mu.Lock()
+	ce.agents[id] = ag
+	ce.mu.Unlock()
+	return jsapi.AgentCreated{ID: id}, nil
+}
+
+// model makes the agent's model: an adapter over fetch, or the page's
+// function.
+func (a *app) model(o jsapi.ModelOptions) (agent.Model, error) {
+	switch o.Kind {
+	case "openai":
+		return openai.New(openai.Config{BaseURL: o.BaseURL, APIKey: agent.NewSecret(o.APIKey), Model: o.Model, HTTPClient: a.http, Headers: o.Headers})
+	case "anthropic":
+		return anthropic.New(anthropic.Config{BaseURL: o.BaseURL, APIKey: agent.NewSecret(o.APIKey), Model: o.Model, HTTPClient: a.http, Headers: o.Headers, MaxTokens: o.MaxTokens})
+	case "custom":
+		return agent.ModelFunc(a.customModel), nil
+	}
+	return nil, mcperr.New(mcperr.InvalidArgument, `agent(): model must be mcp.models.openai(…), mcp.models.anthropic(…) or an async function`)
+}
+
+// customModel asks the page's model function of the run in ctx.
+func (a *app) customModel(ctx context.Context, req agent.Request, onText func(string)) (agent.Message, error) {
+	run, _ := ctx.Value(runKey{}).(int)
+	b, err := json.Marshal(req)
+	if err != nil {
+		return agent.Message{}, err
+	}
+	v, err := a.host.await(ctx, "model", fmt.Sprintf("run:%d", run), string(b))
+	if err != nil {
+		return agent.Message{}, err
+	}
+	s, err := jsbridge.String(v, "the model function's answer")
+	if err != nil {
+		return agent.Message{}, err
+	}
+	var m agent.Message
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return agent.Message{}, mcperr.New(mcperr.InvalidArgument, "mcp: the model function must resolve to an assistant message {role, content, tool_calls?}: %v", err)
+	}
+	if m.Role == "" {
+		m.Role = "assistant"
+	}
+	if m.Content != "" && onText != nil {
+		onText(m.Content)
+	}
+	return m, nil
+}
+
+func (a *app) agent(id int) (*agent.Agent, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ag, ok := a.agents[id]
+	if !ok {
+		return nil, mcperr.New(mcperr.Closed, "mcp: this agent is closed")
+	}
+	return ag, nil
+}
+
+func (a *app) opAgentRun(ctx context.Context, args jsapi.AgentRun, c jsCall) (any, error) {
+	ag, err := a.agent(args.ID)
+	if err != nil {
+		return nil, err
+	}
+	ctx = context.WithValue(ctx, runKey{}, args.Run)
+	onEvent := func(ev agent.Event) {
+		if !jsbridge.IsFunction(c.onProgress) {
+			return
+		}
+		if b, err := json.Marshal(ev); err == nil {
+			_, _ = jsbridge.Call(c.onProgress, string(b))
+		}
+	}
+	var res agent.Result
+	if in := strings.TrimSpace(string(args.Input)); strings.HasPrefix(in, `"`) {
+		var text string
+		if err := json.Unmarshal(args.Input, &text); err != nil {
+			return nil, mcperr.New(mcperr.InvalidArgument, "agent.run(): input must be a string or a list of messages")
+		}
+		res, err = ag.RunText(ctx, text, onEvent)
+	} else {
+		var msgs []agent.Message
+		if err := json.Unmarshal(args.Input, &msgs); err != nil {
+			return nil, mcperr.New(mcperr.InvalidArgument, "agent.run(): input must be a string or a list of messages {role, content}: %v", err)
+		}
+		res, err = ag.Run(ctx, msgs, onEvent)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (a *app) opAgentClose(_ context.Context, args jsapi.AgentRef, _ jsCall) (any, error) {
+	a.mu.Lock()
+	delete(a.agents, args.ID)
+	cats := make([]*catalogEntry, 0, len(a.catalogs))
+	for _, ce := range a.catalogs {
+		cats = append(cats, ce)
+	}
+	a.mu.Unlock()
+	for _, ce := range cats {
+		ce.mu.Lock()
+		delete(ce.agents, args.ID)
+		ce.mu.Unlock()
+	}
+	return nil, nil
+}

@@ -1,0 +1,314 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpwasm/mcpwasm/agent"
+	"github.com/mcpwasm/mcpwasm/catalog"
+	"github.com/mcpwasm/mcpwasm/jsapi"
+	"github.com/mcpwasm/mcpwasm/jsbridge"
+	"github.com/mcpwasm/mcpwasm/mcpclient"
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+// catalogEntry is one mcp.catalog() of the page: the catalog, the client
+// of each server, and the agents made over it.
+type catalogEntry struct {
+	id  int
+	cat *catalog.Catalog
+
+	mu      sync.Mutex
+	clients map[string]int // server id → client id
+	agents  map[int]*agent.Agent
+}
+
+func catalogTarget(id int) string { return fmt.Sprintf("catalog:%d", id) }
+
+func (a *app) catalogEntry(id int) (*catalogEntry, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.catalogs[id]
+	if !ok {
+		return nil, mcperr.New(mcperr.Closed, "mcp: this catalog is closed; create a new one with mcp.catalog()")
+	}
+	return e, nil
+}
+
+// factory makes each server of catalog ce: a client of the page (its
+// events reach both the page and the catalog) whose server's sampling
+// requests go to the catalog's agent, when the host approves.
+func (a *app) factory(ce *catalogEntry) catalog.Factory {
+	return func(id string, sc catalog.ServerConfig, events func(mcpclient.Event)) (catalog.Server, error) {
+		raw := sc.Client
+		if len(raw) == 0 {
+			raw = json.RawMessage("{}")
+		}
+		clientID, err := a.newClient(sc.URL, raw, events)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: %w", id, err)
+		}
+		e, err := a.entry(clientID)
+		if err != nil {
+			return nil, err
+		}
+		ce.mu.Lock()
+		ce.clients[id] = clientID
+		ce.mu.Unlock()
+		return catalog.FromClient(e.c, mcpclient.ConnectOptions{Sampling: a.sampling(ce, id)}), nil
+	}
+}
+
+// sampling serves a server's sampling/createMessage with the catalog's
+// agent's model, when there is an agent and the host's approve says yes;
+// else it is refused with the error servers know ("User rejected sampling
+// request").
+func (a *app) sampling(ce *catalogEntry, server string) func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	return func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+		ce.mu.Lock()
+		var ag *agent.Agent
+		for _, x := range ce.agents {
+			ag = x
+			break
+		}
+		ce.mu.Unlock()
+		if ag == nil {
+			return nil, agent.ErrSamplingRefused
+		}
+		allow := func(ctx context.Context, p *mcp.CreateMessageParams) (bool, error) {
+			return a.approve(ctx, ce.id, catalog.ApprovalRequest{ID: server, Tool: "sampling/createMessage", Name: "sampling/createMessage"})
+		}
+		return ag.SamplingHandler(allow)(ctx, p)
+	}
+}
+
+// approve asks the host's approve function of catalog id.
+func (a *app) approve(ctx context.Context, id int, req catalog.ApprovalRequest) (bool, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return false, err
+	}
+	v, err := a.host.await(ctx, "approve", catalogTarget(id), string(b))
+	if err != nil {
+		return false, err
+	}
+	ok, err := v.Bool()
+	if err != nil {
+		return false, mcperr.New(mcperr.InvalidArgument, "mcp: approve() must resolve to true or false")
+	}
+	return ok, nil
+}
+
+func ms(v *float64) time.Duration {
+	if v == nil {
+		return 0
+	}
+	return time.Duration(*v * float64(time.Millisecond))
+}
+
+func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (any, error) {
+	var o jsapi.CatalogOptions
+	if err := jsapi.Decode("catalog()", args.Options, &o); err != nil {
+		return nil, err
+	}
+	doc := map[string]json.RawMessage{}
+	switch {
+	case len(o.Servers) > 0 && len(o.MCPServers) > 0:
+		return nil, mcperr.New(mcperr.InvalidArgument, "catalog(): give servers or mcpServers, not both")
+	case len(o.MCPServers) > 0:
+		doc["mcpServers"] = o.MCPServers
+	default:
+		doc["servers"] = o.Servers
+		if len(o.Servers) == 0 {
+			doc["servers"] = json.RawMessage("{}")
+		}
+	}
+	raw, _ := json.Marshal(doc)
+	servers, warnings, err := catalog.ParseServers(raw)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.nextCatalog++
+	ce := &catalogEntry{id: a.nextCatalog, clients: map[string]int{}, agents: map[int]*agent.Agent{}}
+	a.mu.Unlock()
+	cfg := catalog.Config{
+		Servers:           servers,
+		MaxServers:        o.MaxServers,
+		MaxToolsPerServer: o.MaxToolsPerServer,
+		CallTimeout:       ms(o.CallTimeoutMs),
+		ServerTools:       o.ServerTools,
+		Factory:           a.factory(ce),
+		OnEvent:           func(ev catalog.Event) { a.host.eventTo(catalogTarget(ce.id), ev.Type, ev.Data) },
+	}
+	if o.Breaker != nil {
+		cfg.Breaker = catalog.BreakerConfig{Failures: o.Breaker.Failures, Cooldown: ms(o.Breaker.CooldownMs)}
+	}
+	if o.Approve {
+		cfg.Approve = func(ctx context.Context, req catalog.ApprovalRequest) (bool, error) {
+			return a.approve(ctx, ce.id, req)
+		}
+	}
+	cat, err := catalog.New(cfg)
+	if err != nil {
+		a.dropClients(ce)
+		return nil, err
+	}
+	ce.cat = cat
+	a.mu.Lock()
+	a.catalogs[ce.id] = ce
+	a.mu.Unlock()
+	r := jsapi.CatalogCreated{ID: ce.id, Clients: map[string]int{}, Statuses: cat.Statuses()}
+	ce.mu.Lock()
+	for k, v := range ce.clients {
+		r.Clients[k] = v
+	}
+	ce.mu.Unlock()
+	for _, w := range warnings {
+		r.Warnings = append(r.Warnings, w.Error())
+	}
+	return r, nil
+}
+
+// dropClients forgets the page clients of a catalog's servers (the catalog
+// closed them).
+func (a *app) dropClients(ce *catalogEntry, only ...string) {
+	ce.mu.Lock()
+	var ids []int
+	for server, id := range ce.clients {
+		if len(only) == 0 || server == only[0] {
+			ids = append(ids, id)
+			delete(ce.clients, server)
+		}
+	}
+	ce.mu.Unlock()
+	a.mu.Lock()
+	for _, id := range ids {
+		if e := a.clients[id]; e != nil {
+			e.cancel()
+			delete(a.clients, id)
+		}
+	}
+	a.mu.Unlock()
+}
+
+// withCatalog runs fn for catalog id; an error other than an abort is
+// coded as fn gave it.
+func (a *app) withCatalog(id int, fn func(*catalogEntry) (any, error)) (any, error) {
+	ce, err := a.catalogEntry(id)
+	if err != nil {
+		return nil, err
+	}
+	return fn(ce)
+}
+
+func (a *app) opCatalogAdd(_ context.Context, args jsapi.CatalogAdd, _ jsCall) (any, error) {
+	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
+		raw, _ := json.Marshal(map[string]map[string]json.RawMessage{"servers": {args.Server: args.Config}})
+		servers, warnings, err := catalog.ParseServers(raw)
+		if err != nil {
+			return nil, err
+		}
+		if len(warnings) > 0 {
+			return nil, warnings[0]
+		}
+		if err := ce.cat.Add(args.Server, servers[args.Server]); err != nil {
+			return nil, err
+		}
+		ce.mu.Lock()
+		defer ce.mu.Unlock()
+		return jsapi.CatalogAdded{Client: ce.clients[args.Server]}, nil
+	})
+}
+
+func (a *app) opCatalogRemove(_ context.Context, args jsapi.CatalogServer, _ jsCall) (any, error) {
+	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
+		err := ce.cat.Remove(args.Server)
+		a.dropClients(ce, args.Server)
+		return nil, err
+	})
+}
+
+func (a *app) opCatalogEnable(_ context.Context, args jsapi.CatalogServer, _ jsCall) (any, error) {
+	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) { return nil, ce.cat.Enable(args.Server) })
+}
+
+func (a *app) opCatalogDisable(_ context.Context, args jsapi.CatalogServer, _ jsCall) (any, error) {
+	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) { return nil, ce.cat.Disable(args.Server) })
+}
+
+func (a *app) opCatalogAuthorize(ctx context.Context, args jsapi.CatalogAuthorize, _ jsCall) (any, error) {
+	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
+		if args.Popup == "blocked" {
+			ce.mu.Lock()
+			cid, ok := ce.clients[args.Server]
+			ce.mu.Unlock()
+			if !ok {
+				return nil, mcperr.New(mcperr.InvalidArgument, "mcp: the catalog has no server %q", args.Server)
+			}
+			e, err := a.entry(cid)
+			if err != nil {
+				return nil, err
+			}
+			return nil, e.c.PopupBlocked()
+		}
+		return nil, ce.cat.Authorize(ctx, args.Server)
+	})
+}
+
+func (a *app) opCatalogTools(ctx context.Context, args jsapi.CatalogRef, _ jsCall) (any, error) {
+	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) { return ce.cat.Tools(ctx) })
+}
+
+func (a *app) opCatalogToolsFor(ctx context.Context, args jsapi.CatalogFormat, _ jsCall) (any, error) {
+	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
+		return ce.cat.ToolsFor(ctx, catalog.Format(args.Format))
+	})
+}
+
+func (a *app) opCatalogCallTool(ctx context.Context, args jsapi.CatalogCallTool, c jsCall) (any, error) {
+	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
+		return ce.cat.CallTool(ctx, args.Name, args.Arguments, catalog.CallOptions{
+			Timeout:    ms(&args.TimeoutMs),
+			OnProgress: progressTo(c.onProgress),
+		})
+	})
+}
+
+func (a *app) opCatalogToolCalls(ctx context.Context, args jsapi.CatalogToolCalls, _ jsCall) (any, error) {
+	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
+		return ce.cat.HandleToolCalls(ctx, catalog.Format(args.Format), args.Calls, catalog.CallOptions{})
+	})
+}
+
+func (a *app) opCatalogClose(_ context.Context, args jsapi.CatalogRef, _ jsCall) (any, error) {
+	ce, err := a.catalogEntry(args.ID)
+	if err != nil {
+		return nil, nil // closing twice is fine
+	}
+	a.mu.Lock()
+	delete(a.catalogs, args.ID)
+	a.mu.Unlock()
+	err = ce.cat.Close()
+	a.dropClients(ce)
+	return nil, err
+}
+
+// progressTo forwards progress notifications to a page callback.
+func progressTo(fn jsbridge.Value) func(*mcp.ProgressNotificationParams) {
+	if !jsbridge.IsFunction(fn) {
+		return nil
+	}
+	return func(p *mcp.ProgressNotificationParams) {
+		if b, err := json.Marshal(p); err == nil {
+			_, _ = jsbridge.Call(fn, string(b))
+		}
+	}
+}
