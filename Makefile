@@ -8,6 +8,10 @@ WASM      := web/mcp.wasm
 WASMFLAGS := -trimpath -ldflags="-s -w -X main.version=$(VERSION)"
 GOSRC     := $(shell find . -name '*.go' -not -path './e2e/*' -not -path './node_modules/*' 2>/dev/null) go.mod go.sum
 ADDR      ?= 127.0.0.1:8080
+MCP_ADDR  ?= 127.0.0.1:8081
+AS_ADDR   ?= 127.0.0.1:8082
+MCP2_ADDR ?= 127.0.0.1:8083
+MODEL_ADDR ?= 127.0.0.1:8084
 
 .PHONY: all build run test unit wasmtest fuzz e2e deps vet types conformance conformance-native conformance-browser bench clean
 
@@ -26,7 +30,7 @@ $(WASM): $(GOSRC)
 
 ## run: build, then serve the demo page and the demo MCP server
 run: build
-	$(GO) run ./cmd/devserver -addr $(ADDR)
+	$(GO) run ./cmd/devserver -addr $(ADDR) -mcp-addr $(MCP_ADDR) -as-addr $(AS_ADDR) -mcp2-addr $(MCP2_ADDR) -model-addr $(MODEL_ADDR)
 
 ## deps: install what the tests need (Chromium, brotli, gcc, Node packages)
 deps:

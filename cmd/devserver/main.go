@@ -48,6 +48,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	mcpAddr := fl.String("mcp-addr", "127.0.0.1:8081", "listen address of the demo MCP server")
 	authOn := fl.Bool("auth", true, "protect the demo MCP server with the demo OAuth authorization server on -as-addr")
 	asAddr := fl.String("as-addr", "127.0.0.1:8082", "listen address of the demo authorization server")
+	mcp2Addr := fl.String("mcp2-addr", "127.0.0.1:8083", "listen address of the second demo MCP server (no sign-in); empty: none")
+	modelAddr := fl.String("model-addr", "127.0.0.1:8084", "listen address of the scripted stand-in model (OpenAI-compatible); empty: none")
 	coop := fl.Bool("coop", false, "test switch: the authorization server's pages send Cross-Origin-Opener-Policy (severs window.opener)")
 	hideWWW := fl.Bool("hide-www-authenticate", false, "test switch: do not expose WWW-Authenticate to the page through CORS")
 	scopedTool := fl.String("scoped-tool", "", "test switch: this tool needs the extra scope mcp:admin (403 insufficient_scope, step-up)")
@@ -78,6 +80,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		WebAddr:     *addr,
 		Demo:        *demoMode,
 		MCPAddr:     *mcpAddr,
+		MCP2Addr:    *mcp2Addr,
+		ModelAddr:   *modelAddr,
 		AllowRemote: *allowRemote,
 		Logger:      logger,
 		Auth: devserver.AuthConfig{
@@ -101,6 +105,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if r.Page.ASURL != "" {
 		fmt.Fprintf(stdout, "  OAuth:       %s   (authorization server; the MCP server needs a token)\n", r.Page.ASURL)
+	}
+	if r.Page.MCP2URL != "" {
+		fmt.Fprintf(stdout, "  MCP server 2: %s   (no sign-in)\n", r.Page.MCP2URL)
+	}
+	if r.Page.ModelURL != "" {
+		fmt.Fprintf(stdout, "  model:       %s   (scripted stand-in, OpenAI-compatible: not a real model)\n", r.Page.ModelURL)
 	}
 	fmt.Fprintf(stdout, "Press Ctrl+C to stop.\n")
 

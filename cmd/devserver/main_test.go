@@ -22,7 +22,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-mcp-addr", "127.0.0.1:0", "-web", dir}, pw, io.Discard)
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-mcp-addr", "127.0.0.1:0", "-as-addr", "127.0.0.1:0", "-mcp2-addr", "127.0.0.1:0", "-model-addr", "127.0.0.1:0", "-web", dir}, pw, io.Discard)
 		pw.Close()
 	}()
 
@@ -40,7 +40,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 		}
 	}
 	go io.Copy(io.Discard, pr)
-	for _, k := range []string{"page", "MCP server", "legacy SSE"} {
+	for _, k := range []string{"page", "MCP server", "legacy SSE", "OAuth", "MCP server 2", "model"} {
 		if !strings.HasPrefix(urls[k], "http://127.0.0.1:") {
 			t.Errorf("printed %s URL = %q; want a loopback URL", k, urls[k])
 		}

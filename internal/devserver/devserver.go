@@ -1,10 +1,10 @@
 // Package devserver wires the dev server: the page origin (web/ through
-// [webserve]) and, in demo mode, the demo MCP server on its own origin. It
-// is a package of its own so that the e2e tests start exactly what
-// `go run ./cmd/devserver` starts, on loopback ports of their choosing.
-//
-// Each origin is one [Origin] in [Handlers]; the OAuth authorization server
-// (-as-addr) will be one more.
+// [webserve]) and, in demo mode, the demo MCP server, its OAuth
+// authorization server, a second demo MCP server without sign-in and a
+// scripted stand-in model, each on its own origin. It is a package of its
+// own so that the e2e tests start exactly what `go run ./cmd/devserver`
+// starts, on loopback ports of their choosing. Each origin is one [Origin]
+// in [Handlers].
 package devserver
 
 import (
@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/demo/model"
 	"github.com/mcpwasm/mcpwasm/internal/webserve"
 )
 
@@ -44,6 +45,14 @@ type Config struct {
 
 	// MCPAddr is the demo MCP server's listen address.
 	MCPAddr string
+
+	// MCP2Addr is the second demo MCP server's listen address (demo mode).
+	MCP2Addr string
+
+	// ModelAddr is the stand-in model's listen address (demo mode): an
+	// OpenAI-compatible endpoint that answers by fixed rules, so the chat
+	// demo works offline.
+	ModelAddr string
 
 	// DemoOptions configures the demo MCP server (test hooks, CORS).
 	DemoOptions demo.Options
@@ -91,6 +100,10 @@ type PageConfig struct {
 	SSEURL string `json:"sseURL,omitempty"`
 	// ASURL is the demo authorization server's issuer, "" without auth.
 	ASURL string `json:"asURL,omitempty"`
+	// MCP2URL is the second demo server's Streamable HTTP endpoint.
+	MCP2URL string `json:"mcp2URL,omitempty"`
+	// ModelURL is the stand-in model's OpenAI-compatible base URL.
+	ModelURL string `json:"modelURL,omitempty"`
 }
 
 // Origin is one HTTP origin of the dev server.
@@ -103,7 +116,9 @@ type Origin struct {
 }
 
 // Handlers returns the handlers of the page origin and, when cfg.Demo is
-// set, of the demo MCP origin, in that order. page describes where the page
+// set, of the demo origins page names: the demo MCP server ("mcp"), its
+// authorization server ("as", with cfg.Auth), the second demo server
+// ("mcp2") and the stand-in model ("model"). page describes where the page
 // finds the other origins; it is served at [ConfigPath].
 //
 // Tests that serve these handlers with httptest start the MCP origin first
@@ -123,8 +138,25 @@ func Handlers(cfg Config, page PageConfig) ([]Origin, error) {
 	if !cfg.Demo {
 		return origins, nil
 	}
+	mcp, err := protected(cfg, page)
+	if err != nil {
+		return nil, err
+	}
+	origins = append(origins, mcp...)
+	if page.MCP2URL != "" {
+		origins = append(origins, Origin{Name: "mcp2", Handler: demo.SecondHandler(cfg.DemoOptions)})
+	}
+	if page.ModelURL != "" {
+		origins = append(origins, Origin{Name: "model", Handler: model.New(model.Options{CORS: cfg.DemoOptions.CORS, ChunkDelay: 15 * time.Millisecond})})
+	}
+	return origins, nil
+}
+
+// protected returns the demo MCP origin and, with auth, the authorization
+// server's.
+func protected(cfg Config, page PageConfig) ([]Origin, error) {
 	if !cfg.Auth.Enabled || page.ASURL == "" {
-		return append(origins, Origin{Name: "mcp", Handler: demo.Handler(cfg.DemoOptions)}), nil
+		return []Origin{{Name: "mcp", Handler: demo.Handler(cfg.DemoOptions)}}, nil
 	}
 	as, err := authserver.New(authserver.Config{
 		Issuer:         page.ASURL,
@@ -148,9 +180,10 @@ func Handlers(cfg Config, page PageConfig) ([]Origin, error) {
 	if cfg.Auth.ScopedTool != "" {
 		p.ToolScopes = map[string]string{cfg.Auth.ScopedTool: authserver.ScopeAdmin}
 	}
-	return append(origins,
-		Origin{Name: "mcp", Handler: demo.ProtectedHandler(cfg.DemoOptions, p)},
-		Origin{Name: "as", Handler: as.Handler(), AuthServer: as}), nil
+	return []Origin{
+		{Name: "mcp", Handler: demo.ProtectedHandler(cfg.DemoOptions, p)},
+		{Name: "as", Handler: as.Handler(), AuthServer: as},
+	}, nil
 }
 
 // CheckLoopback returns an error unless addr's host is a loopback IP
@@ -188,49 +221,61 @@ type Running struct {
 // then serves every origin in the background. It refuses non-loopback
 // addresses unless cfg.AllowRemote is set.
 func Start(cfg Config) (*Running, error) {
-	addrs := []string{cfg.WebAddr}
+	type origin struct{ name, addr string }
+	want := []origin{{"page", cfg.WebAddr}}
 	if cfg.Demo {
-		addrs = append(addrs, cfg.MCPAddr)
+		want = append(want, origin{"mcp", cfg.MCPAddr})
 		if cfg.Auth.Enabled {
-			addrs = append(addrs, cfg.Auth.Addr)
+			want = append(want, origin{"as", cfg.Auth.Addr})
+		}
+		if cfg.MCP2Addr != "" {
+			want = append(want, origin{"mcp2", cfg.MCP2Addr})
+		}
+		if cfg.ModelAddr != "" {
+			want = append(want, origin{"model", cfg.ModelAddr})
 		}
 	}
 	if !cfg.AllowRemote {
-		for _, a := range addrs {
-			if err := CheckLoopback(a); err != nil {
+		for _, o := range want {
+			if err := CheckLoopback(o.addr); err != nil {
 				return nil, err
 			}
 		}
 	}
-	var lns []net.Listener
+	lns := map[string]net.Listener{}
 	closeAll := func() {
 		for _, ln := range lns {
 			ln.Close()
 		}
 	}
-	for _, a := range addrs {
-		ln, err := net.Listen("tcp", a)
+	for _, o := range want {
+		ln, err := net.Listen("tcp", o.addr)
 		if err != nil {
 			closeAll()
-			return nil, fmt.Errorf("devserver: %w", err)
+			return nil, fmt.Errorf("devserver: %s origin: %w", o.name, err)
 		}
-		lns = append(lns, ln)
+		lns[o.name] = ln
 	}
 
-	r := &Running{PageURL: baseURL(lns[0]) + "/", errc: make(chan error, len(lns))}
-	if cfg.Demo {
-		mcpBase := baseURL(lns[1])
-		r.Page = PageConfig{MCPURL: mcpBase + demo.StreamablePath, SSEURL: mcpBase + demo.SSEPath}
-		if cfg.Auth.Enabled {
-			r.Page.ASURL = baseURL(lns[2])
-		}
+	r := &Running{PageURL: baseURL(lns["page"]) + "/", errc: make(chan error, len(lns))}
+	if ln := lns["mcp"]; ln != nil {
+		r.Page.MCPURL, r.Page.SSEURL = baseURL(ln)+demo.StreamablePath, baseURL(ln)+demo.SSEPath
+	}
+	if ln := lns["as"]; ln != nil {
+		r.Page.ASURL = baseURL(ln)
+	}
+	if ln := lns["mcp2"]; ln != nil {
+		r.Page.MCP2URL = baseURL(ln) + demo.StreamablePath
+	}
+	if ln := lns["model"]; ln != nil {
+		r.Page.ModelURL = baseURL(ln) + "/v1"
 	}
 	origins, err := Handlers(cfg, r.Page)
 	if err != nil {
 		closeAll()
 		return nil, err
 	}
-	for i, o := range origins {
+	for _, o := range origins {
 		if o.AuthServer != nil {
 			r.AuthServer = o.AuthServer
 		}
@@ -242,11 +287,11 @@ func Start(cfg Config) (*Running, error) {
 			srv.ErrorLog = slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)
 		}
 		r.servers = append(r.servers, srv)
-		go func(ln net.Listener) {
+		go func(ln net.Listener, name string) {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				r.errc <- fmt.Errorf("devserver: %s origin: %w", o.Name, err)
+				r.errc <- fmt.Errorf("devserver: %s origin: %w", name, err)
 			}
-		}(lns[i])
+		}(lns[o.Name], o.Name)
 	}
 	return r, nil
 }
