@@ -70,7 +70,11 @@ func TestRules(t *testing.T) {
 		{name: "summarize", msgs: user("Summarize in at most 3 words:\n\nThe quick brown fox jumps."),
 			wantText: "Summary: The quick brown"},
 		{name: "help", msgs: user("hello?"), tools: tools,
-			wantText: `I am mcpwasm-standin, a scripted stand-in, not a real model. I only follow scripts: try "add 2 and 40", "echo hello", "slow", or "add 2 and 40 and echo hi".`},
+			wantText: `I am mcpwasm-standin, a scripted stand-in, not a real model. I only follow scripts: try "add 2 and 40", "echo hello", "slow", "reverse hello", "weather in Paris", "note buy milk", or "add 2 and 40 and reverse hello".`},
+		{name: "two servers", msgs: user("add 2 and 40 and reverse hello"), tools: `[{"type":"function","function":{"name":"demo_add"}},{"type":"function","function":{"name":"notes_reverse"}}]`,
+			wantCalls: []agent.ToolCall{call("call_1_0", "demo_add", `{"a":2,"b":40}`), call("call_1_1", "notes_reverse", `{"text":"hello"}`)}},
+		{name: "weather and note", msgs: user("weather in New York and note buy milk"), tools: `[{"type":"function","function":{"name":"notes_weather"}},{"type":"function","function":{"name":"notes_note_add"}}]`,
+			wantCalls: []agent.ToolCall{call("call_1_0", "notes_weather", `{"city":"New York"}`), call("call_1_1", "notes_note_add", `{"note":"buy milk"}`)}},
 		{name: "results verbatim", tools: tools, msgs: []agent.Message{
 			{Role: "user", Content: "add 2 and 40 and echo hi"},
 			{Role: "assistant", ToolCalls: []agent.ToolCall{call("a", "calc_add", "{}"), call("b", "text_echo", "{}")}},

@@ -22,12 +22,16 @@ var (
 	addRule       = regexp.MustCompile(`(?i)\badd\s+(-?\d+(?:\.\d+)?)\s+(?:and|to|\+)\s+(-?\d+(?:\.\d+)?)`)
 	echoRule      = regexp.MustCompile(`(?i)\becho\s+(.+?)(?:\s+and\s+(?:add|slow)\b.*)?$`)
 	slowRule      = regexp.MustCompile(`(?i)\bslow\b(?:\s+(\d+))?`)
+	reverseRule   = regexp.MustCompile(`(?i)\breverse\s+(\S+)`)
+	weatherRule   = regexp.MustCompile(`(?i)\bweather\s+in\s+([\p{L} ]+?)(?:\s+and\b.*)?$`)
+	noteRule      = regexp.MustCompile(`(?i)\b(?:note|remember)\s+(?:that\s+)?(.+?)(?:\s+and\s+(?:add|echo|reverse)\b.*)?$`)
 	summarizeRule = regexp.MustCompile(`(?is)^summarize in at most (\d+) words:\s*(.*)$`)
 )
 
 // help is the plain answer to anything the script does not know.
 const help = "I am " + ModelID + ", a scripted stand-in, not a real model. " +
-	`I only follow scripts: try "add 2 and 40", "echo hello", "slow", or "add 2 and 40 and echo hi".`
+	`I only follow scripts: try "add 2 and 40", "echo hello", "slow", "reverse hello", "weather in Paris", ` +
+	`"note buy milk", or "add 2 and 40 and reverse hello".`
 
 // respond applies the rules to a request.
 func respond(req *chatRequest) reply {
@@ -113,6 +117,15 @@ func respond(req *chatRequest) reply {
 			steps, _ = strconv.Atoi(m[1])
 		}
 		want("slow", map[string]int{"steps": steps, "delayMs": 250})
+	}
+	if m := reverseRule.FindStringSubmatch(user); m != nil {
+		want("reverse", map[string]string{"text": m[1]})
+	}
+	if m := weatherRule.FindStringSubmatch(user); m != nil {
+		want("weather", map[string]string{"city": strings.TrimSpace(m[1])})
+	}
+	if m := noteRule.FindStringSubmatch(user); m != nil {
+		want("note_add", map[string]string{"note": m[1]})
 	}
 	switch {
 	case len(calls) > 0:
