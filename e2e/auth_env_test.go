@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/internal/cors"
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
@@ -25,11 +26,15 @@ import (
 // to the MCP and AS origins counted by kind.
 type authEnv struct {
 	*env
-	AS     *authserver.Server
-	ASURL  string
-	cmu    sync.Mutex
-	counts map[string]int // "prm", "asmeta", "register", "token", "revoke", "mcp", "authorize"
-	state  string         // state of the last authorization request
+	AS    *authserver.Server
+	ASURL string
+	// MCP2URL is the second demo server (no sign-in); ModelURL the
+	// stand-in model's base URL.
+	MCP2URL, ModelURL string
+	cmu               sync.Mutex
+	counts            map[string]int // "prm", "asmeta", "register", "token", "revoke", "mcp", "authorize", "mcp2", "model"
+	creds             map[string][]string
+	state             string // state of the last authorization request
 	// authorizeDelay makes the authorization endpoint slow (a real server
 	// far away), set before the sign-in starts.
 	authorizeDelay time.Duration
@@ -51,15 +56,19 @@ func newAuthEnv(t *testing.T, ac devserver.AuthConfig) *authEnv {
 	t.Helper()
 	ac.Enabled = true
 	e := &authEnv{env: &env{t: t}, counts: map[string]int{}}
-	var dPage, dMCP, dAS delegate
+	var dPage, dMCP, dAS, dMCP2, dModel delegate
 	page := httptest.NewUnstartedServer(&dPage)
 	mcpSrv := httptest.NewUnstartedServer(&dMCP)
 	asSrv := httptest.NewUnstartedServer(&dAS)
+	mcp2Srv := httptest.NewUnstartedServer(&dMCP2)
+	modelSrv := httptest.NewUnstartedServer(&dModel)
 	base := func(s *httptest.Server) string { return "http://" + s.Listener.Addr().String() }
 	pc := devserver.PageConfig{
-		MCPURL: base(mcpSrv) + demo.StreamablePath,
-		SSEURL: base(mcpSrv) + demo.SSEPath,
-		ASURL:  base(asSrv),
+		MCPURL:   base(mcpSrv) + demo.StreamablePath,
+		SSEURL:   base(mcpSrv) + demo.SSEPath,
+		ASURL:    base(asSrv),
+		MCP2URL:  base(mcp2Srv) + demo.StreamablePath,
+		ModelURL: base(modelSrv) + "/v1",
 	}
 	cfg := devserver.Config{
 		Web: os.DirFS(webDir), Demo: true, Auth: ac,
@@ -67,7 +76,7 @@ func newAuthEnv(t *testing.T, ac devserver.AuthConfig) *authEnv {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.canceled = append(e.canceled, tool)
-		}},
+		}, CORS: cors.Options{AllowHeaders: []string{"X-Api-Key"}}},
 	}
 	origins, err := devserver.Handlers(cfg, pc)
 	if err != nil {
@@ -84,17 +93,22 @@ func newAuthEnv(t *testing.T, ac devserver.AuthConfig) *authEnv {
 			mux.Handle("/", o.Handler)
 			dPage.h = mux
 		case "mcp":
-			dMCP.h = e.counting(o.Handler)
+			dMCP.h = e.counting("mcp", o.Handler)
 		case "as":
-			dAS.h = e.counting(o.Handler)
+			dAS.h = e.counting("as", o.Handler)
 			e.AS = o.AuthServer
+		case "mcp2":
+			dMCP2.h = e.countingAs("mcp2", o.Handler)
+		case "model":
+			dModel.h = e.countingAs("model", o.Handler)
 		}
 	}
-	for _, s := range []*httptest.Server{page, mcpSrv, asSrv} {
+	for _, s := range []*httptest.Server{page, mcpSrv, asSrv, mcp2Srv, modelSrv} {
 		s.Start()
 		t.Cleanup(s.Close)
 	}
 	e.PageURL, e.MCPURL, e.MCPBase, e.ASURL = base(page), pc.MCPURL, base(mcpSrv), pc.ASURL
+	e.MCP2URL, e.ModelURL = pc.MCP2URL, pc.ModelURL
 	e.openTab()
 	e.eval(`(async () => {
 		const m = await import("/mcp.js");
@@ -105,8 +119,45 @@ func newAuthEnv(t *testing.T, ac devserver.AuthConfig) *authEnv {
 	return e
 }
 
-// counting counts requests by kind (preflights excluded).
-func (e *authEnv) counting(h http.Handler) http.Handler {
+// countingAs counts every request but preflights as kind.
+func (e *authEnv) countingAs(kind string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodOptions {
+			e.cmu.Lock()
+			e.counts[kind]++
+			e.cmu.Unlock()
+			e.sawCredentials(kind, r)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// sawCredentials records the Authorization and X-Api-Key headers an origin
+// received.
+func (e *authEnv) sawCredentials(origin string, r *http.Request) {
+	e.cmu.Lock()
+	defer e.cmu.Unlock()
+	if e.creds == nil {
+		e.creds = map[string][]string{}
+	}
+	for _, h := range []string{"Authorization", "X-Api-Key"} {
+		if v := r.Header.Get(h); v != "" {
+			e.creds[origin] = append(e.creds[origin], h+": "+v)
+		}
+	}
+}
+
+// credentials returns the credential headers origin ("mcp", "mcp2", "as")
+// received.
+func (e *authEnv) credentials(origin string) []string {
+	e.cmu.Lock()
+	defer e.cmu.Unlock()
+	return append([]string(nil), e.creds[origin]...)
+}
+
+// counting counts the requests of origin ("mcp" or "as") by kind
+// (preflights excluded).
+func (e *authEnv) counting(origin string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodOptions {
 			kind := "other"
@@ -141,6 +192,7 @@ func (e *authEnv) counting(h http.Handler) http.Handler {
 			e.cmu.Lock()
 			e.counts[kind]++
 			e.cmu.Unlock()
+			e.sawCredentials(origin, r)
 		}
 		h.ServeHTTP(w, r)
 	})

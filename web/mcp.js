@@ -677,8 +677,26 @@ class Catalog extends EventTarget {
     delete this.#statuses[id];
   }
 
-  /** Enables a server (a user action: a declined sign-in may be asked again). */
-  async enable(id) { this.#known(id); await this.#call("catalog.enable", { server: id }); }
+  /**
+   * Enables a server. It is a user action: a server whose sign-in the
+   * user declined is asked again at once (call it from a click: the
+   * sign-in popup opens in it).
+   */
+  enable(id) {
+    try {
+      this.#known(id);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const c = this.#servers.get(id);
+    const popup = this.#statuses[id]?.state === "declined" ? c._popup() : null;
+    const enabled = this.#call("catalog.enable", { server: id });
+    if (!popup) return enabled.then(() => {});
+    return enabled.then(() => this.#call("catalog.authorize", { server: id, popup })).then(() => {}, (e) => {
+      c._closeAuth();
+      throw e;
+    });
+  }
 
   /** Disables a server: its tools leave the list and its session ends. */
   async disable(id) { this.#known(id); await this.#call("catalog.disable", { server: id }); }
