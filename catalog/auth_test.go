@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -141,6 +142,43 @@ func TestAuthWait(t *testing.T) {
 				if st, _ := cat.Status("secure"); st.State != string(mcpclient.StateDeclined) {
 					t.Errorf("status after decline = %s", st.State)
 				}
+			}
+		})
+	}
+}
+
+// TestEnableServerWaitsForSignIn: the model's catalog_enable_server on a
+// server that needs a sign-in asks the host (with AuthWait) and answers
+// only once the host signed in, with the conditional statement; without a
+// sign-in it says the server needs one, never that it is on.
+func TestEnableServerWaitsForSignIn(t *testing.T) {
+	for _, signIn := range []bool{true, false} {
+		t.Run(fmt.Sprint("signIn=", signIn), func(t *testing.T) {
+			a := newAuthEnv(t)
+			cat, _ := newCatalog(t, Config{Servers: servers("secure", a.URL), Factory: a.factory(t), ServerTools: true})
+			ctx := ctxT(t)
+			if _, err := cat.Tools(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var asked atomic.Int32
+			r, err := cat.ModelCall(ctx, MetaEnableServer, `{"id":"secure"}`, CallOptions{
+				AuthWait: map[bool]time.Duration{true: patience, false: 50 * time.Millisecond}[signIn],
+				OnAuthRequired: func(id string) {
+					asked.Add(1)
+					if signIn {
+						go func() { _ = cat.Authorize(ctx, id) }()
+					}
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := say(textNeedsAuth, "secure", MetaEnableServer)
+			if signIn {
+				want = say(textEnabled, "secure", "secure")
+			}
+			if r.Text != want || asked.Load() != 1 {
+				t.Errorf("catalog_enable_server = %q (asked %d times); want %q, asked once", r.Text, asked.Load(), want)
 			}
 		})
 	}

@@ -118,6 +118,17 @@ func (c *Catalog) callMeta(ctx context.Context, t *mcp.Tool, raw []byte, opts Ca
 			o.text = say(textDeclined, display, t.Name)
 			return o, nil
 		}
+		// Bring it up now: with opts.AuthWait a server that needs a sign-in
+		// asks the host (OnAuthRequired) and waits for it, so the model's
+		// next turn sees its tools, or hears why not.
+		text, err := c.gate(ctx, e, t.Name, opts)
+		if err != nil {
+			return o, err
+		}
+		if text != "" {
+			o.text = text
+			return o, nil
+		}
 		prefix := baseName(id, "")
 		o.res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
 			Text: say(textEnabled, display, prefix[:len(prefix)-1])}}}

@@ -286,7 +286,7 @@ func TestCatalogBreaker(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(srv.Close)
+	closeLive(t, srv)
 	e := newEnv(t)
 	e.eval(fmt.Sprintf(catalogJS, fmt.Sprintf(`{ servers: { notes: { url: %q } }, breaker: { failures: 2, cooldownMs: 1500 } }`, srv.URL+demo.StreamablePath)), nil)
 	if r := catCall(e, "notes_reverse", `{text: "ab"}`); r.IsError || r.Text != "ba" {

@@ -43,6 +43,9 @@ func call(id, name, args string) agent.ToolCall {
 	return agent.ToolCall{ID: id, Type: "function", Function: agent.FunctionCall{Name: name, Arguments: args}}
 }
 
+// metaTools offers only a catalog's model-facing meta tools.
+const metaTools = `[{"type":"function","function":{"name":"catalog_list_servers"}},{"type":"function","function":{"name":"catalog_enable_server"}}]`
+
 func TestRules(t *testing.T) {
 	user := func(s string) []agent.Message { return []agent.Message{{Role: "user", Content: s}} }
 	tests := []struct {
@@ -73,6 +76,23 @@ func TestRules(t *testing.T) {
 			wantText: `I am mcpwasm-standin, a scripted stand-in, not a real model. I only follow scripts: try "add 2 and 40", "echo hello", "slow", "reverse hello", "weather in Paris", "note buy milk", or "add 2 and 40 and reverse hello".`},
 		{name: "two servers", msgs: user("add 2 and 40 and reverse hello"), tools: `[{"type":"function","function":{"name":"demo_add"}},{"type":"function","function":{"name":"notes_reverse"}}]`,
 			wantCalls: []agent.ToolCall{call("call_1_0", "demo_add", `{"a":2,"b":40}`), call("call_1_1", "notes_reverse", `{"text":"hello"}`)}},
+		{name: "missing tool: list the servers", msgs: user("add 2 and 40"), tools: metaTools,
+			wantCalls: []agent.ToolCall{call("call_1_0", "catalog_list_servers", `{}`)}},
+		{name: "a server needs a sign-in: enable it", tools: metaTools, msgs: []agent.Message{
+			{Role: "user", Content: "add 2 and 40"},
+			{Role: "assistant", ToolCalls: []agent.ToolCall{call("l", "catalog_list_servers", "{}")}},
+			{Role: "tool", ToolCallID: "l", Content: `[{"id":"secure","status":"needs_auth","tools":0},{"id":"notes","status":"connected","tools":8}]`},
+		}, wantCalls: []agent.ToolCall{call("call_3_0", "catalog_enable_server", `{"id":"secure"}`)}},
+		{name: "enabled: its tools are there now", tools: `[{"type":"function","function":{"name":"catalog_enable_server"}},{"type":"function","function":{"name":"secure_add"}}]`, msgs: []agent.Message{
+			{Role: "user", Content: "add 2 and 40"},
+			{Role: "assistant", ToolCalls: []agent.ToolCall{call("e", "catalog_enable_server", `{"id":"secure"}`)}},
+			{Role: "tool", ToolCallID: "e", Content: "The secure server is turned on. If secure_* tools appear…"},
+		}, wantCalls: []agent.ToolCall{call("call_3_0", "secure_add", `{"a":2,"b":40}`)}},
+		{name: "not signed in: pass the answer on", tools: metaTools, msgs: []agent.Message{
+			{Role: "user", Content: "add 2 and 40"},
+			{Role: "assistant", ToolCalls: []agent.ToolCall{call("e", "catalog_enable_server", `{"id":"secure"}`)}},
+			{Role: "tool", ToolCallID: "e", Content: "The user declined to sign in to secure."},
+		}, wantText: "Results: The user declined to sign in to secure."},
 		{name: "weather and note", msgs: user("weather in New York and note buy milk"), tools: `[{"type":"function","function":{"name":"notes_weather"}},{"type":"function","function":{"name":"notes_note_add"}}]`,
 			wantCalls: []agent.ToolCall{call("call_1_0", "notes_weather", `{"city":"New York"}`), call("call_1_1", "notes_note_add", `{"note":"buy milk"}`)}},
 		{name: "results verbatim", tools: tools, msgs: []agent.Message{

@@ -52,7 +52,7 @@ func respond(req *chatRequest) reply {
 	lower := strings.ToLower(user)
 	id := func(i int) string { return fmt.Sprintf("call_%d_%d", len(msgs), i) }
 
-	// Tool results arrived: report them verbatim.
+	// Tool results arrived.
 	if last := msgs[len(msgs)-1]; last.Role == "tool" {
 		if strings.Contains(lower, "keep calling") {
 			if name := find(tools, "echo"); name != "" {
@@ -60,8 +60,33 @@ func respond(req *chatRequest) reply {
 			}
 		}
 		var results []string
-		for i := len(msgs) - 1; i >= 0 && msgs[i].Role == "tool"; i-- {
+		i := len(msgs) - 1
+		for ; i >= 0 && msgs[i].Role == "tool"; i-- {
 			results = append([]string{msgs[i].text()}, results...)
+		}
+		var asked []string // the tools the results answer
+		if i >= 0 {
+			for _, c := range msgs[i].ToolCalls {
+				asked = append(asked, c.Function.Name)
+			}
+		}
+		switch {
+		case len(asked) == 1 && asked[0] == metaList:
+			// The servers that need a sign-in: ask to turn them on.
+			if enable := needSignIn(results[0]); len(enable) > 0 && find(tools, metaEnable) != "" {
+				var calls []call
+				for _, sid := range enable {
+					b, _ := json.Marshal(map[string]string{"id": sid})
+					calls = append(calls, call{id(len(calls)), metaEnable, string(b)})
+				}
+				return reply{calls: calls}
+			}
+		case len(asked) > 0 && asked[0] == metaEnable:
+			// If the tools are there now, call them; if not, pass the
+			// servers' answer on.
+			if calls, _ := plan(user, tools, id); len(calls) > 0 {
+				return reply{calls: calls}
+			}
 		}
 		return reply{text: "Results: " + strings.Join(results, "; ")}
 	}
@@ -90,10 +115,46 @@ func respond(req *chatRequest) reply {
 		return reply{calls: []call{{id(0), name, `{"text":"again"}`}}}
 	}
 
-	var (
-		calls  []call
-		absent []string
-	)
+	calls, absent := plan(user, tools, id)
+	switch {
+	case len(calls) > 0:
+		return reply{calls: calls}
+	case len(absent) > 0 && find(tools, metaList) != "":
+		// A tool it wants is missing: see which servers are there (some
+		// may need a sign-in first).
+		return reply{calls: []call{{id(0), metaList, `{}`}}}
+	case len(absent) > 0:
+		return reply{text: missing(absent...)}
+	}
+	return reply{text: help}
+}
+
+// The catalog's model-facing meta tools.
+const (
+	metaList   = "catalog_list_servers"
+	metaEnable = "catalog_enable_server"
+)
+
+// needSignIn returns the ids of the servers a catalog_list_servers result
+// says need a sign-in.
+func needSignIn(result string) []string {
+	var servers []struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal([]byte(result), &servers)
+	var ids []string
+	for _, s := range servers {
+		if s.Status == "needs_auth" {
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids
+}
+
+// plan returns the tool calls the user's message asks for among the tools
+// offered, and the tools it wants that are not offered.
+func plan(user string, tools []string, id func(int) string) (calls []call, absent []string) {
 	want := func(suffix string, args any) {
 		name := find(tools, suffix)
 		if name == "" {
@@ -127,13 +188,7 @@ func respond(req *chatRequest) reply {
 	if m := noteRule.FindStringSubmatch(user); m != nil {
 		want("note_add", map[string]string{"note": m[1]})
 	}
-	switch {
-	case len(calls) > 0:
-		return reply{calls: calls}
-	case len(absent) > 0:
-		return reply{text: missing(absent...)}
-	}
-	return reply{text: help}
+	return calls, absent
 }
 
 // find returns the offered tool named suffix or ending in "_"+suffix.

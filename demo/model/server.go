@@ -150,7 +150,10 @@ type wireMessage struct {
 	Content    json.RawMessage `json:"content"`
 	ToolCallID string          `json:"tool_call_id"`
 	ToolCalls  []struct {
-		ID string `json:"id"`
+		ID       string `json:"id"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
 	} `json:"tool_calls"`
 }
 

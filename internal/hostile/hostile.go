@@ -111,7 +111,11 @@ func Start(t testing.TB, h http.Handler) *Server {
 	t.Helper()
 	s := &Server{Recorder: &Recorder{}}
 	s.srv = httptest.NewServer(s.Recorder.Wrap(cors.Wrap(h, cors.Options{AllowHeaders: []string{"X-Api-Key", "DPoP"}})))
-	t.Cleanup(s.srv.Close)
+	t.Cleanup(func() {
+		// A page may still hold a stream open: end it, or Close waits.
+		s.srv.CloseClientConnections()
+		s.srv.Close()
+	})
 	s.URL = s.srv.URL
 	return s
 }
