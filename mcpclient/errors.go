@@ -13,7 +13,7 @@ import (
 
 var errClosed = mcperr.New(mcperr.Closed, "mcp: the client is closed; create a new one with mcp.client()")
 
-// Error is an error as the page sees it: a JSAPI.md code, an optional HTTP
+// Error is an error as the page sees it: a docs/JSAPI.md code, an optional HTTP
 // status and a message free of secrets.
 type Error struct {
 	Code    mcperr.Code `json:"code"`
@@ -40,7 +40,7 @@ func (r *record) insufficient() bool {
 	return r.scope
 }
 
-// classify turns an error from go-sdk into one with a JSAPI.md code, using
+// classify turns an error from go-sdk into one with a docs/JSAPI.md code, using
 // what rec saw on the wire. Errors that already carry a code keep it.
 func classify(err error, rec *record) error {
 	var coder mcperr.Coder

@@ -1,4 +1,4 @@
-// Compiled with `tsc --noEmit` by `make vet`: the README's usage, typed
+// Compiled with `tsc --noEmit` by `make types`: the README's usage, typed
 // against web/mcp.d.ts. A rename in mcp.d.ts breaks this file.
 import { load, MCPError, type Client, type CallToolResult, type MCPErrorCode } from "../../web/mcp.js";
 

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -103,6 +105,89 @@ func TestOnlyBrowserPackagesImportJS(t *testing.T) {
 			if imp == "syscall/js" || strings.HasPrefix(imp, "github.com/hack-pad/safejs") {
 				t.Errorf("%s imports %s; only %v may", fields[0], imp, browserDirs)
 			}
+		}
+	}
+}
+
+// allowedImports reads the "may import" column of the package table in
+// docs/ARCHITECTURE.md: package → the module packages it imports.
+func allowedImports(t *testing.T) map[string][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	row := regexp.MustCompile("^\\| `([a-z0-9/]+)/` \\|[^|]*\\|([^|]*)\\|$")
+	tick := regexp.MustCompile("`([a-z0-9/]+)`")
+	for _, line := range strings.Split(string(b), "\n") {
+		m := row.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		var deps []string
+		for _, d := range tick.FindAllStringSubmatch(m[2], -1) {
+			deps = append(deps, d[1])
+		}
+		sort.Strings(deps)
+		out[m[1]] = deps
+	}
+	if len(out) == 0 {
+		t.Fatal("docs/ARCHITECTURE.md has no package table")
+	}
+	return out
+}
+
+// TestImportsMatchTheArchitecture: every package's imports of this
+// module's packages are exactly what docs/ARCHITECTURE.md says it may
+// import, natively and as built for the browser. Commands and e2e may
+// import anything.
+func TestImportsMatchTheArchitecture(t *testing.T) {
+	allowed := allowedImports(t)
+	const module = "github.com/mcpwasm/mcpwasm/"
+	actual := map[string]map[string]bool{}
+	for _, env := range [][]string{nil, {"GOOS=js", "GOARCH=wasm"}} {
+		cmd := exec.Command("go", "list", "-e", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...")
+		cmd.Dir = repoRoot(t)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			f := strings.Fields(line)
+			pkg := strings.TrimPrefix(f[0], module)
+			if actual[pkg] == nil {
+				actual[pkg] = map[string]bool{}
+			}
+			for _, imp := range f[1:] {
+				if strings.HasPrefix(imp, module) {
+					actual[pkg][strings.TrimPrefix(imp, module)] = true
+				}
+			}
+		}
+	}
+	for pkg, imps := range actual {
+		if strings.HasPrefix(pkg, "cmd/") || pkg == "e2e" {
+			continue
+		}
+		want, ok := allowed[pkg]
+		if !ok {
+			t.Errorf("package %s is not in the table of docs/ARCHITECTURE.md", pkg)
+			continue
+		}
+		var got []string
+		for imp := range imps {
+			got = append(got, imp)
+		}
+		sort.Strings(got)
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s imports %v; docs/ARCHITECTURE.md says %v", pkg, got, want)
+		}
+	}
+	for pkg := range allowed {
+		if _, ok := actual[pkg]; !ok {
+			t.Errorf("docs/ARCHITECTURE.md lists %s, which does not exist", pkg)
 		}
 	}
 }
