@@ -142,7 +142,7 @@ func TestHostileTokenEndpointNeverAnswers(t *testing.T) {
 			(e) => { result = { error: { code: e.code, message: e.message }, state: c.state }; }))`)
 		<-popups
 		if r := e.awaitLogin(); !r.OK || r.State != "connected" {
-			t.Errorf("the next authorize() = %+v; want connected", r)
+			t.Errorf("the next authorize() = %+v (error %+v); want connected", r, r.Error)
 		}
 		if n := e.snapshot()["token"]; n != 2 {
 			t.Errorf("%d token requests; want 2 (the held one and the next sign-in's)", n)
