@@ -54,6 +54,15 @@ func (d *delegate) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.h.Serve
 
 func newAuthEnv(t *testing.T, ac devserver.AuthConfig) *authEnv {
 	t.Helper()
+	return newAuthEnvWith(t, ac, nil)
+}
+
+// newAuthEnvWith is newAuthEnv with wrap, when not nil, given the handler
+// of each origin ("page", "mcp", "as") to wrap before the servers start
+// (inside the request counting); the origins' URLs are already set in e
+// when it is called.
+func newAuthEnvWith(t *testing.T, ac devserver.AuthConfig, wrap func(e *authEnv, name string, h http.Handler) http.Handler) *authEnv {
+	t.Helper()
 	ac.Enabled = true
 	e := &authEnv{env: &env{t: t}, counts: map[string]int{}}
 	var dPage, dMCP, dAS, dMCP2, dModel delegate
@@ -69,6 +78,10 @@ func newAuthEnv(t *testing.T, ac devserver.AuthConfig) *authEnv {
 		ASURL:    base(asSrv),
 		MCP2URL:  base(mcp2Srv) + demo.StreamablePath,
 		ModelURL: base(modelSrv) + "/v1",
+	}
+	e.PageURL, e.MCPURL, e.MCPBase, e.ASURL = base(page), pc.MCPURL, base(mcpSrv), pc.ASURL
+	if wrap == nil {
+		wrap = func(_ *authEnv, _ string, h http.Handler) http.Handler { return h }
 	}
 	cfg := devserver.Config{
 		Web: os.DirFS(webDir), Demo: true, Auth: ac,
@@ -91,11 +104,11 @@ func newAuthEnv(t *testing.T, ac devserver.AuthConfig) *authEnv {
 				fmt.Fprint(w, blankPage)
 			})
 			mux.Handle("/", o.Handler)
-			dPage.h = mux
+			dPage.h = wrap(e, o.Name, mux)
 		case "mcp":
-			dMCP.h = e.counting("mcp", o.Handler)
+			dMCP.h = e.counting("mcp", wrap(e, o.Name, o.Handler))
 		case "as":
-			dAS.h = e.counting("as", o.Handler)
+			dAS.h = e.counting("as", wrap(e, o.Name, o.Handler))
 			e.AS = o.AuthServer
 		case "mcp2":
 			dMCP2.h = e.countingAs("mcp2", o.Handler)
@@ -107,7 +120,6 @@ func newAuthEnv(t *testing.T, ac devserver.AuthConfig) *authEnv {
 		s.Start()
 		t.Cleanup(s.Close)
 	}
-	e.PageURL, e.MCPURL, e.MCPBase, e.ASURL = base(page), pc.MCPURL, base(mcpSrv), pc.ASURL
 	e.MCP2URL, e.ModelURL = pc.MCP2URL, pc.ModelURL
 	e.openTab()
 	e.eval(`(async () => {

@@ -6,6 +6,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -39,6 +40,15 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// The parallel cases (the hostile suite) mostly wait on the browser
+	// and the loopback servers: run four at a time unless -parallel says
+	// otherwise, so the suite keeps to its time on a 2-core machine.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", "4")
+	}
 	_, file, _, _ := runtime.Caller(0)
 	repoRoot = filepath.Dir(filepath.Dir(file))
 	var err error

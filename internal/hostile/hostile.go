@@ -112,7 +112,8 @@ func Start(t testing.TB, h http.Handler) *Server {
 	s := &Server{Recorder: &Recorder{}}
 	s.srv = httptest.NewServer(s.Recorder.Wrap(cors.Wrap(h, cors.Options{AllowHeaders: []string{"X-Api-Key", "DPoP"}})))
 	t.Cleanup(func() {
-		// A page may still hold a stream open: end it, or Close waits.
+		// End the handlers still holding a request open (a server that
+		// never answers), which Close would wait for.
 		s.srv.CloseClientConnections()
 		s.srv.Close()
 	})
@@ -236,4 +237,45 @@ func EditJSON(fn func(m map[string]any)) func(int, http.Header, []byte) (int, []
 		fn(m)
 		return status, []byte(mustJSON(m))
 	}
+}
+
+// Redirect answers every request for path (preflights aside) with a
+// redirect of the given status to to(r); other paths go to h.
+func Redirect(h http.Handler, path string, status int, to func(r *http.Request) string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != path || r.Method == http.MethodOptions {
+			h.ServeHTTP(w, r)
+			return
+		}
+		http.Redirect(w, r, to(r), status)
+	})
+}
+
+// Hang holds a request open without answering until the client goes away
+// or done is closed (a server that never answers).
+func Hang(r *http.Request, done <-chan struct{}) {
+	select {
+	case <-r.Context().Done():
+	case <-done:
+	}
+}
+
+// StartSSE answers 200 text/event-stream and flushes the headers: an
+// event stream that has begun (and may never send an event).
+func StartSSE(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// JSON writes v as a JSON response with status.
+func JSON(w http.ResponseWriter, status int, v any) {
+	body := mustJSON(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
 }

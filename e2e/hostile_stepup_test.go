@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/internal/cors"
+	"github.com/mcpwasm/mcpwasm/internal/devserver"
+)
+
+// callInGesture is a person clicking the app's "call the tool" button: the
+// app connects first when the client is not connected, then calls
+// c.callTool("echo"). It waits (bounded) for the outcome: "ok" or the
+// MCPError code.
+func (h *hostileAuthEnv) callInGesture() jsErr {
+	h.t.Helper()
+	h.gesture(`void (window.called = null, (c.state === "connected" ? Promise.resolve() : c.connect()).then(() => c.callTool("echo", { text: "x" })).then(() => { called = { code: "ok" }; },
+		(e) => { called = { code: e.code, status: e.status ?? 0, message: e.message }; }))`)
+	var r jsErr
+	h.eval(`(async () => {
+		for (let i = 0; i < 600 && !window.called; i++) await new Promise((r) => setTimeout(r, 50));
+		return window.called ?? { code: "test_timeout", message: "callTool() did not settle in 30s" };
+	})()`, &r)
+	return r
+}
+
+// TestHostileAuthLoops: an MCP server that keeps refusing after a
+// successful sign-in must not make the client sign in again and again.
+// The client is interactive and every call comes from a click, so nothing
+// but the client's own limits stops a loop.
+func TestHostileAuthLoops(t *testing.T) {
+	t.Run("401 forever after a successful sign-in → at most 2 sign-ins, auth_required, no loop", func(t *testing.T) {
+		t.Parallel()
+		var reject atomic.Bool
+		e := newHostileAuthEnv(t, devserver.AuthConfig{AutoApprove: true}, authTamper{MCP: func(_ *hostileAuthEnv, h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if reject.Load() {
+					// Every token is refused: the demo answers 401 with its challenge.
+					r.Header.Del("Authorization")
+				}
+				h.ServeHTTP(w, r)
+			})
+		}})
+		if r := e.login(`{ interactive: true }`); !r.OK {
+			t.Fatalf("the first sign-in: %+v", r)
+		}
+		reject.Store(true)
+		var outcomes []string
+		for range 3 {
+			r := e.callInGesture()
+			t.Logf("a click: %s (%s); authorization requests so far %d", r.Code, r.Message, e.AS.Count("authorize"))
+			outcomes = append(outcomes, r.Code)
+		}
+		if n := e.AS.Count("authorize"); n > 2 {
+			t.Errorf("%d authorization requests (outcomes %v); want at most 2: the first sign-in and one retry", n, outcomes)
+		}
+		if last := outcomes[len(outcomes)-1]; last != "auth_required" {
+			t.Errorf("callTool() outcomes %v; want them to end auth_required", outcomes)
+		}
+		var state string
+		e.eval(`c.state`, &state)
+		if state != "needs_auth" && state != "failed" {
+			t.Errorf("client.state = %q; want needs_auth or failed", state)
+		}
+		e.noMoreRequests("authorize", "token")
+		e.popupsClosed()
+		e.noScript()
+		e.stillUsable(e.Good)
+	})
+
+	t.Run("403 asking for one more new scope each time → at most 3 step-up sign-ins, then insufficient_scope", func(t *testing.T) {
+		t.Parallel()
+		knownDefect(t, "the 3-step-ups limit counts per scope set: a server that names one more new scope each time gets a step-up sign-in on every call")
+		var forbidden atomic.Int32
+		e := newHostileAuthEnv(t, devserver.AuthConfig{AutoApprove: true}, authTamper{
+			MCP: func(e *hostileAuthEnv, h http.Handler) http.Handler {
+				forbid := cors.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					n := int(forbidden.Add(1))
+					scopes := []string{authserver.ScopeTools}
+					for i := 1; i <= n; i++ {
+						scopes = append(scopes, fmt.Sprint("extra", i))
+					}
+					w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`,
+						strings.Join(scopes, " "), e.MCPBase+demo.ProtectedResourceMetadataPath+demo.StreamablePath))
+					http.Error(w, "insufficient scope", http.StatusForbidden)
+				}), cors.Options{})
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.Method == http.MethodPost && r.Header.Get("Authorization") != "" {
+						body, _ := io.ReadAll(r.Body)
+						r.Body = io.NopCloser(bytes.NewReader(body))
+						if bytes.Contains(body, []byte(`"tools/call"`)) {
+							forbid.ServeHTTP(w, r)
+							return
+						}
+					}
+					h.ServeHTTP(w, r)
+				})
+			},
+			// The AS grants what it knows of the requested scopes (as real
+			// servers do), so the sign-ins succeed and only the MCP server's
+			// demands grow.
+			AS: func(_ *hostileAuthEnv, h http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == authserver.AuthorizePath {
+						q := r.URL.Query()
+						var keep []string
+						for _, s := range strings.Fields(q.Get("scope")) {
+							if slices.Contains([]string{authserver.ScopeTools, authserver.ScopeAdmin}, s) {
+								keep = append(keep, s)
+							}
+						}
+						q.Set("scope", strings.Join(keep, " "))
+						r.URL.RawQuery = q.Encode()
+					}
+					h.ServeHTTP(w, r)
+				})
+			},
+		})
+		if r := e.login(`{ interactive: true }`); !r.OK {
+			t.Fatalf("the first sign-in: %+v", r)
+		}
+		var outcomes []string
+		for range 5 {
+			r := e.callInGesture()
+			t.Logf("a click: %s (%s); authorization requests so far %d", r.Code, r.Message, e.AS.Count("authorize"))
+			outcomes = append(outcomes, r.Code)
+		}
+		stepUps := e.AS.Count("authorize") - 1
+		if stepUps > 3 {
+			t.Errorf("%d step-up sign-ins for 5 calls (outcomes %v); want at most 3", stepUps, outcomes)
+		}
+		if last := outcomes[len(outcomes)-1]; last != "insufficient_scope" {
+			t.Errorf("callTool() outcomes %v; want them to end insufficient_scope", outcomes)
+		}
+		e.noMoreRequests("authorize", "token")
+		e.popupsClosed()
+		e.noScript()
+		e.stillUsable(e.Good)
+	})
+}
