@@ -25,6 +25,10 @@ func TestDemoPageSignInReloadSignOut(t *testing.T) {
 	if got := e.value("#server-url"); got != e.MCPURL {
 		t.Fatalf("server URL field = %q; want the dev server's protected demo server %q", got, e.MCPURL)
 	}
+	// The Servers panel lists the same server, waiting for a sign-in too.
+	e.do("the catalog settles",
+		chromedp.WaitVisible(chromedp.CSS(`#servers li[data-server="demo"][data-state="needs_auth"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#servers li[data-server="notes"][data-state="connected"]`)))
 	e.do("connect", chromedp.Click(chromedp.ID("connect")))
 	waitState("needs_auth")
 	e.do("sign-in notice and button", chromedp.WaitVisible(chromedp.ID("auth-notice")), chromedp.WaitVisible(chromedp.ID("sign-in")))

@@ -2,7 +2,9 @@
 // owns its state:
 //
 //   load.js       downloading and starting the MCP client module
-//   config.js     where the dev server's demo servers are
+//   config.js     where the dev server's demo servers and model are
+//   servers.js    the Servers panel: one catalog of many MCP servers
+//   chat.js       the Chat panel: an agent over that catalog
 //   connect.js    "Explore one server": the connection and its sign-in
 //   tools.js, resources.js, prompts.js   what that server offers
 //   dialogs.js    the server's elicitation and sampling requests
@@ -19,6 +21,8 @@ import { initTools } from "./tools.js";
 import { initResources } from "./resources.js";
 import { initPrompts } from "./prompts.js";
 import { initDialogs, elicit, sample, closeDialogs } from "./dialogs.js";
+import { startServers, getCatalog } from "./servers.js";
+import { initChat, startChat, approve } from "./chat.js";
 
 initLog();
 initTools();
@@ -30,14 +34,19 @@ session.addEventListener("reset", closeDialogs);
 
 const loading = loadModule();
 // The dev server's config arrives long before the module: the URL field
-// is filled while it downloads.
+// and the model choice are filled while it downloads.
 const config = await loadConfig();
 initConnectForm(config.mcpURL);
+initChat(config);
 const mcp = await loading;
 startConnect(mcp, { elicit, sample });
+// One catalog for the page, made once: its approve hook is the chat's
+// Approve / Deny prompt.
+startServers(mcp, config, { approve });
+startChat(mcp);
 document.body.dataset.ready = "true";
 
 // For debugging in the console; the page does not rely on it.
 Object.defineProperty(window, "demo", {
-  value: { get client() { return currentClient(); }, mcp },
+  value: { get client() { return currentClient(); }, get catalog() { return getCatalog(); }, mcp },
 });
