@@ -1,173 +1,148 @@
 package e2e
 
 import (
-	"net/url"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
 
-// TestDemoPage drives web/index.html the way a person does: real clicks and
-// key presses, reading what the page shows. It covers loading, connecting
-// (button and Enter), the generated form of "add", the result, progress and
-// cancellation of "slow", and keeps a full-page screenshot as an artifact.
+// TestDemoPage drives the demo page's "Explore one server" panels the way a
+// person does: real clicks and key presses, reading what the page shows. It
+// covers loading (the ready line says what was downloaded), the default
+// server from the dev server's config, connecting (button and Enter), the
+// generated form of "add" (typing replaces, an empty field sends the
+// default), the result, progress and cancellation of "slow", elicitation,
+// sampling, list_changed, and keeps a full-page screenshot as an artifact.
 func TestDemoPage(t *testing.T) {
-	e := newEnv(t)
-	ctx := e.ctx
+	t.Parallel()
+	e := newDemoEnv(t, false)
 
-	// Uncaught exceptions and console errors on the page fail the test.
-	var mu sync.Mutex
-	var pageErrors []string
-	if err := chromedp.Listen(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			d := ev.ExceptionDetails
-			msg := d.Text
-			if d.Exception != nil {
-				msg += " " + d.Exception.Description
-			}
-			pageErrors = append(pageErrors, "exception: "+msg)
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.ConsoleAPICalledTypeError {
-				var parts []string
-				for _, a := range ev.Args {
-					parts = append(parts, string(a.Value)+a.Description)
-				}
-				pageErrors = append(pageErrors, "console.error: "+strings.Join(parts, " "))
-			}
-		}
-	}); err != nil {
+	// Load: the progress area ends as "ready", with the bytes that went over
+	// the network (the gzip-compressed module), not the module's size.
+	e.openDemo("/")
+	e.do("loaded", chromedp.WaitVisible(chromedp.CSS(`#load-progress[data-state="done"]`)), chromedp.WaitEnabled(chromedp.ID("connect")))
+	ready := e.text("#load-progress")
+	gz, err := os.Stat(filepath.Join(webDir, "mcp.wasm.gz"))
+	if err != nil {
 		t.Fatal(err)
 	}
-
-	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
+	raw, err := os.Stat(filepath.Join(webDir, "mcp.wasm"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return s
+	if !strings.Contains(ready, "ready") || !strings.Contains(ready, mib(gz.Size())+" downloaded") || !strings.Contains(ready, " in ") {
+		t.Errorf("#load-progress says %q; want ready, %s downloaded (the gzip size) and the load time", ready, mib(gz.Size()))
 	}
-	value := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("value of %s: %v", sel, err)
-		}
-		return s
+	if strings.Contains(ready, mib(raw.Size())+" downloaded") {
+		t.Errorf("#load-progress says %q: the uncompressed size as downloaded", ready)
 	}
-	js := func(expr string) string {
-		t.Helper()
-		var s string
-		e.eval(expr, &s)
-		return s
-	}
-	// fill replaces a field's value by typing: focus, select all, type.
-	fill := func(sel, v string) {
-		t.Helper()
-		do("fill "+sel,
-			chromedp.Focus(chromedp.CSS(sel)),
-			chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
-			chromedp.KeyEvent(v))
-		if got := value(sel); got != v {
-			t.Fatalf("%s = %q after typing; want %q", sel, got, v)
-		}
-	}
-	waitState := func(state string) {
-		t.Helper()
-		do("wait for state "+state, chromedp.WaitVisible(chromedp.CSS(`#state[data-state="`+state+`"]`)))
+	if n, _ := strconv.ParseInt(e.js(`document.querySelector("#load-progress").dataset.transferredBytes`), 10, 64); n < gz.Size() || n > gz.Size()+8192 {
+		t.Errorf("transferred bytes = %d; want the gzip size %d plus headers", n, gz.Size())
 	}
 
-	// Load: the progress area ends as "ready", and the URL comes from ?server=.
-	do("open the demo page",
-		chromedp.Navigate(e.PageURL+"/?server="+url.QueryEscape(e.MCPURL)),
-		chromedp.WaitVisible(chromedp.CSS(`#load-progress[data-state="done"]`)),
-		chromedp.WaitEnabled(chromedp.ID("connect")))
-	if got := text("#load-progress"); !strings.Contains(got, "ready") {
-		t.Errorf("#load-progress says %q after loading; want it to say ready", got)
+	// The URL field holds the dev server's demo server (from its config).
+	if got := e.value("#server-url"); got != e.MCPURL {
+		t.Errorf("server URL field = %q; want the dev server's demo server %q", got, e.MCPURL)
 	}
-	if got := value("#server-url"); got != e.MCPURL {
-		t.Errorf("server URL field = %q; want the ?server= parameter %q", got, e.MCPURL)
+
+	// A real failure is an error: the red banner and an error in the log.
+	e.fill("#server-url", "http://127.0.0.1:1/mcp")
+	e.do("connect to a closed port",
+		chromedp.Click(chromedp.ID("connect")),
+		chromedp.WaitVisible(chromedp.CSS(`#state[data-state="failed"]`)),
+		chromedp.WaitVisible(chromedp.ID("state-error")))
+	if got := e.logLines(); !strings.Contains(got, "error ") {
+		t.Errorf("the event log after a failed connect has no error line:\n%s", got)
 	}
 
 	// Connect with the button.
-	do("connect", chromedp.Click(chromedp.ID("connect")))
-	waitState("connected")
-	do("tool list", chromedp.WaitVisible(chromedp.CSS(`#tools button[data-tool="add"]`)))
-	if got := text("#state"); !strings.Contains(got, "Connected") {
+	e.fill("#server-url", e.MCPURL)
+	e.do("connect", chromedp.Click(chromedp.ID("connect")))
+	e.do("connected", chromedp.WaitVisible(chromedp.CSS(`#state[data-state="connected"]`)))
+	e.do("tool list", chromedp.WaitVisible(chromedp.CSS(`#tools button[data-tool="add"]`)))
+	if got := e.text("#state"); !strings.Contains(got, "Connected") {
 		t.Errorf("state badge = %q; want Connected", got)
 	}
-	if got := text("#server-name"); !strings.Contains(got, "mcpwasm-demo") {
+	if got := e.js(`document.querySelector("#state-error").hidden`); got != "true" {
+		t.Errorf("the error banner still shows once connected: %q", e.text("#state-error"))
+	}
+	if got := e.text("#server-name"); !strings.Contains(got, "mcpwasm-demo") {
 		t.Errorf("server name shown = %q; want mcpwasm-demo", got)
 	}
-	if got := text("#instructions"); !strings.Contains(got, "demo server") {
+	if got := e.text("#instructions"); !strings.Contains(got, "demo server") {
 		t.Errorf("instructions shown = %q", got)
 	}
-	do("resources and prompts listed",
+	e.do("resources and prompts listed",
 		chromedp.WaitVisible(chromedp.CSS(`#resources button[data-uri]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#prompts button[data-prompt]`)))
 
-	// add: type into the generated inputs, check Tab reaches Call, click Call.
-	do("select add",
+	// add: the defaults are placeholders, not values; an empty form sends them.
+	a, b := `#tool-form input[name="a"]`, `#tool-form input[name="b"]`
+	e.do("select add",
 		chromedp.Click(chromedp.CSS(`#tools button[data-tool="add"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#tool-form input[name="a"]`)))
-	if got := value(`#tool-form input[name="a"]`); got != "2" {
-		t.Errorf("a's default = %q; want the schema default 2", got)
+		chromedp.WaitVisible(chromedp.CSS(a)))
+	if got := e.value(a); got != "" {
+		t.Errorf("a = %q before typing; want empty (the default 2 as the placeholder)", got)
 	}
-	fill(`#tool-form input[name="a"]`, "2")
-	fill(`#tool-form input[name="b"]`, "40")
-	do("tab from b", chromedp.Focus(chromedp.CSS(`#tool-form input[name="b"]`)), chromedp.KeyEvent(kb.Tab))
-	if got := js(`document.activeElement.id`); got != "call" {
-		t.Errorf("Tab from the last field focused #%s; want #call", got)
+	if got := e.js(`document.querySelector('` + a + `').placeholder`); !strings.Contains(got, "2") {
+		t.Errorf("a's placeholder = %q; want the schema default 2", got)
 	}
-	do("call add",
+	e.do("call add with the defaults",
 		chromedp.Click(chromedp.ID("call")),
 		chromedp.WaitVisible(chromedp.CSS(`#result[data-state="ok"]`)))
-	res := text("#result")
-	if !strings.Contains(res, "2 + 40 = 42") || !strings.Contains(res, `"sum": 42`) {
-		t.Errorf("#result shows %q; want the text 2 + 40 = 42 and the structured {\"sum\": 42}", res)
+	if got := e.text("#result"); !strings.Contains(got, "2 + 3 = 5") {
+		t.Errorf("#result with empty fields = %q; want the defaults' 2 + 3 = 5", got)
+	}
+	// Typing into a field gives what was typed: 2 and 40, not 22 and 340.
+	e.do("type 2 and 40",
+		chromedp.Click(chromedp.CSS(a)), chromedp.KeyEvent("2"),
+		chromedp.Click(chromedp.CSS(b)), chromedp.KeyEvent("40"))
+	if ga, gb := e.value(a), e.value(b); ga != "2" || gb != "40" {
+		t.Errorf("after typing 2 and 40: a = %q, b = %q", ga, gb)
+	}
+	e.do("tab from b", chromedp.Focus(chromedp.CSS(b)), chromedp.KeyEvent(kb.Tab))
+	if got := e.js(`document.activeElement.id`); got != "call" {
+		t.Errorf("Tab from the last field focused #%s; want #call", got)
+	}
+	e.do("call add",
+		chromedp.Click(chromedp.ID("call")),
+		chromedp.WaitVisible(chromedp.CSS(`#result[data-state="ok"]`)))
+	e.waitJS("the 42 result", `document.querySelector("#result").textContent.includes("2 + 40 = 42")`)
+	if res := e.text("#result"); !strings.Contains(res, `"sum": 42`) {
+		t.Errorf("#result shows %q; want the structured {\"sum\": 42}", res)
 	}
 
 	// slow: progress shows while it runs (Cancel enabled), and at the end.
-	do("select slow",
+	e.do("select slow",
 		chromedp.Click(chromedp.CSS(`#tools button[data-tool="slow"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#tool-form input[name="steps"]`)))
-	fill(`#tool-form input[name="steps"]`, "4")
-	fill(`#tool-form input[name="delayMs"]`, "300")
-	do("call slow",
+	e.fill(`#tool-form input[name="steps"]`, "4")
+	e.fill(`#tool-form input[name="delayMs"]`, "300")
+	e.do("call slow",
 		chromedp.Click(chromedp.ID("call")),
 		chromedp.WaitVisible(chromedp.CSS(`#progress[data-state="running"]`)),
 		chromedp.WaitEnabled(chromedp.ID("cancel")))
-	if got := text("#progress"); !strings.Contains(got, "of 4") {
+	if got := e.text("#progress"); !strings.Contains(got, "of 4") {
 		t.Errorf("progress while slow runs = %q; want \"Step n of 4\"", got)
 	}
-	do("slow finishes", chromedp.WaitVisible(chromedp.CSS(`#result[data-state="ok"]`)))
-	if got := text("#progress"); !strings.Contains(got, "Step 4 of 4") || !strings.Contains(got, "100%") {
+	e.do("slow finishes", chromedp.WaitVisible(chromedp.CSS(`#result[data-state="ok"]`)))
+	if got := e.text("#progress"); !strings.Contains(got, "Step 4 of 4") || !strings.Contains(got, "100%") {
 		t.Errorf("progress after slow = %q; want Step 4 of 4 · 100%%", got)
 	}
-	if got := js(`String(document.querySelector("#cancel").disabled)`); got != "true" {
+	if got := e.js(`document.querySelector("#cancel").disabled`); got != "true" {
 		t.Error("Cancel stays enabled after the call ended")
 	}
 
 	// Cancel a long slow call: the page says cancelled, the server sees it.
-	fill(`#tool-form input[name="steps"]`, "50")
-	do("cancel slow",
+	e.fill(`#tool-form input[name="steps"]`, "50")
+	e.do("cancel slow",
 		chromedp.Click(chromedp.ID("call")),
 		chromedp.WaitVisible(chromedp.CSS(`#progress[data-state="running"]`)),
 		chromedp.Click(chromedp.ID("cancel")),
@@ -177,36 +152,36 @@ func TestDemoPage(t *testing.T) {
 	})
 
 	// Disconnect, then connect again from the keyboard: Enter in the URL field.
-	do("disconnect", chromedp.Click(chromedp.ID("connect")))
-	waitState("closed")
-	do("enter connects",
+	e.do("disconnect", chromedp.Click(chromedp.ID("connect")))
+	e.do("closed", chromedp.WaitVisible(chromedp.CSS(`#state[data-state="closed"]`)))
+	e.do("enter connects",
 		chromedp.Focus(chromedp.ID("server-url")),
-		chromedp.KeyEvent(kb.Enter))
-	waitState("connected")
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`#state[data-state="connected"]`)))
 
 	// Elicitation: the dialog's generated form, Enter accepts, Escape cancels.
-	do("ask_user",
+	e.do("ask_user",
 		chromedp.Click(chromedp.CSS(`#tools button[data-tool="ask_user"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#tool-form input[name="message"]`)),
 		chromedp.Click(chromedp.ID("call")),
 		chromedp.WaitVisible(chromedp.CSS(`#elicit-dialog input[name="name"]`)),
 		chromedp.SendKeys(chromedp.CSS(`#elicit-dialog input[name="name"]`), "Ada"+kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS(`#result[data-state="ok"]`)))
-	if got := text("#result"); !strings.Contains(got, "name: Ada") || !strings.Contains(got, "color: blue") {
+	if got := e.text("#result"); !strings.Contains(got, "name: Ada") || !strings.Contains(got, "color: blue") {
 		t.Errorf("ask_user result = %q; want the answers (name: Ada, default color: blue)", got)
 	}
-	do("ask_user, escape",
+	e.do("ask_user, escape",
 		chromedp.Click(chromedp.ID("call")),
 		chromedp.WaitVisible(chromedp.CSS(`#elicit-dialog input[name="name"]`)),
 		chromedp.KeyEvent(kb.Escape),
 		chromedp.WaitNotVisible(chromedp.ID("elicit-dialog")),
 		chromedp.WaitVisible(chromedp.CSS(`#result[data-state="ok"]`)))
-	if got := text("#result"); !strings.Contains(got, "cancelled") {
+	if got := e.text("#result"); !strings.Contains(got, "cancelled") {
 		t.Errorf("ask_user after Escape = %q; want cancelled", got)
 	}
 
 	// Sampling: the canned reply goes back as the model's answer.
-	do("summarize",
+	e.do("summarize",
 		chromedp.Click(chromedp.CSS(`#tools button[data-tool="summarize"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#tool-form input[name="text"]`)),
 		chromedp.Click(chromedp.ID("call")),
@@ -214,56 +189,51 @@ func TestDemoPage(t *testing.T) {
 		chromedp.Click(chromedp.ID("sampling-canned")),
 		chromedp.Click(chromedp.ID("sampling-send")),
 		chromedp.WaitVisible(chromedp.CSS(`#result[data-state="ok"]`)))
-	if got := text("#result"); !strings.Contains(got, "human-in-the-loop") {
+	if got := e.text("#result"); !strings.Contains(got, "human-in-the-loop") {
 		t.Errorf("summarize result = %q; want the reply's model human-in-the-loop", got)
 	}
 
 	// list_changed: add_tool makes the new tool appear in the list.
-	do("add_tool",
+	e.do("add_tool",
 		chromedp.Click(chromedp.CSS(`#tools button[data-tool="add_tool"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#tool-form input[name="name"]`)),
 		chromedp.Click(chromedp.ID("call")),
 		chromedp.WaitVisible(chromedp.CSS(`#tools button[data-tool="dynamic_hello"]`)))
 
 	// Enter in a generated field submits the tool form.
-	do("select add again",
+	e.do("select add again",
 		chromedp.WaitVisible(chromedp.CSS(`#tools button[data-tool="add"]`)),
 		chromedp.Click(chromedp.CSS(`#tools button[data-tool="add"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#tool-form input[name="a"]`)))
-	fill(`#tool-form input[name="a"]`, "2")
-	fill(`#tool-form input[name="b"]`, "40")
-	do("enter calls add",
+		chromedp.WaitVisible(chromedp.CSS(a)))
+	e.fill(a, "2")
+	e.fill(b, "40")
+	e.do("enter calls add",
 		chromedp.KeyEvent(kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS(`#result[data-state="ok"]`)))
-	if got := text("#result"); !strings.Contains(got, "42") {
+	if got := e.text("#result"); !strings.Contains(got, "42") {
 		t.Errorf("#result after Enter = %q; want 42", got)
 	}
-	if got := text("#log"); !strings.Contains(got, "connected") {
+	if got := e.text("#log"); !strings.Contains(got, "connected") {
 		t.Errorf("event log = %q; want the state changes", got)
 	}
 
-	// The screenshot, after the tool call.
-	dir := filepath.Join(repoRoot, "e2e", "artifacts")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	path := filepath.Join(dir, "demo-page.png")
-	if err := os.WriteFile(path, shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot of the demo page after a tool call: %s", path)
+	e.shot("demo-page.png", "")
+	e.checkPageErrors()
+}
 
-	if got := js(`document.body.dataset.cspViolations || "0"`); got != "0" {
-		t.Errorf("%s Content-Security-Policy violations on the page; see the event log:\n%s", got, text("#log"))
+// fill replaces a field's value by typing: focus, select all, type.
+func (e *demoEnv) fill(sel, v string) {
+	e.t.Helper()
+	e.do("fill "+sel,
+		chromedp.Focus(chromedp.CSS(sel)),
+		chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		chromedp.KeyEvent(v))
+	if got := e.value(sel); got != v {
+		e.t.Fatalf("%s = %q after typing; want %q", sel, got, v)
 	}
-	time.Sleep(50 * time.Millisecond) // let late console events arrive
-	mu.Lock()
-	defer mu.Unlock()
-	for _, msg := range pageErrors {
-		t.Errorf("page error: %s", msg)
-	}
+}
+
+// mib formats n as the page does for megabytes ("4.1 MB").
+func mib(n int64) string {
+	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
 }

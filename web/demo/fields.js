@@ -6,8 +6,11 @@
 //   boolean           → checkbox
 //   anything else     → a JSON textarea, parsed when the form is read
 //
-// Required fields are marked and use native validation; defaults are applied;
-// titles become labels and descriptions are linked with aria-describedby.
+// Required fields are marked and use native validation; titles become
+// labels and descriptions are linked with aria-describedby. A default is
+// not typed into the field (typing would add to it: "2" then "40" became
+// "240"): it shows as the placeholder, and an empty field sends it. A
+// schema example shows as the placeholder too, but is never sent.
 // Every value is set as text or a property: nothing from the schema is parsed
 // as HTML.
 
@@ -85,12 +88,18 @@ function field(name, prop, required, id, h) {
   const title = typeof prop.title === "string" && prop.title ? prop.title : name;
   const labelKids = [h("span", { class: "label-text", text: title })];
   if (title !== name) labelKids.push(h("code", { class: "prop-name", text: name }));
-  if (required) {
+  if (required && prop.default === undefined) {
     labelKids.push(h("span", { class: "req", "aria-hidden": "true", title: "required", text: "*" }));
     labelKids.push(h("span", { class: "visually-hidden", text: " (required)" }));
   }
   const desc = descId && h("small", { id: descId, class: "hint", text: prop.description });
   const hasDefault = prop.default !== undefined;
+  // What an empty field stands for, shown as its placeholder.
+  const example = Array.isArray(prop.examples) && prop.examples.length ? prop.examples[0] : undefined;
+  const shown = (v) => (typeof v === "string" ? v : JSON.stringify(v));
+  const placeholder = hasDefault ? `Default: ${shown(prop.default)}` : example !== undefined ? `e.g. ${shown(example)}` : undefined;
+  // A required field with a default may stay empty: the default is sent.
+  const mustFill = required && !hasDefault;
   let control;
   let read;
   let kind = type || "json";
@@ -113,14 +122,13 @@ function field(name, prop, required, id, h) {
     return { el: h("div", { class: "field field-check", dataset: { kind: "boolean" } }, label, desc), read };
   } else if (type === "number" || type === "integer") {
     control = h("input", {
-      id, name, type: "number", inputmode: type === "integer" ? "numeric" : "decimal", required,
-      step: type === "integer" ? "1" : "any", "aria-describedby": descId,
+      id, name, type: "number", inputmode: type === "integer" ? "numeric" : "decimal", required: mustFill,
+      step: type === "integer" ? "1" : "any", "aria-describedby": descId, placeholder,
       min: typeof prop.minimum === "number" ? prop.minimum : undefined,
       max: typeof prop.maximum === "number" ? prop.maximum : undefined,
     });
-    if (hasDefault && typeof prop.default === "number") control.value = String(prop.default);
     read = () => {
-      if (control.value === "") return { value: undefined };
+      if (control.value === "") return { value: hasDefault ? prop.default : undefined };
       const n = Number(control.value);
       if (!Number.isFinite(n) || (type === "integer" && !Number.isInteger(n))) {
         control.setCustomValidity(type === "integer" ? "Enter a whole number." : "Enter a number.");
@@ -132,23 +140,26 @@ function field(name, prop, required, id, h) {
     control.addEventListener("input", () => control.setCustomValidity(""));
   } else if (type === "string") {
     control = h("input", {
-      id, name, type: INPUT_FORMATS[prop.format] ?? "text", required, autocomplete: "off", spellcheck: "false",
-      "aria-describedby": descId,
+      id, name, type: INPUT_FORMATS[prop.format] ?? "text", required: mustFill, autocomplete: "off", spellcheck: "false",
+      "aria-describedby": descId, placeholder,
       minlength: Number.isInteger(prop.minLength) ? prop.minLength : undefined,
       maxlength: Number.isInteger(prop.maxLength) ? prop.maxLength : undefined,
       pattern: typeof prop.pattern === "string" ? htmlPattern(prop.pattern) : undefined,
     });
-    if (hasDefault && typeof prop.default === "string") control.value = prop.default;
-    read = () => ({ value: control.value === "" && !required ? undefined : control.value });
+    read = () => {
+      if (control.value !== "") return { value: control.value };
+      if (hasDefault) return { value: prop.default };
+      return { value: required ? "" : undefined };
+    };
   } else {
     kind = "json";
     control = h("textarea", {
-      id, name, rows: 3, required, spellcheck: "false", class: "json-input", "aria-describedby": descId,
-      placeholder: type === "array" ? "[ ]" : type === "object" ? "{ }" : "JSON value",
+      id, name, rows: 3, required: mustFill, spellcheck: "false", class: "json-input", "aria-describedby": descId,
+      placeholder: hasDefault ? `Default: ${JSON.stringify(prop.default)}` : example !== undefined ? `e.g. ${JSON.stringify(example)}`
+        : type === "array" ? "[ ]" : type === "object" ? "{ }" : "JSON value",
     });
-    if (hasDefault) control.value = JSON.stringify(prop.default, null, 2);
     read = () => {
-      if (control.value.trim() === "") return { value: undefined };
+      if (control.value.trim() === "") return { value: hasDefault ? prop.default : undefined };
       try {
         const v = JSON.parse(control.value);
         control.setCustomValidity("");

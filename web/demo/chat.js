@@ -1,0 +1,382 @@
+// chat.js — the Chat panel: an agent over the Servers panel's catalog. The
+// model is the dev server's scripted stand-in (the default: it follows
+// fixed rules, it is not a real model) or any OpenAI-compatible endpoint
+// (OpenAI, Ollama, vLLM, LM Studio, …). The API key stays in this page's
+// memory: it is never stored and never logged.
+//
+// The transcript shows the streamed answer, each tool call with its server
+// and arguments and its result, an Approve / Deny prompt before a tool that
+// is not read-only runs (the catalog's approve hook), and a Sign in prompt
+// when a call needs one. Stop aborts the run.
+import { $, h, describeError, announce, prettyText, validServerURL } from "./util.js";
+import { addLog } from "./log.js";
+import { getCatalog, serverEvents, serverTitle, signIn, statuses } from "./servers.js";
+
+const STANDIN_MODEL = "mcpwasm-standin";
+const OLLAMA_URL = "http://localhost:11434/v1";
+const SYSTEM = "You are the assistant of the mcpwasm demo page. Use the tools when they help and say which ones you used. " +
+  "When a tool result says the user must sign in, refused, or that something failed, tell the user plainly; never guess a result.";
+const SUGGESTIONS = ["add 2 and 40 and reverse hello", "weather in Paris and note buy milk", "note remember the milk", "slow"];
+
+let mcp = null;
+let config = {};
+let history = []; // the conversation so far, in Chat Completions shapes
+let run = null; // {ctrl, turn} of the running turn
+let runsEnded = 0; // shown as the chat log's data-runs
+const pendingApprovals = new Set(); // {settle} of approval prompts not answered yet
+
+const chatLog = $("#chat-log");
+const input = $("#chat-input");
+const sendBtn = $("#chat-send");
+const stopBtn = $("#chat-stop");
+const choice = $("#model-choice");
+
+// ------------------------------------------------------------ the model
+
+/** The model settings, or an Error saying what to fix. */
+function modelSettings() {
+  if (choice.value === "standin") {
+    if (!config.modelURL) return new Error("This page has no stand-in model (it is not served by the dev server): pick an OpenAI-compatible endpoint.");
+    return { baseURL: config.modelURL, model: STANDIN_MODEL, label: "Stand-in (scripted)" };
+  }
+  const raw = $("#model-base-url").value.trim() || OLLAMA_URL;
+  const url = validServerURL(raw);
+  if (!url) return new Error("The base URL must be an http:// or https:// URL, such as http://localhost:11434/v1.");
+  const model = $("#model-name").value.trim();
+  if (!model) return new Error("Enter the model's name (for Ollama, one `ollama list` shows, such as llama3.2).");
+  const apiKey = $("#model-key").value; // read at run time; kept nowhere else
+  return { baseURL: raw, model, apiKey: apiKey || undefined, label: model };
+}
+
+function renderModelChoice() {
+  const custom = choice.value !== "standin";
+  $("#model-custom").hidden = !custom;
+  $("#model-standin-hint").hidden = custom;
+  $("#chat-suggestions").hidden = custom;
+}
+
+/** Shows the stand-in's own description from its /models list. */
+async function describeStandin() {
+  if (!config.modelURL) return;
+  try {
+    const r = await fetch(`${config.modelURL.replace(/\/$/, "")}/models`);
+    const body = await r.json();
+    const m = (body.data ?? []).find((x) => x.id === STANDIN_MODEL);
+    if (m?.description) $("#model-standin-hint").textContent = m.description;
+  } catch {
+    // The hint keeps its own text.
+  }
+}
+
+// ------------------------------------------------------------ transcript
+
+function scrollDown() {
+  chatLog.scrollTop = chatLog.scrollHeight;
+}
+
+function append(li) {
+  chatLog.querySelector(".chat-empty")?.remove();
+  chatLog.append(li);
+  scrollDown();
+  return li;
+}
+
+function note(kind, ...children) {
+  return append(h("li", { class: "chat-note", dataset: { kind } }, ...children));
+}
+
+/** One turn of the conversation: the assistant's text and tool calls as they happen. */
+class Turn {
+  constructor(label, signal) {
+    this.label = label;
+    this.signal = signal; // aborted: Stop was pressed
+    this.bubble = null; // the assistant text being streamed
+    this.calls = new Map(); // call id → li
+    this.answered = false;
+  }
+
+  text(delta) {
+    if (!this.bubble) {
+      this.bubble = append(h("li", { class: "chat-msg assistant", "aria-busy": "true" },
+        h("span", { class: "chat-who", text: `Assistant · ${this.label}` }),
+        h("div", { class: "chat-text" })));
+    }
+    this.bubble.querySelector(".chat-text").textContent += delta;
+    this.answered = true;
+    scrollDown();
+  }
+
+  endText() {
+    this.bubble?.setAttribute("aria-busy", "false");
+    this.bubble = null;
+  }
+
+  toolCall(ev) {
+    this.endText();
+    const where = ev.serverId ? `${serverTitle(ev.serverId)} · ${ev.tool || ev.name}` : ev.name;
+    const li = append(h("li", { class: "chat-tool", dataset: { callId: ev.id, name: ev.name, server: ev.serverId ?? "", tool: ev.tool ?? "", state: "running" } },
+      h("div", { class: "chat-tool-head" },
+        h("span", { class: "chat-who", text: "Tool call" }),
+        h("code", { class: "chat-tool-where", text: where }),
+        h("span", { class: "chip chat-tool-state", text: "running…" })),
+      h("pre", { class: "json chat-tool-args", "aria-label": "Arguments", text: prettyText(ev.arguments) }),
+      h("div", { class: "chat-tool-result" })));
+    this.calls.set(ev.id, li);
+  }
+
+  progress(ev) {
+    const li = this.calls.get(ev.id);
+    if (!li) return;
+    const total = Number(ev.total) || 0;
+    li.querySelector(".chat-tool-state").textContent = ev.message || (total ? `${ev.progress} of ${total}` : `running… ${ev.progress}`);
+  }
+
+  approval(ev) {
+    const li = this.calls.get(ev.id);
+    if (li && !ev.approved) li.dataset.denied = "true";
+  }
+
+  toolResult(ev) {
+    const li = this.calls.get(ev.id);
+    if (!li) return;
+    // A call cut short by Stop ends as an error result saying so.
+    const state = li.dataset.denied ? "denied" : this.signal.aborted && ev.isError ? "stopped" : ev.isError ? "error" : "ok";
+    li.dataset.state = state;
+    const chip = li.querySelector(".chat-tool-state");
+    chip.textContent = { ok: "done", error: "error", denied: "denied", stopped: "stopped" }[state];
+    chip.className = `chip chat-tool-state ${state === "ok" ? "ok" : state === "error" ? "danger" : "warn"}`;
+    li.querySelector(".chat-tool-result").replaceChildren(h("pre", { class: "text-content", text: ev.text }));
+  }
+
+  authRequired(ev) {
+    const id = ev.serverId;
+    const title = serverTitle(id);
+    const btn = h("button", {
+      type: "button", class: "btn btn-primary btn-small sign-in", "aria-label": `Sign in to ${title}`, text: `Sign in to ${title}`,
+      // In the click, synchronously: the sign-in window opens at once.
+      onclick: () => { btn.disabled = true; signIn(id).finally(() => { btn.disabled = false; }); },
+    });
+    note("auth", h("span", { text: `The model called a tool of ${title}, which needs you to sign in. The call waits for you: ` }), btn);
+    announce(`${title} needs you to sign in`);
+  }
+
+  stopped() {
+    this.endText();
+    for (const li of this.calls.values()) {
+      if (li.dataset.state === "running") {
+        li.dataset.state = "stopped";
+        li.querySelector(".chat-tool-state").textContent = "stopped";
+        li.querySelector(".chat-tool-state").className = "chip chat-tool-state warn";
+      }
+    }
+    note("stopped", "Stopped: the run was aborted and its running tool calls were cancelled.");
+  }
+
+  failed(err) {
+    this.endText();
+    const { message, code } = describeError(err);
+    note("error", h("strong", { text: "The run failed: " }), message, code && h("code", { class: "code-chip", text: code }));
+  }
+
+  done(res) {
+    this.endText();
+    if (this.answered) return;
+    if (res.text) {
+      this.text(res.text);
+      this.endText();
+    } else {
+      note("info", "The model gave no answer.");
+    }
+  }
+
+  event(ev) {
+    switch (ev.type) {
+      case "text": this.text(ev.delta ?? ""); break;
+      case "toolcall": this.toolCall(ev); break;
+      case "progress": this.progress(ev); break;
+      case "approval": this.approval(ev); break;
+      case "toolresult": this.toolResult(ev); break;
+      case "authrequired": this.authRequired(ev); break;
+      case "step": this.endText(); break;
+      case "error":
+        // max_steps and empty_response end a run early without failing it.
+        if (ev.code === "max_steps" || ev.code === "empty_response") note("info", ev.message);
+        break;
+    }
+  }
+}
+
+// ------------------------------------------------------------ approvals
+
+/**
+ * The catalog's approve hook: asked before every call of a tool that is
+ * not marked read-only. Resolves true (Approve) or false (Deny).
+ */
+export function approve(req) {
+  return new Promise((resolve) => {
+    const title = serverTitle(req.id);
+    const what = req.tool === "sampling/createMessage"
+      ? `${title} asks the model to write a reply (sampling).`
+      : `The model wants to run ${req.tool} on ${title}.`;
+    const result = h("span", { class: "approval-result", role: "status" });
+    const buttons = h("div", { class: "approval-actions" });
+    const li = append(h("li", { class: "chat-approval", tabindex: "-1", dataset: { server: req.id, tool: req.tool, state: "asking" } },
+      h("p", { class: "approval-question" }, h("strong", { text: "Approve this tool call? " }), what),
+      h("p", { class: "hint", text: "It is not marked read-only: it may change something on the server." }),
+      h("pre", { class: "json", "aria-label": "Arguments", text: prettyText(typeof req.args === "string" ? req.args : JSON.stringify(req.args ?? {})) }),
+      buttons, result));
+    const entry = {};
+    const settle = (ok, why) => {
+      if (!pendingApprovals.has(entry)) return;
+      pendingApprovals.delete(entry);
+      buttons.remove();
+      li.dataset.state = ok ? "approved" : "denied";
+      result.textContent = why ?? (ok ? "Approved." : "Denied: the model is told you refused.");
+      addLog("approval", `${req.name}: ${ok ? "approved" : "denied"}${why ? ` (${why})` : ""}`, ok ? "info" : "warn");
+      resolve(ok);
+    };
+    entry.settle = settle;
+    pendingApprovals.add(entry);
+    buttons.append(
+      h("button", { type: "button", class: "btn btn-primary btn-small approve", "aria-label": `Approve ${req.tool}`, text: "Approve", onclick: () => settle(true) }),
+      h("button", { type: "button", class: "btn btn-secondary btn-small deny", "aria-label": `Deny ${req.tool}`, text: "Deny", onclick: () => settle(false) }));
+    li.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") { e.preventDefault(); settle(false); }
+    });
+    // Keyboard users land on the question; Tab reaches Approve, Escape denies.
+    li.focus();
+    announce(`${what} Approve or deny.`);
+  });
+}
+
+// ------------------------------------------------------------ the catalog's sign-in needs
+
+/** Above the composer: servers whose tools the model cannot use until the person signs in. */
+function renderAuthNeeds() {
+  const box = $("#chat-auth");
+  const waiting = Object.entries(statuses()).filter(([, s]) => s.state === "needs_auth" || s.state === "declined");
+  box.replaceChildren(...waiting.map(([id, s]) => {
+    const title = serverTitle(id);
+    return h("p", { class: "notice", dataset: { tone: s.state === "declined" ? "warn" : "info", server: id } },
+      h("span", { text: `${title}: ${s.state === "declined" ? "sign-in declined" : "sign in required"}. The model cannot use its tools until you sign in. ` }),
+      h("button", { type: "button", class: "btn btn-secondary btn-small sign-in", "aria-label": `Sign in to ${title}`, text: "Sign in", onclick: () => { signIn(id); } }));
+  }));
+  box.hidden = !waiting.length;
+}
+
+// ------------------------------------------------------------ running a turn
+
+function setBusy(busy) {
+  sendBtn.disabled = busy || !getCatalog();
+  stopBtn.disabled = !busy;
+  stopBtn.hidden = !busy;
+  $("#chat-form").setAttribute("aria-busy", String(busy));
+  $("#chat-new").disabled = busy;
+}
+
+async function send(text) {
+  const cat = getCatalog();
+  if (run || !cat || !mcp) return;
+  const settings = modelSettings();
+  if (settings instanceof Error) {
+    note("error", settings.message);
+    return;
+  }
+  append(h("li", { class: "chat-msg user" }, h("span", { class: "chat-who", text: "You" }), h("div", { class: "chat-text", text })));
+  const ctrl = new AbortController();
+  const turn = new Turn(settings.label, ctrl.signal);
+  let agent;
+  try {
+    agent = cat.agent({
+      model: mcp.models.openai({ baseURL: settings.baseURL, apiKey: settings.apiKey, model: settings.model }),
+      system: SYSTEM,
+      authWaitMs: 120_000,
+    });
+  } catch (err) {
+    turn.failed(err);
+    return;
+  }
+  run = { ctrl, turn };
+  setBusy(true);
+  input.value = "";
+  addLog("chat", `sent to ${settings.label}: ${text}`);
+  const messages = [...history, { role: "user", content: text }];
+  try {
+    const res = await agent.run(messages, { signal: ctrl.signal, onEvent: (ev) => turn.event(ev) }).done;
+    history = res.messages;
+    turn.done(res);
+    addLog("chat", `answered in ${res.steps} step${res.steps === 1 ? "" : "s"} (${res.finishReason})`);
+    announce("The assistant answered.");
+  } catch (err) {
+    if (err.code === "aborted") {
+      turn.stopped();
+      addLog("chat", "stopped", "warn");
+      announce("Stopped.");
+    } else {
+      turn.failed(err);
+      addLog("chat", `failed: ${describeError(err).message}`, "error");
+    }
+  } finally {
+    for (const p of [...pendingApprovals]) p.settle(false, "Not answered: the run ended.");
+    agent.close();
+    run = null;
+    chatLog.dataset.runs = String(++runsEnded);
+    setBusy(false);
+    input.focus();
+  }
+}
+
+function newChat() {
+  if (run) return;
+  history = [];
+  chatLog.replaceChildren(h("li", { class: "chat-empty", text: "New conversation." }));
+  input.focus();
+}
+
+/** Enter sends; Shift+Enter starts a new line. */
+function onKey(e) {
+  if (e.key === "Enter" && !e.shiftKey && !e.ctrlKey && !e.metaKey && !e.altKey && !e.isComposing) {
+    e.preventDefault();
+    $("#chat-form").requestSubmit();
+  }
+}
+
+/** Wires the panel before the module is loaded (sending waits for startChat). */
+export function initChat(cfg) {
+  config = cfg;
+  if (!config.modelURL) {
+    const opt = choice.querySelector('option[value="standin"]');
+    opt.disabled = true;
+    opt.textContent += " (only with the dev server)";
+    choice.value = "custom";
+  }
+  renderModelChoice();
+  describeStandin();
+  choice.addEventListener("change", renderModelChoice);
+  $("#chat-suggestions").replaceChildren(...SUGGESTIONS.map((s) => h("button", {
+    type: "button", class: "btn btn-ghost btn-small suggestion", text: s, "aria-label": `Write "${s}"`,
+    onclick: () => { input.value = s; input.focus(); },
+  })));
+  input.addEventListener("keydown", onKey);
+  $("#chat-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = input.value.trim();
+    if (!text) {
+      input.focus();
+      return;
+    }
+    send(text);
+  });
+  stopBtn.addEventListener("click", () => run?.ctrl.abort());
+  $("#chat-new").addEventListener("click", newChat);
+  setBusy(false);
+}
+
+/** The module and the catalog are ready. */
+export function startChat(loaded) {
+  mcp = loaded;
+  setBusy(false);
+  serverEvents.addEventListener("statuschange", renderAuthNeeds);
+  serverEvents.addEventListener("listchange", renderAuthNeeds);
+  renderAuthNeeds();
+}
