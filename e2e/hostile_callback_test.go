@@ -40,7 +40,6 @@ func TestHostileCallback(t *testing.T) {
 		opts   string
 		code   string
 		msg    string
-		defect string
 	}{
 		{name: "callback with the wrong state → not taken, no token request, declined when the window closes",
 			tamper: editCallback(func(_ *hostileAuthEnv, q url.Values) { q.Set("state", "WRONGSTATEWRONGSTATEWRONGS") }),
@@ -64,9 +63,6 @@ func TestHostileCallback(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if c.defect != "" {
-				knownDefect(t, c.defect)
-			}
 			e := newHostileAuthEnv(t, devserver.AuthConfig{AutoApprove: true}, c.tamper)
 			r := e.login(c.opts)
 			if c.msg != "" {
@@ -162,7 +158,6 @@ func TestHostileCallbackTwoCodes(t *testing.T) {
 	})
 	t.Run("handleCallback of a forged code for a waiting popup sign-in → rejects token_failed", func(t *testing.T) {
 		t.Parallel()
-		knownDefect(t, "mcp.handleCallback() resolves true when a live popup sign-in takes the URL, before the exchange, although that sign-in then fails token_failed (mcp.d.ts: resolves true when it took it and succeeded, rejects with the sign-in's MCPError when it failed)")
 		e, cb := start(t)
 		var got string
 		e.eval(fmt.Sprintf(`mcp.handleCallback(%q).then((v) => String(v), (e) => e.code)`, cb("forged-code")), &got)

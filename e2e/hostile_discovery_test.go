@@ -51,7 +51,6 @@ func TestHostileDiscovery(t *testing.T) {
 		name   string
 		tamper authTamper
 		msg    string // part of the message
-		defect string
 	}
 	cases := []tc{
 		{name: "authorization_endpoint javascript: → discovery_failed",
@@ -101,8 +100,7 @@ func TestHostileDiscovery(t *testing.T) {
 					h = hostile.Redirect(h, p, http.StatusFound, func(r *http.Request) string { return e.Attacker.URL + r.URL.Path })
 				}
 				return h
-			}},
-			defect: "an off-origin redirect of the PRM counts as no PRM: discovery falls back to the 2025-03-26 default endpoints on the MCP origin and caches them (ends registration_failed)"},
+			}}},
 		{name: "AS metadata URL redirected to the attacker origin → discovery_failed",
 			tamper: authTamper{AS: func(e *hostileAuthEnv, h http.Handler) http.Handler {
 				return hostile.Redirect(h, asmPath, http.StatusFound, func(r *http.Request) string { return e.Attacker.URL + r.URL.Path })
@@ -114,8 +112,7 @@ func TestHostileDiscovery(t *testing.T) {
 					scopes[i] = fmt.Sprint("s", i)
 				}
 				m["scopes_supported"] = scopes
-			})}, msg: "scopes_supported",
-			defect: "PRM scopes_supported is not capped: 100000 scopes go into the authorization URL (the AS refuses them; ends token_failed, metadata cached)"},
+			})}, msg: "scopes_supported"},
 		{name: "PRM authorization_servers with 10000 entries → discovery_failed",
 			tamper: authTamper{MCP: editPRM(func(e *hostileAuthEnv, m map[string]any) {
 				as := make([]string, 10000)
@@ -124,15 +121,11 @@ func TestHostileDiscovery(t *testing.T) {
 					as[i] = fmt.Sprintf("%s/as%d", e.Attacker.URL, i)
 				}
 				m["authorization_servers"] = as
-			})}, msg: "authorization_servers",
-			defect: "PRM authorization_servers is not capped: 10000 entries are accepted and the sign-in goes on with the first"},
+			})}, msg: "authorization_servers"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if c.defect != "" {
-				knownDefect(t, c.defect)
-			}
 			e := newHostileAuthEnv(t, devserver.AuthConfig{}, c.tamper)
 			// A bounded sign-in: a defect that lets the flow go on ends
 			// as a timeout instead of hanging the case.

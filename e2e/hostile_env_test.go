@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -26,17 +25,6 @@ import (
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
 	"github.com/mcpwasm/mcpwasm/internal/hostile"
 )
-
-// knownDefect marks a case that fails because of a product defect being
-// fixed elsewhere: unless HOSTILE_STRICT is set, it is skipped with a
-// message saying so; with HOSTILE_STRICT=1 it runs (and fails). The
-// assertions of a marked case are the right ones, never weakened.
-func knownDefect(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("HOSTILE_STRICT") == "" {
-		t.Skip("KNOWN DEFECT: " + what + " (HOSTILE_STRICT=1 runs it)")
-	}
-}
 
 // Secrets of the credential cases: the page's API key and the token its
 // accessToken() hands out. They must reach the MCP server's origin only.

@@ -25,7 +25,6 @@ func TestHostileRegistration(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		tamper authTamper
-		defect string
 	}{
 		{name: "registration response without client_id → registration_failed",
 			tamper: tamperRegister(hostile.EditJSON(func(m map[string]any) { delete(m, "client_id") }))},
@@ -40,9 +39,6 @@ func TestHostileRegistration(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if c.defect != "" {
-				knownDefect(t, c.defect)
-			}
 			e := newHostileAuthEnv(t, devserver.AuthConfig{}, c.tamper)
 			r := e.login(`{ authTimeoutMs: 8000 }`)
 			wantErr(t, r, "registration_failed")

@@ -78,7 +78,6 @@ func TestHostileAuthLoops(t *testing.T) {
 
 	t.Run("403 asking for one more new scope each time → at most 3 step-up sign-ins, then insufficient_scope", func(t *testing.T) {
 		t.Parallel()
-		knownDefect(t, "the 3-step-ups limit counts per scope set: a server that names one more new scope each time gets a step-up sign-in on every call")
 		var forbidden atomic.Int32
 		e := newHostileAuthEnv(t, devserver.AuthConfig{AutoApprove: true}, authTamper{
 			MCP: func(e *hostileAuthEnv, h http.Handler) http.Handler {

@@ -47,7 +47,6 @@ func TestHostileToken(t *testing.T) {
 		tamper authTamper
 		bad    string // the token that must never be sent, if any
 		msg    string
-		defect string
 	}{
 		{name: "token response without access_token → token_failed",
 			tamper: editToken(func(m map[string]any) { delete(m, "access_token") }), msg: "access_token"},
@@ -76,9 +75,6 @@ func TestHostileToken(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if c.defect != "" {
-				knownDefect(t, c.defect)
-			}
 			e := newHostileAuthEnv(t, devserver.AuthConfig{AutoApprove: true}, c.tamper)
 			r := e.login(`{ authTimeoutMs: 15000 }`)
 			wantErr(t, r, "token_failed", c.msg)

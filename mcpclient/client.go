@@ -228,18 +228,23 @@ func (c *Client) Close() error {
 // reconnects by itself after this, until the next Connect.
 func (c *Client) Disconnect() { c.apply(inDisconnect, nil) }
 
-// sessionOrErr returns the live session or an error coded "closed" or
-// "protocol" (not connected).
+// sessionOrErr returns the live session or, without one, an error whose
+// code says what the caller can do: closed; auth_required or declined when
+// the client waits for a sign-in; protocol (not connected) otherwise.
 func (c *Client) sessionOrErr() (*mcp.ClientSession, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case c.closing:
 		return nil, errClosed
-	case c.session == nil:
-		return nil, mcperr.New(mcperr.Protocol, "mcp: not connected; call connect() first")
+	case c.session != nil:
+		return c.session, nil
+	case c.state == StateNeedsAuth:
+		return nil, mcperr.New(mcperr.AuthRequired, "mcp: not connected: a sign-in is needed; call authorize() from a click")
+	case c.state == StateDeclined:
+		return nil, mcperr.New(mcperr.Declined, "mcp: not connected: the user declined to sign in; call authorize() from a click to ask again")
 	}
-	return c.session, nil
+	return nil, mcperr.New(mcperr.Protocol, "mcp: not connected; call connect() first")
 }
 
 // InitializeResult returns what the server said at initialization, or nil

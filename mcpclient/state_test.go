@@ -147,7 +147,7 @@ func TestSignInDrivesTheState(t *testing.T) {
 		t.Errorf("after the sign-out: a %s, b %s; want needs_auth", a.State(), b.State())
 	}
 	_, err := b.ListTools(ctx)
-	wantCode(t, err, mcperr.Protocol) // not connected
+	wantCode(t, err, mcperr.AuthRequired) // not connected: a sign-in is needed
 }
 
 func waitState(t *testing.T, c *Client, want State) {

@@ -73,7 +73,13 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	switch mt := mediaType(resp); {
 	case mt == "text/event-stream":
-		resp.Body = &sseTap{rc: resp.Body, taps: t.taps, call: call, rec: rec}
+		tap := &sseTap{rc: resp.Body, taps: t.taps, call: call, rec: rec}
+		// An abandoned request (aborted, timed out, its connection ended)
+		// closes its stream: in the browser nothing else would, and the
+		// fetch would hold one of the few connections per origin forever.
+		// Closing the stream is also how protocol 2026-07-28 cancels.
+		tap.stop = context.AfterFunc(ctx, func() { _ = tap.rc.Close() })
+		resp.Body = tap
 	case mt == "application/json" && call != nil && resp.StatusCode >= 200 && resp.StatusCode < 300:
 		if err := checkJSONResponse(resp, call); err != nil {
 			rec.violation(err)

@@ -163,6 +163,7 @@ type sseTap struct {
 	taps *progressTaps
 	call json.RawMessage // the call this stream answers; nil for GET streams
 	rec  *record
+	stop func() bool // ends the watch of the request's context
 
 	buf  []byte // read buffer
 	in   []byte // bytes read, not yet split into lines
@@ -202,7 +203,12 @@ func (s *sseTap) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (s *sseTap) Close() error { return s.rc.Close() }
+func (s *sseTap) Close() error {
+	if s.stop != nil {
+		s.stop()
+	}
+	return s.rc.Close()
+}
 
 func (s *sseTap) fail(err error) {
 	if s.err == nil {

@@ -32,6 +32,10 @@ type discovery struct {
 	Source string `json:"source"`
 }
 
+// sourceDefaults is the Source of a discovery that found no metadata and
+// uses the 2025-03-26 default endpoints.
+const sourceDefaults = "2025-03-26 defaults"
+
 // errNotFound marks a probe that found nothing there (non-200).
 var errNotFound = errors.New("not found")
 
@@ -45,6 +49,12 @@ func getJSON(ctx context.Context, c *http.Client, u string, v any) error {
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.Do(req)
 	if err != nil {
+		if mcperr.CodeOf(err, "") == mcperr.Protocol {
+			// Refused, not absent: a redirect to another origin (the
+			// HTTP client keeps requests on their origin). Looking
+			// elsewhere would hide an attack as a missing document.
+			return redactURLError(err)
+		}
 		return fmt.Errorf("%w: %v", errNotFound, redactURLError(err))
 	}
 	defer resp.Body.Close()
@@ -72,7 +82,7 @@ func decodeCapped(r io.Reader, v any) error {
 	}
 	var doc any
 	_ = json.Unmarshal(body, &doc)
-	return checkShape(doc, 0)
+	return checkShape(doc, "", 0)
 }
 
 // Bounds on a metadata document's shape. Real documents list a handful of
@@ -85,34 +95,43 @@ const (
 )
 
 // checkShape refuses a document with a list longer than maxMetaList, a
-// string longer than maxMetaString or nesting deeper than maxMetaDepth.
-func checkShape(v any, depth int) error {
+// string longer than maxMetaString or nesting deeper than maxMetaDepth;
+// the error names where (path, "" at the top).
+func checkShape(v any, path string, depth int) error {
+	where := "the document"
+	if path != "" {
+		where = path
+	}
 	if depth > maxMetaDepth {
-		return fmt.Errorf("document nested deeper than %d levels", maxMetaDepth)
+		return fmt.Errorf("%s is nested deeper than %d levels", where, maxMetaDepth)
 	}
 	switch v := v.(type) {
 	case string:
 		if len(v) > maxMetaString {
-			return fmt.Errorf("document has a string longer than %d bytes", maxMetaString)
+			return fmt.Errorf("%s is a string longer than %d bytes", where, maxMetaString)
 		}
 	case []any:
 		if len(v) > maxMetaList {
-			return fmt.Errorf("document has a list of %d entries (at most %d are accepted)", len(v), maxMetaList)
+			return fmt.Errorf("%s has %d entries (at most %d are accepted)", where, len(v), maxMetaList)
 		}
-		for _, e := range v {
-			if err := checkShape(e, depth+1); err != nil {
+		for i, e := range v {
+			if err := checkShape(e, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
 				return err
 			}
 		}
 	case map[string]any:
 		if len(v) > maxMetaList {
-			return fmt.Errorf("document has an object of %d members (at most %d are accepted)", len(v), maxMetaList)
+			return fmt.Errorf("%s has %d members (at most %d are accepted)", where, len(v), maxMetaList)
 		}
 		for k, e := range v {
 			if len(k) > maxMetaString {
-				return fmt.Errorf("document has a member name longer than %d bytes", maxMetaString)
+				return fmt.Errorf("%s has a member name longer than %d bytes", where, maxMetaString)
 			}
-			if err := checkShape(e, depth+1); err != nil {
+			name := sanitize(k)
+			if path != "" {
+				name = path + "." + name
+			}
+			if err := checkShape(e, name, depth+1); err != nil {
 				return err
 			}
 		}
@@ -366,6 +385,11 @@ func (h *Handler) discover(ctx context.Context, headerPRM string) (*discovery, e
 	if err != nil {
 		return nil, err
 	}
+	if d.Source == sourceDefaults {
+		// Guessed, not found: probing again costs a few requests and finds
+		// the metadata a server publishes later (or that was unreadable).
+		return d, nil
+	}
 	data, err := json.Marshal(d)
 	if err == nil {
 		if err := h.cfg.Store.PutMetadata(ctx, &CachedMetadata{Key: h.metaKey(), Data: data, Expiry: h.now().Add(h.cfg.MetadataTTL)}); err != nil {
@@ -451,7 +475,7 @@ func (h *Handler) discoverNetwork(ctx context.Context, headerPRM string) (*disco
 	if err := ValidateAuthServerMeta(asm, origin); err != nil {
 		return nil, err
 	}
-	return &discovery{Resource: h.resource, AS: asm, Source: "2025-03-26 defaults"}, nil
+	return &discovery{Resource: h.resource, AS: asm, Source: sourceDefaults}, nil
 }
 
 func sameOrigin(a, b string) bool {

@@ -111,7 +111,7 @@ func (h *Handler) phaseErr(ctx, pctx context.Context, err error, what string) er
 	return err
 }
 
-func (h *Handler) login(ctx context.Context, ch challenge, stepUp bool) error {
+func (h *Handler) login(ctx context.Context, ch challenge, stepUp bool) (retErr error) {
 	if h.cfg.Courier == nil {
 		// Before discovery and registration: nothing is registered for a
 		// flow that cannot be shown.
@@ -156,6 +156,12 @@ func (h *Handler) login(ctx context.Context, ch challenge, stepUp bool) error {
 		return newErr(mcperr.AuthRequired, "courier could not show the login", redactURLError(err))
 	}
 	var cb *Callback
+	took := false
+	defer func() {
+		if took {
+			w.done <- retErr // buffered; the callback's deliverer may wait for it
+		}
+	}()
 	select {
 	case cb = <-w.ch:
 	case <-dismissed:
@@ -172,6 +178,7 @@ func (h *Handler) login(ctx context.Context, ch challenge, stepUp bool) error {
 		}
 		return timedOut()
 	}
+	took = true
 	if h.cfg.PersistFlows {
 		// Single use before the exchange: a replay through CompletePending
 		// must not find it.

@@ -228,13 +228,14 @@ type waiter struct {
 	state    string
 	resource string         // the flow's handler resource
 	ch       chan *Callback // buffered, receives at most one value
+	done     chan error     // buffered: the flow's outcome once it took its callback
 }
 
 // NewRegistry returns an empty [Registry].
 func NewRegistry() *Registry { return &Registry{} }
 
 func (r *Registry) add(state, resource string) *waiter {
-	w := &waiter{state: state, resource: resource, ch: make(chan *Callback, 1)}
+	w := &waiter{state: state, resource: resource, ch: make(chan *Callback, 1), done: make(chan error, 1)}
 	r.mu.Lock()
 	r.flows = append(r.flows, w)
 	r.mu.Unlock()
@@ -268,10 +269,10 @@ func (r *Registry) Deliver(callbackURL string) error {
 	return err
 }
 
-func (r *Registry) deliver(callbackURL string) (resource string, err error) {
+func (r *Registry) deliver(callbackURL string) (*waiter, error) {
 	cb, err := ParseCallback(callbackURL)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	r.mu.Lock()
 	var found *waiter
@@ -290,24 +291,31 @@ func (r *Registry) deliver(callbackURL string) (resource string, err error) {
 	}
 	r.mu.Unlock()
 	if found == nil {
-		return "", &Error{Code: mcperr.StateMismatch, Msg: "oauth: no authorization flow is waiting for this state (unknown, expired or already used)"}
+		return nil, &Error{Code: mcperr.StateMismatch, Msg: "oauth: no authorization flow is waiting for this state (unknown, expired or already used)"}
 	}
 	found.ch <- cb // buffered; the waiter was removed, so this happens once
-	return found.resource, nil
+	return found, nil
 }
 
 // HandleCallback is what mcp.handleCallback(url) does with any callback
 // URL (popup relay, redirect return, pasted URL): when a flow of this page
 // waits on its state, the URL is delivered to it in memory ([Deliver];
-// live is true and the flow's Login/Authorize caller gets the outcome);
+// live is true, and err is the flow's outcome once it finished, as its
+// Login/Authorize caller gets it);
 // otherwise, when cfg.Store is set, the flow is completed from the Store
 // ([CompletePending]; live is false and err is its outcome). resource is
 // the MCP server URI of the flow that took the URL ("" when none did).
 // An unknown, expired or replayed state is [ErrStateMismatch].
 func (r *Registry) HandleCallback(ctx context.Context, cfg PendingConfig, callbackURL string) (resource string, live bool, err error) {
-	resource, err = r.deliver(callbackURL)
+	w, err := r.deliver(callbackURL)
 	if err == nil {
-		return resource, true, nil
+		// A live flow took it: its outcome (the exchange) is the answer.
+		select {
+		case err = <-w.done:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		return w.resource, true, err
 	}
 	if cfg.Store == nil || !isCode(err, mcperr.StateMismatch) {
 		return "", false, err

@@ -32,6 +32,7 @@ export class LoginWindow {
   #timer = 0;
   #navigatedAt = 0;
   #severed = false;
+  #relayed = false;
   #closedAt = 0;
   #onClosed;
 
@@ -70,6 +71,13 @@ export class LoginWindow {
   get window() { return this.#severed ? null : this.#win; }
 
   get isOpen() { return !!this.#win; }
+
+  /**
+   * The window sent its result by postMessage, so it is not severed: when
+   * it closes now (the callback page closes itself), that is the end of
+   * this sign-in attempt, not a Cross-Origin-Opener-Policy at work.
+   */
+  relayed() { this.#relayed = true; }
 
   /** Brings the window to the front (a second click on Sign in). */
   focus() {
@@ -159,11 +167,12 @@ export class CallbackReceiver {
       return;
     }
     // While a popup's opener link exists, only that popup may speak.
-    const linked = [...this.#windows].map((w) => w.window).filter(Boolean);
-    if (!linked.includes(ev.source)) {
+    const from = [...this.#windows].find((w) => w.window && w.window === ev.source);
+    if (!from) {
       console.warn("mcp: ignored a sign-in message from a window this page did not open");
       return;
     }
+    from.relayed();
     this.#relay(ev.data, "postMessage");
   }
 

@@ -247,6 +247,11 @@ func Redirect(h http.Handler, path string, status int, to func(r *http.Request) 
 			h.ServeHTTP(w, r)
 			return
 		}
+		// With CORS headers, as an attacker who wants a page to follow
+		// would send them (without, a browser cannot read the redirect).
+		if o := r.Header.Get("Origin"); o != "" {
+			w.Header().Set("Access-Control-Allow-Origin", o)
+		}
 		http.Redirect(w, r, to(r), status)
 	})
 }

@@ -185,7 +185,9 @@ func (t *Transport) followRedirect(req *http.Request, resp *http.Response) (*htt
 			if req.Context().Err() != nil {
 				return nil, req.Context().Err()
 			}
-			return nil, mcperr.Wrap(mcperr.Network, err, fmt.Sprintf("the server at %s redirected a request to a place this page cannot check (another origin that does not allow it); it was not followed", from))
+			// Coded protocol, not network: the request was answered, with a
+			// redirect this client refuses to follow blind.
+			return nil, mcperr.Wrap(mcperr.Protocol, err, fmt.Sprintf("the server at %s redirected a request to a place this page cannot check (another origin, or a redirect without CORS headers); it was not followed", from))
 		}
 		drain(presp)
 		final := req.URL
