@@ -2,7 +2,9 @@
 # Installs what the tests need on a fresh Debian machine: Chromium (for the
 # e2e tests), brotli (precompressed wasm), gcc (the race detector needs cgo)
 # and the pinned Node packages of e2e/.
-# Idempotent: does nothing that is already done.
+# Idempotent: does nothing that is already done. It says what it installs
+# before it does; NO_INSTALL=1 installs nothing and fails, naming what is
+# missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,13 +13,21 @@ command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromi
 command -v brotli >/dev/null 2>&1 || need+=(brotli)
 command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)   # go test -race needs cgo
 if [ ${#need[@]} -gt 0 ]; then
-  echo "installing ${need[*]} from Debian"
+  if [ -n "${NO_INSTALL:-}" ]; then
+    echo "NO_INSTALL is set: not installing; missing Debian packages: ${need[*]}" >&2
+    exit 1
+  fi
+  echo "installing from Debian with apt-get (as root, or with sudo): ${need[*]}"
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
 if [ -f e2e/node/package-lock.json ] && [ ! -f e2e/node/node_modules/.package-lock.json -o e2e/node/package-lock.json -nt e2e/node/node_modules/.package-lock.json ]; then
-  echo "installing e2e Node packages"
+  if [ -n "${NO_INSTALL:-}" ]; then
+    echo "NO_INSTALL is set: not installing the pinned Node packages of e2e/node (npm ci)" >&2
+    exit 1
+  fi
+  echo "installing the pinned Node packages of e2e/node (npm ci)"
   (cd e2e/node && npm ci --no-audit --no-fund --loglevel=error)
 fi
