@@ -29,7 +29,7 @@ func (e *authEnv) startLogin(clientOpts string) {
 		window.result = null;
 	})()`, e.MCPURL, clientOpts), nil)
 	e.gesture(`void (c.authorize().then(() => { result = { ok: true, state: c.state }; },
-		(e) => { result = { error: { name: e.name, code: e.code, status: e.status ?? 0, message: e.message }, state: c.state }; }))`)
+		(e) => { result = { error: { name: e.name, code: e.code, status: e.status ?? 0, message: e.message + " — " + (e.detail ?? "") }, state: c.state }; }))`)
 }
 
 // openDB is page-side JavaScript that opens the client's IndexedDB

@@ -67,7 +67,7 @@ func TestDemoServers(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(row("more")+`[data-state="connected"]`)),
 		chromedp.WaitVisible(chromedp.CSS(tool("more_weather"))))
 	msgs := e.text("#servers-messages")
-	if !strings.Contains(msgs, `server "local" is a local command (stdio) server`) {
+	if !strings.Contains(strings.ToLower(msgs), `server "local" is a local command (stdio) server`) {
 		t.Errorf("after pasting a command entry the panel says %q; want the catalog's warning about \"local\"", msgs)
 	}
 	if got := e.js(`document.querySelectorAll('#servers li.server[data-server="local"]').length`); got != "0" {

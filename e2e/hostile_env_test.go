@@ -362,7 +362,7 @@ func (e *env) stillUsable(goodURL string) {
 			const tools = (await c.listTools()).map((t) => t.name);
 			await c.close();
 			return { tools };
-		} catch (e) { return { error: { code: e.code, message: e.message } }; }
+		} catch (e) { return { error: { code: e.code, message: e.message + " — " + (e.detail ?? "") } }; }
 	})()`, goodURL), &got)
 	if got.Error != nil || !slices.Contains(got.Tools, "add") {
 		e.t.Errorf("afterwards a new client of a good server: tools %v, error %+v; want it to work", got.Tools, got.Error)

@@ -74,7 +74,7 @@ func (e *env) runSteps(url, extra, script string) []step {
 		const step = async (f) => {
 			const t0 = performance.now();
 			try { await f(); out.push({ code: "ok", ms: performance.now() - t0 }); }
-			catch (e) { out.push({ code: e.code ?? String(e), status: e.status ?? 0, message: e.message, ms: performance.now() - t0 }); }
+			catch (e) { out.push({ code: e.code ?? String(e), status: e.status ?? 0, message: e.message + " — " + (e.detail ?? ""), ms: performance.now() - t0 }); }
 		};
 		%s
 		return out;

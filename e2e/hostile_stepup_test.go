@@ -23,7 +23,7 @@ import (
 func (h *hostileAuthEnv) callInGesture() jsErr {
 	h.t.Helper()
 	h.gesture(`void (window.called = null, (c.state === "connected" ? Promise.resolve() : c.connect()).then(() => c.callTool("echo", { text: "x" })).then(() => { called = { code: "ok" }; },
-		(e) => { called = { code: e.code, status: e.status ?? 0, message: e.message }; }))`)
+		(e) => { called = { code: e.code, status: e.status ?? 0, message: e.message + " — " + (e.detail ?? "") }; }))`)
 	var r jsErr
 	h.eval(`(async () => {
 		for (let i = 0; i < 600 && !window.called; i++) await new Promise((r) => setTimeout(r, 50));

@@ -135,7 +135,7 @@ func TestHostileTokenEndpointNeverAnswers(t *testing.T) {
 		e.noGrant(false)
 		popups := e.expectPopup()
 		e.gesture(`void (result = null, c.authorize().then(() => { result = { ok: true, state: c.state }; },
-			(e) => { result = { error: { code: e.code, message: e.message }, state: c.state }; }))`)
+			(e) => { result = { error: { code: e.code, message: e.message + " — " + (e.detail ?? "") }, state: c.state }; }))`)
 		<-popups
 		if r := e.awaitLogin(); !r.OK || r.State != "connected" {
 			t.Errorf("the next authorize() = %+v (error %+v); want connected", r, r.Error)

@@ -110,7 +110,9 @@ type (
 	Error struct {
 		Code    mcperr.Code `json:"code"`
 		Status  int         `json:"status,omitempty"`
+		RPCCode *int64      `json:"rpcCode,omitempty"`
 		Message string      `json:"message"`
+		Detail  string      `json:"detail,omitempty"`
 	}
 	// Session is what a connect resolves with.
 	Session struct {

@@ -32,7 +32,8 @@ var (
 )
 
 // SetErrorFactory sets the JavaScript function that builds MCPError values:
-// (code: string, message: string, status: number) => MCPError.
+// (code: string, message: string, status: number, detail: string,
+// rpcCode: number|undefined) => MCPError.
 func SetErrorFactory(fn Value) {
 	errorFactoryMu.Lock()
 	defer errorFactoryMu.Unlock()
@@ -45,21 +46,27 @@ func SetErrorFactory(fn Value) {
 func ErrorValue(err error) Value {
 	code := mcperr.CodeOf(err, mcperr.Protocol)
 	status := mcperr.StatusOf(err)
+	msg, detail := mcperr.Present(err)
+	var rpc any = Undefined()
+	if c, ok := mcperr.RPCCodeOf(err); ok {
+		rpc = float64(c)
+	}
 	errorFactoryMu.RLock()
 	f := errorFactory
 	errorFactoryMu.RUnlock()
 	if f.Type() == safejs.TypeFunction {
-		if v, e := f.Invoke(string(code), err.Error(), status); e == nil {
+		if v, e := f.Invoke(string(code), msg, status, detail, rpc); e == nil {
 			return v
 		}
 	}
 	ctor, _ := Global().Get("Error")
-	v, e := ctor.New(err.Error())
+	v, e := ctor.New(msg)
 	if e != nil {
 		return Undefined()
 	}
 	_ = v.Set("name", "MCPError")
 	_ = v.Set("code", string(code))
+	_ = v.Set("detail", detail)
 	if status != 0 {
 		_ = v.Set("status", status)
 	}

@@ -48,7 +48,7 @@ func TestPromiseResolvesAndRejects(t *testing.T) {
 		return nil, mcperr.New(mcperr.InvalidArgument, "bad input")
 	}))
 	var je *JSError
-	if !errors.As(err, &je) || je.MCPErrorCode() != mcperr.InvalidArgument || !strings.Contains(je.Message, "bad input") {
+	if !errors.As(err, &je) || je.MCPErrorCode() != mcperr.InvalidArgument || !strings.Contains(strings.ToLower(je.Message), "bad input") {
 		t.Errorf("rejection = %#v; want invalid_argument 'bad input'", err)
 	}
 }

@@ -85,7 +85,7 @@ func (c *Client) Authorize(ctx context.Context, co ConnectOptions) error {
 		return errClosed
 	}
 	if err := c.opts.Auth.Login(ctx); err != nil {
-		return err
+		return mcperr.AtServer(err, Host(c.url))
 	}
 	return c.connectOnce(ctx, co)
 }
@@ -97,7 +97,7 @@ func (c *Client) PopupBlocked() error {
 	if c.opts.Auth == nil {
 		return c.noSignIn()
 	}
-	err := oauth.ErrPopupBlocked
+	err := mcperr.AtServer(oauth.ErrPopupBlocked, Host(c.url))
 	c.apply(inAuthNeeded, err)
 	return err
 }
@@ -110,5 +110,5 @@ func (c *Client) Logout(ctx context.Context) error {
 	}
 	err := c.opts.Auth.Logout(ctx)
 	c.apply(inSignedOut, nil)
-	return err
+	return mcperr.AtServer(err, Host(c.url))
 }

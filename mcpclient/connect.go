@@ -76,6 +76,7 @@ func (c *Client) connectOnce(ctx context.Context, co ConnectOptions) error {
 	close(ch)
 
 	if err != nil {
+		err = mcperr.AtServer(err, Host(c.url))
 		c.apply(inConnectFailed, err)
 		return err
 	}

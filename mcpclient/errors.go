@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
+	"unicode"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -13,23 +16,42 @@ import (
 
 var errClosed = mcperr.New(mcperr.Closed, "mcp: the client is closed; create a new one with mcp.client()")
 
-// Error is an error as the page sees it: a docs/JSAPI.md code, an optional HTTP
-// status and a message free of secrets.
+// Error is an error as the page sees it: a docs/JSAPI.md code, an optional
+// HTTP status, the server's JSON-RPC error code when it answered with one,
+// a message a person can act on and the detail underneath (mcperr.Present);
+// all free of secrets.
 type Error struct {
 	Code    mcperr.Code `json:"code"`
 	Status  int         `json:"status,omitempty"`
+	RPCCode *int64      `json:"rpcCode,omitempty"`
 	Message string      `json:"message"`
+	Detail  string      `json:"detail,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }
 
 // AsError flattens err into an [Error] for the page.
 func AsError(err error) *Error {
-	return &Error{
+	msg, detail := mcperr.Present(err)
+	e := &Error{
 		Code:    mcperr.CodeOf(err, mcperr.Protocol),
 		Status:  mcperr.StatusOf(err),
-		Message: err.Error(),
+		Message: msg,
+		Detail:  detail,
 	}
+	if c, ok := mcperr.RPCCodeOf(err); ok {
+		e.RPCCode = &c
+	}
+	return e
+}
+
+// Host is the name a message gives the server of url: its host.
+func Host(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return "the server"
+	}
+	return u.Host
 }
 
 // insufficient reports whether a 403 carried error="insufficient_scope"
@@ -82,11 +104,26 @@ func classify(err error, rec *record) error {
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
-		code := mcperr.Protocol
-		if rpcErr.Code == jsonrpc.CodeInvalidParams {
-			code = mcperr.InvalidArgument
-		}
-		return &mcperr.Error{Code: code, Msg: "mcp: the server refused the request", Err: err}
+		return &mcperr.Error{Code: mcperr.CodeOf(&mcperr.RPCError{Code: rpcErr.Code}, ""), Msg: "mcp: the server refused the request",
+			Err: &mcperr.RPCError{Code: rpcErr.Code, Message: cleanText(rpcErr.Message)}}
 	}
 	return mcperr.Wrap(mcperr.Protocol, err, "mcp")
+}
+
+// cleanText keeps text from the network printable and bounded for a
+// message.
+func cleanText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			return ' '
+		case !unicode.IsPrint(r) || unicode.Is(unicode.Bidi_Control, r):
+			return -1
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > 500 {
+		s = string(r[:500]) + "…"
+	}
+	return s
 }

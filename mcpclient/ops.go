@@ -44,7 +44,7 @@ func doOn[T any](ctx context.Context, c *Client, cs *mcp.ClientSession, op func(
 			// call reconnects instead of using it again.
 			c.lostSession(cs, err)
 		}
-		return zero, classify(err, rec)
+		return zero, mcperr.AtServer(classify(err, rec), Host(c.url))
 	}
 	return v, nil
 }

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -162,7 +163,7 @@ func (c *Client) apply(in input, err error) {
 	if s.to != from || (session != nil && in == inConnected) {
 		ev := StateChange{State: s.to, Session: session}
 		if err != nil && s.to != StateConnected {
-			ev.Error = AsError(err)
+			ev.Error = AsError(mcperr.AtServer(err, Host(c.url)))
 		}
 		c.emit("statechange", ev)
 	}

@@ -279,7 +279,7 @@ func (a *app) opDeliver(ctx context.Context, args jsapi.Deliver, _ jsCall) (any,
 	r := jsapi.Delivered{Taken: live || resource != "", Resource: resource}
 	if err != nil {
 		me := mcpclient.AsError(err)
-		r.Error = &jsapi.Error{Code: me.Code, Status: me.Status, Message: me.Message}
+		r.Error = &jsapi.Error{Code: me.Code, Status: me.Status, RPCCode: me.RPCCode, Message: me.Message, Detail: me.Detail}
 	}
 	return r, nil
 }

@@ -11,12 +11,16 @@ export type MCPErrorCode =
 
 /** The error of every rejection (and of synchronous throws from client()). */
 export class MCPError extends Error {
-  constructor(code: MCPErrorCode, message: string, options?: { status?: number; cause?: unknown });
+  constructor(code: MCPErrorCode, message: string, options?: { status?: number; detail?: string; rpcCode?: number; cause?: unknown });
   readonly name: "MCPError";
   /** What went wrong, machine-readable. */
   readonly code: MCPErrorCode;
   /** The HTTP status, for code "http" (and auth errors that came with one). */
   readonly status?: number;
+  /** What happened underneath (the error chain), for developers; the message is what to tell a person. */
+  readonly detail?: string;
+  /** The server's JSON-RPC error code, when it answered with a JSON-RPC error. */
+  readonly rpcCode?: number;
 }
 
 export interface LoadOptions {

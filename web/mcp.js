@@ -22,11 +22,18 @@ import {
 
 /** The error every rejection of this API uses; `code` is one of CODES. */
 export class MCPError extends Error {
+  /**
+   * code: one of CODES; message: one sentence a person can act on;
+   * options: status (HTTP), detail (what happened underneath, for
+   * developers), rpcCode (the server's JSON-RPC error code), cause.
+   */
   constructor(code, message, options = {}) {
     super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
     this.name = "MCPError";
     this.code = code;
     if (options.status) this.status = options.status;
+    if (options.detail) this.detail = options.detail;
+    if (typeof options.rpcCode === "number") this.rpcCode = options.rpcCode;
   }
 }
 
@@ -39,7 +46,12 @@ function asMCPError(e, fallbackCode = "protocol") {
   return new MCPError(fallbackCode, message, { cause: e });
 }
 
-const errorOf = (e) => new MCPError(KNOWN_CODES.has(e.code) ? e.code : "protocol", e.message, { status: e.status });
+/** An MCPError from Go's JSON or factory call; its detail goes to the console at debug level. */
+function goError(code, message, status, detail, rpcCode) {
+  if (detail && detail !== message) console.debug(`mcp: ${message}\n  detail: ${detail}`);
+  return new MCPError(KNOWN_CODES.has(code) ? code : "protocol", message, { status, detail, rpcCode });
+}
+const errorOf = (e) => goError(e.code, e.message, e.status, e.detail, e.rpcCode);
 const invalid = (message) => new MCPError("invalid_argument", message);
 const closedError = () => new MCPError("closed", "this client is closed; create a new one with mcp.client()");
 
@@ -91,7 +103,7 @@ async function start({ wasmURL, onProgress } = {}) {
   let exited; // resolves with an MCPError when the Go program ends
   const api = await new Promise((resolve, reject) => {
     globalThis.__mcpwasmBoot = {
-      makeError: (code, message, status) => new MCPError(KNOWN_CODES.has(code) ? code : "protocol", message, { status }),
+      makeError: goError,
       ready: resolve,
       host: host.callbacks(),
       // What each server negotiated (transport, protocol version; no

@@ -57,7 +57,7 @@ export function describeError(err) {
   if (!err) return { message: "Unknown error", code: "" };
   const code = err.code ? String(err.code) : "";
   const status = err.status ? `status ${err.status}` : "";
-  return { message: err.message || String(err), code: [code, status].filter(Boolean).join(" · ") };
+  return { message: err.message || String(err), code: [code, status].filter(Boolean).join(" · "), detail: err.detail ?? "" };
 }
 
 /** Media types the page shows inline (as data: URLs, which the CSP allows for images and audio). */
@@ -77,11 +77,13 @@ export function announce(text) {
 }
 
 export function errorBox(title, err) {
-  const { message, code } = describeError(err);
+  const { message, code, detail } = describeError(err);
   return h("div", { class: "error-box", role: "alert" },
     h("strong", { text: title }),
     h("p", { class: "error-message", text: message }),
-    code && h("p", { class: "error-code" }, "code: ", h("code", { text: code })));
+    code && h("p", { class: "error-code" }, "code: ", h("code", { text: code })),
+    detail && detail !== message && h("details", { class: "error-detail" },
+      h("summary", { text: "Details for developers" }), h("code", { text: detail })));
 }
 
 /** The URL when value is an absolute http(s) URL, else null. */

@@ -1,0 +1,165 @@
+package mcperr
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// RPCError is a JSON-RPC error a server answered with: its code and
+// message reach the page (MCPError.rpcCode, and the message), whatever
+// the transport carried it.
+type RPCError struct {
+	Code    int64
+	Message string // the server's text, as sent (control characters removed)
+}
+
+func (e *RPCError) Error() string {
+	return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message)
+}
+
+// MCPErrorCode implements [Coder]: invalid params (-32602) is
+// invalid_argument (the call's arguments were wrong); every other JSON-RPC
+// error is protocol.
+func (e *RPCError) MCPErrorCode() Code {
+	if e.Code == -32602 {
+		return InvalidArgument
+	}
+	return Protocol
+}
+
+// atServer names the server an error came from, for [Present].
+type atServer struct {
+	err    error
+	server string
+}
+
+func (e *atServer) Error() string { return e.err.Error() }
+func (e *atServer) Unwrap() error { return e.err }
+
+// AtServer records that err came from the server named server (its host,
+// "mcp.example.com"), so that [Present] can name it. A nil err stays nil.
+func AtServer(err error, server string) error {
+	if err == nil {
+		return nil
+	}
+	var a *atServer
+	if errors.As(err, &a) {
+		return err
+	}
+	return &atServer{err: err, server: server}
+}
+
+// Messages are the one-sentence messages of the codes, as a person reads
+// them ({server} names the server, "the server at mcp.example.com";
+// {Server} the same at the start of a sentence; {status} the HTTP status:
+// see [Message]). Codes absent here
+// (invalid_argument, closed) keep the error's own message, which already
+// says what to fix. docs/JSAPI.md quotes this table; a test keeps the two
+// equal.
+var Messages = map[Code]string{
+	AuthRequired:       "Sign-in required for {server}. Call authorize() from a click.",
+	Declined:           "The user declined to sign in to {server}. Call authorize() from a click to ask again.",
+	PopupBlocked:       "The browser blocked the sign-in window for {server}. Call authorize() from a click or a key press.",
+	StateMismatch:      "A sign-in result for {server} did not match a sign-in in progress. Start the sign-in again.",
+	DiscoveryFailed:    "{Server} did not publish usable sign-in metadata. Check the server URL; the detail says what is wrong.",
+	RegistrationFailed: "This app could not register as a client for {server}. Configure a clientId or clientMetadataUrl; the detail says what its authorization server supports.",
+	TokenFailed:        "The authorization server of {server} refused or garbled the sign-in. Try signing in again; the detail says what happened.",
+	InsufficientScope:  "{Server} needs more permissions than the sign-in granted. Call authorize() from a click to grant them.",
+	Aborted:            "The request to {server} was aborted.",
+	Timeout:            "{Server} did not answer in time. Try again, or allow more time.",
+	Network:            "{Server} could not be reached (offline, down, or not allowing this page by CORS). Check the URL and that the server allows this origin.",
+	HTTP:               "{Server} answered HTTP {status}. The detail has its answer.",
+	Protocol:           "{Server} sent an answer this client cannot use. The detail says what was wrong.",
+	Storage:            "The browser's storage (IndexedDB) failed, so sign-ins may not be kept. The detail says why.",
+}
+
+// Present gives err as a person reads it: message is one sentence that
+// names the server and says what to do next; detail is the whole chain,
+// for developers (and the console). A JSON-RPC error from the server
+// shows the server's own message.
+func Present(err error) (message, detail string) {
+	if err == nil {
+		return "", ""
+	}
+	detail = err.Error()
+	server := ""
+	var a *atServer
+	if errors.As(err, &a) {
+		server = a.server
+	}
+	var rpc *RPCError
+	if errors.As(err, &rpc) {
+		return sentence(fmt.Sprintf("%s refused the request: %s", phrase(server, true), rpc.Message)), detail
+	}
+	code := CodeOf(err, "")
+	tmpl, ok := Messages[code]
+	unnamed := server == "" && strings.Contains(strings.ToLower(tmpl), "{server}") && code != Aborted && code != Timeout
+	if !ok || unnamed {
+		// No table entry, or an error that names no server (bad input, a
+		// panic, a failed load): its own text says more.
+		return sentence(own(err)), detail
+	}
+	return Message(code, server, StatusOf(err)), detail
+}
+
+// Message renders the message of code for the server at host ("" when
+// unknown) and status; "" for a code that keeps the error's own message.
+func Message(code Code, host string, status int) string {
+	tmpl, ok := Messages[code]
+	if !ok {
+		return ""
+	}
+	return strings.NewReplacer("{server}", phrase(host, false), "{Server}", phrase(host, true), "{status}", fmt.Sprint(status)).Replace(tmpl)
+}
+
+// phrase names the server at host in a sentence.
+func phrase(host string, first bool) string {
+	p := "the server"
+	if host != "" {
+		p += " at " + host
+	}
+	if first {
+		p = "T" + p[1:]
+	}
+	return p
+}
+
+// own is the message of the first of our own errors in err's chain, with
+// its package prefix ("mcp: ", "oauth: ") taken off.
+func own(err error) string {
+	var e *Error
+	msg := err.Error()
+	if errors.As(err, &e) && e.Msg != "" {
+		msg = e.Msg
+	}
+	for _, p := range []string{"mcp: ", "oauth: ", "catalog: ", "agent: "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	return msg
+}
+
+// sentence capitalises s and ends it with a full stop.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return s
+	}
+	if first, _, _ := strings.Cut(s, " "); !strings.ContainsAny(first, "()._") {
+		s = strings.ToUpper(s[:1]) + s[1:] // not an identifier such as client()
+	}
+	if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, "!") {
+		s += "."
+	}
+	return s
+}
+
+// RPCCodeOf returns the JSON-RPC code of a server's error in err's chain,
+// and whether there is one.
+func RPCCodeOf(err error) (int64, bool) {
+	var rpc *RPCError
+	if errors.As(err, &rpc) {
+		return rpc.Code, true
+	}
+	return 0, false
+}
