@@ -22,12 +22,16 @@ func newAuthEnv(t *testing.T) *authEnv { return &authEnv{authtest.Start(t)} }
 
 // factory makes clients with a non-interactive OAuth handler: Connect
 // never opens the courier; Authorize (the handler's Login) does.
-func (a *authEnv) factory(t *testing.T) Factory {
+func (a *authEnv) factory(t *testing.T) Factory { return a.factoryWith(t, nil) }
+
+// factoryWith is factory with the grants kept in store (nil: one store
+// per client).
+func (a *authEnv) factoryWith(t *testing.T, store oauth.Store) Factory {
 	return func(id string, sc ServerConfig, events func(mcpclient.Event)) (Server, error) {
 		hc := &http.Client{Transport: http.DefaultTransport, Timeout: patience}
 		h, err := oauth.New(oauth.Config{
 			ResourceURL: sc.URL, HTTPClient: hc, RedirectURL: authtest.RedirectURL, ClientName: "catalog test",
-			Registry: a.Registry, Courier: a.Courier(), AuthTimeout: patience,
+			Registry: a.Registry, Courier: a.Courier(), AuthTimeout: patience, Store: store,
 		})
 		if err != nil {
 			return nil, err
@@ -181,5 +185,35 @@ func TestEnableServerWaitsForSignIn(t *testing.T) {
 				t.Errorf("catalog_enable_server = %q (asked %d times); want %q, asked once", r.Text, asked.Load(), want)
 			}
 		})
+	}
+}
+
+// A sign-in elsewhere in the page (another client of the same server, such
+// as a panel that explores one server) connects the catalog's client too;
+// its tools then join the list by themselves, with one toolschanged, with
+// no Tools call to prompt it.
+func TestSignInElsewhereJoinsTools(t *testing.T) {
+	a := newAuthEnv(t)
+	store := oauth.NewMemoryStore() // the page's storage, as IndexedDB is
+	cat, ev := newCatalog(t, Config{Servers: servers("secure", a.URL), Factory: a.factoryWith(t, store)})
+	ctx := ctxT(t)
+	if tools, err := cat.Tools(ctx); err != nil || len(tools) != 0 {
+		t.Fatalf("Tools = %v, %v; want none before a sign-in", names(tools), err)
+	}
+	ev.reset()
+	other, err := a.factoryWith(t, store)("other", ServerConfig{URL: a.URL}, func(mcpclient.Event) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	if err := other.Authorize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the catalog's server lists its tools", func() bool {
+		st, _ := cat.Status("secure")
+		return st.State == string(mcpclient.StateConnected) && st.Tools == 7
+	})
+	if diff := cmp.Diff([]ToolsChanged{{IDs: []string{"secure"}}}, toolsChanged(ev)); diff != "" {
+		t.Errorf("toolschanged (-want +got):\n%s", diff)
 	}
 }

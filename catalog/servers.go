@@ -749,11 +749,19 @@ func (c *Catalog) onServerEvent(e *entry, serial int, ev mcpclient.Event) {
 		default:
 			return
 		}
+		load := false
 		c.update(func() {
 			if c.current(e) && e.serial == serial {
 				c.setStateLocked(e, sc.State, sc.Error)
+				// Connected by a sign-in elsewhere (another client of the
+				// server, another tab): list its tools now, not at the
+				// next Tools call.
+				load = sc.State == mcpclient.StateConnected && c.wantsLoadLocked(e)
 			}
 		})
+		if load {
+			go func() { _ = c.load(c.life, e, false) }()
+		}
 	case "toolschanged":
 		c.mu.Lock()
 		ok := c.current(e) && e.serial == serial
