@@ -64,7 +64,6 @@ func (g *geminiConv) node(s map[string]any, depth int, refs []string) map[string
 		g.drop("nesting deeper than " + fmt.Sprint(maxSchemaDepth))
 		return out
 	}
-	var extra []string // sentences for the description
 	if ref, ok := s["$ref"].(string); ok {
 		def, local := g.defs[ref]
 		switch {
@@ -76,125 +75,174 @@ func (g *geminiConv) node(s map[string]any, depth int, refs []string) map[string
 			maps.Copy(out, g.node(def, depth+1, append(slices.Clone(refs), ref)))
 		}
 	}
+	var extra []string // sentences for the description
 	for _, k := range slices.Sorted(maps.Keys(s)) {
-		v := s[k]
-		switch k {
-		case "$ref", "$defs", "definitions", "$schema", "$id", "$comment", "$anchor",
-			"examples", "readOnly", "writeOnly", "deprecated", "contentEncoding", "contentMediaType":
-			// References were inlined; the rest is metadata a model does not need.
-		case "type":
-			g.typ(v, out)
-		case "title", "description", "pattern":
-			if str, ok := v.(string); ok {
-				out[k] = str
-			}
-		case "format":
-			if str, ok := v.(string); ok && geminiFormats[str] {
-				out[k] = str
-			} else {
-				g.drop("format")
-			}
-		case "nullable":
-			if b, ok := v.(bool); ok && b {
-				out[k] = true
-			}
-		case "default", "example":
-			out[k] = v
-		case "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties":
-			if _, ok := v.(float64); ok {
-				out[k] = v
-			}
-		case "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "uniqueItems", "contains",
-			"minContains", "maxContains", "dependentRequired", "dependentSchemas", "unevaluatedProperties",
-			"unevaluatedItems", "propertyNames", "patternProperties", "not", "if", "then", "else", "prefixItems":
-			g.drop(k)
-		case "enum":
-			if list, ok := v.([]any); ok {
-				extra = append(extra, g.enum(list, out)...)
-			}
-		case "const":
-			extra = append(extra, g.enum([]any{v}, out)...)
-		case "properties":
-			if props, ok := v.(map[string]any); ok {
-				conv := make(map[string]any, len(props))
-				for name, p := range props {
-					if pm, ok := p.(map[string]any); ok {
-						conv[name] = g.node(pm, depth+1, refs)
-					} else {
-						conv[name] = map[string]any{} // true: anything
-					}
-				}
-				out[k] = conv
-			}
-		case "required", "propertyOrdering":
-			if list, ok := v.([]any); ok {
-				var names []any
-				for _, n := range list {
-					if str, ok := n.(string); ok {
-						names = append(names, str)
-					}
-				}
-				out[k] = names
-			}
-		case "items":
-			if m, ok := v.(map[string]any); ok {
-				out[k] = g.node(m, depth+1, refs)
-			} else {
-				g.drop("items")
-			}
-		case "anyOf", "oneOf":
-			if list, ok := v.([]any); ok {
-				var alts []any
-				for _, a := range list {
-					if m, ok := a.(map[string]any); ok {
-						alts = append(alts, g.node(m, depth+1, refs))
-					}
-				}
-				out["anyOf"] = alts
-				if k == "oneOf" {
-					g.drop("oneOf (kept as anyOf)")
-				}
-			}
-		case "allOf":
-			if list, ok := v.([]any); ok && len(list) == 1 {
-				if m, ok := list[0].(map[string]any); ok {
-					for kk, vv := range g.node(m, depth+1, refs) {
-						if _, set := out[kk]; !set {
-							out[kk] = vv
-						}
-					}
-					continue
-				}
-			}
-			g.drop("allOf")
-		case "additionalProperties":
-			if b, ok := v.(bool); !ok || b {
-				g.drop("additionalProperties")
-			}
-		default:
-			g.drop(k)
-		}
+		extra = append(extra, g.keyword(k, s[k], out, depth, refs)...)
 	}
-	// required may only name listed properties.
-	if req, ok := out["required"].([]any); ok {
-		props, _ := out["properties"].(map[string]any)
-		var keep []any
-		for _, n := range req {
-			if _, ok := props[n.(string)]; ok {
-				keep = append(keep, n)
-			}
-		}
-		if len(keep) == 0 {
-			delete(out, "required")
-		} else {
-			out["required"] = keep
-		}
-	}
+	keepListedRequired(out)
 	if len(extra) > 0 {
 		d, _ := out["description"].(string)
 		out["description"] = strings.TrimSpace(d + " " + strings.Join(extra, " "))
 	}
 	return out
+}
+
+// geminiIgnored are the keywords dropped without a note: references are
+// inlined, the rest is metadata a model does not need.
+var geminiIgnored = map[string]bool{"$ref": true, "$defs": true, "definitions": true, "$schema": true, "$id": true,
+	"$comment": true, "$anchor": true, "examples": true, "readOnly": true, "writeOnly": true, "deprecated": true,
+	"contentEncoding": true, "contentMediaType": true}
+
+// geminiUnsupported are the keywords Gemini's subset cannot say, dropped
+// with a note.
+var geminiUnsupported = map[string]bool{"exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
+	"uniqueItems": true, "contains": true, "minContains": true, "maxContains": true, "dependentRequired": true,
+	"dependentSchemas": true, "unevaluatedProperties": true, "unevaluatedItems": true, "propertyNames": true,
+	"patternProperties": true, "not": true, "if": true, "then": true, "else": true, "prefixItems": true}
+
+// geminiNumbers are the numeric bounds kept as they are.
+var geminiNumbers = map[string]bool{"minimum": true, "maximum": true, "minLength": true, "maxLength": true,
+	"minItems": true, "maxItems": true, "minProperties": true, "maxProperties": true}
+
+// keyword converts one keyword k of a schema into out, returning sentences
+// for the description.
+func (g *geminiConv) keyword(k string, v any, out map[string]any, depth int, refs []string) []string {
+	switch {
+	case geminiIgnored[k]:
+	case geminiUnsupported[k]:
+		g.drop(k)
+	case geminiNumbers[k]:
+		if _, ok := v.(float64); ok {
+			out[k] = v
+		}
+	case k == "type":
+		g.typ(v, out)
+	case k == "title" || k == "description" || k == "pattern":
+		if str, ok := v.(string); ok {
+			out[k] = str
+		}
+	case k == "format":
+		if str, ok := v.(string); ok && geminiFormats[str] {
+			out[k] = str
+		} else {
+			g.drop("format")
+		}
+	case k == "nullable":
+		if b, ok := v.(bool); ok && b {
+			out[k] = true
+		}
+	case k == "default" || k == "example":
+		out[k] = v
+	case k == "enum":
+		if list, ok := v.([]any); ok {
+			return g.enum(list, out)
+		}
+	case k == "const":
+		return g.enum([]any{v}, out)
+	default:
+		g.structural(k, v, out, depth, refs)
+	}
+	return nil
+}
+
+// structural converts the keywords that hold schemas or names:
+// properties, required, propertyOrdering, items, anyOf, oneOf, allOf,
+// additionalProperties; any other keyword is dropped with a note.
+func (g *geminiConv) structural(k string, v any, out map[string]any, depth int, refs []string) {
+	switch k {
+	case "properties":
+		if props, ok := v.(map[string]any); ok {
+			conv := make(map[string]any, len(props))
+			for name, p := range props {
+				if pm, ok := p.(map[string]any); ok {
+					conv[name] = g.node(pm, depth+1, refs)
+				} else {
+					conv[name] = map[string]any{} // true: anything
+				}
+			}
+			out[k] = conv
+		}
+	case "required", "propertyOrdering":
+		if list, ok := v.([]any); ok {
+			var names []any
+			for _, n := range list {
+				if str, ok := n.(string); ok {
+					names = append(names, str)
+				}
+			}
+			out[k] = names
+		}
+	case "items":
+		if m, ok := v.(map[string]any); ok {
+			out[k] = g.node(m, depth+1, refs)
+		} else {
+			g.drop("items")
+		}
+	case "anyOf", "oneOf":
+		g.alternatives(k, v, out, depth, refs)
+	case "allOf":
+		g.allOf(v, out, depth, refs)
+	case "additionalProperties":
+		if b, ok := v.(bool); !ok || b {
+			g.drop("additionalProperties")
+		}
+	default:
+		g.drop(k)
+	}
+}
+
+// alternatives converts anyOf (and oneOf, kept as anyOf with a note).
+func (g *geminiConv) alternatives(k string, v any, out map[string]any, depth int, refs []string) {
+	list, ok := v.([]any)
+	if !ok {
+		return
+	}
+	var alts []any
+	for _, a := range list {
+		if m, ok := a.(map[string]any); ok {
+			alts = append(alts, g.node(m, depth+1, refs))
+		}
+	}
+	out["anyOf"] = alts
+	if k == "oneOf" {
+		g.drop("oneOf (kept as anyOf)")
+	}
+}
+
+// allOf merges an allOf of one schema into out (what out already says
+// wins); a longer allOf is dropped with a note.
+func (g *geminiConv) allOf(v any, out map[string]any, depth int, refs []string) {
+	if list, ok := v.([]any); ok && len(list) == 1 {
+		if m, ok := list[0].(map[string]any); ok {
+			for kk, vv := range g.node(m, depth+1, refs) {
+				if _, set := out[kk]; !set {
+					out[kk] = vv
+				}
+			}
+			return
+		}
+	}
+	g.drop("allOf")
+}
+
+// keepListedRequired keeps in required only the names properties lists.
+func keepListedRequired(out map[string]any) {
+	req, ok := out["required"].([]any)
+	if !ok {
+		return
+	}
+	props, _ := out["properties"].(map[string]any)
+	var keep []any
+	for _, n := range req {
+		if _, ok := props[n.(string)]; ok {
+			keep = append(keep, n)
+		}
+	}
+	if len(keep) == 0 {
+		delete(out, "required")
+	} else {
+		out["required"] = keep
+	}
 }
 
 // typ converts "type": a string, or a list whose "null" becomes nullable and

@@ -41,121 +41,166 @@ func ParseToolCalls(f Format, doc json.RawMessage) ([]ToolCall, error) {
 	if _, err := formatOf(f); err != nil {
 		return nil, err
 	}
-	notFormat := func(what string) error {
-		return mcperr.New(mcperr.InvalidArgument, "catalog: the tool calls are not %s", what)
-	}
 	t := bytes.TrimSpace(doc)
 	if !json.Valid(t) {
 		return nil, notFormat("JSON")
 	}
-	var obj map[string]json.RawMessage
-	var arr []json.RawMessage
-	isObj := json.Unmarshal(t, &obj) == nil && obj != nil
-	isArr := !isObj && json.Unmarshal(t, &arr) == nil
-	items := func(key string) ([]json.RawMessage, bool) {
-		if isArr {
-			return arr, true
-		}
-		if !isObj {
-			return nil, false
-		}
-		raw, ok := obj[key]
-		if !ok {
-			return nil, false
-		}
-		var list []json.RawMessage
-		if json.Unmarshal(raw, &list) != nil {
-			return nil, false
-		}
-		return list, true
-	}
+	d := &callsDoc{raw: t}
+	d.isObj = json.Unmarshal(t, &d.obj) == nil && d.obj != nil
+	d.isArr = !d.isObj && json.Unmarshal(t, &d.arr) == nil
 	var calls []ToolCall
+	var err error
 	switch f {
 	case FormatOpenAI:
-		list, ok := items("tool_calls")
-		if !ok {
-			if isObj && obj["role"] != nil {
-				return []ToolCall{}, nil // a message without tool calls
-			}
-			return nil, notFormat(`an OpenAI assistant message or "tool_calls" array`)
-		}
-		for _, raw := range list {
-			var c struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string          `json:"name"`
-					Arguments json.RawMessage `json:"arguments"`
-				} `json:"function"`
-			}
-			_ = json.Unmarshal(raw, &c)
-			calls = append(calls, ToolCall{ID: c.ID, Name: c.Function.Name, Args: argText(c.Function.Arguments)})
-		}
+		calls, err = d.openAI()
 	case FormatOpenAIResponses:
-		list, ok := items("output")
-		if !ok && isObj && isType(obj, "function_call") {
-			list, ok = []json.RawMessage{t}, true
-		}
-		if !ok {
-			return nil, notFormat(`an array of OpenAI Responses output items`)
-		}
-		for _, raw := range list {
-			var c struct {
-				Type      string          `json:"type"`
-				CallID    string          `json:"call_id"`
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
-			}
-			if json.Unmarshal(raw, &c) != nil || c.Type != "function_call" {
-				continue
-			}
-			calls = append(calls, ToolCall{ID: c.CallID, Name: c.Name, Args: argText(c.Arguments)})
-		}
+		calls, err = d.openAIResponses()
 	case FormatAnthropic:
-		list, ok := items("content")
-		if !ok {
-			if isObj && obj["role"] != nil {
-				return []ToolCall{}, nil // content as a string: no tool use
-			}
-			return nil, notFormat(`an Anthropic assistant message or its content array`)
-		}
-		for _, raw := range list {
-			var c struct {
-				Type  string          `json:"type"`
-				ID    string          `json:"id"`
-				Name  string          `json:"name"`
-				Input json.RawMessage `json:"input"`
-			}
-			if json.Unmarshal(raw, &c) != nil || c.Type != "tool_use" {
-				continue
-			}
-			calls = append(calls, ToolCall{ID: c.ID, Name: c.Name, Args: c.Input})
-		}
+		calls, err = d.anthropic()
 	case FormatGemini:
-		if isObj && obj["parts"] == nil {
-			if content, ok := obj["content"]; ok { // a candidate
+		if d.isObj && d.obj["parts"] == nil {
+			if content, ok := d.obj["content"]; ok { // a candidate
 				return ParseToolCalls(f, content)
 			}
 		}
-		list, ok := items("parts")
-		if !ok {
-			return nil, notFormat(`a Gemini content {"role": "model", "parts": […]} or its parts array`)
-		}
-		for _, raw := range list {
-			var p struct {
-				FunctionCall *struct {
-					ID   string          `json:"id"`
-					Name string          `json:"name"`
-					Args json.RawMessage `json:"args"`
-				} `json:"functionCall"`
-			}
-			if json.Unmarshal(raw, &p) != nil || p.FunctionCall == nil {
-				continue
-			}
-			calls = append(calls, ToolCall{ID: p.FunctionCall.ID, Name: p.FunctionCall.Name, Args: p.FunctionCall.Args})
-		}
+		calls, err = d.gemini()
+	}
+	if err != nil {
+		return nil, err
 	}
 	if calls == nil {
 		calls = []ToolCall{}
+	}
+	return calls, nil
+}
+
+// notFormat is the error of a document that is not of a format.
+func notFormat(what string) error {
+	return mcperr.New(mcperr.InvalidArgument, "catalog: the tool calls are not %s", what)
+}
+
+// callsDoc is a model's reply as ParseToolCalls reads it: an object or an
+// array.
+type callsDoc struct {
+	raw   json.RawMessage
+	obj   map[string]json.RawMessage
+	arr   []json.RawMessage
+	isObj bool
+	isArr bool
+}
+
+// items is the document itself when it is an array, else the array under
+// key.
+func (d *callsDoc) items(key string) ([]json.RawMessage, bool) {
+	if d.isArr {
+		return d.arr, true
+	}
+	if !d.isObj {
+		return nil, false
+	}
+	raw, ok := d.obj[key]
+	if !ok {
+		return nil, false
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return nil, false
+	}
+	return list, true
+}
+
+// message reports whether the document is a message (it has a role).
+func (d *callsDoc) message() bool { return d.isObj && d.obj["role"] != nil }
+
+func (d *callsDoc) openAI() ([]ToolCall, error) {
+	list, ok := d.items("tool_calls")
+	if !ok {
+		if d.message() {
+			return []ToolCall{}, nil // a message without tool calls
+		}
+		return nil, notFormat(`an OpenAI assistant message or "tool_calls" array`)
+	}
+	var calls []ToolCall
+	for _, raw := range list {
+		var c struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"function"`
+		}
+		_ = json.Unmarshal(raw, &c)
+		calls = append(calls, ToolCall{ID: c.ID, Name: c.Function.Name, Args: argText(c.Function.Arguments)})
+	}
+	return calls, nil
+}
+
+func (d *callsDoc) openAIResponses() ([]ToolCall, error) {
+	list, ok := d.items("output")
+	if !ok && d.isObj && isType(d.obj, "function_call") {
+		list, ok = []json.RawMessage{d.raw}, true
+	}
+	if !ok {
+		return nil, notFormat(`an array of OpenAI Responses output items`)
+	}
+	var calls []ToolCall
+	for _, raw := range list {
+		var c struct {
+			Type      string          `json:"type"`
+			CallID    string          `json:"call_id"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if json.Unmarshal(raw, &c) != nil || c.Type != "function_call" {
+			continue
+		}
+		calls = append(calls, ToolCall{ID: c.CallID, Name: c.Name, Args: argText(c.Arguments)})
+	}
+	return calls, nil
+}
+
+func (d *callsDoc) anthropic() ([]ToolCall, error) {
+	list, ok := d.items("content")
+	if !ok {
+		if d.message() {
+			return []ToolCall{}, nil // content as a string: no tool use
+		}
+		return nil, notFormat(`an Anthropic assistant message or its content array`)
+	}
+	var calls []ToolCall
+	for _, raw := range list {
+		var c struct {
+			Type  string          `json:"type"`
+			ID    string          `json:"id"`
+			Name  string          `json:"name"`
+			Input json.RawMessage `json:"input"`
+		}
+		if json.Unmarshal(raw, &c) != nil || c.Type != "tool_use" {
+			continue
+		}
+		calls = append(calls, ToolCall{ID: c.ID, Name: c.Name, Args: c.Input})
+	}
+	return calls, nil
+}
+
+func (d *callsDoc) gemini() ([]ToolCall, error) {
+	list, ok := d.items("parts")
+	if !ok {
+		return nil, notFormat(`a Gemini content {"role": "model", "parts": […]} or its parts array`)
+	}
+	var calls []ToolCall
+	for _, raw := range list {
+		var p struct {
+			FunctionCall *struct {
+				ID   string          `json:"id"`
+				Name string          `json:"name"`
+				Args json.RawMessage `json:"args"`
+			} `json:"functionCall"`
+		}
+		if json.Unmarshal(raw, &p) != nil || p.FunctionCall == nil {
+			continue
+		}
+		calls = append(calls, ToolCall{ID: p.FunctionCall.ID, Name: p.FunctionCall.Name, Args: p.FunctionCall.Args})
 	}
 	return calls, nil
 }
