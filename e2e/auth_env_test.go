@@ -268,9 +268,12 @@ func (e *env) gesture(expr string) {
 // json0 is a throwaway result type for expressions whose value is ignored.
 type json0 = any
 
-// expectPopup returns a channel that yields the next window the tab opens.
+// expectPopup returns a channel that yields the next window opened in the
+// tab's browser context (the tab or a sibling tab of the test; parallel
+// tests have contexts of their own).
 func (e *env) expectPopup() <-chan target.ID {
-	return chromedp.WaitNewTarget(e.ctx, func(*target.Info) bool { return true })
+	bc := chromedp.FromContext(e.ctx).BrowserContextID
+	return chromedp.WaitNewTarget(e.ctx, func(info *target.Info) bool { return bc == "" || info.BrowserContextID == bc })
 }
 
 // popup attaches to a window the tab opened.

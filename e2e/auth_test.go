@@ -461,7 +461,7 @@ func TestTwoTabsRefreshOnce(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{TokenTTL: 13 * time.Second})
 	e.signIn(`{}`)
 	// A second tab of the same app picks the grant up from IndexedDB.
-	tab2 := newBareEnv(t, e.PageURL)
+	tab2 := newBareEnv(t, e.env)
 	tab2.eval(fmt.Sprintf(`(async () => {
 		const m = await import("/mcp.js");
 		window.mcp = await m.load();
@@ -602,7 +602,7 @@ func TestAuthTimeoutEndsAnUnfinishedLogin(t *testing.T) {
 func TestOtherTabsFollowSignInAndSignOut(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{})
 	// Tab B waits for a login.
-	tabB := newBareEnv(t, e.PageURL)
+	tabB := newBareEnv(t, e.env)
 	var pre string
 	tabB.eval(fmt.Sprintf(`(async () => {
 		const m = await import("/mcp.js");
@@ -776,7 +776,7 @@ func TestSlowCOOPServerIsNotTakenForAClose(t *testing.T) {
 // other: a tab waiting for that server connects without a popup.
 func TestRedirectSignInReachesOtherTabs(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{})
-	tabB := newBareEnv(t, e.PageURL)
+	tabB := newBareEnv(t, e.env)
 	var pre string
 	tabB.eval(fmt.Sprintf(`(async () => {
 		const m = await import("/mcp.js");

@@ -33,7 +33,7 @@ func TestLoadReportsProgressAndIsIdempotent(t *testing.T) {
 	}
 
 	// Progress: a new tab with a cold module.
-	e2 := newBareEnv(t, e.PageURL)
+	e2 := newBareEnv(t, e)
 	e2.eval(`(async () => {
 		const m = await import("/mcp.js");
 		const loaded = []; let total = 0;

@@ -88,7 +88,8 @@ func buildWeb() (string, error) {
 // env is one test's world: the page origin and a demo MCP server origin.
 type env struct {
 	t        *testing.T
-	ctx      context.Context // the test's tab
+	ctx      context.Context // the test's tab (with the test's time limit)
+	tab      context.Context // the tab, without the limit (parent of sibling tabs)
 	PageURL  string          // origin serving web/
 	MCPURL   string          // demo server Streamable HTTP endpoint
 	MCPBase  string          // demo server origin
@@ -139,20 +140,31 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-// newBareEnv opens a new tab on the blank page of an existing page server,
-// without loading mcp.js.
-func newBareEnv(t *testing.T, pageURL string) *env {
+// newBareEnv opens a new tab on the blank page of sibling's page server,
+// in sibling's browser context (so the two tabs share storage, locks and
+// broadcasts, as two tabs of one browser do), without loading mcp.js.
+func newBareEnv(t *testing.T, sibling *env) *env {
 	t.Helper()
-	e := &env{t: t, PageURL: pageURL}
-	e.openTab()
+	e := &env{t: t, PageURL: sibling.PageURL}
+	e.openTabIn(sibling.tab)
 	return e
 }
 
-// openTab opens the test's tab on the blank page.
+// openTab opens the test's tab on the blank page, in a browser context of
+// its own: nothing a test stored can reach another test whose page server
+// got the same port later.
 func (e *env) openTab() {
 	e.t.Helper()
-	tab, cancel := chromedp.NewContext(browserCtx)
+	e.openTabIn(browserCtx, chromedp.WithNewBrowserContext())
+}
+
+// openTabIn opens the test's tab as a child of parent: in parent's browser
+// context unless opts make a new one.
+func (e *env) openTabIn(parent context.Context, opts ...chromedp.ContextOption) {
+	e.t.Helper()
+	tab, cancel := chromedp.NewContext(parent, opts...)
 	e.t.Cleanup(cancel)
+	e.tab = tab
 	ctx, cancelT := context.WithTimeout(tab, 2*time.Minute)
 	e.t.Cleanup(cancelT)
 	e.ctx = ctx

@@ -677,7 +677,7 @@ class Catalog extends EventTarget {
     if (typeof id !== "string" || id === "") throw invalid("add(): id must be a non-empty string");
     checkFunctions(`add("${id}"):`, config, CLIENT_OPTIONS);
     const { client } = this.#mcp._invokeSync("catalog.add", { id: this.#id, server: id, config: clientOptionsJSON(config) });
-    this.#servers.set(id, this.#mcp._wrap(client, config.url, config));
+    this.#servers.set(id, this.#mcp._wrap(client, config?.url ?? config?.serverUrl ?? "", config));
   }
 
   /** Removes a server; its session ends. */

@@ -250,3 +250,4 @@ func TestBadRequests(t *testing.T) {
 		}
 	}
 }
+

@@ -191,14 +191,23 @@ func plan(user string, tools []string, id func(int) string) (calls []call, absen
 	return calls, absent
 }
 
-// find returns the offered tool named suffix or ending in "_"+suffix.
+// find returns the offered tool named suffix, else one named
+// "<server id>_"+suffix (as a catalog names it), else any ending in
+// "_"+suffix: "add" is demo_add before notes_note_add.
 func find(tools []string, suffix string) string {
+	best, rank := "", 0
 	for _, t := range tools {
-		if t == suffix || strings.HasSuffix(t, "_"+suffix) {
+		prefix, ok := strings.CutSuffix(t, "_"+suffix)
+		switch {
+		case t == suffix:
 			return t
+		case ok && !strings.Contains(prefix, "_") && rank < 2:
+			best, rank = t, 2
+		case ok && rank < 1:
+			best, rank = t, 1
 		}
 	}
-	return ""
+	return best
 }
 
 func missing(suffixes ...string) string {

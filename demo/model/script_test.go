@@ -1,0 +1,21 @@
+package model
+
+import "testing"
+
+// With a catalog's names, "add" is the demo server's add, not the notes
+// server's note_add that also ends in _add.
+func TestFindPrefersTheServersOwnTool(t *testing.T) {
+	for _, c := range []struct {
+		tools []string
+		want  string
+	}{
+		{[]string{"notes_note_add", "demo_add"}, "demo_add"},
+		{[]string{"notes_note_add"}, "notes_note_add"},
+		{[]string{"notes_note_add", "add", "demo_add"}, "add"},
+		{[]string{"notes_echo_x"}, ""},
+	} {
+		if got := find(c.tools, "add"); got != c.want {
+			t.Errorf("find(%v, add) = %q; want %q", c.tools, got, c.want)
+		}
+	}
+}
