@@ -250,4 +250,3 @@ func TestBadRequests(t *testing.T) {
 		}
 	}
 }
-
