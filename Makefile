@@ -84,7 +84,7 @@ fuzz:
 
 ## e2e: chromedp tests in headless Chromium (builds the wasm itself)
 e2e:
-	$(GO) test -count=1 -timeout 15m ./e2e/...
+	$(GO) test -count=1 -timeout 25m ./e2e/...
 
 ## conformance-native: the official MCP conformance suite (auth + backcompat) against oauth/, natively
 conformance-native:
