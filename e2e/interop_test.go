@@ -431,8 +431,13 @@ func runInteropCheck(e *env, s interopServer, check, mcpURL, statsURL string) er
 		if r, ok := err.(*jsRejection); !ok || r.code != "aborted" {
 			return fmt.Errorf("the aborted call: %v; want rejected aborted", err)
 		}
-		if m, ok := awaitStats(statsURL, func(m map[string]float64) bool { return m[s.endSeen] > before[s.endSeen] }); !ok {
+		m, ok := awaitStats(statsURL, func(m map[string]float64) bool { return m[s.endSeen] > before[s.endSeen] })
+		if !ok {
 			return fmt.Errorf("the server did not see the request end (%s: %v before, %v after)", s.endSeen, before[s.endSeen], m[s.endSeen])
+		}
+		v, _ := interopJS(e, `return c.protocolVersion;`)
+		if string(v) >= `"2026-07-28"` && m["cancelled"] != before["cancelled"] {
+			return fmt.Errorf("on protocol %s the client sent notifications/cancelled, which that version does not define over Streamable HTTP", v)
 		}
 		return nil
 	case "after abort", "ping":

@@ -69,6 +69,7 @@ function count() {
 }
 
 const srv = createServer(async (req, res) => {
+  if (process.env.INTEROP_DEBUG) console.error(`[v1] ${req.method} ${req.url} ${req.headers["mcp-protocol-version"] ?? "-"} ${req.headers["mcp-method"] ?? ""}`);
   if (cors(req, res)) return;
   const url = new URL(req.url, "http://127.0.0.1");
   if (url.pathname === "/stats") return json(res, 200, stats);
