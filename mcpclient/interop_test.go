@@ -296,3 +296,44 @@ func TestResultJSONInventsNoCaching(t *testing.T) {
 		}
 	}
 }
+
+// TestKnownServersAreNotProbed: no server/discover probe where the answer
+// is known: a hint saying the server speaks 2025-11-25, or the legacy SSE
+// transport (which no 2026-07-28 server serves).
+func TestKnownServersAreNotProbed(t *testing.T) {
+	for _, tc := range []struct {
+		name, path string
+		hint       hint
+		opts       Options
+	}{
+		{name: "hinted 2025-11-25", path: "/mcp", hint: hint{transport: TransportStreamable, version: "2025-11-25"}},
+		{name: "sse", path: "/sse", opts: Options{Transport: TransportSSE}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := startServer(t)
+			var mu sync.Mutex
+			var methods []string
+			url := front(t, proxyTo(t, ts.URL), func(w http.ResponseWriter, r *http.Request, msg map[string]any) bool {
+				if m, ok := msg["method"].(string); ok {
+					mu.Lock()
+					methods = append(methods, m)
+					mu.Unlock()
+				}
+				return false
+			})
+			tc.opts.Hints = &Hints{}
+			if tc.hint != (hint{}) {
+				tc.opts.Hints.put(url+tc.path, tc.hint)
+			}
+			c := newClient(t, url+tc.path, tc.opts)
+			if err := c.Connect(ctxT(t), ConnectOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(methods) == 0 || methods[0] != "initialize" {
+				t.Errorf("requests = %v; want initialize first, no server/discover", methods)
+			}
+		})
+	}
+}
