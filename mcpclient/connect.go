@@ -195,7 +195,20 @@ func (c *Client) connectHinted(ctx context.Context, hint hint, co ConnectOptions
 		if _, first, _ := rec.snapshot(); !fallbackStatus(first) || ctx.Err() != nil {
 			return nil, classify(err, rec)
 		}
-		kind = TransportSSE
+		cutShort := rec
+		rctx, rec = withRecord(ctx)
+		cs, err = c.connectWith(rctx, TransportSSE, hint.version, co)
+		if err != nil && cutShort.postsEnded() && ctx.Err() == nil {
+			// Not a legacy endpoint after all: what the early end of the
+			// Streamable HTTP attempt skipped is tried before giving up.
+			if cs, serr := c.connectWith(ctx, TransportStreamable, hint.version, co); serr == nil {
+				return cs, nil
+			}
+		}
+		if err != nil {
+			return nil, classify(err, rec)
+		}
+		return cs, nil
 	}
 	rctx, rec := withRecord(ctx)
 	cs, err := c.connectWith(rctx, kind, hint.version, co)

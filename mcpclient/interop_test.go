@@ -337,3 +337,25 @@ func TestKnownServersAreNotProbed(t *testing.T) {
 		})
 	}
 }
+
+// TestAutoFallbackIsUndone: a Streamable HTTP server that answers the
+// probe with a plain 404 (as a legacy SSE endpoint would) still connects
+// with transport "auto": when the legacy transport fails too, the
+// Streamable HTTP attempt the 404 cut short is made in full.
+func TestAutoFallbackIsUndone(t *testing.T) {
+	ts := startServer(t)
+	url := front(t, proxyTo(t, ts.URL), func(w http.ResponseWriter, r *http.Request, msg map[string]any) bool {
+		if msg["method"] == "server/discover" {
+			http.NotFound(w, r)
+			return true
+		}
+		return false
+	})
+	c := newClient(t, url+"/mcp", Options{})
+	if err := c.Connect(ctxT(t), ConnectOptions{}); err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	if _, err := c.CallTool(ctxT(t), "add", json.RawMessage(`{"a":1,"b":2}`), nil); err != nil {
+		t.Fatal(err)
+	}
+}

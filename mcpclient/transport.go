@@ -256,14 +256,15 @@ func (r *record) violated() error {
 }
 
 // notStreamable reports that the server/discover probe showed the URL
-// is no Streamable HTTP endpoint.
+// is no Streamable HTTP endpoint; with transport "auto" (a legacy hook
+// set) no more POSTs go out in this attempt.
 func (r *record) notStreamable() {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	f := r.legacy
-	r.noPOST = true
+	r.noPOST = f != nil
 	r.mu.Unlock()
 	if f != nil {
 		f()
