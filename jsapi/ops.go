@@ -121,6 +121,13 @@ type (
 		Instructions    string `json:"instructions,omitempty"`
 		ProtocolVersion string `json:"protocolVersion"`
 	}
+	// Progress is one progress notification of a call, for its
+	// onProgress.
+	Progress struct {
+		Progress float64 `json:"progress"`
+		Total    float64 `json:"total,omitempty"`
+		Message  string  `json:"message,omitempty"`
+	}
 	// Any is a result passed through as the server sent it (tool lists,
 	// tool results, resources, prompts).
 	Any = json.RawMessage

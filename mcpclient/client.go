@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"sync"
@@ -45,7 +46,7 @@ const (
 // DOM event of the same type. Data never holds secrets.
 type Event struct {
 	// Type is "statechange", "toolschanged", "resourceschanged",
-	// "promptschanged" or "log".
+	// "promptschanged", "log" or "warning".
 	Type string
 	// Data is the event's detail, JSON-marshalable.
 	Data any
@@ -57,6 +58,12 @@ type StateChange struct {
 	State   State        `json:"state"`
 	Error   *Error       `json:"error,omitempty"`
 	Session *SessionInfo `json:"session,omitempty"`
+}
+
+// Warning is the Data of a "warning" [Event]: something failed that
+// ends nothing (a notification the server refused).
+type Warning struct {
+	Message string `json:"message"`
 }
 
 // Options configures a [Client]. The zero value of every field is usable.
@@ -105,6 +112,7 @@ type Client struct {
 	opts   Options
 	http   *http.Client
 	taps   progressTaps
+	hello  handshake
 	nextID atomic.Int64
 
 	// ctx lives as long as the client: Close cancels it, which ends
@@ -119,8 +127,11 @@ type Client struct {
 	connecting chan struct{} // closed when the running connect ends
 	connErr    error         // result of the last connect
 	closing    bool
-	wanted     bool           // the host asked for a session and has not ended it
-	lastCO     ConnectOptions // the handlers of the last Connect, for reconnects
+	wanted     bool                // the host asked for a session and has not ended it
+	lastCO     ConnectOptions      // the handlers of the last Connect, for reconnects
+	caps       map[string]any      // the capabilities the last connect advertised (2026-07-28 envelope)
+	impl       *mcp.Implementation // the client info it sent
+	rawCaps    json.RawMessage     // the server's capabilities as it sent them
 }
 
 // New returns an idle client for the MCP endpoint at rawURL, which must be an
@@ -170,7 +181,7 @@ func New(rawURL string, opts Options) (*Client, error) {
 		CredentialHeaders: names,
 	}
 	c.http = &http.Client{
-		Transport:     &roundTripper{guard: guard, taps: &c.taps},
+		Transport:     &roundTripper{guard: guard, taps: &c.taps, hello: &c.hello, warn: func(msg string) { c.emit("warning", Warning{Message: msg}) }},
 		Jar:           jar,
 		CheckRedirect: httpguard.CheckRedirect,
 	}

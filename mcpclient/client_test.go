@@ -20,8 +20,9 @@ import (
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
-// testServer is a real go-sdk MCP server over Streamable HTTP (at /mcp) and
-// legacy SSE (at /sse) on a loopback httptest server.
+// testServer is a real go-sdk MCP server over Streamable HTTP (at /mcp;
+// stateless, protocol 2026-07-28, at /modern) and legacy SSE (at /sse) on
+// a loopback httptest server.
 type testServer struct {
 	URL       string
 	cancelled atomic.Int32
@@ -73,6 +74,8 @@ func startServer(t *testing.T) *testServer {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", streamable)
 	mux.Handle("/sse", sse)
+	// Stateless: protocol 2026-07-28 (go-sdk serves it only without sessions).
+	mux.Handle("/modern", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ts.mu.Lock()
 		ts.headers = append(ts.headers, r.Header.Clone())

@@ -94,7 +94,10 @@ const (
 	DefaultRequestTimeout = 60 * time.Second
 )
 
-var errConnectTimeout = errors.New("connect timeout")
+var (
+	errConnectTimeout = errors.New("connect timeout")
+	errLegacyEndpoint = errors.New("the URL is a legacy HTTP+SSE endpoint")
+)
 
 func (c *Client) connectTimeout() time.Duration {
 	if c.opts.ConnectTimeout > 0 {
@@ -178,15 +181,34 @@ func (c *Client) connectHinted(ctx context.Context, hint hint, co ConnectOptions
 		kind = hint.transport
 	}
 	if kind == TransportAuto {
-		rctx, rec := withRecord(ctx)
+		// A probe answered as only a legacy HTTP+SSE endpoint answers
+		// (404 or 405 without a JSON-RPC error) ends the Streamable HTTP
+		// attempt at once: no initialize POST after it.
+		sctx, legacy := context.WithCancelCause(ctx)
+		rctx, rec := withRecord(sctx)
+		rec.legacy = func() { legacy(errLegacyEndpoint) }
 		cs, err := c.connectWith(rctx, TransportStreamable, hint.version, co)
+		legacy(nil)
 		if err == nil {
 			return cs, nil
 		}
 		if _, first, _ := rec.snapshot(); !fallbackStatus(first) || ctx.Err() != nil {
 			return nil, classify(err, rec)
 		}
-		kind = TransportSSE
+		cutShort := rec
+		rctx, rec = withRecord(ctx)
+		cs, err = c.connectWith(rctx, TransportSSE, hint.version, co)
+		if err != nil && cutShort.postsEnded() && ctx.Err() == nil {
+			// Not a legacy endpoint after all: what the early end of the
+			// Streamable HTTP attempt skipped is tried before giving up.
+			if cs, serr := c.connectWith(ctx, TransportStreamable, hint.version, co); serr == nil {
+				return cs, nil
+			}
+		}
+		if err != nil {
+			return nil, classify(err, rec)
+		}
+		return cs, nil
 	}
 	rctx, rec := withRecord(ctx)
 	cs, err := c.connectWith(rctx, kind, hint.version, co)
@@ -207,11 +229,22 @@ func fallbackStatus(status int) bool {
 	return false
 }
 
+// legacySSEVersion is the protocol version a connect over the legacy
+// HTTP+SSE transport asks for.
+const legacySSEVersion = "2025-11-25"
+
 func (c *Client) connectWith(ctx context.Context, kind Transport, version string, co ConnectOptions) (*mcp.ClientSession, error) {
 	var t mcp.Transport
 	switch kind {
 	case TransportSSE:
 		t = &mcp.SSEClientTransport{Endpoint: c.url, HTTPClient: c.http}
+		if version == "" || version >= protocol20260728 {
+			// The HTTP+SSE transport belongs to the 2024-11-05 protocol
+			// and its successors up to 2025-11-25; no 2026-07-28 server
+			// serves it, so no server/discover probe over it (a legacy
+			// server answers it with errors and logs them).
+			version = legacySSEVersion
+		}
 	default:
 		t = &mcp.StreamableClientTransport{Endpoint: c.url, HTTPClient: c.http, OAuthHandler: c.oauthHandler(), MaxRetries: 2}
 	}
@@ -234,7 +267,9 @@ func (c *Client) connectWith(ctx context.Context, kind Transport, version string
 			return co.Elicitation(ctx, r.Params)
 		}
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: ver}, mo)
+	impl := &mcp.Implementation{Name: name, Version: ver}
+	client := mcp.NewClient(impl, mo)
+	c.hello.reset()
 	var so *mcp.ClientSessionOptions
 	if version != "" {
 		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
@@ -258,5 +293,22 @@ func (c *Client) connectWith(ctx context.Context, kind Transport, version string
 	if ir := cs.InitializeResult(); ir != nil {
 		c.opts.Hints.put(c.url, hint{transport: kind, version: ir.ProtocolVersion})
 	}
+	c.mu.Lock()
+	c.caps, c.impl, c.rawCaps = advertised(mo), impl, c.hello.capabilities()
+	c.mu.Unlock()
 	return cs, nil
+}
+
+// advertised is the clientCapabilities object of the 2026-07-28 request
+// envelope for a client made with mo, as go-sdk builds it for the other
+// requests: a capability for each handler set.
+func advertised(mo *mcp.ClientOptions) map[string]any {
+	caps := map[string]any{}
+	if mo.CreateMessageHandler != nil || mo.CreateMessageWithToolsHandler != nil {
+		caps["sampling"] = map[string]any{}
+	}
+	if mo.ElicitationHandler != nil {
+		caps["elicitation"] = map[string]any{"form": map[string]any{}}
+	}
+	return caps
 }

@@ -86,6 +86,13 @@ func classify(err error, rec *record) error {
 	if rec != nil {
 		status, _, netErr = rec.snapshot()
 	}
+	if rpcErr := serverRPCError(err); rpcErr != nil && status != http.StatusUnauthorized && status != http.StatusForbidden {
+		// The server answered with a JSON-RPC error: that is the answer,
+		// whether it came in a 200 response, an event, or a 4xx body
+		// (a Streamable HTTP server may send it with 400).
+		return &mcperr.Error{Code: mcperr.CodeOf(&mcperr.RPCError{Code: rpcErr.Code}, ""), Msg: "mcp: the server refused the request",
+			Err: &mcperr.RPCError{Code: rpcErr.Code, Message: cleanText(rpcErr.Message)}}
+	}
 	if status != 0 {
 		code := mcperr.HTTP
 		switch {
@@ -102,13 +109,22 @@ func classify(err error, rec *record) error {
 	if errors.Is(err, mcp.ErrConnectionClosed) {
 		return mcperr.Wrap(mcperr.Closed, err, "mcp: the connection is closed")
 	}
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) {
-		return &mcperr.Error{Code: mcperr.CodeOf(&mcperr.RPCError{Code: rpcErr.Code}, ""), Msg: "mcp: the server refused the request",
-			Err: &mcperr.RPCError{Code: rpcErr.Code, Message: cleanText(rpcErr.Message)}}
-	}
 	return mcperr.Wrap(mcperr.Protocol, err, "mcp")
 }
+
+// serverRPCError returns the JSON-RPC error the server answered with, if
+// err holds one; not go-sdk's own "rejected by transport" marker (a
+// JSON-RPC error too), which wraps failures that never reached a server.
+func serverRPCError(err error) *jsonrpc.Error {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code == codeRejected && rpcErr.Message == "rejected by transport" {
+		return nil
+	}
+	return rpcErr
+}
+
+// codeRejected is the code of go-sdk's internal jsonrpc2.ErrRejected.
+const codeRejected = -32005
 
 // cleanText keeps text from the network printable and bounded for a
 // message.

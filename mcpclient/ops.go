@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -157,12 +158,42 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 	})
 }
 
-// Ping checks that the server answers.
+// Ping checks that the server answers. On protocol 2026-07-28 the ping
+// carries the per-request _meta envelope every request carries there; as
+// that version has no ping method, a server's "method not found" (-32601)
+// answer counts as an answer.
 func (c *Client) Ping(ctx context.Context) error {
 	_, err := doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
-		return struct{}{}, cs.Ping(ctx, nil)
+		env := c.envelope(cs)
+		if env == nil {
+			return struct{}{}, cs.Ping(ctx, nil)
+		}
+		err := cs.Ping(ctx, &mcp.PingParams{Meta: env})
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeMethodNotFound {
+			return struct{}{}, nil
+		}
+		return struct{}{}, err
 	})
 	return err
+}
+
+// envelope returns the _meta a request of session cs carries on protocol
+// 2026-07-28 (the protocol version, the client's capabilities and info),
+// or nil for an older protocol. go-sdk adds it to every request but ping.
+func (c *Client) envelope(cs *mcp.ClientSession) mcp.Meta {
+	ir := cs.InitializeResult()
+	if ir == nil || ir.ProtocolVersion < protocol20260728 {
+		return nil
+	}
+	c.mu.Lock()
+	caps, impl := c.caps, c.impl
+	c.mu.Unlock()
+	return mcp.Meta{
+		mcp.MetaKeyProtocolVersion:    ir.ProtocolVersion,
+		mcp.MetaKeyClientCapabilities: caps,
+		mcp.MetaKeyClientInfo:         impl,
+	}
 }
 
 // CallTool calls the named tool. args must be a JSON object (or empty for

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"encoding/json"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -154,7 +155,7 @@ func (c *Client) apply(in input, err error) {
 	co := c.lastCO
 	var session *SessionInfo
 	if s.to == StateConnected && c.session != nil {
-		session = sessionInfo(c.session.InitializeResult())
+		session = sessionInfo(c.session.InitializeResult(), c.rawCaps)
 	}
 	c.mu.Unlock()
 	if dropped != nil {
@@ -173,16 +174,33 @@ func (c *Client) apply(in input, err error) {
 }
 
 // SessionInfo is what the server said when the session started.
+// Capabilities is the server's capabilities object as it sent it (JSON),
+// or go-sdk's reading of it when the raw object was not seen.
 type SessionInfo struct {
-	ServerInfo      *mcp.Implementation     `json:"serverInfo"`
-	Capabilities    *mcp.ServerCapabilities `json:"capabilities"`
-	Instructions    string                  `json:"instructions,omitempty"`
-	ProtocolVersion string                  `json:"protocolVersion"`
+	ServerInfo      *mcp.Implementation `json:"serverInfo"`
+	Capabilities    any                 `json:"capabilities"`
+	Instructions    string              `json:"instructions,omitempty"`
+	ProtocolVersion string              `json:"protocolVersion"`
 }
 
-func sessionInfo(ir *mcp.InitializeResult) *SessionInfo {
+func sessionInfo(ir *mcp.InitializeResult, raw json.RawMessage) *SessionInfo {
 	if ir == nil {
 		return nil
 	}
-	return &SessionInfo{ServerInfo: ir.ServerInfo, Capabilities: ir.Capabilities, Instructions: ir.Instructions, ProtocolVersion: ir.ProtocolVersion}
+	var caps any = ir.Capabilities
+	if raw != nil {
+		caps = raw
+	}
+	return &SessionInfo{ServerInfo: ir.ServerInfo, Capabilities: caps, Instructions: ir.Instructions, ProtocolVersion: ir.ProtocolVersion}
+}
+
+// Session returns what the server said when the session started, or nil
+// when not connected.
+func (c *Client) Session() *SessionInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session == nil {
+		return nil
+	}
+	return sessionInfo(c.session.InitializeResult(), c.rawCaps)
 }

@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,6 +26,8 @@ import (
 type roundTripper struct {
 	guard *httpguard.Transport
 	taps  *progressTaps
+	hello *handshake
+	warn  func(msg string) // tells the page something went wrong that ends nothing
 }
 
 // credentials returns the guard's hook adding the static headers and the
@@ -49,14 +54,29 @@ func credentials(headers http.Header, token func(context.Context) (string, error
 	}
 }
 
+// protocol20260728 is the first protocol version without sessions, where
+// closing a request's response stream cancels it.
+const protocol20260728 = "2026-07-28"
+
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	rec := recordFrom(ctx)
+	out := peek(req)
+	if rec.postsEnded() && req.Method == http.MethodPost {
+		return nil, errLegacyEndpoint
+	}
+	if out.method == "notifications/cancelled" && req.Header.Get("Mcp-Protocol-Version") >= protocol20260728 {
+		// Protocol 2026-07-28 cancels a request by closing its response
+		// stream (which the abandoned call's context does, see the tap
+		// below) and defines no client notifications over Streamable
+		// HTTP: go-sdk's notifications/cancelled is not sent.
+		return accepted(req), nil
+	}
 	// A Streamable HTTP POST of a call is answered by its response; a
 	// legacy SSE POST by 202 (the response comes on the GET stream).
 	call := json.RawMessage(nil)
 	if strings.Contains(req.Header.Get("Accept"), "text/event-stream") {
-		call = callID(req)
+		call = out.id
 	}
 	resp, err := t.guard.RoundTrip(req)
 	if err != nil {
@@ -67,25 +87,38 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	if out.notification() && !ok(resp.StatusCode) && resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+		// A notification the server refuses answers nothing a caller
+		// waits for; go-sdk would take the refusal as the end of the
+		// session. Tell the page and go on.
+		resp.Body.Close()
+		if t.warn != nil {
+			t.warn(fmt.Sprintf("the server refused the %s notification (HTTP %d); the session goes on", cleanText(out.method), resp.StatusCode))
+		}
+		return accepted(req), nil
+	}
 	rec.response(req.Method, resp.StatusCode)
+	if out.method == "server/discover" && !ok(resp.StatusCode) {
+		t.probeFailed(req, resp, rec)
+	}
 	if resp.StatusCode == http.StatusForbidden && strings.Contains(resp.Header.Get("WWW-Authenticate"), "insufficient_scope") {
 		rec.insufficientScope()
 	}
 	switch mt := mediaType(resp); {
 	case mt == "text/event-stream":
-		tap := &sseTap{rc: resp.Body, taps: t.taps, call: call, rec: rec}
+		tap := &sseTap{rc: resp.Body, taps: t.taps, hello: t.hello, call: call, rec: rec}
 		// An abandoned request (aborted, timed out, its connection ended)
 		// closes its stream: in the browser nothing else would, and the
 		// fetch would hold one of the few connections per origin forever.
 		// Closing the stream is also how protocol 2026-07-28 cancels.
 		tap.stop = context.AfterFunc(ctx, func() { _ = tap.rc.Close() })
 		resp.Body = tap
-	case mt == "application/json" && call != nil && resp.StatusCode >= 200 && resp.StatusCode < 300:
-		if err := checkJSONResponse(resp, call); err != nil {
+	case mt == "application/json" && call != nil && ok(resp.StatusCode):
+		if err := checkJSONResponse(resp, call, t.hello); err != nil {
 			rec.violation(err)
 			return nil, err
 		}
-	case call != nil && resp.StatusCode >= 200 && resp.StatusCode < 300:
+	case call != nil && ok(resp.StatusCode):
 		// Only JSON or an event stream can answer a call; go-sdk would
 		// end the whole session over anything else.
 		resp.Body.Close()
@@ -97,6 +130,53 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return resp, nil
 }
+
+func ok(status int) bool { return status >= 200 && status < 300 }
+
+// accepted is the answer a server gives a notification it takes.
+func accepted(req *http.Request) *http.Response {
+	return &http.Response{
+		Status: "202 Accepted", StatusCode: http.StatusAccepted,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, Body: http.NoBody, Request: req,
+	}
+}
+
+// probeFailed cleans up after a server/discover probe the server refused
+// (it is a 2025-11-25 server; go-sdk goes on with initialize). A server
+// that made a session for the probe anyway (the Python SDK 1.x answers
+// "400 Missing session ID" with a fresh Mcp-Session-Id) would keep it
+// forever: it is deleted, as a 2025-11-25 client ends a session. A 404 or
+// 405 without a JSON-RPC error says the URL takes no MCP POSTs at all (a
+// legacy HTTP+SSE endpoint): the connect moves to that transport at once.
+func (t *roundTripper) probeFailed(req *http.Request, resp *http.Response, rec *record) {
+	if id := resp.Header.Get("Mcp-Session-Id"); id != "" && httpguard.ValidHeaderValue(id) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), probeCleanupTimeout)
+		defer cancel()
+		del, err := http.NewRequestWithContext(ctx, http.MethodDelete, req.URL.String(), nil)
+		if err == nil {
+			del.Header.Set("Mcp-Session-Id", id)
+			if r, err := t.guard.RoundTrip(del); err == nil {
+				r.Body.Close()
+			}
+		}
+	}
+	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		var m struct {
+			JSONRPC string          `json:"jsonrpc"`
+			Error   json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(body, &m) != nil || m.JSONRPC != "2.0" || len(m.Error) == 0 {
+			rec.notStreamable()
+		}
+	}
+}
+
+// probeCleanupTimeout bounds the DELETE of a session a refused probe made.
+const probeCleanupTimeout = 5 * time.Second
 
 // tokenError reports that the host's accessToken function failed.
 type tokenError struct{ err error }
@@ -114,6 +194,8 @@ type record struct {
 	postCodes []int  // statuses of POST requests, in order
 	scope     bool   // a 403 said error="insufficient_scope"
 	broken    error  // the first protocol violation (see violation)
+	legacy    func() // called when the URL takes no MCP POSTs (see probeFailed)
+	noPOST    bool   // the URL takes no MCP POSTs: send none more
 }
 
 type recordKey struct{}
@@ -173,6 +255,32 @@ func (r *record) violated() error {
 	return r.broken
 }
 
+// notStreamable reports that the server/discover probe showed the URL
+// is no Streamable HTTP endpoint; with transport "auto" (a legacy hook
+// set) no more POSTs go out in this attempt.
+func (r *record) notStreamable() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	f := r.legacy
+	r.noPOST = f != nil
+	r.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// postsEnded reports whether [record.notStreamable] was called.
+func (r *record) postsEnded() bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.noPOST
+}
+
 func (r *record) insufficientScope() {
 	if r == nil {
 		return
@@ -217,4 +325,48 @@ func (p *progressTaps) lookup(token json.RawMessage) func(*mcp.ProgressNotificat
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.m[string(bytes.TrimSpace(token))]
+}
+
+// handshake keeps the capabilities object of the server's answer to
+// initialize or server/discover as the server sent it: go-sdk's types
+// drop what they do not know and what is false or empty, and the page
+// gets what the server declared.
+type handshake struct {
+	mu   sync.Mutex
+	caps json.RawMessage
+}
+
+func (h *handshake) reset() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.caps = nil
+}
+
+func (h *handshake) capabilities() json.RawMessage {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.caps
+}
+
+// saw looks at a response from the server: the result of initialize has
+// protocolVersion and capabilities, that of server/discover
+// supportedVersions and capabilities.
+func (h *handshake) saw(m *wireMessage) {
+	if h == nil || m.Method != "" || len(m.Result) == 0 {
+		return
+	}
+	var r struct {
+		Capabilities      json.RawMessage `json:"capabilities"`
+		ProtocolVersion   json.RawMessage `json:"protocolVersion"`
+		SupportedVersions json.RawMessage `json:"supportedVersions"`
+	}
+	if json.Unmarshal(m.Result, &r) != nil || len(r.Capabilities) == 0 || r.Capabilities[0] != '{' ||
+		(r.ProtocolVersion == nil && r.SupportedVersions == nil) {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.caps == nil {
+		h.caps = r.Capabilities
+	}
 }

@@ -19,15 +19,22 @@ import (
 // with a "protocol" error instead of filling the page's memory.
 const MaxResponseBytes = 16 << 20
 
-// callID returns the id of the JSON-RPC call a POST carries, or nil for
-// anything else (a notification, a response, a GET).
-func callID(req *http.Request) json.RawMessage {
+// outgoing is what a POST carries: the JSON-RPC method and, for a call, its
+// id (nil for a notification or a response).
+type outgoing struct {
+	method string
+	id     json.RawMessage
+}
+
+// peek reads the JSON-RPC message a POST carries (its body is read again
+// through GetBody); the zero outgoing for anything else.
+func peek(req *http.Request) outgoing {
 	if req.Method != http.MethodPost || req.GetBody == nil {
-		return nil
+		return outgoing{}
 	}
 	body, err := req.GetBody()
 	if err != nil {
-		return nil
+		return outgoing{}
 	}
 	defer body.Close()
 	var msg struct {
@@ -35,13 +42,16 @@ func callID(req *http.Request) json.RawMessage {
 		Method string          `json:"method"`
 	}
 	if json.NewDecoder(io.LimitReader(body, MaxResponseBytes)).Decode(&msg) != nil || msg.Method == "" {
-		return nil
+		return outgoing{}
 	}
 	if len(msg.ID) == 0 || string(msg.ID) == "null" {
-		return nil
+		return outgoing{method: msg.Method}
 	}
-	return msg.ID
+	return outgoing{method: msg.Method, id: msg.ID}
 }
+
+// notification reports whether the POST carries a notification.
+func (o outgoing) notification() bool { return o.method != "" && o.id == nil }
 
 func mediaType(resp *http.Response) string {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -54,6 +64,7 @@ type wireMessage struct {
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
 	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
 }
 
 // violation is a server answer that breaks the protocol in a way go-sdk
@@ -108,7 +119,7 @@ func clip(id json.RawMessage) string {
 
 // checkJSONResponse reads the JSON body answering call (bounded), checks
 // it and puts it back for go-sdk.
-func checkJSONResponse(resp *http.Response, call json.RawMessage) error {
+func checkJSONResponse(resp *http.Response, call json.RawMessage, hello *handshake) error {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	resp.Body.Close()
 	if err != nil {
@@ -117,9 +128,11 @@ func checkJSONResponse(resp *http.Response, call json.RawMessage) error {
 	if len(body) > MaxResponseBytes {
 		return violation("the server's response is larger than %d MiB", MaxResponseBytes>>20)
 	}
-	if _, err := checkMessage(body, call); err != nil {
+	m, err := checkMessage(body, call)
+	if err != nil {
 		return err
 	}
+	hello.saw(m)
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return nil
 }
@@ -159,11 +172,12 @@ func (c *capped) Close() error { return c.rc.Close() }
 // for the operation), instead of reaching go-sdk, which would hang on it or
 // end the whole session.
 type sseTap struct {
-	rc   io.ReadCloser
-	taps *progressTaps
-	call json.RawMessage // the call this stream answers; nil for GET streams
-	rec  *record
-	stop func() bool // ends the watch of the request's context
+	rc    io.ReadCloser
+	taps  *progressTaps
+	hello *handshake
+	call  json.RawMessage // the call this stream answers; nil for GET streams
+	rec   *record
+	stop  func() bool // ends the watch of the request's context
 
 	buf  []byte // read buffer
 	in   []byte // bytes read, not yet split into lines
@@ -268,6 +282,7 @@ func (s *sseTap) endEvent() {
 		if m.Method == "notifications/progress" {
 			s.progress(m.Params)
 		}
+		s.hello.saw(m)
 	}
 	s.out = append(s.out, ev...)
 }

@@ -301,13 +301,14 @@ func (a *app) opCatalogClose(_ context.Context, args jsapi.CatalogRef, _ jsCall)
 	return nil, err
 }
 
-// progressTo forwards progress notifications to a page callback.
+// progressTo forwards progress notifications to a page callback, as
+// mcp.d.ts's Progress (the progress token is the client's own business).
 func progressTo(fn jsbridge.Value) func(*mcp.ProgressNotificationParams) {
 	if !jsbridge.IsFunction(fn) {
 		return nil
 	}
 	return func(p *mcp.ProgressNotificationParams) {
-		if b, err := json.Marshal(p); err == nil {
+		if b, err := json.Marshal(jsapi.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}); err == nil {
 			_, _ = jsbridge.Call(fn, string(b))
 		}
 	}

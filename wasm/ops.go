@@ -9,8 +9,6 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcpwasm/mcpwasm/jsapi"
 	"github.com/mcpwasm/mcpwasm/jsbridge"
 	"github.com/mcpwasm/mcpwasm/mcpclient"
@@ -188,11 +186,11 @@ func (a *app) opNewClient(_ context.Context, args jsapi.NewClient, _ jsCall) (an
 }
 
 func session(c *mcpclient.Client) (any, error) {
-	ir := c.InitializeResult()
-	if ir == nil {
+	info := c.Session()
+	if info == nil {
 		return nil, mcperr.New(mcperr.Closed, "mcp: the session ended during connect")
 	}
-	return jsapi.Session{ServerInfo: ir.ServerInfo, Capabilities: ir.Capabilities, Instructions: ir.Instructions, ProtocolVersion: ir.ProtocolVersion}, nil
+	return jsapi.Session{ServerInfo: info.ServerInfo, Capabilities: info.Capabilities, Instructions: info.Instructions, ProtocolVersion: info.ProtocolVersion}, nil
 }
 
 func (a *app) opConnect(ctx context.Context, args jsapi.Connect, _ jsCall) (any, error) {
@@ -230,7 +228,11 @@ func (a *app) opClose(_ context.Context, args jsapi.ClientRef, _ jsCall) (any, e
 
 func (a *app) opReadResource(ctx context.Context, args jsapi.ReadResource, _ jsCall) (any, error) {
 	return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) {
-		return e.c.ReadResource(ctx, args.URI)
+		r, err := e.c.ReadResource(ctx, args.URI)
+		if err != nil {
+			return nil, err
+		}
+		return mcpclient.ResultJSON(r)
 	})
 }
 
@@ -249,14 +251,7 @@ func (a *app) opCallTool(ctx context.Context, args jsapi.CallTool, c jsCall) (an
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(args.TimeoutMs*float64(time.Millisecond)))
 		defer cancel()
 	}
-	var progress func(*mcp.ProgressNotificationParams)
-	if jsbridge.IsFunction(c.onProgress) {
-		progress = func(p *mcp.ProgressNotificationParams) {
-			if b, err := json.Marshal(p); err == nil {
-				_, _ = jsbridge.Call(c.onProgress, string(b))
-			}
-		}
-	}
+	progress := progressTo(c.onProgress)
 	return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) {
 		return e.c.CallTool(ctx, args.Name, args.Arguments, progress)
 	})

@@ -117,7 +117,7 @@ export interface ClientOptions {
 }
 
 export interface CallOptions {
-  /** Aborting rejects with "aborted" and sends notifications/cancelled to the server. */
+  /** Aborting rejects with "aborted" and cancels the request on the server (on protocol 2026-07-28 by closing its response stream; before, with notifications/cancelled). */
   signal?: AbortSignal;
 }
 
@@ -128,6 +128,7 @@ export interface CallToolOptions extends CallOptions {
   timeoutMs?: number;
 }
 
+/** One progress notification of a call, as the server sent it. */
 export interface Progress {
   progress: number;
   total?: number;
@@ -190,10 +191,16 @@ export interface ResourceContents {
   mimeType?: string;
   text?: string;
   blob?: string;
+  _meta?: Record<string, unknown>;
 }
 
 export interface ReadResourceResult {
   contents: ResourceContents[];
+  /** Protocol 2026-07-28 caching hint: how long (ms) the result may be cached; only when the server sent it. */
+  ttlMs?: number;
+  /** Protocol 2026-07-28 caching hint ("public" or "private"); only when the server sent it. */
+  cacheScope?: string;
+  _meta?: Record<string, unknown>;
 }
 
 export interface Prompt {
@@ -206,6 +213,7 @@ export interface Prompt {
 export interface GetPromptResult {
   description?: string;
   messages: { role: "user" | "assistant"; content: Content }[];
+  _meta?: Record<string, unknown>;
 }
 
 export interface ElicitParams {
@@ -235,10 +243,22 @@ export interface SamplingResult {
   stopReason?: string;
 }
 
+/** The server's capabilities object, as the server declared it (false flags, empty objects and unknown members included). */
+export interface ServerCapabilities {
+  tools?: { listChanged?: boolean; [key: string]: unknown };
+  resources?: { subscribe?: boolean; listChanged?: boolean; [key: string]: unknown };
+  prompts?: { listChanged?: boolean; [key: string]: unknown };
+  logging?: Record<string, unknown>;
+  completions?: Record<string, unknown>;
+  experimental?: Record<string, unknown>;
+  extensions?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
 /** What the server said when a session started. */
 export interface SessionInfo {
   serverInfo: Implementation | null;
-  capabilities: Record<string, unknown> | null;
+  capabilities: ServerCapabilities | null;
   instructions?: string;
   protocolVersion: string;
 }
@@ -273,6 +293,8 @@ export interface ClientEventMap {
   resourceschanged: CustomEvent<Record<string, never>>;
   promptschanged: CustomEvent<Record<string, never>>;
   log: CustomEvent<LogDetail>;
+  /** Something failed that ends nothing (a notification the server refused); also console.warn. */
+  warning: CustomEvent<{ message: string }>;
 }
 
 export interface Client extends EventTarget {
@@ -281,7 +303,7 @@ export interface Client extends EventTarget {
   readonly state: ClientState;
   /** From the server's initialize result, after connect(). */
   readonly serverInfo: Implementation | null;
-  readonly capabilities: Record<string, unknown> | null;
+  readonly capabilities: ServerCapabilities | null;
   readonly instructions: string | null;
   /** The protocol version the session negotiated. */
   readonly protocolVersion: string | null;

@@ -391,7 +391,7 @@ class MCP {
 /**
  * A connection to one MCP server. Events: statechange, toolschanged,
  * resourceschanged, promptschanged, log, tokenrefreshed, storageerror,
- * storagefallback.
+ * storagefallback, warning.
  */
 class Client extends EventTarget {
   #mcp;
@@ -604,6 +604,7 @@ class Client extends EventTarget {
     if (type === "storagefallback") {
       console.warn(`mcp: IndexedDB is unavailable (${detail.reason}); sign-ins are kept in memory and last only until this page closes`);
     }
+    if (type === "warning") console.warn(`mcp: ${this.url}: ${detail.message}`);
     if (type === "statechange") {
       this.#state = detail.state;
       this.#session(detail.session);
