@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/mcpwasm/mcpwasm/internal/webserve"
 )
 
 // TestNpmPackage checks the package.json of the installed tarball: what a
@@ -183,4 +185,99 @@ func checkAppErrors(e *demoEnv) {
 	for _, msg := range e.pageErrs {
 		e.t.Errorf("page error: %s", msg)
 	}
+}
+
+// plainPage loads the package's files with no bundler (a relative import),
+// connects to the server given in ?server= (a key of the dev server's
+// config) and calls add; #sign-in signs in.
+const plainPage = `<!doctype html><meta charset="utf-8"><title>plain</title>
+<script type="module" src="/plain.js"></script>
+<body><button id="sign-in">Sign in</button><output id="state"></output><output id="result"></output></body>`
+
+const plainJS = `
+document.addEventListener("securitypolicyviolation", (e) => {
+  document.body.dataset.cspViolations = String(Number(document.body.dataset.cspViolations || 0) + 1);
+  console.error("CSP violation: " + e.violatedDirective + " " + e.blockedURI);
+});
+import { load } from "./pkg/mcp.js";
+const config = await (await fetch("/devserver/config.json")).json();
+const mcp = await load();
+window.__goGlobal = typeof globalThis.Go;
+const client = mcp.client(config[new URLSearchParams(location.search).get("server")]);
+const state = document.querySelector("#state");
+client.addEventListener("statechange", async (e) => {
+  state.dataset.state = e.detail.state;
+  if (e.detail.state !== "connected") return;
+  window.__connectedAt ??= performance.now();
+  const tools = (await client.listTools()).map((t) => t.name);
+  if (!tools.includes("add")) { // the server without sign-in (notes)
+    document.querySelector("#result").textContent = "tools: " + tools.join(" ");
+    return;
+  }
+  const r = await client.callTool("add", { a: 2, b: 40 });
+  document.querySelector("#result").textContent = r.content.map((c) => c.text).join(" ");
+});
+document.querySelector("#sign-in").addEventListener("click", () => { client.authorize().catch(() => {}); });
+client.connect().catch(() => {});
+`
+
+// TestNpmPlainPageCSP loads the package's files without a bundler, under
+// the strict Content-Security-Policy docs/JSAPI.md documents, and connects
+// to the demo server without sign-in, then signs in to the protected one
+// through the package's static oauth/callback.html. It also measures
+// navigation → first connected against the React app's production build.
+func TestNpmPlainPageCSP(t *testing.T) {
+	b := buildNpm(t)
+	var e *demoEnv
+	e = newSiteEnv(t, true, os.DirFS(b.Prod), func(mux *http.ServeMux) {
+		mux.Handle("/pkg/", http.StripPrefix("/pkg", webserve.Handler(os.DirFS(b.Pkg))))
+		mux.HandleFunc("GET /plain.html", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; "+
+				"connect-src 'self' "+e.MCPBase+" "+origin(e.MCP2URL)+" "+e.ASURL+"; style-src 'self'")
+			w.Write([]byte(plainPage))
+		})
+		mux.HandleFunc("GET /plain.js", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+			w.Write([]byte(plainJS))
+		})
+	})
+	e.do("open the plain page", chromedp.Navigate(e.PageURL+"/plain.html?server=mcp2URL"))
+	e.waitJS("the tool list", `document.querySelector("#result").textContent !== ""`)
+	if got := e.text("#result"); got == "tools: " {
+		t.Errorf("the server without sign-in lists no tools")
+	}
+	if got := e.js(`window.__goGlobal`); got != "undefined" {
+		t.Errorf("after load(), typeof globalThis.Go is %q; want undefined (wasm_exec.js as a module leaks no global)", got)
+	}
+	plain := e.js(`window.__connectedAt.toFixed(0)`)
+
+	popups := e.ownPopup()
+	e.do("open the plain page on the protected server", chromedp.Navigate(e.PageURL+"/plain.html?server=mcpURL"))
+	e.waitJS("state needs_auth", `document.querySelector("#state").dataset.state === "needs_auth"`)
+	e.noPopup(popups, 300*time.Millisecond)
+	popups = e.ownPopup()
+	e.do("click Sign in", chromedp.Click(chromedp.ID("sign-in")))
+	e.consent(e.popup(popups), "approve")
+	e.waitJS("the tool's result after sign-in", `document.querySelector("#result").textContent !== ""`)
+	if got := e.text("#result"); !strings.Contains(got, "42") {
+		t.Errorf("add(2, 40) shows %q; want 42", got)
+	}
+	if n := countOf(e.requestLog(), "GET page /pkg/oauth/callback.html"); n != 1 {
+		t.Errorf("the package's oauth/callback.html was loaded %d times; want once", n)
+	}
+	checkAppErrors(e)
+
+	e.do("open the React app on the server without sign-in", chromedp.Navigate(e.PageURL+"/?server=mcp2"))
+	e.waitJS("state connected", `document.querySelector("#server")?.dataset.state === "connected"`)
+	react := e.js(`window.__connectedAt.toFixed(0)`)
+	t.Logf("measure: navigation → first connected (server without sign-in, each page fetching and compiling its own copy of the wasm): plain page %s ms, React app (production build) %s ms", plain, react)
+}
+
+// origin is the scheme://host:port of a URL.
+func origin(u string) string {
+	if i := strings.Index(u[len("http://"):], "/"); i >= 0 {
+		return u[:len("http://")+i]
+	}
+	return u
 }
