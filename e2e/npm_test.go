@@ -281,3 +281,30 @@ func origin(u string) string {
 	}
 	return u
 }
+
+// TestNpmReactCatalog drives useCatalog in the production build: both demo
+// servers behind one tool list, the protected one signed in from its
+// button, and every session closed on unmount.
+func TestNpmReactCatalog(t *testing.T) {
+	b := buildNpm(t)
+	e := newAppEnv(t, true, b.Prod)
+	e.do("open the catalog view", chromedp.Navigate(e.PageURL+"/?view=catalog"),
+		chromedp.WaitVisible(chromedp.CSS(`#servers li[data-server="notes"][data-state="connected"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#servers li[data-server="demo"][data-state="needs_auth"]`)))
+	e.waitJS("the notes server's tools", `document.querySelector('#catalog-tools [data-tool^="notes_"]') !== null`)
+	if got := e.js(`document.querySelectorAll('#catalog-tools [data-tool^="demo_"]').length`); got != "0" {
+		t.Errorf("%s tools of the server waiting for a sign-in are listed", got)
+	}
+	popups := e.ownPopup()
+	e.do("click the demo server's Sign in", chromedp.Click(chromedp.CSS(`button[data-sign-in="demo"]`)))
+	e.consent(e.popup(popups), "approve")
+	e.do("the demo server connects", chromedp.WaitVisible(chromedp.CSS(`#servers li[data-server="demo"][data-state="connected"]`)))
+	e.waitJS("the demo server's tools", `document.querySelector('#catalog-tools [data-tool="demo_add"]') !== null`)
+
+	deletes := countOf(e.requestLog(), "DELETE mcp /mcp") + countOf(e.requestLog(), "DELETE mcp2 /mcp")
+	e.do("unmount", chromedp.Click(chromedp.ID("toggle")))
+	e.waitFor("both sessions' end at the servers", func() bool {
+		return countOf(e.requestLog(), "DELETE mcp /mcp")+countOf(e.requestLog(), "DELETE mcp2 /mcp") >= deletes+2
+	})
+	checkAppErrors(e)
+}

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import { useMcpClient } from "mcpwasm/react";
+import { useMcpClient, useCatalog } from "mcpwasm/react";
 
 // The server comes from the dev server's config (/devserver/config.json):
 // ?server=mcp2 picks the demo server without sign-in, else the protected one.
@@ -14,6 +14,16 @@ export function App() {
     window.__appEffects = (window.__appEffects ?? 0) + 1;
   }, []);
   if (!config) return <p>Loading configuration…</p>;
+  const params = new URLSearchParams(location.search);
+  if (params.get("view") === "catalog") {
+    return (
+      <main>
+        <h1>mcpwasm + React: a catalog</h1>
+        <button id="toggle" onClick={() => setMounted((m) => !m)}>{mounted ? "Unmount" : "Mount"}</button>
+        {mounted && <Servers config={config} />}
+      </main>
+    );
+  }
   const which = new URLSearchParams(location.search).get("server") === "mcp2" ? config.mcp2URL : config.mcpURL;
   return (
     <main>
@@ -52,6 +62,29 @@ function Server({ url }) {
           <output id="result">{result}</output>
         </>
       )}
+    </section>
+  );
+}
+
+// Both demo servers behind one tool list (useCatalog).
+function Servers({ config }) {
+  const { status, tools, authorize } = useCatalog({
+    servers: {
+      demo: { url: config.mcpURL, title: "Demo (sign-in)", redirectUri: "/oauth/callback" },
+      notes: { url: config.mcp2URL, title: "Notes" },
+    },
+  });
+  return (
+    <section id="catalog">
+      <ul id="servers">
+        {Object.entries(status).map(([id, s]) => (
+          <li key={id} data-server={id} data-state={s.state}>
+            {s.title ?? id}: {s.state}
+            {s.state === "needs_auth" && <button data-sign-in={id} onClick={() => { authorize(id).catch(() => {}); }}>Sign in</button>}
+          </li>
+        ))}
+      </ul>
+      <ul id="catalog-tools">{tools.map((t) => <li key={t.name} data-tool={t.name}>{t.name}</li>)}</ul>
     </section>
   );
 }
