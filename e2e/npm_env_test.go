@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpwasm/mcpwasm/internal/webbuild"
 )
@@ -122,20 +123,33 @@ func wasmAsset(t *testing.T, dist string) string {
 
 // newAppEnv serves a built example app (dist) as the page origin, with the
 // SPA fallback every single-page app host has: the app's routes
-// (/oauth/callback) answer with its index.html.
+// (/oauth/callback) answer with its index.html. The page is served under
+// the strict Content-Security-Policy of docs/JSAPI.md (cspFor).
 func newAppEnv(t *testing.T, auth bool, dist string) *demoEnv {
 	t.Helper()
 	index, err := os.ReadFile(filepath.Join(dist, "index.html"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newSiteEnv(t, auth, os.DirFS(dist), func(mux *http.ServeMux) {
-		mux.HandleFunc("GET /oauth/callback", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			w.Header().Set("Cache-Control", "no-cache")
-			w.Write(index)
-		})
+	var e *demoEnv
+	serveIndex := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("Content-Security-Policy", cspFor(e))
+		w.Write(index)
+	}
+	e = newSiteEnv(t, auth, os.DirFS(dist), func(mux *http.ServeMux) {
+		mux.HandleFunc("GET /{$}", serveIndex)
+		mux.HandleFunc("GET /oauth/callback", serveIndex)
 	})
+	return e
+}
+
+// cspFor is the smallest policy docs/JSAPI.md documents, for the demo
+// servers and the authorization server of e.
+func cspFor(e *demoEnv) string {
+	return "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; " +
+		"connect-src 'self' " + e.MCPBase + " " + origin(e.MCP2URL) + " " + e.ASURL
 }
 
 // countOf is how many recorded items equal want.
@@ -154,4 +168,31 @@ func (e *demoEnv) jsonRPCMethods() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]string(nil), e.methods...)
+}
+
+// waitApp polls a JavaScript condition on the example app until it is
+// true, for at most 60 s; then it fails the test with what the page shows
+// and the last requests of its origins.
+func waitApp(e *demoEnv, what, cond string) {
+	e.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var ok bool
+		if e.tryEval(`Boolean(`+cond+`)`, &ok) == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			var shown string
+			_ = e.tryEval(`location.href + "\n" + document.body.innerText`, &shown)
+			reqs := e.requestLog()
+			if len(reqs) > 20 {
+				reqs = reqs[len(reqs)-20:]
+			}
+			e.emu.Lock()
+			errs := strings.Join(e.pageErrs, "\n")
+			e.emu.Unlock()
+			e.t.Fatalf("timed out waiting for %s; the page shows:\n%s\nlast requests:\n%s\npage errors:\n%s", what, shown, strings.Join(reqs, "\n"), errs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

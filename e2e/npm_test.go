@@ -98,7 +98,7 @@ func TestNpmReactApp(t *testing.T) {
 
 	popups := e.ownPopup()
 	e.do("open the app", chromedp.Navigate(e.PageURL+"/"))
-	e.waitJS("state needs_auth", `document.querySelector("#server")?.dataset.state === "needs_auth"`)
+	waitApp(e, "state needs_auth", `document.querySelector("#server")?.dataset.state === "needs_auth"`)
 	if got := e.js(`performance.getEntriesByType("resource").filter((r) => r.name.endsWith("/assets/` + asset + `")).length`); got != "1" {
 		t.Errorf("the page fetched /assets/%s %s times; want once", asset, got)
 	}
@@ -107,20 +107,20 @@ func TestNpmReactApp(t *testing.T) {
 	popups = e.ownPopup()
 	e.do("click Sign in", chromedp.Click(chromedp.ID("sign-in")))
 	e.consent(e.popup(popups), "approve")
-	e.waitJS("state connected", `document.querySelector("#server")?.dataset.state === "connected"`)
+	waitApp(e, "state connected", `document.querySelector("#server")?.dataset.state === "connected"`)
 	if n := countOf(e.requestLog(), "GET page /oauth/callback"); n != 1 {
 		t.Errorf("the app's /oauth/callback route was loaded %d times; want once (the popup's redirect)", n)
 	}
-	e.waitJS("the tool list", `document.querySelector('#tools [data-tool="add"]') !== null`)
+	waitApp(e, "the tool list", `document.querySelector('#tools [data-tool="add"]') !== null`)
 	e.do("call add", chromedp.Click(chromedp.ID("add")))
-	e.waitJS("the tool's result", `document.querySelector("#result").textContent !== ""`)
+	waitApp(e, "the tool's result", `document.querySelector("#result").textContent !== ""`)
 	if got := e.text("#result"); !strings.Contains(got, "42") {
 		t.Errorf("add(2, 40) shows %q; want 42", got)
 	}
 
 	authorizations := e.AS.Count("authorize")
 	e.do("reload", chromedp.Reload())
-	e.waitJS("state connected after reload", `document.querySelector("#server")?.dataset.state === "connected"`)
+	waitApp(e, "state connected after reload", `document.querySelector("#server")?.dataset.state === "connected"`)
 	if n := e.AS.Count("authorize"); n != authorizations {
 		t.Errorf("the reload went through the authorization server again (%d → %d)", authorizations, n)
 	}
@@ -128,7 +128,7 @@ func TestNpmReactApp(t *testing.T) {
 
 	deletes := countOf(e.requestLog(), "DELETE mcp /mcp")
 	e.do("unmount", chromedp.Click(chromedp.ID("toggle")))
-	e.waitJS("the hook's section gone", `document.querySelector("#server") === null`)
+	waitApp(e, "the hook's section gone", `document.querySelector("#server") === null`)
 	e.waitFor("the session's end at the server (DELETE)", func() bool { return countOf(e.requestLog(), "DELETE mcp /mcp") > deletes })
 	checkAppErrors(e)
 }
@@ -141,11 +141,11 @@ func TestNpmReactStrictMode(t *testing.T) {
 	e := newAppEnv(t, true, b.Dev)
 
 	e.do("open the app on the server without sign-in", chromedp.Navigate(e.PageURL+"/?server=mcp2"))
-	e.waitJS("state connected", `document.querySelector("#server")?.dataset.state === "connected"`)
+	waitApp(e, "state connected", `document.querySelector("#server")?.dataset.state === "connected"`)
 	if got := e.js(`window.__appEffects`); got != "2" {
 		t.Fatalf("the app's mount effect ran %s times; want 2 (StrictMode in development mounts twice)", got)
 	}
-	e.waitJS("the tool list", `document.querySelector("#tools li") !== null`)
+	waitApp(e, "the tool list", `document.querySelector("#tools li") !== null`)
 	if n := countOf(e.jsonRPCMethods(), "initialize"); n != 1 {
 		t.Errorf("the demo server saw %d initialize requests; want 1 (one connection under StrictMode)", n)
 	}
@@ -155,13 +155,13 @@ func TestNpmReactStrictMode(t *testing.T) {
 
 	popups := e.ownPopup()
 	e.do("open the app on the protected server", chromedp.Navigate(e.PageURL+"/"))
-	e.waitJS("state needs_auth", `document.querySelector("#server")?.dataset.state === "needs_auth"`)
+	waitApp(e, "state needs_auth", `document.querySelector("#server")?.dataset.state === "needs_auth"`)
 	e.noPopup(popups, 300*time.Millisecond)
 	before := countOf(e.jsonRPCMethods(), "initialize")
 	popups = e.ownPopup()
 	e.do("click Sign in", chromedp.Click(chromedp.ID("sign-in")))
 	e.consent(e.popup(popups), "approve")
-	e.waitJS("state connected", `document.querySelector("#server")?.dataset.state === "connected"`)
+	waitApp(e, "state connected", `document.querySelector("#server")?.dataset.state === "connected"`)
 	e.noPopup(popups, 500*time.Millisecond)
 	if n := e.AS.Count("authorize"); n != 1 {
 		t.Errorf("the authorization server saw %d authorization requests; want 1", n)
@@ -233,8 +233,7 @@ func TestNpmPlainPageCSP(t *testing.T) {
 		mux.Handle("/pkg/", http.StripPrefix("/pkg", webserve.Handler(os.DirFS(b.Pkg))))
 		mux.HandleFunc("GET /plain.html", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; "+
-				"connect-src 'self' "+e.MCPBase+" "+origin(e.MCP2URL)+" "+e.ASURL+"; style-src 'self'")
+			w.Header().Set("Content-Security-Policy", cspFor(e))
 			w.Write([]byte(plainPage))
 		})
 		mux.HandleFunc("GET /plain.js", func(w http.ResponseWriter, r *http.Request) {
@@ -243,7 +242,7 @@ func TestNpmPlainPageCSP(t *testing.T) {
 		})
 	})
 	e.do("open the plain page", chromedp.Navigate(e.PageURL+"/plain.html?server=mcp2URL"))
-	e.waitJS("the tool list", `document.querySelector("#result").textContent !== ""`)
+	waitApp(e, "the tool list", `document.querySelector("#result").textContent !== ""`)
 	if got := e.text("#result"); got == "tools: " {
 		t.Errorf("the server without sign-in lists no tools")
 	}
@@ -254,12 +253,12 @@ func TestNpmPlainPageCSP(t *testing.T) {
 
 	popups := e.ownPopup()
 	e.do("open the plain page on the protected server", chromedp.Navigate(e.PageURL+"/plain.html?server=mcpURL"))
-	e.waitJS("state needs_auth", `document.querySelector("#state").dataset.state === "needs_auth"`)
+	waitApp(e, "state needs_auth", `document.querySelector("#state").dataset.state === "needs_auth"`)
 	e.noPopup(popups, 300*time.Millisecond)
 	popups = e.ownPopup()
 	e.do("click Sign in", chromedp.Click(chromedp.ID("sign-in")))
 	e.consent(e.popup(popups), "approve")
-	e.waitJS("the tool's result after sign-in", `document.querySelector("#result").textContent !== ""`)
+	waitApp(e, "the tool's result after sign-in", `document.querySelector("#result").textContent !== ""`)
 	if got := e.text("#result"); !strings.Contains(got, "42") {
 		t.Errorf("add(2, 40) shows %q; want 42", got)
 	}
@@ -269,7 +268,7 @@ func TestNpmPlainPageCSP(t *testing.T) {
 	checkAppErrors(e)
 
 	e.do("open the React app on the server without sign-in", chromedp.Navigate(e.PageURL+"/?server=mcp2"))
-	e.waitJS("state connected", `document.querySelector("#server")?.dataset.state === "connected"`)
+	waitApp(e, "state connected", `document.querySelector("#server")?.dataset.state === "connected"`)
 	react := e.js(`window.__connectedAt.toFixed(0)`)
 	t.Logf("measure: navigation → first connected (server without sign-in, each page fetching and compiling its own copy of the wasm): plain page %s ms, React app (production build) %s ms", plain, react)
 }
@@ -291,7 +290,7 @@ func TestNpmReactCatalog(t *testing.T) {
 	e.do("open the catalog view", chromedp.Navigate(e.PageURL+"/?view=catalog"),
 		chromedp.WaitVisible(chromedp.CSS(`#servers li[data-server="notes"][data-state="connected"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#servers li[data-server="demo"][data-state="needs_auth"]`)))
-	e.waitJS("the notes server's tools", `document.querySelector('#catalog-tools [data-tool^="notes_"]') !== null`)
+	waitApp(e, "the notes server's tools", `document.querySelector('#catalog-tools [data-tool^="notes_"]') !== null`)
 	if got := e.js(`document.querySelectorAll('#catalog-tools [data-tool^="demo_"]').length`); got != "0" {
 		t.Errorf("%s tools of the server waiting for a sign-in are listed", got)
 	}
@@ -299,7 +298,7 @@ func TestNpmReactCatalog(t *testing.T) {
 	e.do("click the demo server's Sign in", chromedp.Click(chromedp.CSS(`button[data-sign-in="demo"]`)))
 	e.consent(e.popup(popups), "approve")
 	e.do("the demo server connects", chromedp.WaitVisible(chromedp.CSS(`#servers li[data-server="demo"][data-state="connected"]`)))
-	e.waitJS("the demo server's tools", `document.querySelector('#catalog-tools [data-tool="demo_add"]') !== null`)
+	waitApp(e, "the demo server's tools", `document.querySelector('#catalog-tools [data-tool="demo_add"]') !== null`)
 
 	deletes := countOf(e.requestLog(), "DELETE mcp /mcp") + countOf(e.requestLog(), "DELETE mcp2 /mcp")
 	e.do("unmount", chromedp.Click(chromedp.ID("toggle")))
