@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
 	"github.com/mcpwasm/mcpwasm/internal/webbuild"
 )
 
@@ -194,5 +197,24 @@ func waitApp(e *demoEnv, what, cond string) {
 			e.t.Fatalf("timed out waiting for %s; the page shows:\n%s\nlast requests:\n%s\npage errors:\n%s", what, shown, strings.Join(reqs, "\n"), errs)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// countPopups counts, from now on, the windows the tab opens.
+func (e *demoEnv) countPopups() func() int {
+	me := chromedp.FromContext(e.ctx).Target.TargetID
+	var mu sync.Mutex
+	seen := map[target.ID]bool{}
+	_ = chromedp.Listen(e.ctx, func(ev any) {
+		if ev, ok := ev.(*target.EventTargetCreated); ok && ev.TargetInfo.OpenerID == me {
+			mu.Lock()
+			seen[ev.TargetInfo.TargetID] = true
+			mu.Unlock()
+		}
+	})
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen)
 	}
 }
