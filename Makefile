@@ -13,15 +13,22 @@ AS_ADDR   ?= 127.0.0.1:8082
 MCP2_ADDR ?= 127.0.0.1:8083
 MODEL_ADDR ?= 127.0.0.1:8084
 
-.PHONY: all build run test unit wasmtest fuzz e2e deps vet types conformance conformance-native conformance-browser bench clean
+.PHONY: all build dist run test unit wasmtest fuzz e2e deps vet types conformance conformance-native conformance-browser bench clean
 
 all: build
 
 ## build: the wasm module, wasm_exec.js and precompressed variants in web/
 build: $(WASM) web/wasm_exec.js
 
-web/wasm_exec.js: $(GOROOT)/lib/wasm/wasm_exec.js
-	cp $< $@
+# Go's wasm_exec.js as an ES module that exports Go and sets no global.
+web/wasm_exec.js: $(GOROOT)/lib/wasm/wasm_exec.js internal/webbuild/webbuild.go
+	$(GO) run ./cmd/npmdist -wasm-exec $@
+
+## dist: the npm package in dist/npm/ (package.json, the modules and their types, mcp.wasm with .br/.gz,
+## the callback page) and its tarball from npm pack (dist/npm/mcpwasm-<version>.tgz)
+dist: build
+	$(GO) run ./cmd/npmdist -out dist/npm -wasm-dir web -version "$(VERSION)"
+	cd dist/npm && npm pack --silent
 
 $(WASM): $(GOSRC)
 	GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $@ ./wasm
@@ -103,3 +110,4 @@ bench:
 
 clean:
 	rm -f web/mcp.wasm web/mcp.wasm.gz web/mcp.wasm.br web/wasm_exec.js
+	rm -rf dist

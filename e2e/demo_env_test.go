@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -35,12 +36,23 @@ type demoEnv struct {
 
 	emu      sync.Mutex
 	pageErrs []string
+	requests []string // "METHOD origin-name path" of the page and MCP origins (newSiteEnv)
 }
 
 // newDemoEnv starts the dev server's origins and opens a tab on a blank
 // page of the page origin; the page's uncaught exceptions and
 // console.error calls are collected for checkPageErrors.
 func newDemoEnv(t *testing.T, auth bool) *demoEnv {
+	t.Helper()
+	return newSiteEnv(t, auth, os.DirFS(webDir), nil)
+}
+
+// newSiteEnv is newDemoEnv with the page origin serving site (through
+// devserver.Site, as the dev server does) and, when routes is not nil, the
+// routes it adds to the page origin's mux first. The requests of the page
+// and MCP origins are recorded (e.requestLog), and the demo servers' JSON-RPC
+// methods (e.methods).
+func newSiteEnv(t *testing.T, auth bool, site fs.FS, routes func(*http.ServeMux)) *demoEnv {
 	t.Helper()
 	e := &demoEnv{env: &env{t: t}}
 	var dPage, dMCP, dAS, dMCP2, dModel delegate
@@ -60,8 +72,13 @@ func newDemoEnv(t *testing.T, auth bool) *demoEnv {
 		pc.ASURL = base(asSrv)
 	}
 	cfg := devserver.Config{
-		Web: os.DirFS(webDir), Demo: true, Auth: devserver.AuthConfig{Enabled: auth},
+		Web: site, Demo: true, Auth: devserver.AuthConfig{Enabled: auth},
 		DemoOptions: demo.Options{
+			OnRequest: func(method string) {
+				e.mu.Lock()
+				defer e.mu.Unlock()
+				e.methods = append(e.methods, method)
+			},
 			OnCancelled: func(tool string) {
 				e.mu.Lock()
 				defer e.mu.Unlock()
@@ -81,15 +98,18 @@ func newDemoEnv(t *testing.T, auth bool) *demoEnv {
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")
 				fmt.Fprint(w, blankPage)
 			})
+			if routes != nil {
+				routes(mux)
+			}
 			mux.Handle("/", o.Handler)
-			dPage.h = mux
+			dPage.h = e.record("page", mux)
 		case "mcp":
-			dMCP.h = o.Handler
+			dMCP.h = e.record("mcp", o.Handler)
 		case "as":
 			dAS.h = o.Handler
 			e.AS = o.AuthServer
 		case "mcp2":
-			dMCP2.h = o.Handler
+			dMCP2.h = e.record("mcp2", o.Handler)
 		case "model":
 			dModel.h = o.Handler
 		}
@@ -107,6 +127,23 @@ func newDemoEnv(t *testing.T, auth bool) *demoEnv {
 	e.openTab()
 	e.watchPageErrors()
 	return e
+}
+
+// record wraps an origin's handler to note each request in e.requests.
+func (e *demoEnv) record(origin string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.emu.Lock()
+		e.requests = append(e.requests, r.Method+" "+origin+" "+r.URL.Path)
+		e.emu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// requestLog is a copy of the requests recorded so far.
+func (e *demoEnv) requestLog() []string {
+	e.emu.Lock()
+	defer e.emu.Unlock()
+	return append([]string(nil), e.requests...)
 }
 
 // watchPageErrors collects uncaught exceptions and console.error calls.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine: Chromium (for the
 # e2e tests), brotli (precompressed wasm), gcc (the race detector needs cgo)
-# and the pinned Node packages of e2e/.
+# and the pinned Node packages of e2e/node and examples/react-vite.
 # Idempotent: does nothing that is already done. It says what it installs
 # before it does; NO_INSTALL=1 installs nothing and fails, naming what is
 # missing.
@@ -23,11 +23,16 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-if [ -f e2e/node/package-lock.json ] && [ ! -f e2e/node/node_modules/.package-lock.json -o e2e/node/package-lock.json -nt e2e/node/node_modules/.package-lock.json ]; then
-  if [ -n "${NO_INSTALL:-}" ]; then
-    echo "NO_INSTALL is set: not installing the pinned Node packages of e2e/node (npm ci)" >&2
-    exit 1
+# e2e/node: the reference server and TypeScript; examples/react-vite: Vite
+# and React for the npm package's bundler test (the package itself is
+# installed from its tarball by that test).
+for dir in e2e/node examples/react-vite; do
+  if [ -f $dir/package-lock.json ] && [ ! -f $dir/node_modules/.package-lock.json -o $dir/package-lock.json -nt $dir/node_modules/.package-lock.json ]; then
+    if [ -n "${NO_INSTALL:-}" ]; then
+      echo "NO_INSTALL is set: not installing the pinned Node packages of $dir (npm ci)" >&2
+      exit 1
+    fi
+    echo "installing the pinned Node packages of $dir (npm ci)"
+    (cd $dir && npm ci --no-audit --no-fund --loglevel=error)
   fi
-  echo "installing the pinned Node packages of e2e/node (npm ci)"
-  (cd e2e/node && npm ci --no-audit --no-fund --loglevel=error)
-fi
+done

@@ -347,3 +347,192 @@ export interface Client extends EventTarget {
   removeEventListener<K extends keyof ClientEventMap>(type: K, listener: (ev: ClientEventMap[K]) => void, options?: boolean | EventListenerOptions): void;
   removeEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | EventListenerOptions): void;
 }
+
+// ---- Catalog: many servers behind one tool list (docs/JSAPI.md, "Catalog").
+// MCP is declared again here: TypeScript merges the two declarations.
+
+export interface MCP {
+  /** Many MCP servers behind one tool list; nothing connects until a call needs a server. */
+  catalog(config?: CatalogConfig): Catalog;
+  /** Model descriptions for cat.agent({model}); a custom model is an async function. */
+  readonly models: Models;
+}
+
+/** One server of a catalog: a client's options plus how the catalog shows and filters it. */
+export interface CatalogServerConfig extends ClientOptions {
+  url?: string;
+  /** The spelling of desktop MCP hosts' configuration files. */
+  serverUrl?: string;
+  title?: string;
+  description?: string;
+  /** Default true. */
+  enabled?: boolean;
+  /** `*` globs on the server's tool names; deny wins. */
+  allowTools?: string[];
+  denyTools?: string[];
+  /** A stdio server (desktop configurations): left out with a warning. */
+  command?: string;
+  args?: string[];
+  [key: string]: unknown;
+}
+
+export interface ApprovalRequest {
+  /** The server id. */
+  id: string;
+  /** The server's tool name. */
+  tool: string;
+  /** The exported name. */
+  name: string;
+  args: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
+export interface CatalogConfig {
+  servers?: Record<string, CatalogServerConfig>;
+  /** The same, as desktop MCP hosts write it. */
+  mcpServers?: Record<string, CatalogServerConfig>;
+  maxServers?: number;
+  maxToolsPerServer?: number;
+  callTimeoutMs?: number;
+  breaker?: { failures?: number; cooldownMs?: number };
+  /** Asked before every call of a tool not annotated readOnlyHint: true; resolve true to allow. */
+  approve?: (req: ApprovalRequest) => Promise<boolean> | boolean;
+  /** Adds the model-facing meta tools catalog_list_servers and catalog_enable_server. */
+  serverTools?: boolean;
+}
+
+export type CatalogServerState = ClientState | "disabled";
+
+export interface ServerStatus {
+  state: CatalogServerState;
+  /** How many tools the server contributes. */
+  tools: number;
+  breaker: "closed" | "open" | "half_open";
+  /** When an open breaker lets the next probe through (ms since the epoch). */
+  retryAt?: number;
+  error?: { code: MCPErrorCode; message: string };
+  title?: string;
+  description?: string;
+}
+
+/** A tool of the aggregated list. */
+export interface CatalogTool {
+  /** The exported name: `${serverId}_${tool}`, sanitized, at most 64 characters. */
+  name: string;
+  serverId: string;
+  tool: Tool;
+}
+
+export type ToolFormat = "openai" | "openai-responses" | "anthropic" | "gemini";
+
+export interface CatalogEventMap {
+  statuschange: CustomEvent<{ id: string; status: ServerStatus }>;
+  toolschanged: CustomEvent<{ ids: string[] }>;
+  authrequired: CustomEvent<{ id: string }>;
+  warning: CustomEvent<{ id: string; message: string }>;
+}
+
+export interface Catalog extends EventTarget {
+  /** Entries the configuration left out (a stdio server, …), one sentence each. */
+  readonly warnings: readonly string[];
+  /** Every server's status. */
+  status(): Record<string, ServerStatus>;
+  /** One server's status. */
+  status(id: string): ServerStatus;
+  /** The Client underneath a server. */
+  server(id: string): Client;
+  /** Adds a server; nothing connects yet. */
+  add(id: string, config: CatalogServerConfig): void;
+  remove(id: string): Promise<void>;
+  /** A user action: a declined server is asked again (the popup opens: call it in a click). */
+  enable(id: string): Promise<void>;
+  disable(id: string): Promise<void>;
+  /** Signs in to a server: call it from a click, as client.authorize(). */
+  authorize(id: string, options?: CallOptions): Promise<void>;
+  /** The aggregated tool list; connects the enabled servers. */
+  tools(options?: CallOptions): Promise<CatalogTool[]>;
+  /** The tool list in a provider's format. */
+  toolsFor(format: ToolFormat, options?: CallOptions): Promise<unknown[]>;
+  /** Every outcome but an abort resolves (an honest isError result). */
+  callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult>;
+  /** A model's tool calls in (the format's shapes), its tool-result messages out, in call order. */
+  handleToolCalls(calls: unknown[], options?: { format?: ToolFormat; signal?: AbortSignal }): Promise<unknown[]>;
+  /** An agent over this catalog's tools. */
+  agent(options: AgentOptions): Agent;
+  /** Closes every server. */
+  close(): Promise<void>;
+
+  addEventListener<K extends keyof CatalogEventMap>(type: K, listener: (ev: CatalogEventMap[K]) => void, options?: boolean | AddEventListenerOptions): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;
+  removeEventListener<K extends keyof CatalogEventMap>(type: K, listener: (ev: CatalogEventMap[K]) => void, options?: boolean | EventListenerOptions): void;
+  removeEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | EventListenerOptions): void;
+}
+
+// ---- Agent: a model's turns over the catalog's tools (docs/JSAPI.md, "Agent").
+
+/** A message in the OpenAI Chat Completions shapes. */
+export interface ChatMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  content?: string | null | unknown[];
+  tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+  [key: string]: unknown;
+}
+
+export interface OpenAIModelOptions {
+  /** Any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM, LM Studio, llama.cpp, OpenRouter). */
+  baseURL?: string;
+  apiKey?: string;
+  model?: string;
+  headers?: Record<string, string>;
+}
+
+export interface AnthropicModelOptions extends OpenAIModelOptions {
+  maxTokens?: number;
+}
+
+/** What mcp.models makes: a description the runtime turns into an adapter. */
+export interface ModelSpec {
+  readonly kind: "openai" | "anthropic";
+  readonly [key: string]: unknown;
+}
+
+export interface Models {
+  openai(options?: OpenAIModelOptions): ModelSpec;
+  anthropic(options?: AnthropicModelOptions): ModelSpec;
+}
+
+/** A model written by the app: one assistant message per request. */
+export type ModelFunction = (req: { messages: ChatMessage[]; tools: unknown[]; signal?: AbortSignal; [key: string]: unknown }) => Promise<ChatMessage>;
+
+export interface AgentOptions {
+  model: ModelSpec | ModelFunction;
+  system?: string;
+  maxSteps?: number;
+  /** How long a call waits for a sign-in the agent asked for (authrequired); default 300000. */
+  authWaitMs?: number;
+}
+
+export type AgentEvent =
+  | { type: "text"; delta: string }
+  | { type: "toolcall"; id: string; name: string; serverId: string; tool: string; arguments: unknown }
+  | { type: "toolresult"; id: string; name: string; serverId: string; isError: boolean; text: string }
+  | { type: "authrequired"; serverId: string }
+  | { type: "approval"; serverId: string; tool: string; name: string; approved: boolean }
+  | { type: "step"; index: number; finishReason: string }
+  | { type: "done"; text: string; finishReason: string; steps: number }
+  | { type: "error"; code: MCPErrorCode | string; message: string };
+
+export interface AgentResult {
+  messages: ChatMessage[];
+  text: string;
+  steps: number;
+  finishReason: "stop" | "max_steps" | "empty" | string;
+}
+
+export interface Agent {
+  /** Runs one turn: input is the user's message or a list of messages. */
+  run(input: string | ChatMessage[], options?: { signal?: AbortSignal; onEvent?: (ev: AgentEvent) => void }): { done: Promise<AgentResult> };
+  /** Forgets the agent. */
+  close(): void;
+}

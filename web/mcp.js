@@ -14,7 +14,7 @@
 // and grant changes between tabs, the page's handlers, and DOM events. Every
 // rejection is an MCPError. Option values are checked in Go; this module
 // checks only what JSON cannot carry (functions, AbortSignals).
-import "./wasm_exec.js"; // defines globalThis.Go (copied from the Go toolchain at build time)
+import { Go } from "./wasm_exec.js"; // Go's wasm_exec.js as an ES module (written at build time; sets no global)
 import { CODES, CLIENT_OPTIONS, CATALOG_OPTIONS, AGENT_OPTIONS, OPS, HOSTS } from "./jsapi.js";
 import {
   CallbackReceiver, LoginWindow, acquireLock, GRANTS_CHANNEL, RETURN_KEY, CALLBACK_KEY,
@@ -76,7 +76,9 @@ async function start({ wasmURL, onProgress } = {}) {
   if (onProgress !== undefined && typeof onProgress !== "function") {
     throw invalid("load(): onProgress must be a function");
   }
-  const url = new URL(wasmURL ?? "mcp.wasm", import.meta.url);
+  // The literal new URL("./mcp.wasm", import.meta.url) is the pattern that
+  // Vite, webpack 5, Rollup and esbuild turn into an emitted, hashed asset.
+  const url = wasmURL === undefined ? new URL("./mcp.wasm", import.meta.url) : new URL(wasmURL, import.meta.url);
   let response;
   try {
     response = await fetch(url);
@@ -86,7 +88,7 @@ async function start({ wasmURL, onProgress } = {}) {
   if (!response.ok) {
     throw new MCPError("http", `load(): ${url} answered HTTP ${response.status}`, { status: response.status });
   }
-  const go = new globalThis.Go();
+  const go = new Go();
   const counted = withProgress(response, onProgress);
   const type = (response.headers.get("Content-Type") || "").split(";")[0].trim();
   let result;

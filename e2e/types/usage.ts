@@ -1,6 +1,10 @@
 // Compiled with `tsc --noEmit` by `make types`: the README's usage, typed
 // against web/mcp.d.ts. A rename in mcp.d.ts breaks this file.
-import { load, MCPError, type Client, type CallToolResult, type MCPErrorCode } from "../../web/mcp.js";
+import {
+  load, MCPError, type Client, type CallToolResult, type MCPErrorCode, type ClientState,
+  type Catalog, type CatalogTool, type ServerStatus, type ApprovalRequest,
+  type Agent, type AgentEvent, type AgentResult, type ChatMessage,
+} from "../../web/mcp.js";
 
 async function demo(): Promise<void> {
   const mcp = await load({ wasmURL: "mcp.wasm", onProgress: (loaded: number, total: number) => void (loaded + total) });
@@ -53,3 +57,57 @@ async function demo(): Promise<void> {
   }
 }
 void demo;
+
+// The catalog and the agent (docs/JSAPI.md, "Catalog" and "Agent").
+async function catalogAndAgent(): Promise<void> {
+  const mcp = await load();
+  const cat: Catalog = mcp.catalog({
+    servers: {
+      github: { url: "https://mcp.example.com/mcp", title: "GitHub", enabled: true, allowTools: ["search_*"], denyTools: ["delete_*"], storage: "memory" },
+    },
+    maxServers: 32, maxToolsPerServer: 128, callTimeoutMs: 60000,
+    breaker: { failures: 3, cooldownMs: 30000 },
+    approve: async (req: ApprovalRequest) => req.tool !== "delete" && req.id === "github",
+    serverTools: false,
+  });
+  mcp.catalog({ mcpServers: { local: { command: "npx", args: ["x"] }, remote: { serverUrl: "https://x.example/mcp" } } });
+  const warnings: readonly string[] = cat.warnings;
+  const all: Record<string, ServerStatus> = cat.status();
+  const one: ServerStatus = cat.status("github");
+  const st: ClientState | "disabled" = one.state;
+  const breaker: "closed" | "open" | "half_open" = one.breaker;
+  const c: Client = cat.server("github");
+  cat.add("notes", { url: "https://notes.example/mcp" });
+  await cat.enable("notes");
+  await cat.disable("notes");
+  await cat.authorize("github", { signal: new AbortController().signal });
+  const tools: CatalogTool[] = await cat.tools();
+  const first: string = tools[0].name + tools[0].serverId + tools[0].tool.name;
+  await cat.toolsFor("anthropic");
+  const r: CallToolResult = await cat.callTool("github_search", { q: "x" }, { timeoutMs: 1000, onProgress: (p) => void p.progress });
+  await cat.handleToolCalls([], { format: "openai" });
+  cat.addEventListener("statuschange", (e) => void (e.detail.id + e.detail.status.state));
+  cat.addEventListener("toolschanged", (e) => void e.detail.ids.length);
+  cat.addEventListener("authrequired", (e) => void e.detail.id);
+  await cat.remove("notes");
+
+  const agent: Agent = cat.agent({ model: mcp.models.openai({ baseURL: "http://127.0.0.1:1/v1", apiKey: "k", model: "m" }), system: "be brief", maxSteps: 8, authWaitMs: 300000 });
+  cat.agent({ model: mcp.models.anthropic({ apiKey: "k", model: "m", maxTokens: 1024 }) });
+  cat.agent({ model: async ({ messages }) => ({ role: "assistant", content: `${messages.length} messages` }) });
+  const run = agent.run("add 2 and 40", {
+    signal: new AbortController().signal,
+    onEvent: (ev: AgentEvent) => {
+      if (ev.type === "toolcall") void (ev.name + ev.serverId);
+      if (ev.type === "authrequired") void cat.authorize(ev.serverId);
+      if (ev.type === "text") void ev.delta;
+    },
+  });
+  const res: AgentResult = await run.done;
+  const more: ChatMessage[] = [...res.messages, { role: "user", content: "and again" }];
+  await agent.run(more).done;
+  const finish: string = res.finishReason;
+  agent.close();
+  await cat.close();
+  console.log(warnings, all, st, breaker, c.state, first, r.isError, finish, res.text, res.steps);
+}
+void catalogAndAgent;

@@ -14,7 +14,7 @@ import (
 )
 
 // CopyWeb copies root/web into dst without any built module and adds the
-// toolchain's wasm_exec.js.
+// toolchain's wasm_exec.js as an ES module (see [WasmExecModule]).
 func CopyWeb(root, dst string) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
@@ -25,15 +25,45 @@ func CopyWeb(root, dst string) error {
 	for _, f := range []string{"mcp.wasm", "mcp.wasm.gz", "mcp.wasm.br", "wasm_exec.js"} {
 		os.Remove(filepath.Join(dst, f))
 	}
-	goroot, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		return fmt.Errorf("webbuild: go env GOROOT: %w", err)
-	}
-	b, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(goroot)), "lib", "wasm", "wasm_exec.js"))
+	b, err := WasmExec()
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dst, "wasm_exec.js"), b, 0o644)
+}
+
+// WasmExec reads the toolchain's wasm_exec.js and returns it as an ES
+// module (see [WasmExecModule]).
+func WasmExec() ([]byte, error) {
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return nil, fmt.Errorf("webbuild: go env GOROOT: %w", err)
+	}
+	b, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(goroot)), "lib", "wasm", "wasm_exec.js"))
+	if err != nil {
+		return nil, err
+	}
+	return WasmExecModule(b), nil
+}
+
+// WasmExecModule wraps Go's wasm_exec.js (a script that sets globalThis.Go)
+// as an ES module that exports Go and puts back whatever globalThis.Go was
+// before, so importing it defines no global of its own. The stubs of fs,
+// process and path it installs when a page has none stay: the Go runtime
+// reads them from globalThis while it runs.
+func WasmExecModule(script []byte) []byte {
+	var b strings.Builder
+	b.WriteString("// wasm_exec.js: Go's lib/wasm/wasm_exec.js as an ES module exporting Go (written by\n")
+	b.WriteString("// internal/webbuild; the original follows unchanged between the two marked lines).\n")
+	b.WriteString("const hadGo = Object.prototype.hasOwnProperty.call(globalThis, \"Go\");\n")
+	b.WriteString("const previousGo = globalThis.Go;\n")
+	b.WriteString("// ---- begin Go's wasm_exec.js\n")
+	b.Write(script)
+	b.WriteString("\n// ---- end Go's wasm_exec.js\n")
+	b.WriteString("const Go = globalThis.Go;\n")
+	b.WriteString("if (hadGo) globalThis.Go = previousGo;\nelse delete globalThis.Go;\n")
+	b.WriteString("export { Go };\n")
+	return []byte(b.String())
 }
 
 // BuildWasm builds root's ./wasm for GOOS=js into out with flags.

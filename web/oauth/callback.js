@@ -11,13 +11,20 @@
 //  - full-page redirect mode (no opener, a return address in sessionStorage):
 //    store the callback URL and go back to the app, whose
 //    mcp.handleCallback() completes the flow.
+//
+// It is also the module "mcpwasm/callback" of the npm package: importing it
+// on any route of a single-page app makes that route the redirect receiver
+// (it does its work once, on import). The #status and #hint elements of
+// oauth/callback.html are optional.
 const CHANNEL = "mcpwasm-oauth";
 const RETURN_KEY = "mcpwasm:returnTo";
 const CALLBACK_KEY = "mcpwasm:callback";
 
 const status = document.getElementById("status");
 const hint = document.getElementById("hint");
-const say = (text) => { status.textContent = text; };
+const say = (text) => {
+  if (status) status.textContent = text;
+};
 
 const params = new URLSearchParams(location.search);
 const message = { type: "mcpwasm:oauth-callback", url: location.href };
@@ -62,6 +69,6 @@ if (!window.opener && returnTo) {
   // Give the messages a moment to leave, then close (popups only).
   setTimeout(() => {
     window.close();
-    hint.hidden = false;
+    if (hint) hint.hidden = false;
   }, 300);
 }

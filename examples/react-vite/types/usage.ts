@@ -1,0 +1,35 @@
+// Type-checked by the e2e test TestNpmTypes (tsc --noEmit) against the
+// mcpwasm package installed from its tarball: the three entry points and
+// their types, as an app written in TypeScript uses them.
+import { load, MCPError, type Client, type Catalog, type Tool } from "mcpwasm";
+import { useMcpClient, useCatalog, type UseMcpClientResult } from "mcpwasm/react";
+import "mcpwasm/callback";
+import wasmURL from "mcpwasm/mcp.wasm";
+
+export async function plain(): Promise<string> {
+  const mcp = await load({ wasmURL, onProgress: (loaded, total) => void (loaded + total) });
+  const client: Client = mcp.client("https://mcp.example.com/mcp", { redirectUri: "/oauth/callback" });
+  try {
+    await client.connect();
+  } catch (e) {
+    if (e instanceof MCPError && e.code === "auth_required") await client.authorize();
+  }
+  const tools: Tool[] = await client.listTools();
+  const cat: Catalog = mcp.catalog({ servers: { demo: { url: "https://mcp.example.com/mcp" } } });
+  const agent = cat.agent({ model: mcp.models.openai({ baseURL: "http://127.0.0.1:11434/v1", model: "m" }) });
+  const { text } = await agent.run("hello").done;
+  return tools.map((t) => t.name).join(",") + text;
+}
+
+// What a component's body does with the hooks.
+export function component(url: string): string {
+  const r: UseMcpClientResult = useMcpClient(url, { redirectUri: "/oauth/callback", autoConnect: true, onLoadProgress: (n) => void n });
+  const onClick = (): void => { r.authorize().catch((e: MCPError) => console.warn(e.code)); };
+  void onClick;
+  if (r.state === "connected") void r.callTool("add", { a: 1, b: 2 }).then((res) => res.isError);
+  const names: string[] = r.tools.map((t) => t.name);
+  const c = useCatalog({ servers: { demo: { url } }, approve: async (req) => req.tool === "add" });
+  const states: string[] = Object.values(c.status).map((s) => s.state);
+  if (c.catalog) void c.agent({ model: async () => ({ role: "assistant", content: "hi" }) });
+  return [r.state, r.client?.url ?? "", r.error?.message ?? "", ...names, ...states, String(c.loading)].join(" ");
+}

@@ -1,0 +1,79 @@
+package webbuild
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSemVer(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"v1.2.3", "1.2.3"},
+		{"1.2.3", "1.2.3"},
+		{"v1.2.3-dirty", "1.2.3-dev.dirty"},
+		{"v1.2.3-5-gabc1234", "1.2.4-dev.5.gabc1234"},
+		{"v0.9.9-12-g0123abc-dirty", "0.9.10-dev.12.g0123abc.dirty"},
+		{"255e74e", "0.0.0-dev.g255e74e"},
+		{"255e74e-dirty", "0.0.0-dev.g255e74e.dirty"},
+		{"dev", "0.0.0-dev"},
+		{"", "0.0.0-dev"},
+	} {
+		if got := SemVer(c.in); got != c.want {
+			t.Errorf("SemVer(%q) = %q; want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestNpm writes the package from this repository's web/ and checks what
+// package.json points at is there, and that wasm_exec.js is a module.
+func TestNpm(t *testing.T) {
+	wasmDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(wasmDir, "mcp.wasm"), []byte("\x00asm"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "npm")
+	if err := Npm(filepath.Join("..", ".."), wasmDir, out, "1.2.3"); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Version string                       `json:"version"`
+		Exports map[string]map[string]string `json:"exports"`
+		Files   []string                     `json:"files"`
+	}
+	if err := json.Unmarshal(raw, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	if pkg.Version != "1.2.3" {
+		t.Errorf("version %q; want 1.2.3", pkg.Version)
+	}
+	var paths []string
+	for _, e := range pkg.Exports {
+		for _, p := range e {
+			paths = append(paths, p)
+		}
+	}
+	paths = append(paths, pkg.Files...)
+	for _, p := range paths {
+		if _, err := os.Stat(filepath.Join(out, p)); err != nil {
+			t.Errorf("package.json names %s, which the package lacks", p)
+		}
+	}
+	for _, entry := range []string{".", "./react", "./callback", "./mcp.wasm"} {
+		if pkg.Exports[entry]["types"] == "" {
+			t.Errorf("exports[%q] has no types condition", entry)
+		}
+	}
+	we, err := os.ReadFile(filepath.Join(out, "wasm_exec.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(string(we), "export { Go };\n") || !strings.Contains(string(we), "delete globalThis.Go") {
+		t.Errorf("wasm_exec.js does not export Go and remove the global:\n%s", we[len(we)-200:])
+	}
+}
