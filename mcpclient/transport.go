@@ -114,6 +114,7 @@ type record struct {
 	postCodes []int  // statuses of POST requests, in order
 	scope     bool   // a 403 said error="insufficient_scope"
 	broken    error  // the first protocol violation (see violation)
+	auth      error  // why the last sign-in a 401 or 403 asked for did not happen
 }
 
 type recordKey struct{}
@@ -162,6 +163,26 @@ func (r *record) violation(err error) {
 	if r.broken == nil {
 		r.broken = err
 	}
+}
+
+// authFailed records that the sign-in a 401 or 403 asked for failed with
+// err (needs a user action, declined, failed).
+func (r *record) authFailed(err error) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.auth = err
+}
+
+func (r *record) authError() error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.auth
 }
 
 func (r *record) violated() error {
