@@ -100,6 +100,7 @@ type fakeAS struct {
 	clients       map[string]string // id -> secret (DCR)
 	n             int
 	lastAuthQuery url.Values
+	lastReg       map[string]any // the last registration request
 }
 
 func newFakeAS(t *testing.T) *fakeAS {
@@ -316,6 +317,7 @@ func (a *fakeAS) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.mu.Lock()
+	a.lastReg = m
 	a.n++
 	id := fmt.Sprintf("dcr-client-%d%s", a.n, a.idSuffix)
 	secret := ""
