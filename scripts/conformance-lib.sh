@@ -117,8 +117,17 @@ conformance_checked() {
     console.log(c.filter((x) => x.status !== "SKIPPED" && x.status !== "INFO").length)' "$dir/checks.json"
 }
 
+# conformance_modern_wire: the scenarios the suite runs at an older wire by
+# default that 2026-07-28 also covers (tagged with it and another version),
+# as NAME@2026-07-28 for conformance_run.
+conformance_modern_wire() {
+  conformance list --client | sed -n 's/^  - \([^ ]*\) \[\([^]]*\)\].*/\1 \2/p' |
+    awk '$2 ~ /2026-07-28/ && $2 ~ /,/ {print $1 "@2026-07-28"}'
+}
+
 # conformance_run COMMAND EXPECTED_FILE TIMEOUT_MS OUTDIR SCENARIO...: runs
-# each scenario, one at a time, against the client COMMAND; prints a
+# each scenario, one at a time, against the client COMMAND (NAME@VERSION:
+# the scenario NAME with --spec-version VERSION); prints a
 # PASS/FAIL/XFAIL/XPASS/NOTRUN line each and "N passed, N failed, N not
 # run"; returns non-zero when a scenario not listed in EXPECTED_FILE fails.
 # A scenario whose checks are all SKIPPED (the client never did what it
@@ -126,18 +135,20 @@ conformance_checked() {
 # name at the end, never counted as passed.
 conformance_run() {
   local cmd="$1" expected_file="$2" timeout="$3" outdir="$4"; shift 4
-  local expected t0=$SECONDS passed=0 failed=0 xfail=0 s st log notrun=()
+  local expected t0=$SECONDS passed=0 failed=0 xfail=0 s st log notrun=() name wire
   expected=" $(sed -n 's/^[[:space:]]*-[[:space:]]*\([^#[:space:]]*\).*/\1/p' "$expected_file" | tr '\n' ' ') "
   mkdir -p "$outdir"
   for s in "$@"; do
-    log="$outdir/$(echo "$s" | tr '/' '_').log"
+    name="${s%@*}" wire=()
+    [[ "$s" == *@* ]] && wire=(--spec-version "${s#*@}")
+    log="$outdir/$(echo "$s" | tr '/@' '__').log"
     st=$SECONDS
-    if conformance client --command "$cmd" --scenario "$s" --timeout "$timeout" -o "$outdir" >"$log" 2>&1 \
+    if conformance client --command "$cmd" --scenario "$name" "${wire[@]}" --timeout "$timeout" -o "$outdir" >"$log" 2>&1 \
        && grep -q "OVERALL: PASSED" "$log"; then
-      if [[ "$(conformance_checked "$outdir" "$s")" == 0 ]]; then
+      if [[ "$(conformance_checked "$outdir" "$name")" == 0 ]]; then
         echo "NOTRUN $s (every check SKIPPED) $((SECONDS - st))s"
         notrun+=("$s")
-      elif [[ "$expected" == *" $s "* ]]; then
+      elif [[ "$expected" == *" $name "* ]]; then
         echo "XPASS $s (listed in ${expected_file#$root/} but passed: remove it) $((SECONDS - st))s"
         passed=$((passed + 1))
       else
@@ -147,7 +158,7 @@ conformance_run() {
     elif grep -q '^SKIPPED: scenario' "$log"; then
       echo "NOTRUN $s ($(grep -m1 '^SKIPPED: scenario' "$log")) $((SECONDS - st))s"
       notrun+=("$s")
-    elif [[ "$expected" == *" $s "* ]]; then
+    elif [[ "$expected" == *" $name "* ]]; then
       echo "XFAIL $s (listed in ${expected_file#$root/}) $((SECONDS - st))s"
       xfail=$((xfail + 1))
     else
@@ -159,7 +170,7 @@ conformance_run() {
   echo "$passed passed, $((failed + xfail)) failed, ${#notrun[@]} not run"
   echo "($xfail of the failures expected; $((SECONDS - t0))s)"
   if (( ${#notrun[@]} )); then
-    echo "not run (every check SKIPPED): ${notrun[*]}"
+    echo "not run (every check SKIPPED, or not applicable): ${notrun[*]}"
   fi
   (( failed == 0 ))
 }
