@@ -93,11 +93,11 @@ fuzz:
 e2e:
 	$(GO) test -count=1 -timeout 25m ./e2e/...
 
-## conformance-native: the official MCP conformance suite (auth + backcompat) against oauth/, natively
+## conformance-native: every client scenario of the official MCP conformance suite against oauth/ and go-sdk, natively
 conformance-native:
 	scripts/conformance-native.sh
 
-## conformance-browser: the same suite (plus the core client scenarios) against the wasm client in headless Chromium
+## conformance-browser: every client scenario against the wasm client in headless Chromium
 conformance-browser:
 	scripts/conformance-browser.sh
 

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
@@ -31,7 +32,23 @@ func (c *Client) oauthHandler() auth.OAuthHandler {
 	if c.opts.Auth == nil {
 		return nil
 	}
-	return c.opts.Auth
+	return recordingAuth{c.opts.Auth}
+}
+
+// recordingAuth notes in the operation's record why a sign-in a 401 asked
+// for did not happen. go-sdk may drop that error: a server/discover probe
+// that fails for any reason falls back to initialize, and a server that
+// lets initialize through unauthenticated then fails in some other way
+// (400 for a missing protocol-version header); the operation's error must
+// still say that a sign-in is needed.
+type recordingAuth struct{ Authorizer }
+
+func (a recordingAuth) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	err := a.Authorizer.Authorize(ctx, req, resp)
+	if err != nil {
+		recordFrom(ctx).authFailed(err)
+	}
+	return err
 }
 
 // follow subscribes the client to its sign-in's events, which become

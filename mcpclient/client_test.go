@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/mcpwasm/mcpwasm/oauth"
 )
 
 // testServer is a real go-sdk MCP server over Streamable HTTP (at /mcp;
@@ -463,5 +465,60 @@ func TestStaleHintIsForgotten(t *testing.T) {
 	restored.Load(saved)
 	if h := restored.get(srv.URL); h.transport != TransportStreamable || h.version == "" {
 		t.Errorf("restored hint = %+v from %s", h, saved)
+	}
+}
+
+// refusingAuth is a sign-in that always needs a user action.
+type refusingAuth struct{ calls atomic.Int32 }
+
+func (a *refusingAuth) TokenSource(context.Context) (oauth2.TokenSource, error) { return nil, nil }
+func (a *refusingAuth) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
+	a.calls.Add(1)
+	resp.Body.Close()
+	return oauth.ErrAuthorizationRequired
+}
+func (a *refusingAuth) Login(context.Context) error                { return nil }
+func (a *refusingAuth) Logout(context.Context) error               { return nil }
+func (a *refusingAuth) Subscribe(func(oauth.Event)) (unsub func()) { return func() {} }
+func (a *refusingAuth) Close()                                     {}
+
+// TestDiscover401ThenFallbackFailureNeedsSignIn: a 2026-07-28 server that
+// answers server/discover 401 but lets initialize through unauthenticated,
+// where it fails with 400 (no MCP-Protocol-Version header: conformance
+// auth/authorization-server-migration). The connect fails auth_required,
+// the client needs a sign-in, not an HTTP error.
+func TestDiscover401ThenFallbackFailureNeedsSignIn(t *testing.T) {
+	var methods []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var msg struct {
+			Method string `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&msg)
+		mu.Lock()
+		methods = append(methods, msg.Method)
+		mu.Unlock()
+		if msg.Method != "initialize" && !strings.HasPrefix(msg.Method, "notifications/") && r.Header.Get("Authorization") == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer scope="mcp:basic", resource_metadata="http://`+r.Host+`/.well-known/oauth-protected-resource/mcp"`)
+			http.Error(w, `{"error":"invalid_token"}`, http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32020,"message":"Missing MCP-Protocol-Version header"}}`)
+	}))
+	t.Cleanup(srv.Close)
+	a := &refusingAuth{}
+	c := newClient(t, srv.URL+"/mcp", Options{Transport: TransportStreamable, Auth: a})
+	err := c.Connect(ctxT(t), ConnectOptions{})
+	mu.Lock()
+	t.Logf("methods: %q", methods)
+	mu.Unlock()
+	if a.calls.Load() == 0 {
+		t.Fatal("the 401 never reached the sign-in")
+	}
+	wantCode(t, err, mcperr.AuthRequired)
+	if got := c.State(); got != StateNeedsAuth {
+		t.Errorf("state = %q; want %q", got, StateNeedsAuth)
 	}
 }

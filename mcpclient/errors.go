@@ -79,6 +79,11 @@ func classify(err error, rec *record) error {
 	if errors.As(err, &tokErr) {
 		return &mcperr.Error{Code: mcperr.AuthRequired, Msg: "mcp: the page's accessToken() function failed", Err: tokErr.err}
 	}
+	// A sign-in that did not happen explains what failed after it (go-sdk
+	// goes on to initialize when server/discover got a 401).
+	if aerr := rec.authError(); aerr != nil && errors.As(aerr, &coder) {
+		return aerr
+	}
 	if broken := rec.violated(); broken != nil {
 		return broken
 	}

@@ -196,6 +196,7 @@ type record struct {
 	broken    error  // the first protocol violation (see violation)
 	legacy    func() // called when the URL takes no MCP POSTs (see probeFailed)
 	noPOST    bool   // the URL takes no MCP POSTs: send none more
+	auth      error  // why the last sign-in a 401 or 403 asked for did not happen
 }
 
 type recordKey struct{}
@@ -244,6 +245,26 @@ func (r *record) violation(err error) {
 	if r.broken == nil {
 		r.broken = err
 	}
+}
+
+// authFailed records that the sign-in a 401 or 403 asked for failed with
+// err (needs a user action, declined, failed).
+func (r *record) authFailed(err error) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.auth = err
+}
+
+func (r *record) authError() error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.auth
 }
 
 func (r *record) violated() error {

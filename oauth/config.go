@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -25,9 +26,11 @@ type Config struct {
 	RedirectURL string
 	// ClientName is the client_name for dynamic registration.
 	ClientName string
-	// ApplicationType is the application_type of a dynamic registration:
-	// "web" for a client running in a browser page, "native" for one on
-	// a device. Empty: "native" with a loopback redirect URI, else "web".
+	// ApplicationType is the application_type of a dynamic registration
+	// (SEP-837, OpenID Connect Registration §2): "web" for a client
+	// running in a browser page, "native" for one on a device. Empty:
+	// "native" with a loopback or private-use-scheme redirect URI, else
+	// "web".
 	ApplicationType string
 	// Scopes, when set, replaces the scopes discovered from the challenge
 	// and the resource metadata.
@@ -116,6 +119,11 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if u, err := url.Parse(cfg.RedirectURL); err != nil || !u.IsAbs() || u.Fragment != "" {
 		return nil, bad("Config.RedirectURL must be an absolute URL without fragment")
+	}
+	switch cfg.ApplicationType {
+	case "", "web", "native":
+	default:
+		return nil, bad(fmt.Sprintf("Config.ApplicationType %q must be \"web\", \"native\" or empty", sanitize(cfg.ApplicationType)))
 	}
 	if cfg.ClientSecret != "" && cfg.ClientID == "" {
 		return nil, bad("Config.ClientSecret needs Config.ClientID")

@@ -184,13 +184,9 @@ func checkEndpoint(name, raw string) error {
 	return nil
 }
 
-// issuersEqual compares issuer identifiers, ignoring one trailing slash.
-func issuersEqual(a, b string) bool {
-	return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
-}
-
 // ValidateAuthServerMeta checks authorization server metadata (RFC 8414 §3.3
-// and the MCP authorization spec): the issuer equals expectedIssuer, the
+// and the MCP authorization spec): the issuer is identical to
+// expectedIssuer (simple string comparison, no normalisation), the
 // authorization and token endpoints are present, every endpoint is an
 // absolute https (or loopback) URL, other URLs have no dangerous scheme,
 // and PKCE S256 is supported. The error is [ErrDiscoveryFailed]-coded.
@@ -198,7 +194,7 @@ func ValidateAuthServerMeta(asm *oauthex.AuthServerMeta, expectedIssuer string) 
 	if asm == nil {
 		return discoveryErr("authorization server metadata missing", nil)
 	}
-	if !issuersEqual(asm.Issuer, expectedIssuer) {
+	if asm.Issuer != expectedIssuer {
 		return discoveryErr(fmt.Sprintf("authorization server metadata issuer %q does not match %q", sanitize(asm.Issuer), sanitize(expectedIssuer)), nil)
 	}
 	if err := checkEndpoint("issuer", asm.Issuer); err != nil {

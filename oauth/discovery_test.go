@@ -228,6 +228,51 @@ func TestHostileInput(t *testing.T) {
 	}
 }
 
+// TestIssuerExactComparison: RFC 9207 §2.4 and RFC 8414 §3.3 compare
+// issuers by simple string comparison. An iss (or a metadata issuer) that
+// differs only by a trailing slash or by case is refused, and the code is
+// never sent to the token endpoint (conformance auth/iss-normalized).
+func TestIssuerExactComparison(t *testing.T) {
+	advertise := func(m map[string]any) { m["authorization_response_iss_parameter_supported"] = true }
+	tests := []struct {
+		name string
+		edit func(e *env)
+		want mcperr.Code // "" for success
+	}{
+		{"iss identical", func(e *env) { e.as.meta = advertise; e.as.sendIss = e.as.issuer() }, ""},
+		{"iss with a trailing slash", func(e *env) { e.as.meta = advertise; e.as.sendIss = e.as.issuer() + "/" }, mcperr.StateMismatch},
+		{"iss with a trailing slash, not advertised", func(e *env) { e.as.sendIss = e.as.issuer() + "/" }, mcperr.StateMismatch},
+		{"iss in upper case", func(e *env) { e.as.meta = advertise; e.as.sendIss = strings.ToUpper(e.as.issuer()) }, mcperr.StateMismatch},
+		{"iss naming the same address by another host name", func(e *env) {
+			e.as.meta = advertise
+			e.as.sendIss = strings.Replace(e.as.issuer(), "127.0.0.1", "localhost", 1)
+		}, mcperr.StateMismatch},
+		{"metadata issuer with a trailing slash", func(e *env) {
+			e.as.meta = func(m map[string]any) { m["issuer"] = m["issuer"].(string) + "/" }
+		}, mcperr.DiscoveryFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			tt.edit(e)
+			h := e.handler(t, nil)
+			err := h.Login(context.Background())
+			if got := mcperr.CodeOf(err, ""); got != tt.want {
+				t.Fatalf("Login: %v (code %q); want code %q", err, got, tt.want)
+			}
+			if tt.want == "" {
+				return
+			}
+			if n := e.as.req.get("/token"); n != 0 {
+				t.Errorf("%d token requests after a refused issuer; want none", n)
+			}
+			if g, _ := e.store.GetGrant(context.Background(), h.Resource()); g != nil {
+				t.Error("grant stored despite the refused issuer")
+			}
+		})
+	}
+}
+
 func TestCallbackStateChecks(t *testing.T) {
 	e := newEnv(t)
 	var captured []string

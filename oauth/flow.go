@@ -294,7 +294,8 @@ func (h *Handler) prepare(ctx context.Context, ch challenge, stepUp bool) (*Pend
 
 // checkIss checks the RFC 9207 iss parameter: required and equal to the
 // issuer when the AS advertises it (required); when present otherwise, it
-// must equal.
+// must equal. Equal is simple string comparison (RFC 9207 §2.4): no
+// trailing-slash, case, port or percent-encoding normalisation.
 func checkIss(iss, issuer string, required bool) error {
 	mismatch := func(msg string) error { return &Error{Code: mcperr.StateMismatch, Msg: "oauth: " + msg} }
 	if iss == "" {
@@ -303,7 +304,7 @@ func checkIss(iss, issuer string, required bool) error {
 		}
 		return nil
 	}
-	if !issuersEqual(iss, issuer) {
+	if iss != issuer {
 		return mismatch(fmt.Sprintf("authorization response issuer %q is not %q (RFC 9207)", sanitize(iss), sanitize(issuer)))
 	}
 	return nil

@@ -70,7 +70,7 @@ func FuzzValidateAuthServerMeta(f *testing.F) {
 				t.Fatalf("accepted bad endpoint %q", u)
 			}
 		}
-		if !issuersEqual(m.Issuer, issuer) {
+		if m.Issuer != issuer {
 			t.Fatalf("accepted issuer %q for %q", m.Issuer, issuer)
 		}
 	})

@@ -589,3 +589,54 @@ func TestRefreshedGrantThatCannotBeStoredIsReported(t *testing.T) {
 		t.Errorf("store_failed event error = %v; want a storage error naming the cause", reported)
 	}
 }
+
+// TestAuthorizationServerMigration (SEP-2352): the MCP server moves to
+// another authorization server. The 401 to the old grant's token re-reads
+// the protected-resource metadata (not the cached discovery), the client
+// registers at the new issuer, and the old issuer's client ID never
+// reaches the new server; each issuer keeps its own registration.
+func TestAuthorizationServerMigration(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	h := e.handler(t, nil)
+	if err := connect(ctx, e.rs.url(), h); err != nil {
+		t.Fatalf("first sign-in: %v", err)
+	}
+	old, _ := e.store.GetClient(ctx, e.as.issuer(), h.cfg.RedirectURL)
+	if old == nil {
+		t.Fatal("no registration at the first authorization server")
+	}
+	prmReads := e.rs.req.get(e.rs.prmLocation())
+
+	as2 := newFakeAS(t)
+	as2.knownOnly = true // a client ID it did not issue is refused
+	as2.idSuffix = "-as2"
+	e.rs.asIssuer, e.rs.verify = as2.issuer, as2.verify
+
+	if err := connect(ctx, e.rs.url(), h); err != nil {
+		t.Fatalf("after the move: %v", err)
+	}
+	if got := e.rs.req.get(e.rs.prmLocation()); got <= prmReads {
+		t.Error("the protected-resource metadata was not read again after the 401")
+	}
+	if got := as2.req.get("/register"); got != 1 {
+		t.Errorf("registrations at the new authorization server = %d; want 1", got)
+	}
+	as2.mu.Lock()
+	authID := as2.lastAuthQuery.Get("client_id")
+	_, issued := as2.clients[authID]
+	as2.mu.Unlock()
+	if authID == old.ClientID || !issued {
+		t.Errorf("the new authorization server saw client_id %q; want the one it registered (the old one is %q)", authID, old.ClientID)
+	}
+	g, _ := e.store.GetGrant(ctx, h.Resource())
+	if g == nil || g.Issuer != as2.issuer() {
+		t.Fatalf("grant after the move = %v; want one from %s", g, as2.issuer())
+	}
+	if reg, _ := e.store.GetClient(ctx, e.as.issuer(), h.cfg.RedirectURL); reg == nil || reg.ClientID != old.ClientID {
+		t.Error("the first authorization server's registration is gone or changed")
+	}
+	if reg, _ := e.store.GetClient(ctx, as2.issuer(), h.cfg.RedirectURL); reg == nil || reg.ClientID != authID {
+		t.Errorf("registration stored for the new issuer = %v; want client %q", reg, authID)
+	}
+}

@@ -91,6 +91,7 @@ type fakeAS struct {
 	scopeGrant   func(requested string) string // scope granted
 	regResp      func(m map[string]any)        // edits the registration response
 	knownOnly    bool                          // public clients too must be registered (or pre-registered)
+	idSuffix     string                        // appended to the client IDs it registers
 
 	mu            sync.Mutex
 	codes         map[string]issuedCode
@@ -99,6 +100,7 @@ type fakeAS struct {
 	clients       map[string]string // id -> secret (DCR)
 	n             int
 	lastAuthQuery url.Values
+	lastReg       map[string]any // the last registration request
 }
 
 func newFakeAS(t *testing.T) *fakeAS {
@@ -315,8 +317,9 @@ func (a *fakeAS) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.mu.Lock()
+	a.lastReg = m
 	a.n++
-	id := fmt.Sprintf("dcr-client-%d", a.n)
+	id := fmt.Sprintf("dcr-client-%d%s", a.n, a.idSuffix)
 	secret := ""
 	if a.authMethod != "none" {
 		secret = fmt.Sprintf("client-secret-%d", a.n)
@@ -355,11 +358,12 @@ type fakeRS struct {
 	noPRM    bool
 	scopes   []string // required scopes
 	asIssuer func() string
+	verify   auth.TokenVerifier // checks tokens; default: the first AS's
 	mcpPath  string
 }
 
 func newFakeRS(t *testing.T, as *fakeAS) *fakeRS {
-	s := &fakeRS{mcpPath: "/mcp", asIssuer: as.issuer}
+	s := &fakeRS{mcpPath: "/mcp", asIssuer: as.issuer, verify: as.verify}
 	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
@@ -372,7 +376,7 @@ func newFakeRS(t *testing.T, as *fakeAS) *fakeRS {
 			if !s.hideWWW {
 				opts.ResourceMetadataURL = s.srv.URL + s.prmLocation()
 			}
-			h := auth.RequireBearerToken(as.verify, opts)(mh)
+			h := auth.RequireBearerToken(s.verify, opts)(mh)
 			if s.hideWWW {
 				h = stripWWW(h)
 			}

@@ -128,16 +128,16 @@ func (h *Handler) registrationMetadata(asm *oauthex.AuthServerMeta) *oauthex.Cli
 	}
 }
 
-// applicationType is Config.ApplicationType, or for a native client
-// "native" with a loopback redirect URI and "web" otherwise (OpenID
-// Connect Registration §2).
+// applicationType is Config.ApplicationType, or "native" with a
+// loopback or private-use-scheme redirect URI (RFC 8252 §7.1, §7.3) and
+// "web" otherwise (OpenID Connect Registration §2).
 func (h *Handler) applicationType() string {
 	if h.cfg.ApplicationType != "" {
 		return h.cfg.ApplicationType
 	}
 	u, err := url.Parse(h.cfg.RedirectURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return ""
+		return "native"
 	}
 	if isLoopback(u.Hostname()) {
 		return "native"

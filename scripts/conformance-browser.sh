@@ -2,9 +2,9 @@
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
 # pinned in conformance/package.json) against the product in a browser:
 # cmd/conformance-browser drives the wasm module and web/mcp.js in headless
-# Chromium (harness page: conformance/browser/). Scenarios: the whole auth
-# suite, the 2025-03-26 back-compat and draft auth scenarios, and the core
-# client scenarios (initialize, tools_call, elicitation defaults, sse-retry).
+# Chromium (harness page: conformance/browser/). Scenarios: every client
+# scenario of the pinned suite (scripts/conformance-lib.sh lists them), and
+# those the suite runs at an older wire by default again at 2026-07-28.
 #
 # Chromium runs with --disable-web-security for these runs only: the suite's
 # test servers send no CORS headers. The e2e tests keep real CORS.
@@ -39,16 +39,19 @@ if [[ "$client" == *" "* ]]; then
   exit 1
 fi
 
-scenarios=(
-  # core client scenarios
-  initialize
-  tools_call
-  elicitation-sep1034-client-defaults
-  sse-retry
-  "${AUTH_SCENARIOS[@]}"
-)
+scenarios=("${ALL_SCENARIOS[@]}")
 conformance_check_covered '.' "${scenarios[@]}"
+# Then once more at the 2026-07-28 wire, the scenarios the suite runs at an
+# older one by default (the auth suite, tools_call, …): NAME@2026-07-28.
+mapfile -t modern < <(conformance_modern_wire)
+if (( ${#modern[@]} < 10 )); then
+  echo "conformance-browser: only ${#modern[@]} scenarios tagged for 2026-07-28 and an older version; did the list format change?" >&2
+  exit 1
+fi
+scenarios+=("${modern[@]}")
 
+# 90 s a scenario (the driver ends itself at 80 s): starting Chromium and the
+# wasm module takes tens of seconds on a loaded two-core machine.
 # CONFORMANCE_BROWSER_OUT=dir keeps each scenario's checks.json and log (the
 # client's log: page console, steps, popups) there.
-conformance_run "$client" "$conf/browser/expected-failures.yml" 45000 "${CONFORMANCE_BROWSER_OUT:-$bindir/results}" "${scenarios[@]}"
+conformance_run "$client" "$conf/browser/expected-failures.yml" 90000 "${CONFORMANCE_BROWSER_OUT:-$bindir/results}" "${scenarios[@]}"

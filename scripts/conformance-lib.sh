@@ -9,8 +9,23 @@
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 conf="$root/conformance"
 
-# The auth scenarios both runs must pass: the auth suite, the 2025-03-26
-# back-compat scenarios and the draft ones the pinned version has.
+# The client scenarios of the pinned suite, every one run by both runs
+# (scripts/conformance-native.sh and scripts/conformance-browser.sh);
+# conformance_check_covered fails when the suite has one not listed here.
+CORE_SCENARIOS=(
+  initialize
+  tools_call
+  elicitation-sep1034-client-defaults
+  sse-retry
+  # 2026-07-28
+  request-metadata
+  sep-2322-client-request-state
+  http-standard-headers
+  http-custom-headers
+  http-invalid-tool-headers
+  json-schema-ref-no-deref
+  json-schema-2020-12-preservation
+)
 AUTH_SCENARIOS=(
   auth/metadata-default
   auth/metadata-var1
@@ -29,11 +44,35 @@ AUTH_SCENARIOS=(
   # 2025-03-26 back-compat
   auth/2025-03-26-oauth-metadata-backcompat
   auth/2025-03-26-oauth-endpoint-fallback
-  # draft
+  # 2026-07-28
   auth/resource-mismatch
   auth/offline-access-scope
   auth/offline-access-not-supported
+  auth/authorization-server-migration
+  auth/iss-supported
+  auth/iss-not-advertised
+  auth/iss-supported-missing
+  auth/iss-wrong-issuer
+  auth/iss-unexpected
+  auth/iss-normalized
+  auth/metadata-issuer-mismatch
 )
+# Extensions: run too, so what is not implemented shows (each listed in the
+# expected-failures files with its reason, or reported NOT RUN when every
+# check is SKIPPED).
+EXTENSION_SCENARIOS=(
+  auth/client-credentials-jwt
+  auth/client-credentials-basic
+  auth/enterprise-managed-authorization
+  auth/dpop
+  auth/dpop-nonce
+  auth/wif-jwt-bearer
+  sep-2640-client-no-prefetch
+  sep-2640-client-verify-digest
+  sep-2640-client-verify-size
+  sep-2640-client-verify-frontmatter
+)
+ALL_SCENARIOS=("${CORE_SCENARIOS[@]}" "${AUTH_SCENARIOS[@]}" "${EXTENSION_SCENARIOS[@]}")
 
 # conformance_setup installs the pinned tools when node_modules does not
 # match the lock file, and puts them on PATH.
@@ -55,13 +94,11 @@ conformance_setup() {
 
 # conformance_check_covered PATTERN SCENARIO...: every client scenario of the
 # pinned suite that matches PATTERN (a grep -E regex) must be listed, so a
-# suite upgrade cannot silently skip one. Extensions this client does not
-# implement (client credentials, cross-app access) are exempt.
+# suite upgrade cannot silently skip one.
 conformance_check_covered() {
   local pattern="$1"; shift
   local s
   for s in $(conformance list --client | sed -n 's/^  - \([^ ]*\).*/\1/p' | grep -E "$pattern"); do
-    case "$s" in auth/client-credentials-*|auth/cross-app-*) continue ;; esac
     if [[ ! " $* " == *" $s "* ]]; then
       echo "conformance: scenario $s is not covered; add it to $0" >&2
       exit 1
@@ -69,36 +106,71 @@ conformance_check_covered() {
   done
 }
 
+# conformance_checked OUTDIR SCENARIO: the number of checks of the
+# scenario's newest result in OUTDIR that were evaluated (not SKIPPED or
+# INFO); 0 means the scenario did not really run.
+conformance_checked() {
+  local dir
+  dir="$(ls -dt "$1/$2"-[0-9][0-9][0-9][0-9]-*/ 2>/dev/null | head -1)"
+  [[ -n "$dir" && -f "$dir/checks.json" ]] || { echo 0; return; }
+  node -e 'const c = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    console.log(c.filter((x) => x.status !== "SKIPPED" && x.status !== "INFO").length)' "$dir/checks.json"
+}
+
+# conformance_modern_wire: the scenarios the suite runs at an older wire by
+# default that 2026-07-28 also covers (tagged with it and another version),
+# as NAME@2026-07-28 for conformance_run.
+conformance_modern_wire() {
+  conformance list --client | sed -n 's/^  - \([^ ]*\) \[\([^]]*\)\].*/\1 \2/p' |
+    awk '$2 ~ /2026-07-28/ && $2 ~ /,/ {print $1 "@2026-07-28"}'
+}
+
 # conformance_run COMMAND EXPECTED_FILE TIMEOUT_MS OUTDIR SCENARIO...: runs
-# each scenario, one at a time, against the client COMMAND; prints a
-# PASS/FAIL/XFAIL/XPASS line each and "N passed, N failed"; returns non-zero
-# when a scenario not listed in EXPECTED_FILE fails.
+# each scenario, one at a time, against the client COMMAND (NAME@VERSION:
+# the scenario NAME with --spec-version VERSION); prints a
+# PASS/FAIL/XFAIL/XPASS/NOTRUN line each and "N passed, N failed, N not
+# run"; returns non-zero when a scenario not listed in EXPECTED_FILE fails.
+# A scenario whose checks are all SKIPPED (the client never did what it
+# tests), or that the suite skips as not applicable, is NOT RUN: listed by
+# name at the end, never counted as passed.
 conformance_run() {
   local cmd="$1" expected_file="$2" timeout="$3" outdir="$4"; shift 4
-  local expected t0=$SECONDS passed=0 failed=0 xfail=0 s st log
+  local expected t0=$SECONDS passed=0 failed=0 xfail=0 s st log notrun=() name wire
   expected=" $(sed -n 's/^[[:space:]]*-[[:space:]]*\([^#[:space:]]*\).*/\1/p' "$expected_file" | tr '\n' ' ') "
   mkdir -p "$outdir"
   for s in "$@"; do
-    log="$outdir/$(echo "$s" | tr '/' '_').log"
+    name="${s%@*}" wire=()
+    [[ "$s" == *@* ]] && wire=(--spec-version "${s#*@}")
+    log="$outdir/$(echo "$s" | tr '/@' '__').log"
     st=$SECONDS
-    if conformance client --command "$cmd" --scenario "$s" --timeout "$timeout" -o "$outdir" >"$log" 2>&1 \
+    if conformance client --command "$cmd" --scenario "$name" "${wire[@]}" --timeout "$timeout" -o "$outdir" >"$log" 2>&1 \
        && grep -q "OVERALL: PASSED" "$log"; then
-      if [[ "$expected" == *" $s "* ]]; then
+      if [[ "$(conformance_checked "$outdir" "$name")" == 0 ]]; then
+        echo "NOTRUN $s (every check SKIPPED) $((SECONDS - st))s"
+        notrun+=("$s")
+      elif [[ "$expected" == *" $name "* ]]; then
         echo "XPASS $s (listed in ${expected_file#$root/} but passed: remove it) $((SECONDS - st))s"
+        passed=$((passed + 1))
       else
         echo "PASS $s $(grep -o 'Passed: [0-9]*/[0-9]*' "$log" | head -1) $((SECONDS - st))s"
+        passed=$((passed + 1))
       fi
-      passed=$((passed + 1))
-    elif [[ "$expected" == *" $s "* ]]; then
+    elif grep -q '^SKIPPED: scenario' "$log"; then
+      echo "NOTRUN $s ($(grep -m1 '^SKIPPED: scenario' "$log")) $((SECONDS - st))s"
+      notrun+=("$s")
+    elif [[ "$expected" == *" $name "* ]]; then
       echo "XFAIL $s (listed in ${expected_file#$root/}) $((SECONDS - st))s"
       xfail=$((xfail + 1))
     else
-      echo "FAIL $s $((SECONDS - st))s"
+      echo "FAIL $s $(grep -o 'Passed: [0-9]*/[0-9]*' "$log" | head -1) $((SECONDS - st))s"
       sed 's/^/    /' "$log" | grep -v '^\s*$' | tail -40
       failed=$((failed + 1))
     fi
   done
-  echo "$passed passed, $((failed + xfail)) failed"
+  echo "$passed passed, $((failed + xfail)) failed, ${#notrun[@]} not run"
   echo "($xfail of the failures expected; $((SECONDS - t0))s)"
+  if (( ${#notrun[@]} )); then
+    echo "not run (every check SKIPPED, or not applicable): ${notrun[*]}"
+  fi
   (( failed == 0 ))
 }

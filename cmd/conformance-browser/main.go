@@ -11,10 +11,10 @@
 // page, which uses only the public JavaScript API (docs/JSAPI.md): connect(), on
 // "auth_required"/"popup_blocked" authorize() from a user gesture (the
 // suite's authorization endpoint redirects the popup straight to our
-// oauth/callback.html, whose relay completes the flow), listTools(), then
-// callTool() of the scenario's tool, each from a user gesture as a click
-// would, so a step-up popup may open. It exits 0 on success and 1 with the
-// error on failure.
+// oauth/callback.html, whose relay completes the flow), then the scenario's
+// steps (internal/confsteps: listTools(), callTool(), listResources(), …),
+// each from a user gesture as a click would, so a step-up popup may open.
+// It exits 0 on success and 1 with the error on failure.
 //
 // Chromium runs with --disable-web-security: the suite's servers send no
 // CORS headers at all. That is for these runs only; the e2e tests keep CORS.
@@ -48,6 +48,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/mcpwasm/mcpwasm/internal/confsteps"
 	"github.com/mcpwasm/mcpwasm/internal/headless"
 	"github.com/mcpwasm/mcpwasm/internal/webbuild"
 	"github.com/mcpwasm/mcpwasm/internal/webserve"
@@ -61,7 +62,7 @@ func main() {
 	log.SetFlags(log.Lmicroseconds)
 	log.SetPrefix("conformance-browser: ")
 	repo := flag.String("repo", "", "repository root (default: found from the working directory)")
-	timeout := flag.Duration("timeout", 40*time.Second, "deadline of the whole run (keep it under the suite's --timeout)")
+	timeout := flag.Duration("timeout", 80*time.Second, "deadline of the whole run (keep it under the suite's --timeout)")
 	prepare := flag.Bool("prepare", false, "only build (or find) the web bundle and print its directory")
 	flag.Parse()
 
@@ -121,27 +122,6 @@ func findRepo(dir string) (string, error) {
 		if filepath.Dir(d) == d {
 			return "", fmt.Errorf("no github.com/mcpwasm/mcpwasm go.mod above %s: pass -repo", wd)
 		}
-	}
-}
-
-// toolCall is what a scenario wants called after tools/list.
-type toolCall struct {
-	Name string         `json:"name"`
-	Args map[string]any `json:"args"`
-}
-
-func callFor(scenario string) *toolCall {
-	switch scenario {
-	case "initialize":
-		return nil // the server has no tools
-	case "tools_call":
-		return &toolCall{"add_numbers", map[string]any{"a": 5, "b": 3}}
-	case "elicitation-sep1034-client-defaults":
-		return &toolCall{"test_client_elicitation_defaults", map[string]any{}}
-	case "sse-retry":
-		return &toolCall{"test_reconnection", map[string]any{}}
-	default: // the auth scenarios
-		return &toolCall{"test-tool", map[string]any{}}
 	}
 }
 
@@ -268,28 +248,24 @@ func run(ctx context.Context, root, scenario, serverURL string, cctx map[string]
 	}
 	// Operations run from a user gesture, as clicks would: a step-up
 	// sign-in may then open its popup.
-	if r, err = step(tab, "harness.listTools()", true); err != nil {
-		return err
-	} else if err := r.err("listTools"); err != nil {
-		return err
-	}
-	log.Printf("tools: %s", r.Value)
-	checkConnected(r, "listTools")
-	if call := callFor(scenario); call != nil {
-		args, _ := json.Marshal(call.Args)
-		if r, err = step(tab, fmt.Sprintf("harness.callTool(%q, %s)", call.Name, args), true); err != nil {
+	for _, st := range confsteps.For(scenario, cctx) {
+		what := strings.TrimSpace(string(st.Op) + " " + st.Name)
+		arg, _ := json.Marshal(st)
+		if r, err = step(tab, fmt.Sprintf("harness.do(%s)", arg), true); err != nil {
 			return err
-		} else if err := r.err("callTool " + call.Name); err != nil {
+		} else if err := r.err(what); err != nil {
 			return err
 		}
-		log.Printf("callTool %s: %s", call.Name, r.Value)
-		var res struct {
-			IsError bool `json:"isError"`
+		log.Printf("%s: %s", what, r.Value)
+		if st.Op == confsteps.CallTool {
+			var res struct {
+				IsError bool `json:"isError"`
+			}
+			if json.Unmarshal(r.Value, &res) == nil && res.IsError {
+				return fmt.Errorf("%s: the tool answered isError: %s", what, r.Value)
+			}
 		}
-		if json.Unmarshal(r.Value, &res) == nil && res.IsError {
-			return fmt.Errorf("callTool %s: the tool answered isError: %s", call.Name, r.Value)
-		}
-		checkConnected(r, "callTool "+call.Name)
+		checkConnected(r, what)
 	}
 	if r, err = step(tab, "harness.close()", false); err == nil {
 		err = r.err("close")

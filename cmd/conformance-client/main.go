@@ -5,7 +5,8 @@
 //
 // Its Courier GETs the authorization URL without following the redirect
 // and delivers the Location header to the flow registry, as a browser's
-// callback page would.
+// callback page would. After connecting it performs the scenario's steps
+// (internal/confsteps), accepting every elicitation.
 package main
 
 import (
@@ -16,8 +17,10 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
+	"github.com/mcpwasm/mcpwasm/internal/confsteps"
 	"github.com/mcpwasm/mcpwasm/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -96,24 +99,67 @@ func run(ctx context.Context, scenario, serverURL string, cctx map[string]any) e
 	if err != nil {
 		return err
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpwasm-conformance-client", Version: "0.1.0"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpwasm-conformance-client", Version: "0.1.0"}, &mcp.ClientOptions{
+		// Accept without filling anything in: go-sdk applies the schema's
+		// defaults (SEP-1034) and answers multi-round-trip requests.
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		},
+	})
 	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: serverURL, HTTPClient: httpClient, OAuthHandler: h}, nil)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
 	defer session.Close()
-	if _, err := session.ListTools(ctx, nil); err != nil {
-		return fmt.Errorf("list tools: %w", err)
-	}
-	switch scenario {
-	case "tools_call":
-		_, err = session.CallTool(ctx, &mcp.CallToolParams{Name: "add_numbers", Arguments: map[string]any{"a": 5, "b": 3}})
-	case "initialize":
-	default:
-		_, err = session.CallTool(ctx, &mcp.CallToolParams{Name: "test-tool", Arguments: map[string]any{}})
-	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("call tool: %w", err)
+	var tools []*mcp.Tool
+	for _, st := range confsteps.For(scenario, cctx) {
+		if err := do(ctx, session, st, &tools); err != nil && !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("%s %s: %w", st.Op, st.Name, err)
+		}
 	}
 	return nil
+}
+
+// do performs one step; tools is what the last ListTools returned.
+func do(ctx context.Context, s *mcp.ClientSession, st confsteps.Step, tools *[]*mcp.Tool) error {
+	switch st.Op {
+	case confsteps.ListTools:
+		res, err := s.ListTools(ctx, nil)
+		if err != nil {
+			return err
+		}
+		*tools = res.Tools
+		return nil
+	case confsteps.CallTool:
+		args := st.Args
+		if st.SchemaOf != "" {
+			i := slices.IndexFunc(*tools, func(t *mcp.Tool) bool { return t.Name == st.SchemaOf })
+			if i < 0 {
+				return fmt.Errorf("tool %q was not listed", st.SchemaOf)
+			}
+			args = map[string]any{"schema": (*tools)[i].InputSchema}
+		}
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: st.Name, Arguments: args})
+		if err == nil {
+			log.Printf("callTool %s: isError=%v", st.Name, res.IsError)
+		}
+		return err
+	case confsteps.ListResources:
+		_, err := s.ListResources(ctx, nil)
+		return err
+	case confsteps.ReadResource:
+		_, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: st.Name})
+		return err
+	case confsteps.ListPrompts:
+		_, err := s.ListPrompts(ctx, nil)
+		return err
+	case confsteps.GetPrompt:
+		args := map[string]string{}
+		for k, v := range st.Args {
+			args[k] = fmt.Sprint(v)
+		}
+		_, err := s.GetPrompt(ctx, &mcp.GetPromptParams{Name: st.Name, Arguments: args})
+		return err
+	}
+	return fmt.Errorf("unknown step %q", st.Op)
 }

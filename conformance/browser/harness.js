@@ -2,7 +2,8 @@
 // (cmd/conformance-browser). It uses only the public JavaScript API of
 // mcp.js (docs/JSAPI.md): load(), mcp.client(url, options), connect(),
 // authorize() (from a user gesture: the driver evaluates those calls with
-// user activation, as a click would), listTools(), callTool(), onElicitation.
+// user activation, as a click would), listTools(), callTool(),
+// listResources(), readResource(), listPrompts(), getPrompt(), onElicitation.
 //
 // NOTE: the browser running this page was started with --disable-web-security
 // because the suite's servers send no CORS headers. Conformance runs only.
@@ -32,6 +33,7 @@ function fail(e) {
 let mcp = null;
 let client = null;
 const elicitations = [];
+let listed = []; // the tools of the last listTools()
 
 async function step(name, fn) {
   log(`${name}: start (state ${client?.state ?? "none"})`);
@@ -73,10 +75,37 @@ window.harness = {
   authorize: () => step("authorize", () => client.authorize().then(() => ({ state: client.state }))),
   listTools: () => step("listTools", async () => {
     const tools = await client.listTools();
-    const list = Array.isArray(tools) ? tools : tools?.tools ?? [];
-    return { names: list.map((t) => t.name) };
+    listed = Array.isArray(tools) ? tools : tools?.tools ?? [];
+    return { names: listed.map((t) => t.name) };
   }),
   callTool: (name, args) => step(`callTool ${name}`, () => client.callTool(name, args ?? {}, { timeoutMs: 20000 })),
+  /** One step of internal/confsteps: { op, name, args, schemaOf }. */
+  do: (s) => {
+    switch (s.op) {
+      case "listTools":
+        return window.harness.listTools();
+      case "callTool":
+        if (s.schemaOf) {
+          // Pass the listed tool's inputSchema through exactly as received.
+          const tool = listed.find((t) => t.name === s.schemaOf);
+          return step(`callTool ${s.name}`, () => {
+            if (!tool) throw new Error(`tool ${s.schemaOf} was not listed`);
+            return client.callTool(s.name, { schema: tool.inputSchema }, { timeoutMs: 20000 });
+          });
+        }
+        return window.harness.callTool(s.name, s.args);
+      case "listResources":
+        return step("listResources", () => client.listResources());
+      case "readResource":
+        return step(`readResource ${s.name}`, () => client.readResource(s.name));
+      case "listPrompts":
+        return step("listPrompts", () => client.listPrompts());
+      case "getPrompt":
+        return step(`getPrompt ${s.name}`, () => client.getPrompt(s.name, s.args ?? {}));
+      default:
+        return step(s.op, () => { throw new Error(`unknown step ${s.op}`); });
+    }
+  },
   close: () => step("close", () => client?.close()),
   elicitations: () => elicitations,
   state: () => client?.state ?? "",
