@@ -35,6 +35,7 @@ type report struct {
 	counts    map[string]map[string]map[string]int // client → phase → kind → n (last run)
 	varied    map[string]bool                      // client/phase whose counts differed between runs
 	assetHow  map[string]map[string]string         // client → cold/warm → how the asset came
+	agent     *agentResult                         // the agent step overhead scenario
 }
 
 func (r *report) add(client, metric string, v float64) {
@@ -285,6 +286,8 @@ func (r *report) markdown() string {
 		w("| (a) with OAuth (protected demo server + demo authorization server) | sign-in: %s | reload, connect with the stored grant: %s |\n", formatCounts(c["login"]), formatCounts(c["stored"]))
 	}
 	w("\n")
+
+	w("%s", r.agentMarkdown())
 
 	// Size contributors.
 	w("## What the module links (function code bytes by package, unstripped build)\n\n")
