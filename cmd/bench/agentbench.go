@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -170,6 +171,16 @@ var agentLoops = []struct{ key, fn string }{{"go", "AB.goTurn"}, {"js", "AB.jsTu
 type agentResult struct {
 	overhead, turn map[string][]float64
 	turns, warm    int
+	load           [2]string // 1-minute load average at the start and the end
+}
+
+// loadAvg is the 1-minute load average ("?" where /proc/loadavg is absent).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 // runAgentBench opens the bench page, sets up one catalog over the demo
@@ -194,6 +205,8 @@ func (b *browser) runAgentBench(srv *servers, n, warm int) (*agentResult, error)
 	res := &agentResult{overhead: map[string][]float64{}, turn: map[string][]float64{}, turns: n, warm: warm}
 	srv.Timeline.on.Store(true)
 	defer srv.Timeline.on.Store(false)
+	res.load[0] = loadAvg()
+	defer func() { res.load[1] = loadAvg() }()
 	for i := 0; i < warm+n; i++ {
 		texts := map[string]string{}
 		for j := range agentLoops {

@@ -40,7 +40,8 @@ func (r *report) agentMarkdown() string {
 	w("(a) the Go agent, `cat.agent({model: mcp.models.openai({baseURL, model, apiKey})})`, `agent.run(text).done`; ")
 	w("(b) the same loop written directly in JS in the page (`cmd/bench/pages/agentloop.js`): `fetch` with `stream: true` and the tools of `cat.toolsFor(\"openai\")` (listed once, outside the timed part), the SSE deltas and tool calls parsed in JS, the calls run with `cat.handleToolCalls` (the same tool path), the results appended, the model asked again. ")
 	w("%d measured turns per loop after %d warm-up turns; p50/p90 are nearest-rank over the %d measured steps of each loop; turn time is `performance.now()` around the turn in the page. The ratio is Go/JS within this run.\n\n", a.turns, a.warm, len(a.overhead["go"]))
-	w("- Measured: %s, Chromium %s, %s/%d cores\n\n", r.start.Format("2006-01-02 15:04 MST"), r.chromium, cpuModel(), runtime.NumCPU())
+	w("- Measured: %s, Chromium %s, %s, %d cores; 1-minute load average %s at the start of the scenario, %s at its end\n", r.start.Format("2006-01-02 15:04 MST"), r.chromium, cpuModel(), runtime.NumCPU(), a.load[0], a.load[1])
+	w("- Command: `%s`\n\n", agentCommand(r.cfg))
 	w("| loop | step overhead p50, ms | step overhead p90, ms | turn p50, ms |\n| --- | ---: | ---: | ---: |\n")
 	row := func(label, k string) {
 		w("| %s | %s | %s | %s |\n", label, ms(percentile(a.overhead[k], 50)), ms(percentile(a.overhead[k], 90)), ms(percentile(a.turn[k], 50)))
@@ -106,4 +107,25 @@ func runAgentOnly(cfg config, rep *report, webDir string) error {
 	}
 	logf("wrote the agent section of %s in %s", out, rep.elapsed.Round(time.Second))
 	return nil
+}
+
+// agentCommand is the command line that measures the section.
+func agentCommand(cfg config) string {
+	args := []string{"go run ./cmd/bench -out BENCHMARKS.md"}
+	if cfg.only != "" {
+		args = []string{"BENCH_ONLY=" + cfg.only + " make bench  # = " + args[0] + " -only " + cfg.only}
+	}
+	return strings.Join(append(args, agentFlags(cfg)...), " ")
+}
+
+// agentFlags are the scenario's flags that differ from their defaults.
+func agentFlags(cfg config) []string {
+	var out []string
+	if cfg.agentTurns != defaultAgentTurns {
+		out = append(out, fmt.Sprintf("-agent-turns %d", cfg.agentTurns))
+	}
+	if cfg.agentWarm != defaultAgentWarm {
+		out = append(out, fmt.Sprintf("-agent-warm %d", cfg.agentWarm))
+	}
+	return out
 }

@@ -68,8 +68,8 @@ func main() {
 	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "report file (empty: print only)")
 	flag.BoolVar(&cfg.quick, "quick", false, "skip the no-flags and wasm-opt builds")
 	flag.BoolVar(&cfg.jsonResponse, "json-response", false, "serve the demo with application/json POST responses instead of SSE")
-	flag.IntVar(&cfg.agentTurns, "agent-turns", 20, "measured turns per loop in the agent step overhead scenario")
-	flag.IntVar(&cfg.agentWarm, "agent-warm", 3, "warm-up turns per loop before the measured agent turns")
+	flag.IntVar(&cfg.agentTurns, "agent-turns", defaultAgentTurns, "measured turns per loop in the agent step overhead scenario")
+	flag.IntVar(&cfg.agentWarm, "agent-warm", defaultAgentWarm, "warm-up turns per loop before the measured agent turns")
 	flag.StringVar(&cfg.only, "only", os.Getenv("BENCH_ONLY"), `"agent": run only the agent step overhead scenario and replace its section of the report (default $BENCH_ONLY)`)
 	flag.Var(&also, "also", "NAME=DIR: also benchmark the wasm module built from the source tree DIR (repeatable)")
 	flag.Parse()
@@ -85,6 +85,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// The agent scenario's defaults: measured and warm-up turns per loop.
+const defaultAgentTurns, defaultAgentWarm = 20, 3
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)

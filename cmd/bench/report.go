@@ -338,7 +338,7 @@ func flagArgs(cfg config) []string {
 	for _, v := range cfg.also {
 		out = append(out, "-also "+v.name+"="+v.dir)
 	}
-	return out
+	return append(out, agentFlags(cfg)...)
 }
 
 func cpuModel() string {
