@@ -189,17 +189,7 @@ func loadAvg() string {
 func (b *browser) runAgentBench(srv *servers, n, warm int) (*agentResult, error) {
 	ctx, closeTab := b.tab(chromedp.WithNewBrowserContext())
 	defer closeTab()
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.PageURL+"/wasm.html")); err != nil {
-		return nil, err
-	}
-	if _, err := eval[float64](ctx, waitReady); err != nil {
-		return nil, err
-	}
-	if _, err := eval[bool](ctx, agentHarnessJS); err != nil {
-		return nil, err
-	}
-	setup, _ := json.Marshal(map[string]string{"mcpURL": srv.MCPURL, "baseURL": srv.ModelURL, "model": model.ModelID})
-	if _, err := eval[bool](ctx, "AB.setup("+string(setup)+")"); err != nil {
+	if err := openAgentPage(ctx, srv); err != nil {
 		return nil, err
 	}
 	res := &agentResult{overhead: map[string][]float64{}, turn: map[string][]float64{}, turns: n, warm: warm}
@@ -208,24 +198,49 @@ func (b *browser) runAgentBench(srv *servers, n, warm int) (*agentResult, error)
 	res.load[0] = loadAvg()
 	defer func() { res.load[1] = loadAvg() }()
 	for i := 0; i < warm+n; i++ {
-		texts := map[string]string{}
-		for j := range agentLoops {
-			l := agentLoops[(i+j)%len(agentLoops)]
-			t, steps, err := agentOneTurn(ctx, srv, l.fn, i)
-			if err != nil {
-				return nil, fmt.Errorf("agent scenario, %s loop, turn %d: %v", l.key, i, err)
-			}
-			texts[l.key] = t.Text
-			if i >= warm {
-				res.turn[l.key] = append(res.turn[l.key], t.Ms)
-				res.overhead[l.key] = append(res.overhead[l.key], steps...)
-			}
-		}
-		if texts["go"] != texts["js"] || texts["go"] != "Results: turn "+fmt.Sprint(i) {
-			return nil, fmt.Errorf("agent scenario, turn %d: the answers differ: Go %q, JS %q", i, texts["go"], texts["js"])
+		if err := res.turnPair(ctx, srv, i, i >= warm); err != nil {
+			return nil, err
 		}
 	}
 	return res, nil
+}
+
+// openAgentPage loads the mcpwasm bench page and the scenario's harness.
+func openAgentPage(ctx context.Context, srv *servers) error {
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.PageURL+"/wasm.html")); err != nil {
+		return err
+	}
+	if _, err := eval[float64](ctx, waitReady); err != nil {
+		return err
+	}
+	if _, err := eval[bool](ctx, agentHarnessJS); err != nil {
+		return err
+	}
+	setup, _ := json.Marshal(map[string]string{"mcpURL": srv.MCPURL, "baseURL": srv.ModelURL, "model": model.ModelID})
+	_, err := eval[bool](ctx, "AB.setup("+string(setup)+")")
+	return err
+}
+
+// turnPair runs turn i with both loops, the order flipping every turn,
+// checks that they answered alike and keeps the figures when measured.
+func (res *agentResult) turnPair(ctx context.Context, srv *servers, i int, measured bool) error {
+	texts := map[string]string{}
+	for j := range agentLoops {
+		l := agentLoops[(i+j)%len(agentLoops)]
+		t, steps, err := agentOneTurn(ctx, srv, l.fn, i)
+		if err != nil {
+			return fmt.Errorf("agent scenario, %s loop, turn %d: %v", l.key, i, err)
+		}
+		texts[l.key] = t.Text
+		if measured {
+			res.turn[l.key] = append(res.turn[l.key], t.Ms)
+			res.overhead[l.key] = append(res.overhead[l.key], steps...)
+		}
+	}
+	if want := "Results: turn " + fmt.Sprint(i); texts["go"] != want || texts["js"] != want {
+		return fmt.Errorf("agent scenario, turn %d: the answers differ: Go %q, JS %q; want %q", i, texts["go"], texts["js"], want)
+	}
+	return nil
 }
 
 // agentOneTurn runs one turn with the harness function fn and returns the
