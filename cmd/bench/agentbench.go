@@ -94,22 +94,50 @@ const toolKind = "MCP tools/call"
 // tool time inside that gap (the union of the tools/call spans clipped to
 // the gap), in ms.
 func stepOverheads(spans []span) []float64 {
-	var models, tools []span
-	for _, s := range spans {
-		switch s.kind {
-		case "model":
-			models = append(models, s)
-		case toolKind:
-			tools = append(tools, s)
-		}
-	}
-	sort.Slice(models, func(i, j int) bool { return models[i].start.Before(models[j].start) })
+	models := ofKind(spans, "model")
+	tools := ofKind(spans, toolKind)
 	var out []float64
 	for k := 0; k+1 < len(models); k++ {
 		from, to := models[k].end, models[k+1].start
-		gap := to.Sub(from) - covered(tools, from, to)
-		out = append(out, float64(gap)/float64(time.Millisecond))
+		out = append(out, ms64(to.Sub(from)-covered(tools, from, to)))
 	}
+	return out
+}
+
+// stepHalves splits each step's gap around its tool calls: from the end of
+// model response k to the first tools/call's arrival (the model's answer
+// read, the calls sent), and from the last tools/call's response to the
+// arrival of model request k+1 (the results read, the next request sent),
+// in ms. Steps without a tool call are left out.
+func stepHalves(spans []span) (before, after []float64) {
+	models := ofKind(spans, "model")
+	tools := ofKind(spans, toolKind)
+	for k := 0; k+1 < len(models); k++ {
+		from, to := models[k].end, models[k+1].start
+		first, last := to, from
+		for _, t := range tools {
+			if t.start.Before(from) || t.end.After(to) {
+				continue
+			}
+			first, last = earlier(first, t.start), later(last, t.end)
+		}
+		if first.Before(last) {
+			before = append(before, ms64(first.Sub(from)))
+			after = append(after, ms64(to.Sub(last)))
+		}
+	}
+	return before, after
+}
+
+// ofKind returns the spans of kind, by arrival.
+func ofKind(spans []span, kind string) []span {
+	var out []span
+	for _, s := range spans {
+		if s.kind == kind {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].start.Before(out[j].start) })
 	return out
 }
 
@@ -170,6 +198,7 @@ var agentLoops = []struct{ key, fn string }{{"go", "AB.goTurn"}, {"js", "AB.jsTu
 // and turn times (ms) of the measured turns.
 type agentResult struct {
 	overhead, turn map[string][]float64
+	before, after  map[string][]float64 // the overhead's halves (stepHalves)
 	turns, warm    int
 	load           [2]string // 1-minute load average at the start and the end
 }
@@ -192,7 +221,8 @@ func (b *browser) runAgentBench(srv *servers, n, warm int) (*agentResult, error)
 	if err := openAgentPage(ctx, srv); err != nil {
 		return nil, err
 	}
-	res := &agentResult{overhead: map[string][]float64{}, turn: map[string][]float64{}, turns: n, warm: warm}
+	res := &agentResult{turns: n, warm: warm,
+		overhead: map[string][]float64{}, turn: map[string][]float64{}, before: map[string][]float64{}, after: map[string][]float64{}}
 	srv.Timeline.on.Store(true)
 	defer srv.Timeline.on.Store(false)
 	res.load[0] = loadAvg()
@@ -227,14 +257,17 @@ func (res *agentResult) turnPair(ctx context.Context, srv *servers, i int, measu
 	texts := map[string]string{}
 	for j := range agentLoops {
 		l := agentLoops[(i+j)%len(agentLoops)]
-		t, steps, err := agentOneTurn(ctx, srv, l.fn, i)
+		t, spans, err := agentOneTurn(ctx, srv, l.fn, i)
 		if err != nil {
 			return fmt.Errorf("agent scenario, %s loop, turn %d: %v", l.key, i, err)
 		}
 		texts[l.key] = t.Text
 		if measured {
 			res.turn[l.key] = append(res.turn[l.key], t.Ms)
-			res.overhead[l.key] = append(res.overhead[l.key], steps...)
+			res.overhead[l.key] = append(res.overhead[l.key], stepOverheads(spans)...)
+			before, after := stepHalves(spans)
+			res.before[l.key] = append(res.before[l.key], before...)
+			res.after[l.key] = append(res.after[l.key], after...)
 		}
 	}
 	if want := "Results: turn " + fmt.Sprint(i); texts["go"] != want || texts["js"] != want {
@@ -244,8 +277,8 @@ func (res *agentResult) turnPair(ctx context.Context, srv *servers, i int, measu
 }
 
 // agentOneTurn runs one turn with the harness function fn and returns the
-// page's figures and the step overheads the servers saw.
-func agentOneTurn(ctx context.Context, srv *servers, fn string, i int) (agentTurn, []float64, error) {
+// page's figures and the spans the servers saw.
+func agentOneTurn(ctx context.Context, srv *servers, fn string, i int) (agentTurn, []span, error) {
 	srv.Timeline.reset()
 	p, _ := json.Marshal(agentPrompt(i))
 	t, err := eval[agentTurn](ctx, fn+"("+string(p)+")")
@@ -265,7 +298,7 @@ func agentOneTurn(ctx context.Context, srv *servers, fn string, i int) (agentTur
 	if n := countKind(spans, toolKind); n != 1 {
 		return t, nil, fmt.Errorf("the MCP server saw %d tools/call requests; want 1", n)
 	}
-	return t, stepOverheads(spans), nil
+	return t, spans, nil
 }
 
 // waitSpans waits (briefly) until the timeline holds the model requests

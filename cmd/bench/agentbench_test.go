@@ -32,6 +32,11 @@ func TestStepOverheads(t *testing.T) {
 			t.Errorf("overheads = %v; want %v", got, want)
 		}
 	}
+	// Halves: gap 1 has its tools inside (2→3 before, 10→20 after); gap
+	// 2's tool started before the gap, so it has no halves.
+	if before, after := stepHalves(spans); !slices.Equal(before, []float64{1}) || !slices.Equal(after, []float64{10}) {
+		t.Errorf("stepHalves = %v, %v; want [1], [10]", before, after)
+	}
 	if n := countKind(spans, toolKind); n != 3 {
 		t.Errorf("countKind = %d", n)
 	}

@@ -42,16 +42,18 @@ func (r *report) agentMarkdown() string {
 	w("%d measured turns per loop after %d warm-up turns; p50/p90 are nearest-rank over the %d measured steps of each loop; turn time is `performance.now()` around the turn in the page. The ratio is Go/JS within this run.\n\n", a.turns, a.warm, len(a.overhead["go"]))
 	w("- Measured: %s, Chromium %s, %s, %d cores; 1-minute load average %s at the start of the scenario, %s at its end\n", r.start.Format("2006-01-02 15:04 MST"), r.chromium, cpuModel(), runtime.NumCPU(), a.load[0], a.load[1])
 	w("- Command: `%s`\n\n", agentCommand(r.cfg))
-	w("| loop | step overhead p50, ms | step overhead p90, ms | turn p50, ms |\n| --- | ---: | ---: | ---: |\n")
+	w("| loop | step overhead p50, ms | step overhead p90, ms | turn p50, ms | p50 of: model's last byte → tools/call arrives | p50 of: tool response → next model request arrives |\n| --- | ---: | ---: | ---: | ---: | ---: |\n")
 	row := func(label, k string) {
-		w("| %s | %s | %s | %s |\n", label, ms(percentile(a.overhead[k], 50)), ms(percentile(a.overhead[k], 90)), ms(percentile(a.turn[k], 50)))
+		w("| %s | %s | %s | %s | %s | %s |\n", label, ms(percentile(a.overhead[k], 50)), ms(percentile(a.overhead[k], 90)), ms(percentile(a.turn[k], 50)),
+			ms(percentile(a.before[k], 50)), ms(percentile(a.after[k], 50)))
 	}
 	row("(a) Go agent (`cat.agent`, `mcp.models.openai`)", "go")
 	row("(b) the loop in JS (`fetch`, SSE parsed in JS, `cat.handleToolCalls`)", "js")
 	q := func(m map[string][]float64, p float64) string {
 		return ratio(percentile(m["go"], p) / percentile(m["js"], p))
 	}
-	w("| ratio a/b (Go/JS) | %s | %s | %s |\n\n", q(a.overhead, 50), q(a.overhead, 90), q(a.turn, 50))
+	w("| ratio a/b (Go/JS) | %s | %s | %s | %s | %s |\n\n", q(a.overhead, 50), q(a.overhead, 90), q(a.turn, 50), q(a.before, 50), q(a.after, 50))
+	w("The last two columns split the overhead around the tool call (their p50s need not add up to the overhead's p50).\n\n")
 	return b.String()
 }
 
