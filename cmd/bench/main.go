@@ -1,12 +1,14 @@
 // Command bench measures what a page pays for mcpwasm, side by side with the
 // official TypeScript SDK client in the same Chromium against the same demo
 // MCP server, and a native go-sdk client as the floor (issue 5): payload,
-// start-up, connect, callTool latency and throughput, memory. It builds what
+// start-up, connect, callTool latency and throughput, memory; and the
+// agent loop's per-step overhead against the same loop written in JS
+// (issue 14, agentbench.go; -only agent runs that alone). It builds what
 // it needs, serves it on loopback, drives headless Chromium with chromedp,
 // prints a Markdown report and writes it to BENCHMARKS.md.
 //
 //	scripts/bench.sh            # installs the pinned npm packages, then:
-//	go run ./bench -out BENCHMARKS.md
+//	go run ./cmd/bench -out BENCHMARKS.md
 //
 // Every figure is a median over -runs runs after a warm-up run, with min and
 // max; the clients alternate within each run (the order rotates from run to
