@@ -201,6 +201,7 @@ type agentResult struct {
 	before, after  map[string][]float64 // the overhead's halves (stepHalves)
 	turns, warm    int
 	load           [2]string // 1-minute load average at the start and the end
+	at             time.Time // when the scenario started
 }
 
 // loadAvg is the 1-minute load average ("?" where /proc/loadavg is absent).
@@ -225,7 +226,7 @@ func (b *browser) runAgentBench(srv *servers, n, warm int) (*agentResult, error)
 		overhead: map[string][]float64{}, turn: map[string][]float64{}, before: map[string][]float64{}, after: map[string][]float64{}}
 	srv.Timeline.on.Store(true)
 	defer srv.Timeline.on.Store(false)
-	res.load[0] = loadAvg()
+	res.load[0], res.at = loadAvg(), time.Now()
 	defer func() { res.load[1] = loadAvg() }()
 	for i := 0; i < warm+n; i++ {
 		if err := res.turnPair(ctx, srv, i, i >= warm); err != nil {

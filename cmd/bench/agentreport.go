@@ -40,7 +40,7 @@ func (r *report) agentMarkdown() string {
 	w("(a) the Go agent, `cat.agent({model: mcp.models.openai({baseURL, model, apiKey})})`, `agent.run(text).done`; ")
 	w("(b) the same loop written directly in JS in the page (`cmd/bench/pages/agentloop.js`): `fetch` with `stream: true` and the tools of `cat.toolsFor(\"openai\")` (listed once, outside the timed part), the SSE deltas and tool calls parsed in JS, the calls run with `cat.handleToolCalls` (the same tool path), the results appended, the model asked again. ")
 	w("%d measured turns per loop after %d warm-up turns; p50/p90 are nearest-rank over the %d measured steps of each loop; turn time is `performance.now()` around the turn in the page. The ratio is Go/JS within this run.\n\n", a.turns, a.warm, len(a.overhead["go"]))
-	w("- Measured: %s, Chromium %s, %s, %d cores; 1-minute load average %s at the start of the scenario, %s at its end\n", r.start.Format("2006-01-02 15:04 MST"), r.chromium, cpuModel(), runtime.NumCPU(), a.load[0], a.load[1])
+	w("- Measured: %s, Chromium %s, %s, %d cores; 1-minute load average %s at the start of the scenario, %s at its end\n", a.at.Format("2006-01-02 15:04 MST"), r.chromium, cpuModel(), runtime.NumCPU(), a.load[0], a.load[1])
 	w("- Command: `%s`\n\n", agentCommand(r.cfg))
 	w("| loop | step overhead p50, ms | step overhead p90, ms | turn p50, ms | p50 of: model's last byte → tools/call arrives | p50 of: tool response → next model request arrives |\n| --- | ---: | ---: | ---: | ---: | ---: |\n")
 	row := func(label, k string) {
