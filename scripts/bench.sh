@@ -4,7 +4,9 @@
 # @modelcontextprotocol/sdk and esbuild in cmd/bench/), then `go run ./cmd/bench`,
 # which builds, serves on loopback, drives headless Chromium, prints the
 # table and writes BENCHMARKS.md. Extra arguments go to the bench program
-# (for example `-runs 7`, `-quick`, `-also fetch=/path/to/other/tree`).
+# (for example `-runs 7`, `-quick`, `-also fetch=/path/to/other/tree`);
+# BENCH_ONLY=agent runs only the agent step overhead scenario (issue 14)
+# and replaces its section of BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

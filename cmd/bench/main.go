@@ -1,12 +1,14 @@
 // Command bench measures what a page pays for mcpwasm, side by side with the
 // official TypeScript SDK client in the same Chromium against the same demo
 // MCP server, and a native go-sdk client as the floor (issue 5): payload,
-// start-up, connect, callTool latency and throughput, memory. It builds what
+// start-up, connect, callTool latency and throughput, memory; and the
+// agent loop's per-step overhead against the same loop written in JS
+// (issue 14, agentbench.go; -only agent runs that alone). It builds what
 // it needs, serves it on loopback, drives headless Chromium with chromedp,
 // prints a Markdown report and writes it to BENCHMARKS.md.
 //
 //	scripts/bench.sh            # installs the pinned npm packages, then:
-//	go run ./bench -out BENCHMARKS.md
+//	go run ./cmd/bench -out BENCHMARKS.md
 //
 // Every figure is a median over -runs runs after a warm-up run, with min and
 // max; the clients alternate within each run (the order rotates from run to
@@ -31,7 +33,8 @@ var pages embed.FS
 
 type config struct {
 	runs, calls, warmCalls, workers, concCalls int
-	out, root                                  string
+	agentTurns, agentWarm                      int
+	out, root, only                            string
 	also                                       []variant
 	quick, jsonResponse                        bool
 }
@@ -67,16 +70,26 @@ func main() {
 	flag.StringVar(&cfg.out, "out", "BENCHMARKS.md", "report file (empty: print only)")
 	flag.BoolVar(&cfg.quick, "quick", false, "skip the no-flags and wasm-opt builds")
 	flag.BoolVar(&cfg.jsonResponse, "json-response", false, "serve the demo with application/json POST responses instead of SSE")
+	flag.IntVar(&cfg.agentTurns, "agent-turns", defaultAgentTurns, "measured turns per loop in the agent step overhead scenario")
+	flag.IntVar(&cfg.agentWarm, "agent-warm", defaultAgentWarm, "warm-up turns per loop before the measured agent turns")
+	flag.StringVar(&cfg.only, "only", os.Getenv("BENCH_ONLY"), `"agent": run only the agent step overhead scenario and replace its section of the report (default $BENCH_ONLY)`)
 	flag.Var(&also, "also", "NAME=DIR: also benchmark the wasm module built from the source tree DIR (repeatable)")
 	flag.Parse()
 	cfg.also = also
+	if cfg.only != "" && cfg.only != "agent" {
+		fmt.Fprintf(os.Stderr, "bench: -only %q: the only scenario that runs alone is \"agent\"\n", cfg.only)
+		os.Exit(2)
+	}
 	_, file, _, _ := runtime.Caller(0)
-	cfg.root = filepath.Dir(filepath.Dir(file))
+	cfg.root = filepath.Dir(filepath.Dir(filepath.Dir(file))) // cmd/bench/main.go → the repository
 	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
+
+// The agent scenario's defaults: measured and warm-up turns per loop.
+const defaultAgentTurns, defaultAgentWarm = 20, 3
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
@@ -108,6 +121,9 @@ func run(cfg config) error {
 	wasm := filepath.Join(webDir, "mcp.wasm")
 	if err := webbuild.BuildWasm(cfg.root, wasm, wasmFlags...); err != nil {
 		return err
+	}
+	if cfg.only == "agent" {
+		return runAgentOnly(cfg, rep, webDir)
 	}
 	if err := esbuild(benchDir, filepath.Join(webDir, "ts-client.js")); err != nil {
 		return err
@@ -276,20 +292,28 @@ func run(cfg config) error {
 		rep.setCounts("a", "login", s.LoginN)
 		rep.setCounts("a", "stored", s.StoredN)
 	}
+	if err := agentScenario(br, srv, cfg, rep); err != nil {
+		return err
+	}
 	rep.elapsed = time.Since(start)
 	md := rep.markdown()
 	fmt.Print(md)
 	if cfg.out != "" {
-		out := cfg.out
-		if !filepath.IsAbs(out) {
-			out = filepath.Join(cfg.root, out)
-		}
+		out := reportPath(cfg)
 		if err := os.WriteFile(out, []byte(md), 0o644); err != nil {
 			return err
 		}
 		logf("wrote %s in %s", out, rep.elapsed.Round(time.Second))
 	}
 	return nil
+}
+
+// reportPath is the report file, relative paths taken from the repository root.
+func reportPath(cfg config) string {
+	if filepath.IsAbs(cfg.out) {
+		return cfg.out
+	}
+	return filepath.Join(cfg.root, cfg.out)
 }
 
 func rotate(cs []clientDef, r int) []clientDef {

@@ -35,6 +35,7 @@ type report struct {
 	counts    map[string]map[string]map[string]int // client → phase → kind → n (last run)
 	varied    map[string]bool                      // client/phase whose counts differed between runs
 	assetHow  map[string]map[string]string         // client → cold/warm → how the asset came
+	agent     *agentResult                         // the agent step overhead scenario
 }
 
 func (r *report) add(client, metric string, v float64) {
@@ -286,6 +287,8 @@ func (r *report) markdown() string {
 	}
 	w("\n")
 
+	w("%s", r.agentMarkdown())
+
 	// Size contributors.
 	w("## What the module links (function code bytes by package, unstripped build)\n\n")
 	w("`go tool nm` does not read wasm modules (\"unrecognized object file\"), so the bench reads the module itself: each function's body size from the code section, named by the name section, summed by package. Code section %s, data section %s (pclntab, type descriptors, strings, static data: not attributed here).\n\n", kb(float64(r.codeBytes)), kb(float64(r.dataBytes)))
@@ -335,7 +338,7 @@ func flagArgs(cfg config) []string {
 	for _, v := range cfg.also {
 		out = append(out, "-also "+v.name+"="+v.dir)
 	}
-	return out
+	return append(out, agentFlags(cfg)...)
 }
 
 func cpuModel() string {

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/demo/model"
 	"github.com/mcpwasm/mcpwasm/internal/cors"
 )
 
@@ -119,10 +120,12 @@ func formatCounts(m map[string]int) string {
 // servers are the dev server's page origin (serving the bench web dir) and
 // the demo MCP server on its own origin, both on loopback.
 type servers struct {
-	PageURL string
-	MCPURL  string
-	MCP     *counter
-	close   []func()
+	PageURL  string
+	MCPURL   string
+	ModelURL string // the stand-in model's OpenAI-compatible base URL
+	MCP      *counter
+	Timeline *timeline // the agent scenario's model and tools/call spans
+	close    []func()
 }
 
 // jsonResponseHandler is the demo server answering every POST with
@@ -137,16 +140,13 @@ func jsonResponseHandler() http.Handler {
 }
 
 func startServers(webDir string, jsonResponse bool) (*servers, error) {
-	s := &servers{MCP: &counter{}}
-	mcpLn, err := net.Listen("tcp", "127.0.0.1:0")
+	s := &servers{MCP: &counter{}, Timeline: &timeline{}}
+	lns, err := listenLoopback(3)
 	if err != nil {
 		return nil, err
 	}
-	pageLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		mcpLn.Close()
-		return nil, err
-	}
+	mcpLn, pageLn, modelLn := lns[0], lns[1], lns[2]
+	s.ModelURL = "http://" + modelLn.Addr().String() + "/v1"
 	s.MCPURL = "http://" + mcpLn.Addr().String() + demo.StreamablePath
 	origins, err := devserver.Handlers(devserver.Config{Web: os.DirFS(webDir), Demo: true},
 		devserver.PageConfig{MCPURL: s.MCPURL})
@@ -160,12 +160,34 @@ func startServers(webDir string, jsonResponse bool) (*servers, error) {
 	for _, o := range []struct {
 		ln net.Listener
 		h  http.Handler
-	}{{pageLn, origins[0].Handler}, {mcpLn, s.MCP.wrap(origins[1].Handler)}} {
+	}{
+		{pageLn, origins[0].Handler},
+		{mcpLn, s.Timeline.wrap(requestKind, s.MCP.wrap(origins[1].Handler))},
+		// The stand-in as the dev server serves it, without its 15 ms
+		// pause between events: the scenario times the loop, not the pause.
+		{modelLn, s.Timeline.wrap(modelKind, model.New(model.Options{}))},
+	} {
 		srv := &http.Server{Handler: o.h}
 		go srv.Serve(o.ln)
 		s.close = append(s.close, func() { srv.Close() })
 	}
 	return s, nil
+}
+
+// listenLoopback opens n listeners on 127.0.0.1.
+func listenLoopback(n int) ([]net.Listener, error) {
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, err
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
 }
 
 func (s *servers) Close() {

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// agentSectionTitle starts the scenario's section of the report; a run
+// with -only agent replaces that section of the existing report.
+const agentSectionTitle = "## Agent step overhead"
+
+// agentScenario runs the agent scenario and keeps its figures in rep.
+func agentScenario(br *browser, srv *servers, cfg config, rep *report) error {
+	logf("agent step overhead: %d turns per loop after %d warm-up turns", cfg.agentTurns, cfg.agentWarm)
+	res, err := br.runAgentBench(srv, cfg.agentTurns, cfg.agentWarm)
+	if err != nil {
+		return err
+	}
+	rep.agent = res
+	return nil
+}
+
+// agentMarkdown is the scenario's section ("" when it did not run).
+func (r *report) agentMarkdown() string {
+	a := r.agent
+	if a == nil {
+		return ""
+	}
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("%s (issue 14)\n\n", agentSectionTitle)
+	w("What the agent loop adds per step: the time between the model's last byte and the next model request, minus the tool time in between. ")
+	w("Timed at the servers, which run in the bench process (one clock): the arrival of each `POST %s` at the scripted stand-in model (`demo/model`, streaming, no pause between events) and the return of its handler (last byte written and flushed); the arrival and response of each `tools/call` at the demo MCP server. ", "/v1/chat/completions")
+	w("Overhead of a step = (arrival of model request k+1 − end of model response k) − (tools/call time inside that gap).\n\n")
+	w("Each turn is `echo turn <i>`: the stand-in calls `demo_echo`, then answers `Results: turn <i>` (both loops must give that text, or the bench fails); one gap per turn. ")
+	w("Both loops run in one page on one catalog (`mcp.catalog({servers: {demo: {url}}})`), alternating turn by turn (the order flips every turn): ")
+	w("(a) the Go agent, `cat.agent({model: mcp.models.openai({baseURL, model, apiKey})})`, `agent.run(text).done`; ")
+	w("(b) the same loop written directly in JS in the page (`cmd/bench/pages/agentloop.js`): `fetch` with `stream: true` and the tools of `cat.toolsFor(\"openai\")` (listed once, outside the timed part), the SSE deltas and tool calls parsed in JS, the calls run with `cat.handleToolCalls` (the same tool path), the results appended, the model asked again. ")
+	w("%d measured turns per loop after %d warm-up turns; p50/p90 are nearest-rank over the %d measured steps of each loop; turn time is `performance.now()` around the turn in the page. The ratio is Go/JS within this run.\n\n", a.turns, a.warm, len(a.overhead["go"]))
+	w("- Measured: %s, Chromium %s, %s, %d cores; 1-minute load average %s at the start of the scenario, %s at its end\n", a.at.Format("2006-01-02 15:04 MST"), r.chromium, cpuModel(), runtime.NumCPU(), a.load[0], a.load[1])
+	w("- Command: `%s`\n\n", agentCommand(r.cfg))
+	w("| loop | step overhead p50, ms | step overhead p90, ms | turn p50, ms | p50 of: model's last byte → tools/call arrives | p50 of: tool response → next model request arrives |\n| --- | ---: | ---: | ---: | ---: | ---: |\n")
+	row := func(label, k string) {
+		w("| %s | %s | %s | %s | %s | %s |\n", label, ms(percentile(a.overhead[k], 50)), ms(percentile(a.overhead[k], 90)), ms(percentile(a.turn[k], 50)),
+			ms(percentile(a.before[k], 50)), ms(percentile(a.after[k], 50)))
+	}
+	row("(a) Go agent (`cat.agent`, `mcp.models.openai`)", "go")
+	row("(b) the loop in JS (`fetch`, SSE parsed in JS, `cat.handleToolCalls`)", "js")
+	q := func(m map[string][]float64, p float64) string {
+		return ratio(percentile(m["go"], p) / percentile(m["js"], p))
+	}
+	w("| ratio a/b (Go/JS) | %s | %s | %s | %s | %s |\n\n", q(a.overhead, 50), q(a.overhead, 90), q(a.turn, 50), q(a.before, 50), q(a.after, 50))
+	w("The last two columns split the overhead around the tool call (their p50s need not add up to the overhead's p50).\n\n")
+	return b.String()
+}
+
+// spliceAgentSection replaces the agent section of the report file out
+// (or appends it) and writes the file.
+func spliceAgentSection(out, section string) error {
+	old, err := os.ReadFile(out)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	s := string(old)
+	i := strings.Index(s, agentSectionTitle)
+	if i < 0 {
+		if s != "" && !strings.HasSuffix(s, "\n\n") {
+			s += "\n"
+		}
+		return os.WriteFile(out, []byte(s+section), 0o644)
+	}
+	rest := s[i+len(agentSectionTitle):]
+	end := len(s)
+	if j := strings.Index(rest, "\n## "); j >= 0 {
+		end = i + len(agentSectionTitle) + j + 1
+	}
+	return os.WriteFile(out, []byte(s[:i]+section+s[end:]), 0o644)
+}
+
+// runAgentOnly is `-only agent`: the module build, the servers, Chromium
+// and the agent scenario; the report file keeps its other sections.
+func runAgentOnly(cfg config, rep *report, webDir string) error {
+	srv, err := startServers(webDir, cfg.jsonResponse)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	br, err := startBrowser()
+	if err != nil {
+		return err
+	}
+	defer br.Close()
+	rep.chromium = br.Version
+	if err := agentScenario(br, srv, cfg, rep); err != nil {
+		return err
+	}
+	rep.elapsed = time.Since(rep.start)
+	md := rep.agentMarkdown()
+	fmt.Print(md)
+	if cfg.out == "" {
+		return nil
+	}
+	out := reportPath(cfg)
+	if err := spliceAgentSection(out, md); err != nil {
+		return err
+	}
+	logf("wrote the agent section of %s in %s", out, rep.elapsed.Round(time.Second))
+	return nil
+}
+
+// agentCommand is the command line that measures the section.
+func agentCommand(cfg config) string {
+	args := []string{"go run ./cmd/bench -out BENCHMARKS.md"}
+	if cfg.only != "" {
+		args = []string{"BENCH_ONLY=" + cfg.only + " make bench  # = " + args[0] + " -only " + cfg.only}
+	}
+	return strings.Join(append(args, agentFlags(cfg)...), " ")
+}
+
+// agentFlags are the scenario's flags that differ from their defaults.
+func agentFlags(cfg config) []string {
+	var out []string
+	if cfg.agentTurns != defaultAgentTurns {
+		out = append(out, fmt.Sprintf("-agent-turns %d", cfg.agentTurns))
+	}
+	if cfg.agentWarm != defaultAgentWarm {
+		out = append(out, fmt.Sprintf("-agent-warm %d", cfg.agentWarm))
+	}
+	return out
+}

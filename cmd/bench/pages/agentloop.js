@@ -1,0 +1,94 @@
+// Injected into wasm.html once it is ready: the "agent step overhead"
+// scenario. One catalog over the demo MCP server serves two loops against
+// the scripted stand-in model: the Go agent (cat.agent with
+// mcp.models.openai) and a baseline written directly here: fetch with
+// stream: true, SSE deltas and tool calls parsed in JS, the tools run with
+// cat.handleToolCalls (the same catalog, the same tool path), the results
+// appended, the model asked again. The servers time the gaps; the page
+// times each turn.
+(() => {
+  let cat, agent, tools, cfg;
+
+  // readStream reads an OpenAI Chat Completions SSE stream into the
+  // assistant message, up to [DONE] (as agent/openai does).
+  async function readStream(body) {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "", content = "";
+    const calls = [];
+    const onData = (data) => {
+      const c = JSON.parse(data);
+      if (c.error) throw new Error("model error: " + JSON.stringify(c.error));
+      const d = c.choices && c.choices[0] && c.choices[0].delta;
+      if (!d) return;
+      if (d.content) content += d.content;
+      for (const tc of d.tool_calls || []) {
+        const t = calls[tc.index] || (calls[tc.index] = { id: "", type: "function", function: { name: "", arguments: "" } });
+        if (tc.id) t.id = tc.id;
+        if (tc.function && tc.function.name) t.function.name += tc.function.name;
+        if (tc.function && tc.function.arguments) t.function.arguments += tc.function.arguments;
+      }
+    };
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += value;
+      let i;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        const ev = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const data = ev.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n").trim();
+        if (data === "[DONE]") {
+          reader.cancel().catch(() => {});
+          return message(content, calls);
+        }
+        if (data) onData(data);
+      }
+    }
+    return message(content, calls);
+  }
+
+  function message(content, calls) {
+    const m = { role: "assistant", content: content || null };
+    if (calls.length) m.tool_calls = calls;
+    return m;
+  }
+
+  async function ask(messages) {
+    const res = await fetch(cfg.baseURL + "/chat/completions", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "text/event-stream", Authorization: "Bearer x" },
+      body: JSON.stringify({ model: cfg.model, messages, tools, tool_choice: "auto", stream: true, stream_options: { include_usage: true } }),
+    });
+    if (!res.ok) throw new Error("model answered HTTP " + res.status + ": " + (await res.text()));
+    return readStream(res.body);
+  }
+
+  window.AB = {
+    async setup(c) {
+      cfg = c;
+      cat = window.__mcp.catalog({ servers: { demo: { url: c.mcpURL } } });
+      agent = cat.agent({ model: window.__mcp.models.openai({ baseURL: c.baseURL, model: c.model, apiKey: "x" }), maxSteps: 8 });
+      tools = await cat.toolsFor("openai"); // once, outside the timed part
+      return true;
+    },
+    // goTurn: one turn of the Go agent.
+    async goTurn(text) {
+      const t0 = performance.now();
+      const r = await agent.run(text).done;
+      return { ms: performance.now() - t0, text: r.text, steps: r.steps };
+    },
+    // jsTurn: the same turn, the loop written here.
+    async jsTurn(text) {
+      const t0 = performance.now();
+      const messages = [{ role: "user", content: text }];
+      for (let step = 1; step <= 8; step++) {
+        const m = await ask(messages);
+        messages.push(m);
+        if (!m.tool_calls) return { ms: performance.now() - t0, text: m.content || "", steps: step };
+        messages.push(...(await cat.handleToolCalls(m.tool_calls, { format: "openai" })));
+      }
+      throw new Error("the JS loop reached 8 steps");
+    },
+  };
+  return true;
+})()
