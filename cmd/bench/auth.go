@@ -26,16 +26,9 @@ type authServers struct {
 
 func startAuthServers(webDir string) (*authServers, error) {
 	s := &authServers{Count: &counter{}}
-	var lns []net.Listener
-	for range 3 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			for _, l := range lns {
-				l.Close()
-			}
-			return nil, err
-		}
-		lns = append(lns, ln)
+	lns, err := listenLoopback(3)
+	if err != nil {
+		return nil, err
 	}
 	base := func(ln net.Listener) string { return "http://" + ln.Addr().String() }
 	s.PageURL, s.MCPURL = base(lns[0]), base(lns[1])+demo.StreamablePath

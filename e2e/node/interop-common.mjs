@@ -89,3 +89,21 @@ export function register(server, z, object, progressToken, notify) {
   );
   return server;
 }
+
+// registerReadables registers the resource, the resource template and the
+// prompt both SDK versions serve (object turns a zod shape into what that
+// version's argsSchema takes; ResourceTemplate is that version's class).
+export function registerReadables(server, z, object, ResourceTemplate) {
+  server.registerResource("greeting", "greeting://hello", { description: "A static text resource", mimeType: "text/plain" }, async (uri) => ({
+    contents: [{ uri: uri.href, mimeType: "text/plain", text: "hello" }],
+  }));
+  server.registerResource(
+    "user",
+    new ResourceTemplate("users://{id}/profile", { list: undefined }),
+    { description: "One user profile", mimeType: "application/json" },
+    async (uri, { id }) => ({ contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify({ id }) }] }),
+  );
+  server.registerPrompt("greet", { description: "Greets someone", argsSchema: object({ name: z.string() }) }, ({ name }) => ({
+    messages: [{ role: "user", content: { type: "text", text: `Say hello to ${name}` } }],
+  }));
+}

@@ -16,7 +16,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod/v4";
-import { cors, register, stats } from "./interop-common.mjs";
+import { cors, register, registerReadables, stats } from "./interop-common.mjs";
 
 const python = process.argv.includes("--python");
 
@@ -29,18 +29,7 @@ function build() {
     (extra) => extra._meta?.progressToken,
     (extra, n) => extra.sendNotification(n),
   );
-  server.registerResource("greeting", "greeting://hello", { description: "A static text resource", mimeType: "text/plain" }, async (uri) => ({
-    contents: [{ uri: uri.href, mimeType: "text/plain", text: "hello" }],
-  }));
-  server.registerResource(
-    "user",
-    new ResourceTemplate("users://{id}/profile", { list: undefined }),
-    { description: "One user profile", mimeType: "application/json" },
-    async (uri, { id }) => ({ contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify({ id }) }] }),
-  );
-  server.registerPrompt("greet", { description: "Greets someone", argsSchema: { name: z.string() } }, ({ name }) => ({
-    messages: [{ role: "user", content: { type: "text", text: `Say hello to ${name}` } }],
-  }));
+  registerReadables(server, z, (shape) => shape, ResourceTemplate);
   return server;
 }
 

@@ -14,7 +14,7 @@ import { createServer } from "node:http";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler, McpServer, ResourceTemplate } from "@modelcontextprotocol/server";
 import * as z from "zod/v4";
-import { cors, register, stats } from "./interop-common.mjs";
+import { cors, register, registerReadables, stats } from "./interop-common.mjs";
 
 function build() {
   const server = new McpServer({ name: "interop-v2", version: "2.4.0" }, { capabilities: { logging: {} } });
@@ -25,18 +25,7 @@ function build() {
     (ctx) => ctx.mcpReq._meta?.progressToken,
     (ctx, n) => ctx.mcpReq.notify(n),
   );
-  server.registerResource("greeting", "greeting://hello", { description: "A static text resource", mimeType: "text/plain" }, async (uri) => ({
-    contents: [{ uri: uri.href, mimeType: "text/plain", text: "hello" }],
-  }));
-  server.registerResource(
-    "user",
-    new ResourceTemplate("users://{id}/profile", { list: undefined }),
-    { description: "One user profile", mimeType: "application/json" },
-    async (uri, { id }) => ({ contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify({ id }) }] }),
-  );
-  server.registerPrompt("greet", { description: "Greets someone", argsSchema: z.object({ name: z.string() }) }, ({ name }) => ({
-    messages: [{ role: "user", content: { type: "text", text: `Say hello to ${name}` } }],
-  }));
+  registerReadables(server, z, (shape) => z.object(shape), ResourceTemplate);
   return server;
 }
 
