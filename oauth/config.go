@@ -46,6 +46,11 @@ type Config struct {
 	// cannot fetch it), the flow fails; ClientID or dynamic registration
 	// are used only when the AS does not advertise the support.
 	ClientMetadataURL string
+	// DPoP selects DPoP-bound tokens (RFC 9449). Default [DPoPAuto].
+	DPoP DPoPMode
+	// DPoPKeys keeps the proof keys, one per client registration.
+	// Default: keys in memory.
+	DPoPKeys DPoPKeys
 	// Store persists grants, registrations and metadata. Default: a new
 	// [MemoryStore].
 	Store Store
