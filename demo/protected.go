@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/mcpwasm/mcpwasm/internal/cors"
+	"github.com/mcpwasm/mcpwasm/internal/dpopcheck"
 )
 
 // ProtectedResourceMetadataPath is the RFC 9728 well-known prefix. The
@@ -57,6 +58,13 @@ type Protection struct {
 	// Access-Control-Expose-Headers (see cors.Options), so a browser
 	// client cannot read the challenges.
 	HideWWWAuthenticate bool
+
+	// DPoP takes DPoP-bound tokens only (RFC 9449): "Authorization: DPoP"
+	// with a proof that carries this server's nonce and is signed by the
+	// key the token is bound to (Verifier's TokenInfo.Extra[ExtraDPoPKey]).
+	// Challenges then use the DPoP scheme; a proof without the current
+	// nonce gets 401 error="use_dpop_nonce" with DPoP-Nonce.
+	DPoP bool
 }
 
 // ProtectedHandler serves the same demo server as [Handler], with its MCP
@@ -74,7 +82,8 @@ type Protection struct {
 // p.Scopes, or a tools/call of a tool in p.ToolScopes whose scope the token
 // lacks, gets 403 with WWW-Authenticate: Bearer error="insufficient_scope",
 // scope="…" (the token's scopes plus the missing ones), resource_metadata.
-// Everything is behind the CORS middleware of opts.CORS.
+// Everything is behind the CORS middleware of opts.CORS. With p.DPoP the
+// challenges use the DPoP scheme instead (see [Protection.DPoP]).
 //
 // The legacy HTTP+SSE endpoint takes the same tokens (audience p.Resource).
 // It panics if p.Verifier or p.Resource is missing.
@@ -102,6 +111,9 @@ func ProtectedHandler(opts Options, p Protection) http.Handler {
 	bearer := auth.RequireBearerToken(p.Verifier, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL: metadataURL,
 	})
+	if p.DPoP {
+		bearer = dpopGuard(p, dpopcheck.New(dpopcheck.Options{RequireNonce: true}), metadataURL)
+	}
 	guard := func(h http.Handler) http.Handler {
 		return bearer(scopeGuard(p, metadataURL, h))
 	}
@@ -186,8 +198,12 @@ func scopeGuard(p Protection, metadataURL string, next http.Handler) http.Handle
 				want = append(want, sc)
 			}
 		}
-		w.Header().Set("WWW-Authenticate", fmt.Sprintf(
-			`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q, error_description=%q`,
+		scheme := "Bearer"
+		if p.DPoP {
+			scheme = "DPoP"
+		}
+		w.Header().Set("WWW-Authenticate", scheme+fmt.Sprintf(
+			` error="insufficient_scope", scope=%q, resource_metadata=%q, error_description=%q`,
 			strings.Join(want, " "), metadataURL, "this request needs scope "+strings.Join(missing, " ")))
 		http.Error(w, "insufficient scope: needs "+strings.Join(missing, " "), http.StatusForbidden)
 	})

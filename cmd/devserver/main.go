@@ -3,7 +3,7 @@
 // origin.
 //
 //	go run ./cmd/devserver [-addr 127.0.0.1:8080] [-web web] [-demo=true] [-mcp-addr 127.0.0.1:8081]
-//	    [-auth=true] [-as-addr 127.0.0.1:8082] [-coop] [-hide-www-authenticate] [-scoped-tool add] [-token-ttl 1h]
+//	    [-auth=true] [-as-addr 127.0.0.1:8082] [-coop] [-hide-www-authenticate] [-scoped-tool add] [-token-ttl 1h] [-dpop]
 //
 // The page origin serves the web directory (application/wasm, precompressed
 // .br/.gz variants, revalidated with ETags). The demo MCP server answers
@@ -53,6 +53,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	coop := fl.Bool("coop", false, "test switch: the authorization server's pages send Cross-Origin-Opener-Policy (severs window.opener)")
 	hideWWW := fl.Bool("hide-www-authenticate", false, "test switch: do not expose WWW-Authenticate to the page through CORS")
 	scopedTool := fl.String("scoped-tool", "", "test switch: this tool needs the extra scope mcp:admin (403 insufficient_scope, step-up)")
+	dpopOn := fl.Bool("dpop", false, "DPoP (RFC 9449): the authorization server issues DPoP-bound tokens only and the MCP server takes them only with proofs, both with nonces")
 	tokenTTL := fl.Duration("token-ttl", time.Hour, "access-token lifetime at the demo authorization server")
 	allowRemote := fl.Bool("allow-remote", false, "allow listen addresses that are not loopback")
 	verbose := fl.Bool("v", false, "log MCP server activity to stderr")
@@ -86,7 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Logger:      logger,
 		Auth: devserver.AuthConfig{
 			Enabled: *authOn, Addr: *asAddr, COOP: *coop, HideWWWAuthenticate: *hideWWW,
-			ScopedTool: *scopedTool, TokenTTL: *tokenTTL,
+			ScopedTool: *scopedTool, TokenTTL: *tokenTTL, DPoP: *dpopOn,
 		},
 	}
 	if *verbose {

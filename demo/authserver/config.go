@@ -95,6 +95,14 @@ type Config struct {
 	// JSON document used as the client's registration. Off by default.
 	ClientIDMetadataDocuments bool
 
+	// DPoP makes the server issue DPoP-bound tokens only (RFC 9449): it
+	// advertises dpop_signing_alg_values_supported ["ES256"], a token
+	// request needs a DPoP proof carrying the server's nonce (else 400
+	// invalid_dpop_proof, or use_dpop_nonce with DPoP-Nonce), the tokens
+	// (token_type DPoP) are bound to the proof's key, and a refresh must
+	// be signed by the same key. Off by default: Bearer tokens.
+	DPoP bool
+
 	// HTTPClient fetches client ID metadata documents. Nil means a client
 	// with a 5 s timeout.
 	HTTPClient *http.Client

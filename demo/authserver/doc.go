@@ -25,6 +25,10 @@
 //     Client authentication by exactly the registered method. A refresh
 //     token is always issued. Access tokens are opaque, 256 random bits
 //     after the prefix "mcpwasm_at_".
+//   - Config.DPoP (RFC 9449): dpop_signing_alg_values_supported ["ES256"];
+//     every token request needs a proof with the server's nonce (400
+//     use_dpop_nonce + DPoP-Nonce first), tokens are token_type DPoP and
+//     bound to the proof's key, and a refresh must be signed by that key.
 //   - POST /revoke (RFC 7009): revoking an access or a refresh token
 //     revokes its whole grant; unknown tokens answer 200.
 //

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/internal/cors"
+	"github.com/mcpwasm/mcpwasm/internal/dpopcheck"
 )
 
 // Endpoint paths, relative to the issuer.
@@ -49,6 +50,7 @@ type Server struct {
 	now       func() time.Time
 	handler   http.Handler
 	httpc     *http.Client
+	dpop      *dpopcheck.Checker // nil without Config.DPoP
 
 	mu        sync.Mutex
 	clients   map[string]*client
@@ -107,6 +109,7 @@ type grant struct {
 	revoked  bool
 	tokens   []string // hashes of every token of the grant, access and refresh
 	rotation int      // refreshes so far: the refresh token of rotation n presents n
+	jkt      string   // thumbprint of the DPoP key the tokens are bound to; "" for Bearer
 }
 
 type token struct {
@@ -135,6 +138,7 @@ func New(cfg Config) (*Server, error) {
 		log:       cfg.Logger,
 		now:       cfg.Now,
 		httpc:     cfg.HTTPClient,
+		dpop:      newDPoP(cfg),
 		clients:   make(map[string]*client),
 		consents:  make(map[string]*pending),
 		codes:     make(map[string]*code),
@@ -285,13 +289,19 @@ type metadata struct {
 	AuthorizationResponseIssSupported bool     `json:"authorization_response_iss_parameter_supported"`
 	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported"`
 	ProtectedResourcesSupported       []string `json:"protected_resources,omitempty"`
+	DPoPSigningAlgValuesSupported     []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 var authMethods = []string{AuthNone, AuthClientSecretBasic, AuthClientSecretPost}
 
 // Metadata returns the RFC 8414 metadata document the server serves.
 func (s *Server) metadata() metadata {
+	var dpopSupported []string
+	if s.dpop != nil {
+		dpopSupported = dpopAlgs
+	}
 	return metadata{
+		DPoPSigningAlgValuesSupported:     dpopSupported,
 		Issuer:                            s.issuer,
 		AuthorizationEndpoint:             s.issuer + AuthorizePath,
 		TokenEndpoint:                     s.issuer + TokenPath,

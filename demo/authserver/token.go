@@ -125,7 +125,11 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 			kind = EventTokenRefresh
 		}
 		var c *client
-		c, oerr = s.authenticateClient(r, form)
+		var jkt string
+		jkt, oerr = s.tokenDPoP(w, r)
+		if oerr == nil {
+			c, oerr = s.authenticateClient(r, form)
+		}
 		if c != nil {
 			clientID = c.id
 		}
@@ -133,9 +137,9 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 			var resp *tokenResponse
 			switch kind {
 			case EventTokenCode:
-				resp, oerr = s.exchangeCode(c, form)
+				resp, oerr = s.exchangeCode(c, form, jkt)
 			case EventTokenRefresh:
-				resp, oerr = s.refreshGrant(c, form)
+				resp, oerr = s.refreshGrant(c, form, jkt)
 			default:
 				if form.Get("grant_type") == "" {
 					oerr = errorf(http.StatusBadRequest, "invalid_request", "grant_type is required")
@@ -180,7 +184,7 @@ func validVerifier(v string) bool {
 	return true
 }
 
-func (s *Server) exchangeCode(c *client, form url.Values) (*tokenResponse, *oauthError) {
+func (s *Server) exchangeCode(c *client, form url.Values, jkt string) (*tokenResponse, *oauthError) {
 	invalidGrant := func(format string, args ...any) (*tokenResponse, *oauthError) {
 		return nil, errorf(http.StatusBadRequest, "invalid_grant", format, args...)
 	}
@@ -232,7 +236,7 @@ func (s *Server) exchangeCode(c *client, form url.Values) (*tokenResponse, *oaut
 	if n, ok := normalizeResource(resource); !ok || n != cd.req.resource {
 		return nil, errorf(http.StatusBadRequest, "invalid_target", "resource does not match the authorization request")
 	}
-	g := &grant{id: randomToken("grant_"), clientID: c.id, resource: cd.req.resource, scopes: cd.req.scopes}
+	g := &grant{id: randomToken("grant_"), clientID: c.id, resource: cd.req.resource, scopes: cd.req.scopes, jkt: jkt}
 	s.grants[g.id] = g
 	cd.grantID = g.id
 	return s.issueLocked(g, now), nil
@@ -247,9 +251,13 @@ func (s *Server) issueLocked(g *grant, now time.Time) *tokenResponse {
 	s.access[hashKey(at)] = &token{grantID: g.id, expires: now.Add(s.cfg.AccessTokenTTL)}
 	s.refresh[hashKey(rt)] = &token{grantID: g.id, expires: now.Add(s.cfg.RefreshTokenTTL)}
 	g.tokens = append(g.tokens, hashKey(at), hashKey(rt))
+	tokenType := "Bearer"
+	if g.jkt != "" {
+		tokenType = TokenTypeDPoP
+	}
 	return &tokenResponse{
 		AccessToken:  at,
-		TokenType:    "Bearer",
+		TokenType:    tokenType,
 		ExpiresIn:    int64(s.cfg.AccessTokenTTL / time.Second),
 		RefreshToken: rt,
 		Scope:        strings.Join(g.scopes, " "),
@@ -272,7 +280,7 @@ func (s *Server) revokeGrantLocked(id string) {
 	}
 }
 
-func (s *Server) refreshGrant(c *client, form url.Values) (*tokenResponse, *oauthError) {
+func (s *Server) refreshGrant(c *client, form url.Values, jkt string) (*tokenResponse, *oauthError) {
 	invalidGrant := func(format string, args ...any) (*tokenResponse, *oauthError) {
 		return nil, errorf(http.StatusBadRequest, "invalid_grant", format, args...)
 	}
@@ -294,6 +302,9 @@ func (s *Server) refreshGrant(c *client, form url.Values) (*tokenResponse, *oaut
 	}
 	if g.revoked {
 		return invalidGrant("the grant was revoked")
+	}
+	if oerr := checkBinding(g, jkt); oerr != nil {
+		return nil, oerr
 	}
 	if t.rotated {
 		s.revokeGrantLocked(g.id)
@@ -405,10 +416,14 @@ func (s *Server) verify(raw, aud string, audOK bool) (*auth.TokenInfo, error) {
 	if g.resource != aud {
 		return nil, errors.New("token was issued for another resource")
 	}
+	extra := map[string]any{"client_id": g.clientID, "resource": g.resource}
+	if g.jkt != "" {
+		extra[extraDPoPKey] = g.jkt
+	}
 	return &auth.TokenInfo{
 		Scopes:     slices.Clone(g.scopes),
 		Expiration: t.expires,
 		UserID:     s.cfg.Subject,
-		Extra:      map[string]any{"client_id": g.clientID, "resource": g.resource},
+		Extra:      extra,
 	}, nil
 }

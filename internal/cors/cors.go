@@ -23,7 +23,8 @@ import (
 )
 
 // DefaultAllowHeaders are the request headers an MCP client over Streamable
-// HTTP (and its resumption, and bearer authorization) needs. Mcp-Method and
+// HTTP (and its resumption, and bearer or DPoP authorization) needs; DPoP
+// carries the RFC 9449 proof. Mcp-Method and
 // Mcp-Name are the standard request headers of protocol version 2026-07-28,
 // which go-sdk's client sends. The same version's Mcp-Param-{name} headers
 // cannot be listed in advance: a preflight asking for any header with that
@@ -36,6 +37,7 @@ var DefaultAllowHeaders = []string{
 	"Last-Event-ID",
 	"Mcp-Method",
 	"Mcp-Name",
+	"DPoP",
 }
 
 // paramHeaderPrefix is the lower-cased prefix of the Mcp-Param-{name}
@@ -44,11 +46,13 @@ const paramHeaderPrefix = "mcp-param-"
 
 // DefaultExposeHeaders are the response headers a browser MCP client needs
 // to read. WWW-Authenticate carries the RFC 9728 resource_metadata URL of a
-// 401; see [Options.HideWWWAuthenticate].
+// 401 (see [Options.HideWWWAuthenticate]); DPoP-Nonce the server's RFC 9449
+// nonce.
 var DefaultExposeHeaders = []string{
 	"Mcp-Session-Id",
 	"Mcp-Protocol-Version",
 	"WWW-Authenticate",
+	"DPoP-Nonce",
 }
 
 // DefaultAllowMethods are the methods Streamable HTTP and the legacy

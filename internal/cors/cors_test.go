@@ -145,7 +145,7 @@ func TestActualRequest(t *testing.T) {
 		wantHidden []string
 	}{
 		{"exposes MCP and auth headers", cors.Options{}, page, page,
-			[]string{"mcp-session-id", "www-authenticate", "mcp-protocol-version"}, nil},
+			[]string{"mcp-session-id", "www-authenticate", "mcp-protocol-version", "dpop-nonce"}, nil},
 		{"hide switch", cors.Options{HideWWWAuthenticate: true, ExposeHeaders: []string{"WWW-Authenticate", "X-Trace"}}, page, page,
 			[]string{"mcp-session-id", "mcp-protocol-version", "x-trace"}, []string{"www-authenticate"}},
 		{"unlisted origin", cors.Options{AllowedOrigins: []string{"http://localhost:1"}}, page, "", nil,

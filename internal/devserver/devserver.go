@@ -90,6 +90,10 @@ type AuthConfig struct {
 	TokenTTL time.Duration
 	// AutoApprove skips the consent page (benchmarks; never a person).
 	AutoApprove bool
+	// DPoP makes the authorization server issue DPoP-bound tokens only and
+	// the MCP server take them only with valid proofs (RFC 9449), both
+	// with server nonces.
+	DPoP bool
 }
 
 // PageConfig is what the page origin serves at [ConfigPath].
@@ -164,6 +168,7 @@ func protected(cfg Config, page PageConfig) ([]Origin, error) {
 		COOP:           cfg.Auth.COOP,
 		AutoApprove:    cfg.Auth.AutoApprove,
 		AccessTokenTTL: cfg.Auth.TokenTTL,
+		DPoP:           cfg.Auth.DPoP,
 		CORS:           cfg.DemoOptions.CORS,
 		Logger:         cfg.Logger,
 	})
@@ -176,6 +181,7 @@ func protected(cfg Config, page PageConfig) ([]Origin, error) {
 		Resource:            page.MCPURL,
 		Scopes:              []string{authserver.ScopeTools},
 		HideWWWAuthenticate: cfg.Auth.HideWWWAuthenticate,
+		DPoP:                cfg.Auth.DPoP,
 	}
 	if cfg.Auth.ScopedTool != "" {
 		p.ToolScopes = map[string]string{cfg.Auth.ScopedTool: authserver.ScopeAdmin}
