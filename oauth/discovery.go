@@ -336,18 +336,6 @@ func asmCandidates(issuer string) []string {
 	}
 }
 
-// fetchASM finds and validates the metadata of issuer. found is false when
-// no candidate answered 200.
-//
-// legacy is the 2025-03-26 path, where the metadata comes from the MCP
-// server's own origin rather than from an issuer the resource named: there
-// the issuer may differ from the origin (e.g. origin + "/oauth") but must be
-// on the same origin.
-func fetchASM(ctx context.Context, c *http.Client, issuer string, legacy bool) (asm *oauthex.AuthServerMeta, found bool, err error) {
-	asm, _, found, err = fetchASMDoc(ctx, c, issuer, legacy)
-	return asm, found, err
-}
-
 // asmDoc is authorization server metadata with the members
 // oauthex.AuthServerMeta does not have.
 type asmDoc struct {
@@ -355,9 +343,15 @@ type asmDoc struct {
 	DPoPAlgs []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
-// fetchASMDoc is [fetchASM] that also returns the metadata's
-// dpop_signing_alg_values_supported.
-func fetchASMDoc(ctx context.Context, c *http.Client, issuer string, legacy bool) (asm *oauthex.AuthServerMeta, dpopAlgs []string, found bool, err error) {
+// fetchASM finds and validates the metadata of issuer, and returns its
+// dpop_signing_alg_values_supported too. found is false when no candidate
+// answered 200.
+//
+// legacy is the 2025-03-26 path, where the metadata comes from the MCP
+// server's own origin rather than from an issuer the resource named: there
+// the issuer may differ from the origin (e.g. origin + "/oauth") but must be
+// on the same origin.
+func fetchASM(ctx context.Context, c *http.Client, issuer string, legacy bool) (asm *oauthex.AuthServerMeta, dpopAlgs []string, found bool, err error) {
 	for _, cand := range asmCandidates(issuer) {
 		if err := checkEndpoint("metadata URL", cand); err != nil {
 			return nil, nil, false, discoveryErr("invalid authorization server", err)
@@ -456,7 +450,7 @@ func (h *Handler) discoverNetwork(ctx context.Context, headerPRM string) (*disco
 	}
 	if prm != nil {
 		issuer := prm.AuthorizationServers[0]
-		asm, algs, found, err := fetchASMDoc(ctx, h.cfg.HTTPClient, issuer, false)
+		asm, algs, found, err := fetchASM(ctx, h.cfg.HTTPClient, issuer, false)
 		if err != nil {
 			return nil, err
 		}
@@ -472,7 +466,7 @@ func (h *Handler) discoverNetwork(ctx context.Context, headerPRM string) (*disco
 	// 2025-03-26: the MCP server's origin is the authorization server.
 	u, _ := url.Parse(h.resource)
 	origin := u.Scheme + "://" + u.Host
-	asm, algs, found, err := fetchASMDoc(ctx, h.cfg.HTTPClient, origin, true)
+	asm, algs, found, err := fetchASM(ctx, h.cfg.HTTPClient, origin, true)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,15 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,6 +22,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpwasm/mcpwasm/internal/dpopcheck"
 )
 
 // counter counts requests per path.
@@ -59,12 +65,14 @@ func (c *counter) reset() {
 
 type issuedCode struct {
 	challenge, clientID, redirect, resource, scope string
+	jkt                                            string // dpop_jkt of the authorization request; for a refresh token, its key
 }
 
 type issuedToken struct {
 	scopes   []string
 	resource string
 	expiry   time.Time
+	jkt      string // thumbprint of the DPoP key it is bound to; "" for a Bearer token
 }
 
 // fakeAS is a strict authorization server on its own origin.
@@ -92,6 +100,9 @@ type fakeAS struct {
 	regResp      func(m map[string]any)        // edits the registration response
 	knownOnly    bool                          // public clients too must be registered (or pre-registered)
 	idSuffix     string                        // appended to the client IDs it registers
+	dpop         *dpopcheck.Checker            // when set: advertises ES256, checks proofs, binds tokens to their key
+	dpopBearer   bool                          // advertises ES256 but ignores proofs: Bearer tokens
+	nonceLoop    bool                          // every request with a proof is answered use_dpop_nonce with a new nonce
 
 	mu            sync.Mutex
 	codes         map[string]issuedCode
@@ -101,6 +112,7 @@ type fakeAS struct {
 	n             int
 	lastAuthQuery url.Values
 	lastReg       map[string]any // the last registration request
+	tokenJKTs     []string       // thumbprint of each token request's proof ("" without one), in order
 }
 
 func newFakeAS(t *testing.T) *fakeAS {
@@ -125,6 +137,9 @@ func (a *fakeAS) metadata() map[string]any {
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{a.authMethod},
 		"scopes_supported":                      []string{"read", "write", "offline_access"},
+	}
+	if a.dpop != nil || a.dpopBearer || a.nonceLoop {
+		m["dpop_signing_alg_values_supported"] = []string{"ES256"}
 	}
 	if a.meta != nil {
 		a.meta(m)
@@ -194,7 +209,12 @@ func (a *fakeAS) authorize(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
 		a.n++
 		code := fmt.Sprintf("code-secret-%d", a.n)
-		a.codes[code] = issuedCode{q.Get("code_challenge"), q.Get("client_id"), q.Get("redirect_uri"), q.Get("resource"), q.Get("scope")}
+		a.codes[code] = issuedCode{q.Get("code_challenge"), q.Get("client_id"), q.Get("redirect_uri"), q.Get("resource"), q.Get("scope"), ""}
+		if a.dpop != nil {
+			ic := a.codes[code]
+			ic.jkt = q.Get("dpop_jkt")
+			a.codes[code] = ic
+		}
 		a.mu.Unlock()
 		v.Set("code", code)
 	}
@@ -253,6 +273,10 @@ func (a *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 401, map[string]string{"error": "invalid_client"})
 		return
 	}
+	jkt, ok := a.checkProof(w, r)
+	if !ok {
+		return
+	}
 	f := r.PostForm
 	var ic issuedCode
 	switch f.Get("grant_type") {
@@ -263,7 +287,7 @@ func (a *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 		a.mu.Unlock()
 		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
 		if !ok || c.clientID != id || c.redirect != f.Get("redirect_uri") || c.resource != f.Get("resource") ||
-			base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge {
+			base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge || (c.jkt != "" && c.jkt != jkt) {
 			// Echo what was rejected, as some servers do: the client must redact it.
 			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": "bad code " + f.Get("code") + " for verifier " + f.Get("code_verifier")})
 			return
@@ -277,7 +301,7 @@ func (a *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 			delete(a.rts, f.Get("refresh_token"))
 		}
 		a.mu.Unlock()
-		if !ok || a.rejectRT || c.resource != f.Get("resource") || c.clientID != id {
+		if !ok || a.rejectRT || c.resource != f.Get("resource") || c.clientID != id || c.jkt != jkt {
 			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": "refresh token " + f.Get("refresh_token") + " revoked"})
 			return
 		}
@@ -293,8 +317,12 @@ func (a *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 	if a.scopeGrant != nil {
 		scope = a.scopeGrant(scope)
 	}
-	a.tokens[at] = issuedToken{scopes: strings.Fields(scope), resource: ic.resource, expiry: time.Now().Add(time.Hour)}
+	a.tokens[at] = issuedToken{scopes: strings.Fields(scope), resource: ic.resource, expiry: time.Now().Add(time.Hour), jkt: jkt}
+	ic.jkt = jkt // the refresh token is bound to the key too
 	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600}
+	if jkt != "" {
+		resp["token_type"] = "DPoP"
+	}
 	if a.expiresIn != nil {
 		resp["expires_in"] = a.expiresIn
 	}
@@ -360,10 +388,27 @@ type fakeRS struct {
 	asIssuer func() string
 	verify   auth.TokenVerifier // checks tokens; default: the first AS's
 	mcpPath  string
+
+	// DPoP (see dpopGuard): dpop checks proofs; boundKey names the key a
+	// token is bound to ("" for Bearer); nonceLoop answers every proof
+	// with use_dpop_nonce and a new nonce.
+	dpop      *dpopcheck.Checker
+	boundKey  func(tok string) string
+	nonceLoop bool
+	dmu       sync.Mutex
+	seen      []rsRequest
+}
+
+// rsRequest is what the fake resource server saw of one MCP request.
+type rsRequest struct {
+	method    string // JSON-RPC method ("" for none)
+	scheme    string // of Authorization, lower case; "" without
+	proof     bool   // a DPoP header came along
+	challenge string // error of the DPoP challenge it answered with, "" when let through
 }
 
 func newFakeRS(t *testing.T, as *fakeAS) *fakeRS {
-	s := &fakeRS{mcpPath: "/mcp", asIssuer: as.issuer, verify: as.verify}
+	s := &fakeRS{mcpPath: "/mcp", asIssuer: as.issuer, verify: as.verify, boundKey: as.boundKey}
 	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
@@ -379,6 +424,9 @@ func newFakeRS(t *testing.T, as *fakeAS) *fakeRS {
 			h := auth.RequireBearerToken(s.verify, opts)(mh)
 			if s.hideWWW {
 				h = stripWWW(h)
+			}
+			if s.dpop != nil || s.nonceLoop {
+				h = s.dpopGuard(h)
 			}
 			h.ServeHTTP(w, r)
 			return
@@ -526,10 +574,11 @@ func (e *env) handler(t *testing.T, edit func(*Config)) *Handler {
 	return h
 }
 
-// connect runs an MCP session through h and calls a tool.
+// connect runs an MCP session through h (its ResourceTransport, as an
+// embedder sets it up) and calls a tool.
 func connect(ctx context.Context, url string, h *Handler) error {
 	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
-	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, OAuthHandler: h, HTTPClient: &http.Client{Transport: http.DefaultTransport}, MaxRetries: -1}, nil)
+	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, OAuthHandler: h, HTTPClient: &http.Client{Transport: h.ResourceTransport(http.DefaultTransport)}, MaxRetries: -1}, nil)
 	if err != nil {
 		return err
 	}
@@ -546,4 +595,127 @@ func unauthorized401(rsURL, www string) (*http.Request, *http.Response) {
 		resp.Header.Set("WWW-Authenticate", www)
 	}
 	return req, resp
+}
+
+// checkProof checks the DPoP proof of a token request when the AS does
+// DPoP and one came along, and returns its key's thumbprint ("" without
+// one: a Bearer token). It answers a refused proof itself (ok false).
+func (a *fakeAS) checkProof(w http.ResponseWriter, r *http.Request) (jkt string, ok bool) {
+	if r.Header.Get("DPoP") == "" || (a.dpop == nil && !a.nonceLoop) {
+		a.mu.Lock()
+		a.tokenJKTs = append(a.tokenJKTs, "")
+		a.mu.Unlock()
+		return "", true
+	}
+	if a.nonceLoop {
+		w.Header().Set("DPoP-Nonce", rand.Text())
+		writeJSON(w, 400, map[string]string{"error": "use_dpop_nonce"})
+		return "", false
+	}
+	w.Header().Set("DPoP-Nonce", a.dpop.Nonce())
+	jkt, err := a.dpop.Check(r, "")
+	a.mu.Lock()
+	a.tokenJKTs = append(a.tokenJKTs, jkt)
+	a.mu.Unlock()
+	if err != nil {
+		var de *dpopcheck.Error
+		if !errors.As(err, &de) {
+			a.t.Errorf("dpopcheck: %v", err)
+			return "", false
+		}
+		if de.Code != dpopcheck.CodeUseNonce {
+			a.t.Errorf("token request proof refused: %v", err)
+		}
+		writeJSON(w, 400, map[string]string{"error": de.Code, "error_description": de.Description})
+		return "", false
+	}
+	return jkt, true
+}
+
+// boundKey returns the thumbprint of the key tok is bound to.
+func (a *fakeAS) boundKey(tok string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.tokens[tok].jkt
+}
+
+// dpopGuard is a DPoP resource server (RFC 9449 §7, §9) in front of
+// next: a DPoP-bound token must come with the DPoP scheme and a valid
+// proof by its key carrying the current nonce; a Bearer token without a
+// proof. It records what it saw, and passes accepted requests on as
+// Bearer (go-sdk's auth.RequireBearerToken checks the token itself).
+func (s *fakeRS) dpopGuard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		rec := rsRequest{method: msg.Method, proof: r.Header.Get("DPoP") != ""}
+		scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		rec.scheme = strings.ToLower(scheme)
+		// Recorded before the answer is written: the client may look as
+		// soon as it has it.
+		record := func() {
+			s.dmu.Lock()
+			s.seen = append(s.seen, rec)
+			s.dmu.Unlock()
+		}
+		challenge := func(code string) {
+			rec.challenge = code
+			record()
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`DPoP error=%q, algs="ES256", resource_metadata=%q`, code, s.srv.URL+s.prmLocation()))
+			writeJSON(w, 401, map[string]string{"error": code})
+		}
+		if s.dpop != nil {
+			w.Header().Set("DPoP-Nonce", s.dpop.Nonce())
+		}
+		if tok == "" {
+			record()
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`DPoP algs="ES256", resource_metadata=%q`, s.srv.URL+s.prmLocation()))
+			writeJSON(w, 401, map[string]string{"error": "unauthorized"})
+			return
+		}
+		bound := s.boundKey(tok)
+		switch {
+		case bound == "" && (rec.scheme != "bearer" || rec.proof):
+			challenge("invalid_request")
+			return
+		case bound == "":
+		case rec.scheme != "dpop":
+			challenge("invalid_token")
+			return
+		case s.nonceLoop:
+			w.Header().Set("DPoP-Nonce", rand.Text())
+			challenge("use_dpop_nonce")
+			return
+		default:
+			jkt, err := s.dpop.Check(r, tok)
+			var de *dpopcheck.Error
+			switch {
+			case errors.As(err, &de):
+				challenge(de.Code)
+				return
+			case err != nil:
+				challenge("invalid_dpop_proof")
+				return
+			case jkt != bound:
+				challenge("invalid_token")
+				return
+			}
+		}
+		record()
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+tok)
+		r.Header.Del("DPoP")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requests returns what the DPoP guard saw.
+func (s *fakeRS) requests() []rsRequest {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	return slices.Clone(s.seen)
 }

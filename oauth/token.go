@@ -68,20 +68,20 @@ func parseExpiresIn(raw json.RawMessage) (secs int64, err error) {
 }
 
 // tokenRequest POSTs form to the token endpoint with the client's
-// authentication and validates the response. Errors carry no secrets; an
-// error response is an *oauth2.RetrieveError (without body) inside a
-// [ErrTokenFailed]-coded *Error.
-func (h *Handler) tokenRequest(ctx context.Context, endpoint string, cl clientCreds, form url.Values) (*tokenResponse, error) {
-	return tokenRequest(ctx, h.cfg.HTTPClient, h.cfg.Clock, endpoint, cl, form)
+// authentication and validates the response; with a key (at most one),
+// see [postToken]. Errors carry no secrets; an error response is an
+// *oauth2.RetrieveError (without body) inside a [ErrTokenFailed]-coded
+// *Error.
+func (h *Handler) tokenRequest(ctx context.Context, endpoint string, cl clientCreds, form url.Values, key ...DPoPKey) (*tokenResponse, error) {
+	var k DPoPKey
+	if len(key) > 0 {
+		k = key[0]
+	}
+	return postToken(ctx, h.cfg.HTTPClient, h.cfg.Clock, endpoint, cl, form, k)
 }
 
-// tokenRequest is [Handler.tokenRequest] for callers without a Handler
-// ([CompletePending]).
-func tokenRequest(ctx context.Context, hc *http.Client, clk Clock, endpoint string, cl clientCreds, form url.Values) (*tokenResponse, error) {
-	return postToken(ctx, hc, clk, endpoint, cl, form, nil)
-}
-
-// postToken is [tokenRequest] with a DPoP proof signed by key (RFC 9449
+// postToken is [Handler.tokenRequest] for callers without a Handler
+// ([CompletePending]), with a DPoP proof signed by key (RFC 9449
 // §5) when key is not nil. An authorization server that asks for a nonce
 // (400 error=use_dpop_nonce with DPoP-Nonce, §8) gets the request once
 // more, with a new proof carrying it; the newest nonce of each server is
@@ -254,7 +254,7 @@ func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
 			return nil, err
 		}
 	}
-	tr, err := postToken(ctx, h.cfg.HTTPClient, h.cfg.Clock, g.TokenEndpoint, g.creds(), form, key)
+	tr, err := h.tokenRequest(ctx, g.TokenEndpoint, g.creds(), form, key)
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if asRetrieve(err, &re) && re.ErrorCode == "invalid_grant" {
