@@ -1,0 +1,172 @@
+package mcpclient
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/oauth"
+)
+
+// seenRequest is what the protected server saw of one request, and how it
+// answered.
+type seenRequest struct {
+	method, scheme string // HTTP method; Authorization scheme, lower case
+	proof          bool   // a DPoP header came along
+	status         int
+}
+
+// recorder records each request when its answer's status is written
+// (before the client can see it).
+type recorder struct {
+	mu   sync.Mutex
+	seen []seenRequest
+}
+
+type recordingWriter struct {
+	http.ResponseWriter
+	rec  *recorder
+	req  seenRequest
+	done bool
+}
+
+// note records the request with the status of its answer, once.
+func (w *recordingWriter) note(code int) {
+	if w.done {
+		return
+	}
+	w.done = true
+	w.req.status = code
+	w.rec.mu.Lock()
+	w.rec.seen = append(w.rec.seen, w.req)
+	w.rec.mu.Unlock()
+}
+
+func (w *recordingWriter) WriteHeader(code int) {
+	w.note(code)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recordingWriter) Write(b []byte) (int, error) {
+	w.note(http.StatusOK)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *recordingWriter) Flush() {
+	w.note(http.StatusOK)
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *recorder) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		scheme, _, _ := strings.Cut(req.Header.Get("Authorization"), " ")
+		h.ServeHTTP(&recordingWriter{ResponseWriter: w, rec: r, req: seenRequest{
+			method: req.Method, scheme: strings.ToLower(scheme), proof: req.Header.Get("DPoP") != "",
+		}}, req)
+	})
+}
+
+func (r *recorder) all() []seenRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]seenRequest(nil), r.seen...)
+}
+
+// TestDPoPSession: against the demo authorization server and protected
+// MCP server in DPoP mode (bound tokens only, nonces at both, every proof
+// verified), a client signs in and every MCP request of its session —
+// the POSTs, the GET stream, the DELETE that ends it — carries the token
+// with the DPoP scheme and a proof; none goes out as Bearer.
+func TestDPoPSession(t *testing.T) {
+	var asH, mcpH http.Handler
+	asSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { asH.ServeHTTP(w, r) }))
+	t.Cleanup(asSrv.Close)
+	mcpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mcpH.ServeHTTP(w, r) }))
+	t.Cleanup(mcpSrv.Close)
+	resource := mcpSrv.URL + demo.StreamablePath
+	as, err := authserver.New(authserver.Config{Issuer: asSrv.URL, Resources: []string{resource}, AutoApprove: true, DPoP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asH = as.Handler()
+	rec := &recorder{}
+	mcpH = rec.wrap(demo.ProtectedHandler(demo.Options{}, demo.Protection{
+		Issuer: as.Issuer(), Verifier: as.Verifier(resource), Resource: resource,
+		Scopes: []string{authserver.ScopeTools}, DPoP: true,
+	}))
+
+	reg := oauth.NewRegistry()
+	courier := oauth.CourierFunc(func(ctx context.Context, authURL string) error {
+		go func() {
+			hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+			resp, err := hc.Do(req)
+			if err != nil {
+				return
+			}
+			resp.Body.Close()
+			if loc := resp.Header.Get("Location"); loc != "" {
+				_ = reg.Deliver(loc)
+			}
+		}()
+		return nil
+	})
+	h, err := oauth.New(oauth.Config{
+		ResourceURL: resource, HTTPClient: &http.Client{Transport: http.DefaultTransport},
+		RedirectURL: "http://127.0.0.1:9/callback", ClientName: "dpop test", Registry: reg, Courier: courier,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, resource, Options{Auth: h, Transport: TransportStreamable})
+	ctx := ctxT(t)
+	if err := c.Authorize(ctx, ConnectOptions{}); err != nil {
+		t.Fatalf("Authorize: %v", err)
+	}
+	if _, err := c.ListTools(ctx); err != nil {
+		t.Fatalf("ListTools: %v", err)
+	}
+	c.Disconnect() // ends the session: DELETE
+	has := func(method string) bool {
+		for _, r := range rec.all() {
+			if r.method == method && r.scheme == "dpop" && r.status < 300 {
+				return true
+			}
+		}
+		return false
+	}
+	for !has(http.MethodDelete) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no accepted DPoP DELETE; saw %+v", rec.all())
+		default:
+			runtimeGosched()
+		}
+	}
+	if !has(http.MethodGet) || !has(http.MethodPost) {
+		t.Errorf("want accepted DPoP POST and GET requests; saw %+v", rec.all())
+	}
+	unauthorized := 0
+	for _, r := range rec.all() {
+		switch {
+		case r.scheme == "bearer":
+			t.Errorf("%s sent with a Bearer token", r.method)
+		case r.scheme == "dpop" && !r.proof:
+			t.Errorf("%s with the DPoP scheme but no proof", r.method)
+		case r.scheme == "dpop" && r.status == http.StatusUnauthorized:
+			unauthorized++
+		}
+	}
+	// The first proof has no nonce yet: one challenge, answered; later
+	// proofs carry the nonce.
+	if unauthorized > 1 {
+		t.Errorf("%d DPoP requests refused; want at most the one nonce challenge (%+v)", unauthorized, rec.all())
+	}
+}
