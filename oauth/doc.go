@@ -20,7 +20,18 @@
 //     refresh requests, and the RFC 9207 iss check;
 //   - token refresh before expiry, single-flight through the [Locker],
 //     re-reading the Store under the lock; step-up on 403 insufficient_scope;
-//     RFC 7009 revocation on [Handler.Logout].
+//     RFC 7009 revocation on [Handler.Logout];
+//   - DPoP (RFC 9449), per [Config.DPoP]: by default when the authorization
+//     server advertises ES256 in dpop_signing_alg_values_supported. A key
+//     per client registration ([DPoPKeys]; natively in memory, in the
+//     browser a non-extractable WebCrypto key) binds the code (dpop_jkt)
+//     and signs a proof on the code exchange and every refresh; the grant
+//     remembers it is DPoP-bound ([Grant.TokenType] "DPoP"). go-sdk writes
+//     every token as Bearer, so the MCP transport's HTTP client must go
+//     through [Handler.ResourceTransport], which presents a DPoP-bound
+//     token with the DPoP scheme and a fresh proof (ath). Server nonces
+//     (use_dpop_nonce at the token endpoint and from the MCP server) are
+//     answered with one retry each and kept per origin in memory.
 //
 // Results come back through a [Registry] shared by every handler of a page:
 // [Registry.Deliver] takes a callback URL from any path (popup message,
