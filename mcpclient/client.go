@@ -189,10 +189,11 @@ func New(rawURL string, opts Options) (*Client, error) {
 }
 
 // forbiddenHeader reports the headers the client sets itself, which the
-// page's static headers must not replace.
+// page's static headers must not replace (DPoP: the proof of each request
+// of a DPoP-bound sign-in).
 func forbiddenHeader(k string) bool {
 	switch http.CanonicalHeaderKey(k) {
-	case "Mcp-Session-Id", "Mcp-Protocol-Version", "Content-Type", "Accept", "Last-Event-Id":
+	case "Mcp-Session-Id", "Mcp-Protocol-Version", "Content-Type", "Accept", "Last-Event-Id", "Dpop":
 		return true
 	}
 	return false

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/mcpwasm/mcpwasm/oauth"
 )
 
@@ -169,4 +170,11 @@ func TestDPoPSession(t *testing.T) {
 	if unauthorized > 1 {
 		t.Errorf("%d DPoP requests refused; want at most the one nonce challenge (%+v)", unauthorized, rec.all())
 	}
+}
+
+// TestStaticDPoPHeaderRefused: a page's static headers cannot replace the
+// DPoP proof the sign-in adds to each request.
+func TestStaticDPoPHeaderRefused(t *testing.T) {
+	_, err := New("https://mcp.example/mcp", Options{Headers: map[string]string{"dpop": "x"}})
+	wantCode(t, err, mcperr.InvalidArgument)
 }

@@ -103,6 +103,16 @@ func TestDPoPSignInAndCalls(t *testing.T) {
 	if sc["dpop"] < 3 {
 		t.Errorf("DPoP requests = %d; want the session's requests (%+v)", sc["dpop"], reqs)
 	}
+	// Sign-out revokes the DPoP grant as any other (RFC 7009) and deletes it.
+	if err := h.Logout(ctx); err != nil {
+		t.Errorf("Logout: %v", err)
+	}
+	if n := e.as.req.get("/revoke"); n != 2 {
+		t.Errorf("revocation requests = %d; want 2 (refresh and access token)", n)
+	}
+	if g, _ := e.store.GetGrant(ctx, h.Resource()); g != nil {
+		t.Error("grant kept after Logout")
+	}
 }
 
 // TestDPoPRefreshUsesTheSameKey: a refresh of a DPoP grant is signed by
