@@ -5,9 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -428,5 +431,72 @@ func TestDPoPChallengeParsed(t *testing.T) {
 	ch := parseChallenge(resp)
 	if ch.prmURL != "https://mcp.example/.well-known/oauth-protected-resource/mcp" || !slices.Equal(ch.scopes, []string{"a", "b"}) || ch.err != "insufficient_scope" {
 		t.Errorf("parsed %+v", ch)
+	}
+}
+
+// TestResourceTransport: a request with the handler's DPoP-bound token
+// gets the DPoP scheme and a proof; the nonce of any answer (a 200 too)
+// goes into the next proof; a nonce challenge to a request whose body
+// cannot be sent again is returned as it is (one request); a request with
+// another token passes unchanged.
+func TestResourceTransport(t *testing.T) {
+	ctx := ctxOf(t)
+	chk := dpopcheck.New(dpopcheck.Options{})
+	type seen struct {
+		authz, nonce string
+		proof        bool
+	}
+	var got []seen
+	challenge := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := seen{authz: r.Header.Get("Authorization"), proof: r.Header.Get("DPoP") != ""}
+		if s.proof {
+			if _, err := chk.Check(r, strings.TrimPrefix(s.authz, "DPoP ")); err != nil {
+				t.Errorf("proof: %v", err)
+			}
+			var c struct {
+				Nonce string `json:"nonce"`
+			}
+			json.Unmarshal(mustB64(t, strings.Split(r.Header.Get("DPoP"), ".")[1]), &c)
+			s.nonce = c.Nonce
+		}
+		got = append(got, s)
+		w.Header().Set("DPoP-Nonce", "n"+strconv.Itoa(len(got)))
+		if challenge {
+			w.Header().Set("WWW-Authenticate", `DPoP error="use_dpop_nonce"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	e := newEnv(t)
+	h := e.handler(t, func(c *Config) { c.DPoPKeys = NewMemoryDPoPKeys() })
+	h.mu.Lock()
+	h.grant, h.loaded = &Grant{Resource: h.Resource(), AccessToken: "tok-1", TokenType: "DPoP", DPoPKeyID: "k"}, true
+	h.mu.Unlock()
+	hc := &http.Client{Transport: h.ResourceTransport(http.DefaultTransport)}
+	send := func(tok string, body io.Reader) *http.Response {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/mcp?x=1", body)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	send("tok-1", strings.NewReader("{}"))
+	send("tok-1", strings.NewReader("{}"))
+	if len(got) != 2 || got[0].authz != "DPoP tok-1" || !got[0].proof || got[0].nonce != "" || got[1].nonce != "n1" {
+		t.Errorf("saw %+v; want DPoP with proofs, the second with the first answer's nonce", got)
+	}
+	challenge = true
+	resp := send("tok-1", io.NopCloser(strings.NewReader("{}"))) // no GetBody
+	if resp.StatusCode != http.StatusUnauthorized || len(got) != 3 {
+		t.Errorf("status %d after %d requests; want the 401 after one", resp.StatusCode, len(got))
+	}
+	challenge = false
+	send("other-token", nil)
+	if last := got[len(got)-1]; last.authz != "Bearer other-token" || last.proof {
+		t.Errorf("another token went out as %+v; want it unchanged", last)
 	}
 }
