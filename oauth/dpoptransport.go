@@ -112,6 +112,7 @@ func (t *dpopTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return fail(err)
 	}
+	fresh := "" // the valid DPoP-Nonce of the last answer
 	send := func(body io.ReadCloser) (*http.Response, error) {
 		r := req.Clone(ctx)
 		r.Body = body
@@ -126,12 +127,12 @@ func (t *dpopTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.Header.Set("DPoP", proof)
 		resp, err := t.next.RoundTrip(r)
 		if err == nil {
-			rsNonces.saw(r.URL, resp)
+			fresh = rsNonces.saw(r.URL, resp)
 		}
 		return resp, err
 	}
 	resp, err := send(req.Body)
-	if err != nil || !isNonceChallenge(resp) || resp.Header.Get("DPoP-Nonce") == "" {
+	if err != nil || !isNonceChallenge(resp) || fresh == "" {
 		return resp, err
 	}
 	var body io.ReadCloser
