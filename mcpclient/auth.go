@@ -27,6 +27,25 @@ type Authorizer interface {
 
 var _ Authorizer = (*oauth.Handler)(nil)
 
+// presenter is implemented by an [Authorizer] whose tokens may need
+// more than go-sdk's "Authorization: Bearer" (*oauth.Handler: DPoP-bound
+// tokens, RFC 9449): its ResourceTransport wraps the credential guard, so
+// that every MCP request (POST, the GET stream, the DELETE that ends a
+// session) of such a grant carries the DPoP scheme and a fresh proof.
+type presenter interface {
+	ResourceTransport(next http.RoundTripper) http.RoundTripper
+}
+
+var _ presenter = (*oauth.Handler)(nil)
+
+// present returns next, wrapped by auth's ResourceTransport when it has one.
+func present(auth Authorizer, next http.RoundTripper) http.RoundTripper {
+	if p, ok := auth.(presenter); ok {
+		return p.ResourceTransport(next)
+	}
+	return next
+}
+
 // oauthHandler is the transport's OAuth hook: Auth, or nil.
 func (c *Client) oauthHandler() auth.OAuthHandler {
 	if c.opts.Auth == nil {

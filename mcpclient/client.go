@@ -181,7 +181,7 @@ func New(rawURL string, opts Options) (*Client, error) {
 		CredentialHeaders: names,
 	}
 	c.http = &http.Client{
-		Transport:     &roundTripper{guard: guard, taps: &c.taps, hello: &c.hello, warn: func(msg string) { c.emit("warning", Warning{Message: msg}) }},
+		Transport:     &roundTripper{guard: present(opts.Auth, guard), taps: &c.taps, hello: &c.hello, warn: func(msg string) { c.emit("warning", Warning{Message: msg}) }},
 		Jar:           jar,
 		CheckRedirect: httpguard.CheckRedirect,
 	}

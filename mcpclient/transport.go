@@ -22,9 +22,10 @@ import (
 // (found in the request context), checks JSON-RPC responses, and taps
 // event-stream bodies for progress notifications. Credentials are added
 // below it, by the credential guard (internal/httpguard), which keeps them
-// on the server's origin.
+// on the server's origin; between the two, a DPoP-bound sign-in presents
+// its token with the DPoP scheme and a proof (see [presenter]).
 type roundTripper struct {
-	guard *httpguard.Transport
+	guard http.RoundTripper // the credential guard, or the presenter over it
 	taps  *progressTaps
 	hello *handshake
 	warn  func(msg string) // tells the page something went wrong that ends nothing

@@ -44,24 +44,19 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	if status == http.StatusForbidden {
 		return h.run(ctx, ch, true, false)
 	}
+	if status == http.StatusUnauthorized && ch.err == "use_dpop_nonce" {
+		// ResourceTransport already sent the request again with the
+		// server's nonce, and the server asked for another: no sign-in
+		// would help, and another try could loop.
+		return newErr(mcperr.Protocol, "the server asked for a new DPoP nonce again right after the request was sent with the one it gave (RFC 9449 §9); the request was not repeated", nil)
+	}
 	if status == http.StatusUnauthorized {
-		retry, err := h.unauthorized(ctx, bearerOf(req))
+		retry, err := h.unauthorized(ctx, presentedToken(req))
 		if retry || err != nil {
 			return err
 		}
 	}
 	return h.run(ctx, ch, false, false)
-}
-
-// bearerOf returns the bearer token req carried, or "".
-func bearerOf(req *http.Request) string {
-	if req == nil {
-		return ""
-	}
-	if a := req.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-		return a[7:]
-	}
-	return ""
 }
 
 // unauthorized handles a 401 to a request that carried bearer ("" for
@@ -164,7 +159,9 @@ func parseChallenge(resp *http.Response) challenge {
 		return ch // unreadable: discovery falls through to well-known URLs
 	}
 	for _, c := range cs {
-		if c.Scheme != "bearer" {
+		if c.Scheme != "bearer" && c.Scheme != "dpop" {
+			// A DPoP-protected server challenges with the DPoP scheme
+			// (RFC 9449 §7.1), with the same parameters.
 			continue
 		}
 		if v := c.Params["resource_metadata"]; v != "" && ch.prmURL == "" {

@@ -130,6 +130,11 @@ func New(cfg Config) (*Handler, error) {
 	default:
 		return nil, bad(fmt.Sprintf("Config.ApplicationType %q must be \"web\", \"native\" or empty", sanitize(cfg.ApplicationType)))
 	}
+	switch cfg.DPoP {
+	case "", DPoPAuto, DPoPOn, DPoPOff:
+	default:
+		return nil, bad(fmt.Sprintf("Config.DPoP %q must be %q, %q or %q", sanitize(string(cfg.DPoP)), DPoPAuto, DPoPOn, DPoPOff))
+	}
 	if cfg.ClientSecret != "" && cfg.ClientID == "" {
 		return nil, bad("Config.ClientSecret needs Config.ClientID")
 	}

@@ -30,6 +30,9 @@ type discovery struct {
 	AS *oauthex.AuthServerMeta `json:"as"`
 	// Source says how the metadata was found, for diagnostics.
 	Source string `json:"source"`
+	// DPoPAlgs is the AS metadata's dpop_signing_alg_values_supported
+	// (RFC 9449 §5.1), which oauthex.AuthServerMeta does not keep.
+	DPoPAlgs []string `json:"dpop_algs,omitempty"`
 }
 
 // sourceDefaults is the Source of a discovery that found no metadata and
@@ -341,31 +344,46 @@ func asmCandidates(issuer string) []string {
 // the issuer may differ from the origin (e.g. origin + "/oauth") but must be
 // on the same origin.
 func fetchASM(ctx context.Context, c *http.Client, issuer string, legacy bool) (asm *oauthex.AuthServerMeta, found bool, err error) {
+	asm, _, found, err = fetchASMDoc(ctx, c, issuer, legacy)
+	return asm, found, err
+}
+
+// asmDoc is authorization server metadata with the members
+// oauthex.AuthServerMeta does not have.
+type asmDoc struct {
+	oauthex.AuthServerMeta
+	DPoPAlgs []string `json:"dpop_signing_alg_values_supported,omitempty"`
+}
+
+// fetchASMDoc is [fetchASM] that also returns the metadata's
+// dpop_signing_alg_values_supported.
+func fetchASMDoc(ctx context.Context, c *http.Client, issuer string, legacy bool) (asm *oauthex.AuthServerMeta, dpopAlgs []string, found bool, err error) {
 	for _, cand := range asmCandidates(issuer) {
 		if err := checkEndpoint("metadata URL", cand); err != nil {
-			return nil, false, discoveryErr("invalid authorization server", err)
+			return nil, nil, false, discoveryErr("invalid authorization server", err)
 		}
-		var m oauthex.AuthServerMeta
-		err := getJSON(ctx, c, cand, &m)
+		var doc asmDoc
+		err := getJSON(ctx, c, cand, &doc)
+		m := doc.AuthServerMeta
 		if errors.Is(err, errNotFound) {
 			if ctx.Err() != nil {
-				return nil, false, ctx.Err()
+				return nil, nil, false, ctx.Err()
 			}
 			continue
 		}
 		if err != nil {
-			return nil, true, discoveryErr("authorization server metadata at "+cand, err)
+			return nil, nil, true, discoveryErr("authorization server metadata at "+cand, err)
 		}
 		want := issuer
 		if legacy && sameOrigin(m.Issuer, issuer) {
 			want = m.Issuer
 		}
 		if err := ValidateAuthServerMeta(&m, want); err != nil {
-			return nil, true, err
+			return nil, nil, true, err
 		}
-		return &m, true, nil
+		return &m, doc.DPoPAlgs, true, nil
 	}
-	return nil, false, nil
+	return nil, nil, false, nil
 }
 
 // discover runs discovery, in the order that finds what real servers
@@ -438,7 +456,7 @@ func (h *Handler) discoverNetwork(ctx context.Context, headerPRM string) (*disco
 	}
 	if prm != nil {
 		issuer := prm.AuthorizationServers[0]
-		asm, found, err := fetchASM(ctx, h.cfg.HTTPClient, issuer, false)
+		asm, algs, found, err := fetchASMDoc(ctx, h.cfg.HTTPClient, issuer, false)
 		if err != nil {
 			return nil, err
 		}
@@ -449,17 +467,17 @@ func (h *Handler) discoverNetwork(ctx context.Context, headerPRM string) (*disco
 		if prm.Resource != "" {
 			res = prm.Resource
 		}
-		return &discovery{Resource: res, ScopesSupported: prm.ScopesSupported, AS: asm, Source: source}, nil
+		return &discovery{Resource: res, ScopesSupported: prm.ScopesSupported, AS: asm, Source: source, DPoPAlgs: algs}, nil
 	}
 	// 2025-03-26: the MCP server's origin is the authorization server.
 	u, _ := url.Parse(h.resource)
 	origin := u.Scheme + "://" + u.Host
-	asm, found, err := fetchASM(ctx, h.cfg.HTTPClient, origin, true)
+	asm, algs, found, err := fetchASMDoc(ctx, h.cfg.HTTPClient, origin, true)
 	if err != nil {
 		return nil, err
 	}
 	if found {
-		return &discovery{Resource: h.resource, AS: asm, Source: "2025-03-26 metadata"}, nil
+		return &discovery{Resource: h.resource, AS: asm, Source: "2025-03-26 metadata", DPoPAlgs: algs}, nil
 	}
 	asm = &oauthex.AuthServerMeta{
 		Issuer:                        origin,

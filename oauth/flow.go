@@ -188,7 +188,7 @@ func (h *Handler) login(ctx context.Context, ch challenge, stepUp bool) (retErr 
 	}
 	ectx, ecancel := context.WithTimeout(ctx, h.cfg.AuthTimeout)
 	defer ecancel()
-	g, err := finishFlow(ectx, flowEnv{store: h.cfg.Store, hc: h.cfg.HTTPClient, clock: h.cfg.Clock}, p, cl, cb)
+	g, err := finishFlow(ectx, flowEnv{store: h.cfg.Store, hc: h.cfg.HTTPClient, clock: h.cfg.Clock, keys: h.cfg.DPoPKeys}, p, cl, cb)
 	if err != nil {
 		return h.phaseErr(ctx, ectx, err, "token exchange")
 	}
@@ -288,7 +288,23 @@ func (h *Handler) prepare(ctx context.Context, ch challenge, stepUp bool) (*Pend
 		RedirectURL: p.RedirectURI,
 		Scopes:      scopes,
 	}
-	authURL := oc.AuthCodeURL(p.State, oauth2.S256ChallengeOption(p.Verifier), oauth2.SetAuthURLParam("resource", p.resourceIndicator()))
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(p.Verifier), oauth2.SetAuthURLParam("resource", p.resourceIndicator())}
+	dpop, err := useDPoP(h.cfg.DPoP, d.AS.Issuer, d.DPoPAlgs)
+	if err != nil {
+		return nil, clientCreds{}, "", err
+	}
+	if dpop {
+		// One key per client registration; its thumbprint binds the code
+		// to it (dpop_jkt, RFC 9449 §10).
+		p.DPoPKeyID = dpopKeyID(p.Issuer, cl.id)
+		p.DPoPRequired = h.cfg.DPoP == DPoPOn
+		key, err := dpopKey(ctx, h.cfg.DPoPKeys, p.DPoPKeyID)
+		if err != nil {
+			return nil, clientCreds{}, "", err
+		}
+		opts = append(opts, oauth2.SetAuthURLParam("dpop_jkt", dpopThumbprint(key)))
+	}
+	authURL := oc.AuthCodeURL(p.State, opts...)
 	return p, cl, authURL, nil
 }
 

@@ -40,6 +40,10 @@ type PendingConfig struct {
 	// OnEvent, when set, receives the outcome as an [Event] for the flow's
 	// resource (authorized, declined or failed). Synchronous; must not block.
 	OnEvent func(Event)
+	// DPoPKeys holds the key a DPoP flow's token request is signed with:
+	// the same store as the handlers' [Config.DPoPKeys]. Default: the
+	// process's keys in memory (the default of Config.DPoPKeys).
+	DPoPKeys DPoPKeys
 }
 
 // PendingTaker is implemented by a [Store] that can read and delete a
@@ -121,7 +125,7 @@ func CompletePending(ctx context.Context, cfg PendingConfig, callbackURL string)
 	}
 	cl, err := pendingCreds(ctx, cfg, p)
 	if err == nil {
-		_, err = finishFlow(ctx, flowEnv{store: cfg.Store, hc: cfg.HTTPClient, clock: cfg.Clock}, p, cl, cb)
+		_, err = finishFlow(ctx, flowEnv{store: cfg.Store, hc: cfg.HTTPClient, clock: cfg.Clock, keys: cfg.DPoPKeys}, p, cl, cb)
 	}
 	switch {
 	case err == nil:
@@ -199,6 +203,7 @@ type flowEnv struct {
 	store Store
 	hc    *http.Client
 	clock Clock
+	keys  DPoPKeys // nil: the default keys
 }
 
 // finishFlow completes the authorization response cb of flow p, for a
@@ -208,7 +213,7 @@ type flowEnv struct {
 // token response is validated, and the grant is stored whole.
 func finishFlow(ctx context.Context, env flowEnv, p *PendingFlow, cl clientCreds, cb *Callback) (*Grant, error) {
 	if cb.Error != "" {
-		forgetRejectedClient(ctx, env.store, p, cl, cb.Error)
+		forgetRejectedClient(ctx, env, p, cl, cb.Error)
 		return nil, callbackError(cb)
 	}
 	if err := checkIss(cb.Iss, p.Issuer, p.RequireIss); err != nil {
@@ -221,19 +226,32 @@ func finishFlow(ctx context.Context, env flowEnv, p *PendingFlow, cl clientCreds
 		"code_verifier": {p.Verifier},
 		"resource":      {p.resourceIndicator()},
 	}
-	tr, err := tokenRequest(ctx, env.hc, env.clock, p.TokenEndpoint, cl, form)
+	var key DPoPKey
+	if p.DPoPKeyID != "" {
+		k, err := dpopKey(ctx, env.keys, p.DPoPKeyID)
+		if err != nil {
+			return nil, err
+		}
+		key = k
+	}
+	tr, err := postToken(ctx, env.hc, env.clock, p.TokenEndpoint, cl, form, key)
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
-			forgetRejectedClient(ctx, env.store, p, cl, re.ErrorCode)
+			forgetRejectedClient(ctx, env, p, cl, re.ErrorCode)
 		}
+		return nil, err
+	}
+	tt, err := grantTokenType(tr.TokenType, key != nil, p.DPoPRequired)
+	if err != nil {
 		return nil, err
 	}
 	g := &Grant{
 		Resource:           p.Resource,
 		Issuer:             p.Issuer,
 		AccessToken:        tr.AccessToken,
-		TokenType:          "Bearer",
+		TokenType:          tt,
+		DPoPKeyID:          p.DPoPKeyID,
 		RefreshToken:       tr.RefreshToken,
 		Expiry:             tr.expiry,
 		Scopes:             p.Scopes,
@@ -258,14 +276,18 @@ func finishFlow(ctx context.Context, env flowEnv, p *PendingFlow, cl clientCreds
 // server says it does not know the client any more (invalid_client,
 // unauthorized_client): the next sign-in registers again instead of failing
 // the same way forever. Pre-registered and metadata-document clients are
-// not in the cache and are left alone.
-func forgetRejectedClient(ctx context.Context, store Store, p *PendingFlow, cl clientCreds, code string) {
+// not in the cache and are left alone. The registration's DPoP key goes
+// with it.
+func forgetRejectedClient(ctx context.Context, env flowEnv, p *PendingFlow, cl clientCreds, code string) {
 	if code != "invalid_client" && code != "unauthorized_client" {
 		return
 	}
-	reg, err := store.GetClient(ctx, p.Issuer, p.RedirectURI)
+	reg, err := env.store.GetClient(ctx, p.Issuer, p.RedirectURI)
 	if err == nil && reg != nil && reg.ClientID == cl.id {
-		_ = store.DeleteClient(ctx, p.Issuer, p.RedirectURI)
+		_ = env.store.DeleteClient(ctx, p.Issuer, p.RedirectURI)
+		if p.DPoPKeyID != "" {
+			_ = keysOr(env.keys).DeleteKey(ctx, p.DPoPKeyID)
+		}
 	}
 }
 

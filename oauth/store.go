@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -13,7 +14,7 @@ type Grant struct {
 	Resource     string    // canonical MCP server URI (the key)
 	Issuer       string    // authorization server issuer
 	AccessToken  string    // secret
-	TokenType    string    // "Bearer"
+	TokenType    string    // "Bearer", or "DPoP" for a DPoP-bound token (never sent as Bearer)
 	RefreshToken string    // secret; empty when none was issued
 	Expiry       time.Time // zero: unknown (used until the server answers 401)
 	Scopes       []string  // granted, or requested when the server did not say
@@ -32,7 +33,17 @@ type Grant struct {
 	// origin root names the origin). Empty: Resource (grants stored before
 	// this field existed).
 	ResourceIndicator string
+
+	// DPoPKeyID names the [DPoPKey] (in [Config.DPoPKeys]) whose proofs
+	// went with this grant's token requests (RFC 9449): its refreshes are
+	// signed by it, and a TokenType "DPoP" access token is presented with
+	// its proofs. Empty: no DPoP (grants stored before DPoP existed).
+	DPoPKeyID string
 }
+
+// dpopBound reports whether g's access token is DPoP-bound: presented
+// with the DPoP scheme and a proof, never as Bearer.
+func (g *Grant) dpopBound() bool { return strings.EqualFold(g.TokenType, "DPoP") }
 
 // resourceIndicator returns the RFC 8707 resource for g's token requests.
 func (g *Grant) resourceIndicator() string {
@@ -90,6 +101,12 @@ type PendingFlow struct {
 	// authorization_response_iss_parameter_supported (RFC 9207), so a
 	// callback without iss is rejected.
 	RequireIss bool
+	// DPoPKeyID names the [DPoPKey] the token request is signed with
+	// (its thumbprint went out as dpop_jkt); empty: no DPoP.
+	DPoPKeyID string
+	// DPoPRequired: DPoP was required ([DPoPOn]), so a Bearer token in
+	// the answer fails the flow.
+	DPoPRequired bool
 }
 
 func (p *PendingFlow) resourceIndicator() string {

@@ -78,24 +78,55 @@ func (h *Handler) tokenRequest(ctx context.Context, endpoint string, cl clientCr
 // tokenRequest is [Handler.tokenRequest] for callers without a Handler
 // ([CompletePending]).
 func tokenRequest(ctx context.Context, hc *http.Client, clk Clock, endpoint string, cl clientCreds, form url.Values) (*tokenResponse, error) {
+	return postToken(ctx, hc, clk, endpoint, cl, form, nil)
+}
+
+// postToken is [tokenRequest] with a DPoP proof signed by key (RFC 9449
+// §5) when key is not nil. An authorization server that asks for a nonce
+// (400 error=use_dpop_nonce with DPoP-Nonce, §8) gets the request once
+// more, with a new proof carrying it; the newest nonce of each server is
+// kept for later proofs.
+func postToken(ctx context.Context, hc *http.Client, clk Clock, endpoint string, cl clientCreds, form url.Values, key DPoPKey) (*tokenResponse, error) {
+	for attempt := 0; ; attempt++ {
+		tr, retry, err := postTokenOnce(ctx, hc, clk, endpoint, cl, form, key, attempt == 0)
+		if !retry {
+			return tr, err
+		}
+	}
+}
+
+// postTokenOnce sends one token request; retry reports a nonce challenge
+// worth answering (only when mayRetry).
+func postTokenOnce(ctx context.Context, hc *http.Client, clk Clock, endpoint string, cl clientCreds, form url.Values, key DPoPKey, mayRetry bool) (tr *tokenResponse, retry bool, err error) {
 	req, err := clientRequest(ctx, endpoint, cl, form)
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	if key != nil {
+		proof, err := dpopProof(ctx, key, http.MethodPost, req.URL, "", asNonces.get(req.URL))
+		if err != nil {
+			return nil, false, err
+		}
+		req.Header.Set("DPoP", proof)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		}
-		return nil, tokenErr("token request failed", redactURLError(err))
+		return nil, false, tokenErr("token request failed", redactURLError(err))
 	}
 	defer resp.Body.Close()
+	nonce := ""
+	if key != nil {
+		nonce = asNonces.saw(req.URL, resp)
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return nil, tokenErr("reading token response failed", nil)
+		return nil, false, tokenErr("reading token response failed", nil)
 	}
 	if len(body) > maxBody {
-		return nil, tokenErr(fmt.Sprintf("token response larger than %d bytes", maxBody), nil)
+		return nil, false, tokenErr(fmt.Sprintf("token response larger than %d bytes", maxBody), nil)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		var e struct {
@@ -104,6 +135,9 @@ func tokenRequest(ctx context.Context, hc *http.Client, clk Clock, endpoint stri
 			URI         string `json:"error_uri"`
 		}
 		_ = json.Unmarshal(body, &e)
+		if mayRetry && key != nil && nonce != "" && resp.StatusCode == http.StatusBadRequest && e.Error == "use_dpop_nonce" {
+			return nil, true, nil
+		}
 		// Servers do echo what they rejected ("invalid refresh token
 		// abc…"): take every secret of the request out before the text
 		// reaches an error, an event or a log.
@@ -115,13 +149,13 @@ func tokenRequest(ctx context.Context, hc *http.Client, clk Clock, endpoint stri
 			ErrorDescription: clean(e.Description),
 			ErrorURI:         clean(e.URI),
 		}
-		return nil, &Error{Code: mcperr.TokenFailed, Msg: fmt.Sprintf("oauth: token endpoint returned status %d", resp.StatusCode), Err: re}
+		return nil, false, &Error{Code: mcperr.TokenFailed, Msg: fmt.Sprintf("oauth: token endpoint returned status %d", resp.StatusCode), Err: re}
 	}
-	tr, err := parseTokenResponse(body, clk)
+	tr, err = parseTokenResponse(body, clk)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return tr, nil
+	return tr, false, nil
 }
 
 // clientRequest builds a form POST with client authentication
@@ -212,7 +246,15 @@ func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
 		"refresh_token": {g.RefreshToken},
 		"resource":      {g.resourceIndicator()}, // the one of the authorization request
 	}
-	tr, err := h.tokenRequest(ctx, g.TokenEndpoint, g.creds(), form)
+	var key DPoPKey
+	if g.DPoPKeyID != "" {
+		// The refresh token is bound to the key of the grant's sign-in
+		// (RFC 9449 §5): the same key signs.
+		if key, err = dpopKey(ctx, h.cfg.DPoPKeys, g.DPoPKeyID); err != nil {
+			return nil, err
+		}
+	}
+	tr, err := postToken(ctx, h.cfg.HTTPClient, h.cfg.Clock, g.TokenEndpoint, g.creds(), form, key)
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if asRetrieve(err, &re) && re.ErrorCode == "invalid_grant" {
@@ -226,9 +268,13 @@ func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
 		}
 		return nil, err
 	}
+	tt, err := grantTokenType(tr.TokenType, key != nil, key != nil && h.cfg.DPoP == DPoPOn)
+	if err != nil {
+		return nil, err
+	}
 	ng := *g
 	ng.AccessToken = tr.AccessToken
-	ng.TokenType = "Bearer"
+	ng.TokenType = tt
 	ng.Expiry = tr.expiry
 	if tr.RefreshToken != "" {
 		ng.RefreshToken = tr.RefreshToken

@@ -16,7 +16,8 @@ const maxTokenLen = 16 << 10
 // parseTokenResponse validates a successful token response (RFC 6749 §5.1)
 // before anything of it is stored: every field of the right JSON type,
 // access_token a b64token (RFC 6750 §2.1: what an Authorization header can
-// carry), refresh_token VSCHAR (RFC 6749 Appendix A.17), token_type Bearer,
+// carry), refresh_token VSCHAR (RFC 6749 Appendix A.17), token_type Bearer
+// or DPoP (RFC 9449 §5; whether it fits the request is the caller's check),
 // expires_in a non-negative number within range, scope NQSCHAR words.
 // Nothing a server sends can reach a request header unless it is a valid
 // header value. Errors are [ErrTokenFailed]-coded and never quote a token.
@@ -66,8 +67,8 @@ func parseTokenResponse(body []byte, clk Clock) (*tokenResponse, error) {
 		return nil, tokenErr(fmt.Sprintf("token response refresh_token is longer than %d bytes", maxTokenLen), nil)
 	case !isVSChars(tr.RefreshToken):
 		return nil, tokenErr("token response refresh_token has characters outside printable ASCII (RFC 6749 Appendix A.17)", nil)
-	case !strings.EqualFold(tr.TokenType, "bearer"):
-		return nil, tokenErr(fmt.Sprintf("token response has token_type %q, want Bearer", sanitize(tr.TokenType)), nil)
+	case !strings.EqualFold(tr.TokenType, "bearer") && !strings.EqualFold(tr.TokenType, "dpop"):
+		return nil, tokenErr(fmt.Sprintf("token response has token_type %q, want Bearer or DPoP", sanitize(tr.TokenType)), nil)
 	case !isScopeList(tr.Scope):
 		return nil, tokenErr("token response scope has characters outside RFC 6749 §3.3", nil)
 	}

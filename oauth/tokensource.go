@@ -56,6 +56,12 @@ func (ts *tokenSource) Token() (*oauth2.Token, error) {
 			// Network or server trouble: use the old token; a 401 follows.
 		}
 	}
+	if g.dpopBound() {
+		// go-sdk writes every token as Bearer; ResourceTransport finds it
+		// here and presents it with the DPoP scheme and a proof instead.
+		h.noteBound(g)
+		return &oauth2.Token{AccessToken: g.AccessToken, TokenType: "DPoP", Expiry: g.Expiry}, nil
+	}
 	return &oauth2.Token{AccessToken: g.AccessToken, TokenType: "Bearer", Expiry: g.Expiry}, nil
 }
 

@@ -106,7 +106,10 @@ func run(ctx context.Context, scenario, serverURL string, cctx map[string]any) e
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
 		},
 	})
-	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: serverURL, HTTPClient: httpClient, OAuthHandler: h}, nil)
+	// The MCP requests go through the handler's ResourceTransport, which
+	// presents a DPoP-bound token (Config.DPoP is auto) with a proof.
+	mcpHTTP := &http.Client{Transport: h.ResourceTransport(http.DefaultTransport), Timeout: httpClient.Timeout}
+	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: serverURL, HTTPClient: mcpHTTP, OAuthHandler: h}, nil)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
