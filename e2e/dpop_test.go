@@ -241,3 +241,63 @@ func TestDPoPSignInReloadAndStolenToken(t *testing.T) {
 		}
 	}
 }
+
+// TestDPoPOption: the dpop option reaches the client. With storage
+// "memory" the key lives in the page only (nothing in IndexedDB); with
+// dpop: false the client sends no proof and the DPoP-only demo server
+// refuses the sign-in; with dpop: true against a server without DPoP the
+// sign-in fails rather than fall back to a bearer token.
+func TestDPoPOption(t *testing.T) {
+	t.Run("memory", func(t *testing.T) {
+		var wire wireLog
+		e := newAuthEnvWith(t, devserver.AuthConfig{DPoP: true}, wire.record)
+		e.signIn(`{ storage: "memory", dpop: true }`)
+		var stored int
+		e.eval(`(async () => {
+			const db = await openDB();
+			const n = db.objectStoreNames.contains("dpop")
+				? await new Promise((res) => { const r = db.transaction("dpop").objectStore("dpop").count(); r.onsuccess = () => res(r.result); })
+				: 0;
+			db.close();
+			return n;
+		})()`, &stored)
+		if stored != 0 {
+			t.Errorf("storage memory: %d DPoP keys in IndexedDB; want 0", stored)
+		}
+		var dpop bool
+		for _, s := range wire.all() {
+			if strings.EqualFold(s.scheme, "DPoP") && s.proof && s.status == http.StatusOK {
+				dpop = true
+			}
+		}
+		if !dpop {
+			t.Errorf("storage memory: no accepted DPoP request (%+v)", wire.all())
+		}
+	})
+	t.Run("off against a DPoP server", func(t *testing.T) {
+		e := newAuthEnv(t, devserver.AuthConfig{DPoP: true})
+		popups := e.expectPopup()
+		e.startLogin(`{ dpop: false }`)
+		e.consent(e.popup(popups), "approve")
+		r := e.awaitLogin()
+		if r.OK || r.Error == nil || r.Error.Code != "token_failed" {
+			t.Fatalf("dpop: false against a DPoP-only server: %+v; want token_failed", r)
+		}
+		for _, ev := range e.AS.Events() {
+			if ev.Kind == authserver.EventTokenCode && ev.Err != "invalid_dpop_proof" {
+				t.Errorf("token request: %q %q; want invalid_dpop_proof (no proof sent)", ev.Err, ev.Detail)
+			}
+		}
+	})
+	t.Run("on against a server without DPoP", func(t *testing.T) {
+		e := newAuthEnv(t, devserver.AuthConfig{})
+		e.startLogin(`{ dpop: true }`)
+		r := e.awaitLogin()
+		if r.OK || r.Error == nil || r.Error.Code != "discovery_failed" || !strings.Contains(r.Error.Message, "DPoP") {
+			t.Fatalf("dpop: true against a server without DPoP: %+v; want discovery_failed naming DPoP", r)
+		}
+		if e.snapshot()["token"] != 0 {
+			t.Errorf("a token request was made; want none")
+		}
+	})
+}
