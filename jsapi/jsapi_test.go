@@ -109,6 +109,18 @@ func TestCodesAreEveryCode(t *testing.T) {
 	}
 }
 
+func TestDPoPMode(t *testing.T) {
+	for in, want := range map[string]string{`{}`: "auto", `{"dpop":"auto"}`: "auto", `{"dpop":true}`: "on", `{"dpop":false}`: "off"} {
+		var o ClientOptions
+		if err := Decode("client()", []byte(in), &o); err != nil {
+			t.Fatal(err)
+		}
+		if got := o.DPoPMode(); got != want {
+			t.Errorf("%s: DPoPMode() = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestClientOptions(t *testing.T) {
 	for _, tc := range []struct{ json, want string }{
 		{`{}`, ""},
@@ -120,6 +132,12 @@ func TestClientOptions(t *testing.T) {
 		{`{"severedPopupTimeoutMs":-5}`, "severedPopupTimeoutMs must be a positive number"},
 		{`{"authMode":"redirect","storage":"memory"}`, `needs storage "indexeddb"`},
 		{`{"clientSecret":"s"}`, "clientSecret needs clientId"},
+		{`{"dpop":"auto"}`, ""},
+		{`{"dpop":true}`, ""},
+		{`{"dpop":false}`, ""},
+		{`{"dpop":"on"}`, `dpop must be "auto", true or false`},
+		{`{"dpop":null}`, `dpop must be "auto", true or false`},
+		{`{"dpop":1}`, `dpop must be "auto", true or false`},
 		{`{"storage":5}`, "storage must be a string"},
 		{`{"scopes":"a b"}`, "scopes must be an array"},
 		{`{"accessToken":{}}`, "accessToken must be a function"},

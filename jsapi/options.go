@@ -30,6 +30,20 @@ type ClientOptions struct {
 	AuthTimeoutMs         *float64          `json:"authTimeoutMs,omitempty"`
 	SeveredPopupTimeoutMs *float64          `json:"severedPopupTimeoutMs,omitempty"`
 	Transport             string            `json:"transport,omitempty"`
+	// DPoP is "auto", true or false (see [ClientOptions.DPoPMode]).
+	DPoP json.RawMessage `json:"dpop,omitempty" js:"string|boolean"`
+}
+
+// DPoPMode returns the dpop option as an oauth.DPoPMode value: "auto"
+// (also when unset), "on" (true) or "off" (false). Validate has checked it.
+func (o *ClientOptions) DPoPMode() string {
+	switch string(bytes.TrimSpace(o.DPoP)) {
+	case "true":
+		return "on"
+	case "false":
+		return "off"
+	}
+	return "auto"
 }
 
 // optionKind is what JS type an option has: "string", "boolean", "number",
@@ -165,6 +179,9 @@ func (o *ClientOptions) Validate() error {
 		if err != nil {
 			return err
 		}
+	}
+	if d := string(bytes.TrimSpace(o.DPoP)); d != "" && d != `"auto"` && d != "true" && d != "false" {
+		return invalid(`client(): dpop must be "auto", true or false`)
 	}
 	if o.AuthMode == "redirect" && o.Storage == "memory" {
 		return invalid(`client(): authMode "redirect" needs storage "indexeddb": the page is gone while the user signs in`)

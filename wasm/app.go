@@ -35,7 +35,8 @@ type app struct {
 	registry *oauth.Registry
 	idb      *indexeddb.Store
 
-	memory *oauth.MemoryStore // storage: "memory"
+	memory  *oauth.MemoryStore // storage: "memory"
+	memKeys oauth.DPoPKeys     // the DPoP keys of storage "memory"
 
 	mu          sync.Mutex
 	nextID      int
@@ -64,6 +65,7 @@ func newApp(hv jsbridge.Value, hintsJSON string) *app {
 		http:     httpguard.NewClient(&httpguard.Transport{}),
 		registry: oauth.NewRegistry(),
 		memory:   oauth.NewMemoryStore(),
+		memKeys:  indexeddb.NewMemoryDPoPKeys(),
 		clients:  make(map[int]*clientEntry),
 		catalogs: make(map[int]*catalogEntry),
 		agents:   make(map[int]*agent.Agent),
@@ -214,7 +216,18 @@ func (a *app) newAuth(id int, url string, o jsapi.ClientOptions) (*oauth.Handler
 		// Refresh this long before expiry: enough for a fetch round trip,
 		// short enough that minute-long tokens are not refreshed on every call.
 		RefreshMargin: 10 * time.Second,
+		DPoP:          oauth.DPoPMode(o.DPoPMode()),
+		DPoPKeys:      a.dpopKeys(o.Storage),
 	})
+}
+
+// dpopKeys returns the DPoP keys beside the store of kind: IndexedDB's, or
+// this page's memory keys.
+func (a *app) dpopKeys(kind string) oauth.DPoPKeys {
+	if kind == "memory" {
+		return a.memKeys
+	}
+	return a.idb.DPoPKeys()
 }
 
 // clientSecret finds the secret of a pre-registered confidential client

@@ -24,6 +24,7 @@ export const CLIENT_OPTIONS = Object.freeze({
   authTimeoutMs: "number",
   severedPopupTimeoutMs: "number",
   transport: "string",
+  dpop: "string|boolean",
 });
 
 /** The options of mcp.catalog(). */

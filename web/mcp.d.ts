@@ -114,6 +114,12 @@ export interface ClientOptions {
    * declines within 1.5 s.
    */
   severedPopupTimeoutMs?: number;
+  /**
+   * DPoP (RFC 9449): tokens bound to a non-extractable key of this page, so
+   * a stolen token is useless elsewhere. "auto" (default): when the
+   * authorization server advertises ES256 DPoP; true: always; false: never.
+   */
+  dpop?: "auto" | boolean;
 }
 
 export interface CallOptions {

@@ -8,7 +8,9 @@
 // registrations, pending flows) are encrypted at rest with AES-GCM under a
 // non-extractable WebCrypto key kept in the same database: the raw database
 // never holds a token in plaintext, and script on another origin cannot read
-// it. The schema is versioned; [migrations] upgrades older databases.
+// it. DPoP keys ([Store.DPoPKeys]) are WebCrypto key pairs with a
+// non-extractable private key, stored as CryptoKey objects. The schema is
+// versioned; [migrations] upgrades older databases.
 //
 // The database is opened on first use, so a page that never signs in never
 // touches it. When IndexedDB cannot be opened (private mode, storage
@@ -57,6 +59,15 @@ var migrations = []func(db jsbridge.Value) error{
 		}
 		return nil
 	},
+	// 1 → 2: the DPoP key pairs (see DPoPKeys).
+	func(db jsbridge.Value) error {
+		opts, err := jsbridge.NewObject(map[string]any{"keyPath": "k"})
+		if err != nil {
+			return err
+		}
+		_, err = db.Call("createObjectStore", storeDPoP, opts)
+		return err
+	},
 }
 
 // Store is an [oauth.Store] over IndexedDB (see the package doc).
@@ -67,6 +78,9 @@ type Store struct {
 	once     sync.Once
 	kv       kv
 	fallback error // why IndexedDB is not used; nil while it is
+
+	dpopOnce sync.Once
+	dpop     *idbDPoPKeys
 }
 
 var (
@@ -122,11 +136,11 @@ func (s *Store) Fallback() error {
 // the other pages of the origin; the memory fallback's are not.
 func (s *Store) Shared() bool { return s.Fallback() == nil }
 
-// Clear deletes every grant, registration, cached metadata and pending flow
-// (the encryption key stays).
+// Clear deletes every grant, registration, cached metadata, pending flow
+// and DPoP key (the encryption key stays).
 func (s *Store) Clear(ctx context.Context) error {
 	b := s.backend(ctx)
-	for _, st := range []string{storeGrants, storeClients, storeMetadata, storePending} {
+	for _, st := range []string{storeGrants, storeClients, storeMetadata, storePending, storeDPoP} {
 		if err := b.clear(ctx, st); err != nil {
 			return err
 		}

@@ -1,0 +1,216 @@
+//go:build js && wasm
+
+package indexeddb
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/mcpwasm/mcpwasm/jsbridge"
+	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/mcpwasm/mcpwasm/oauth"
+)
+
+// storeDPoP holds the DPoP key pairs: {k: id, privateKey, publicKey}, the
+// CryptoKeys as structured clones (never exported).
+const storeDPoP = "dpop"
+
+// DPoPKeys returns the page's DPoP keys ([oauth.DPoPKeys]), kept in the
+// store's database: ECDSA P-256 key pairs made by WebCrypto with a
+// non-extractable private key, stored as CryptoKey objects, so that no
+// script can read the private key, not even this one. Every tab of the
+// origin gets the same key for the same id. When the store falls back to
+// memory, so do the keys (see [NewMemoryDPoPKeys]).
+func (s *Store) DPoPKeys() oauth.DPoPKeys {
+	s.dpopOnce.Do(func() { s.dpop = &idbDPoPKeys{s: s, mem: NewMemoryDPoPKeys()} })
+	return s.dpop
+}
+
+type idbDPoPKeys struct {
+	s   *Store
+	mem oauth.DPoPKeys // when IndexedDB is unavailable
+
+	mu sync.Mutex // one creation at a time in this page
+}
+
+// Key implements [oauth.DPoPKeys]. The key is read from the database each
+// time, so that a key another tab deleted and replaced is not used from a
+// stale copy.
+func (k *idbDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error) {
+	db, ok := k.s.backend(ctx).(*idbKV)
+	if !ok {
+		return k.mem.Key(ctx, id)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	rec, err := db.getRecord(ctx, storeDPoP, id)
+	if err != nil {
+		return nil, err
+	}
+	if rec.IsUndefined() {
+		priv, pub, err := generateDPoPKey(ctx)
+		if err != nil {
+			return nil, err
+		}
+		rec, err = jsbridge.NewObject(map[string]any{"k": id, "privateKey": priv, "publicKey": pub})
+		if err != nil {
+			return nil, storageErr(err, "cannot encode the DPoP key")
+		}
+		// add, not put: when another tab stored a key first, use its key.
+		if err := db.write(ctx, storeDPoP, "add", rec); err != nil {
+			if rec, err = db.getRecord(ctx, storeDPoP, id); err != nil || rec.IsUndefined() {
+				return nil, storageErr(err, "cannot store the DPoP key")
+			}
+		}
+	}
+	priv, err1 := rec.Get("privateKey")
+	pub, err2 := rec.Get("publicKey")
+	if err1 != nil || err2 != nil || priv.IsUndefined() || pub.IsUndefined() {
+		return nil, storageErr(fmt.Errorf("missing CryptoKey"), "the stored DPoP key is unreadable")
+	}
+	return newWebKey(ctx, priv, pub)
+}
+
+// DeleteKey implements [oauth.DPoPKeys].
+func (k *idbDPoPKeys) DeleteKey(ctx context.Context, id string) error {
+	db, ok := k.s.backend(ctx).(*idbKV)
+	if !ok {
+		return k.mem.DeleteKey(ctx, id)
+	}
+	return db.write(ctx, storeDPoP, "delete", id)
+}
+
+// NewMemoryDPoPKeys returns DPoP keys kept in this page's memory only
+// (non-extractable WebCrypto keys, gone on reload): the keys of clients
+// with storage "memory", and of the IndexedDB store's memory fallback.
+func NewMemoryDPoPKeys() oauth.DPoPKeys {
+	return &memDPoPKeys{keys: make(map[string]*webKey)}
+}
+
+type memDPoPKeys struct {
+	mu   sync.Mutex
+	keys map[string]*webKey
+}
+
+func (m *memDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if k := m.keys[id]; k != nil {
+		return k, nil
+	}
+	priv, pub, err := generateDPoPKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k, err := newWebKey(ctx, priv, pub)
+	if err != nil {
+		return nil, err
+	}
+	m.keys[id] = k
+	return k, nil
+}
+
+func (m *memDPoPKeys) DeleteKey(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.keys, id)
+	return nil
+}
+
+// generateDPoPKey makes an ECDSA P-256 pair whose private key cannot be
+// exported (the public key of a pair always can).
+func generateDPoPKey(ctx context.Context) (priv, pub jsbridge.Value, err error) {
+	fail := func(err error) (jsbridge.Value, jsbridge.Value, error) {
+		return jsbridge.Undefined(), jsbridge.Undefined(), dpopErr(err, "cannot create a DPoP key")
+	}
+	subtle, err := subtleCrypto()
+	if err != nil {
+		return jsbridge.Undefined(), jsbridge.Undefined(), err
+	}
+	alg, _ := jsbridge.NewObject(map[string]any{"name": "ECDSA", "namedCurve": "P-256"})
+	p, err := subtle.Call("generateKey", alg, false, []any{"sign", "verify"})
+	if err != nil {
+		return fail(err)
+	}
+	pair, err := jsbridge.Await(ctx, p)
+	if err != nil {
+		return fail(err)
+	}
+	priv, err1 := pair.Get("privateKey")
+	pub, err2 := pair.Get("publicKey")
+	if err1 != nil || err2 != nil {
+		return fail(fmt.Errorf("generateKey returned no key pair"))
+	}
+	return priv, pub, nil
+}
+
+// webKey is a WebCrypto DPoP key: it signs with the CryptoKey; only the
+// public coordinates are in Go.
+type webKey struct {
+	priv jsbridge.Value
+	x, y string
+}
+
+func newWebKey(ctx context.Context, priv, pub jsbridge.Value) (*webKey, error) {
+	subtle, err := subtleCrypto()
+	if err != nil {
+		return nil, err
+	}
+	p, err := subtle.Call("exportKey", "jwk", pub)
+	if err != nil {
+		return nil, dpopErr(err, "cannot read the DPoP public key")
+	}
+	jwk, err := jsbridge.Await(ctx, p)
+	if err != nil {
+		return nil, dpopErr(err, "cannot read the DPoP public key")
+	}
+	var xy [2]string
+	for i, name := range []string{"x", "y"} {
+		v, err := jwk.Get(name)
+		if err != nil {
+			return nil, dpopErr(err, "cannot read the DPoP public key")
+		}
+		if xy[i], err = jsbridge.String(v, "jwk."+name); err != nil || len(xy[i]) != 43 {
+			return nil, dpopErr(err, "the DPoP public key is not P-256")
+		}
+	}
+	return &webKey{priv: priv, x: xy[0], y: xy[1]}, nil
+}
+
+// PublicJWK implements [oauth.DPoPKey].
+func (k *webKey) PublicJWK() (x, y string) { return k.x, k.y }
+
+// Sign implements [oauth.DPoPKey]: WebCrypto's ECDSA signature is already
+// r‖s (IEEE P1363), 64 bytes for P-256.
+func (k *webKey) Sign(ctx context.Context, input []byte) ([]byte, error) {
+	subtle, err := subtleCrypto()
+	if err != nil {
+		return nil, err
+	}
+	data, err := jsbridge.Uint8Array(input)
+	if err != nil {
+		return nil, dpopErr(err, "cannot sign a DPoP proof")
+	}
+	alg, _ := jsbridge.NewObject(map[string]any{"name": "ECDSA", "hash": "SHA-256"})
+	p, err := subtle.Call("sign", alg, k.priv, data)
+	if err != nil {
+		return nil, dpopErr(err, "cannot sign a DPoP proof")
+	}
+	sig, err := jsbridge.Await(ctx, p)
+	if err != nil {
+		return nil, dpopErr(err, "cannot sign a DPoP proof")
+	}
+	b, err := jsbridge.Bytes(sig)
+	if err != nil || len(b) != 64 {
+		return nil, dpopErr(err, "WebCrypto returned a signature of the wrong size")
+	}
+	return b, nil
+}
+
+func dpopErr(err error, what string) error {
+	if err == nil {
+		err = fmt.Errorf("%s", what)
+	}
+	return &mcperr.Error{Code: mcperr.Storage, Msg: "indexeddb: " + what + " (WebCrypto ECDSA P-256 is needed for DPoP)", Err: err}
+}
