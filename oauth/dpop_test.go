@@ -232,7 +232,7 @@ func TestDPoPModes(t *testing.T) {
 		e.as.dpopBearer = true
 		h := e.handler(t, func(c *Config) { c.DPoP = DPoPOn })
 		err := h.Login(ctx)
-		if !isCode(err, mcperr.TokenFailed) || !strings.Contains(err.Error(), "Bearer token though DPoP is required") {
+		if !isCode(err, mcperr.TokenFailed) || !strings.Contains(err.Error(), "Bearer token though this client requires DPoP") {
 			t.Errorf("Login: %v; want token_failed about the Bearer token", err)
 		}
 		if g, _ := e.store.GetGrant(ctx, h.Resource()); g != nil {

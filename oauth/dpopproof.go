@@ -181,7 +181,7 @@ func useDPoP(mode DPoPMode, issuer string, algs []string) (bool, error) {
 		return false, nil
 	case DPoPOn:
 		if !supported {
-			return false, discoveryErr(fmt.Sprintf("authorization server %q does not advertise DPoP with ES256 (dpop_signing_alg_values_supported=%q) and DPoP is required (Config.DPoP on); turn it to auto to accept Bearer tokens", sanitize(issuer), sanitizeList(algs)), nil)
+			return false, discoveryErr(fmt.Sprintf("authorization server %q does not advertise DPoP with ES256 (dpop_signing_alg_values_supported=%q) and this client requires DPoP (dpop: true, Config.DPoP on); set it to \"auto\" to accept Bearer tokens from this server", sanitize(issuer), sanitizeList(algs)), nil)
 		}
 		return true, nil
 	}
@@ -199,7 +199,7 @@ func grantTokenType(tokenType string, dpop, required bool) (string, error) {
 		}
 		return "DPoP", nil
 	case required:
-		return "", tokenErr("the authorization server issued a Bearer token though DPoP is required (Config.DPoP on); it did not bind the token to the key", nil)
+		return "", tokenErr("the authorization server issued a Bearer token though this client requires DPoP (dpop: true, Config.DPoP on): the token is not bound to the key; set dpop to \"auto\" to accept Bearer tokens from this server", nil)
 	}
 	return "Bearer", nil
 }

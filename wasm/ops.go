@@ -270,6 +270,9 @@ func (a *app) opDeliver(ctx context.Context, args jsapi.Deliver, _ jsCall) (any,
 		HTTPClient:   a.http,
 		Locker:       webLocks{host: a.host},
 		ClientSecret: a.clientSecret,
+		// The keys the handlers of storage "indexeddb" use: redirect mode
+		// needs that storage, and the code is bound to the key (dpop_jkt).
+		DPoPKeys: a.idb.DPoPKeys(),
 	}, args.URL)
 	r := jsapi.Delivered{Taken: live || resource != "", Resource: resource}
 	if err != nil {
