@@ -46,6 +46,15 @@ type Config struct {
 	// cannot fetch it), the flow fails; ClientID or dynamic registration
 	// are used only when the AS does not advertise the support.
 	ClientMetadataURL string
+	// ClientCredentials, WorkloadIdentity and EnterpriseAuth (at most one)
+	// select a non-interactive grant, used instead of the authorization
+	// code flow whenever the handler needs a token (a 401, Login, a token
+	// expiring without a refresh token); no Courier is involved, and
+	// Interactive does not apply. The grant obtained is stored like any
+	// other.
+	ClientCredentials *ClientCredentials
+	WorkloadIdentity  *WorkloadIdentity
+	EnterpriseAuth    *EnterpriseAuth
 	// DPoP selects DPoP-bound tokens (RFC 9449). Default [DPoPAuto].
 	DPoP DPoPMode
 	// DPoPKeys keeps the proof keys, one per client registration.
@@ -138,6 +147,9 @@ func New(cfg Config) (*Handler, error) {
 		if err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
 			return nil, bad("Config.ClientMetadataURL must be an https URL with a path")
 		}
+	}
+	if err := cfg.validateGrant(); err != nil {
+		return nil, err
 	}
 	if cfg.Store == nil {
 		cfg.Store = NewMemoryStore()

@@ -20,7 +20,14 @@
 //     refresh requests, and the RFC 9207 iss check;
 //   - token refresh before expiry, single-flight through the [Locker],
 //     re-reading the Store under the lock; step-up on 403 insufficient_scope;
-//     RFC 7009 revocation on [Handler.Logout].
+//     RFC 7009 revocation on [Handler.Logout];
+//   - instead of the authorization code flow, for hosts without a user at
+//     hand, a non-interactive grant: client credentials
+//     ([ClientCredentials]: client_secret_basic or private_key_jwt),
+//     workload identity ([WorkloadIdentity]: the RFC 7523 JWT bearer
+//     grant, one request, no retry) or enterprise-managed authorization
+//     ([EnterpriseAuth]: the RFC 8693 exchange of the user's ID token for
+//     an ID-JAG at the identity provider, then the JWT bearer grant).
 //
 // Results come back through a [Registry] shared by every handler of a page:
 // [Registry.Deliver] takes a callback URL from any path (popup message,

@@ -107,7 +107,8 @@ func tokenRequest(ctx context.Context, hc *http.Client, clk Clock, endpoint stri
 		// Servers do echo what they rejected ("invalid refresh token
 		// abc…"): take every secret of the request out before the text
 		// reaches an error, an event or a log.
-		secrets := []string{form.Get("code"), form.Get("code_verifier"), form.Get("refresh_token"), form.Get("client_secret"), cl.secret}
+		secrets := []string{form.Get("code"), form.Get("code_verifier"), form.Get("refresh_token"), form.Get("client_secret"), cl.secret,
+			form.Get("assertion"), form.Get("client_assertion"), form.Get("subject_token")}
 		clean := func(s string) string { return sanitize(redactSecrets(s, secrets...)) }
 		re := &oauth2.RetrieveError{
 			Response:         &http.Response{Status: strconv.Itoa(resp.StatusCode), StatusCode: resp.StatusCode},
@@ -141,8 +142,10 @@ func clientRequest(ctx context.Context, endpoint string, cl clientCreds, form ur
 		if cl.secret != "" {
 			form.Set("client_secret", cl.secret)
 		}
-	default:
-		form.Set("client_id", cl.id)
+	default: // none, private_key_jwt (the assertion is in form)
+		if cl.id != "" {
+			form.Set("client_id", cl.id)
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
