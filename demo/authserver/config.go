@@ -95,6 +95,11 @@ type Config struct {
 	// JSON document used as the client's registration. Off by default.
 	ClientIDMetadataDocuments bool
 
+	// IdentityProviders are the enterprise identity providers whose
+	// ID-JAGs the JWT bearer grant takes (enterprise-managed
+	// authorization); none: that grant is unsupported.
+	IdentityProviders []IdentityProvider
+
 	// HTTPClient fetches client ID metadata documents. Nil means a client
 	// with a 5 s timeout.
 	HTTPClient *http.Client
@@ -141,7 +146,7 @@ const (
 	EventConsent       = "consent"        // a consent decision; Detail "approve" or "deny" (Err set when refused)
 	EventTokenCode     = "token_code"     // a token request with grant_type=authorization_code
 	EventTokenRefresh  = "token_refresh"  // a token request with grant_type=refresh_token
-	EventTokenOther    = "token_other"    // any other token request (always refused)
+	EventTokenOther    = "token_other"    // any other token request (refused; see EventTokenIDJAG)
 	EventCodeReuse     = "code_reuse"     // a used code came back: its grant was revoked
 	EventRefreshReuse  = "refresh_reuse"  // a rotated refresh token came back: its grant was revoked
 	EventRevoke        = "revoke"         // a POST /revoke; Detail "revoked" or "unknown"

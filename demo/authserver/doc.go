@@ -25,6 +25,11 @@
 //     Client authentication by exactly the registered method. A refresh
 //     token is always issued. Access tokens are opaque, 256 random bits
 //     after the prefix "mcpwasm_at_".
+//   - POST /token with the JWT bearer grant (RFC 7523) and an ID-JAG of one
+//     of Config.IdentityProviders (enterprise-managed authorization,
+//     SEP-990): typ oauth-id-jag+jwt, ES256 signature by that provider's
+//     key, aud this issuer, client_id the authenticated client, resource
+//     one of Config.Resources, not expired, jti never seen before.
 //   - POST /revoke (RFC 7009): revoking an access or a refresh token
 //     revokes its whole grant; unknown tokens answer 200.
 //
