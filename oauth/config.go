@@ -12,7 +12,7 @@ import (
 )
 
 // Config configures a [Handler]. Only ResourceURL, HTTPClient and
-// RedirectURL are required.
+// RedirectURL are required (RedirectURL not with a non-interactive grant).
 type Config struct {
 	// ResourceURL is the MCP endpoint (canonical server URI, RFC 8707); it
 	// keys the stored grant. Required; https, or http on a loopback host.
@@ -22,7 +22,9 @@ type Config struct {
 	// GOOS=js its transport must not set DialContext so that fetch is used.
 	HTTPClient *http.Client
 	// RedirectURL is the callback URL registered with the authorization
-	// server and sent as redirect_uri. Required.
+	// server and sent as redirect_uri. Required, except with a
+	// non-interactive grant (ClientCredentials, WorkloadIdentity,
+	// EnterpriseAuth), which has no redirect.
 	RedirectURL string
 	// ClientName is the client_name for dynamic registration.
 	ClientName string
@@ -131,8 +133,10 @@ func New(cfg Config) (*Handler, error) {
 	if err := CheckResourceURL(cfg.ResourceURL); err != nil {
 		return nil, err
 	}
-	if u, err := url.Parse(cfg.RedirectURL); err != nil || !u.IsAbs() || u.Fragment != "" {
-		return nil, bad("Config.RedirectURL must be an absolute URL without fragment")
+	if cfg.RedirectURL != "" || cfg.grantKind() == "" {
+		if u, err := url.Parse(cfg.RedirectURL); err != nil || !u.IsAbs() || u.Fragment != "" {
+			return nil, bad("Config.RedirectURL must be an absolute URL without fragment")
+		}
 	}
 	switch cfg.ApplicationType {
 	case "", "web", "native":

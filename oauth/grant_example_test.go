@@ -7,20 +7,19 @@ import (
 	"crypto/rand"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/mcpwasm/mcpwasm/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A service signs in by itself with the client credentials grant
-// (private_key_jwt here); no user, no Courier. RedirectURL is required by
-// New but not used.
+// (private_key_jwt here); no user, no Courier, no redirect URL.
 func ExampleClientCredentials() {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader) // in practice: the registered key
 	h, err := oauth.New(oauth.Config{
 		ResourceURL:       "https://mcp.example.com/mcp",
 		HTTPClient:        &http.Client{Transport: http.DefaultTransport},
-		RedirectURL:       "http://127.0.0.1/unused",
 		ClientID:          "reporting-service",
 		ClientCredentials: &oauth.ClientCredentials{PrivateKey: key},
 	})
@@ -36,10 +35,9 @@ func ExampleWorkloadIdentity() {
 	h, err := oauth.New(oauth.Config{
 		ResourceURL: "https://mcp.example.com/mcp",
 		HTTPClient:  &http.Client{Transport: http.DefaultTransport},
-		RedirectURL: "http://127.0.0.1/unused",
 		WorkloadIdentity: &oauth.WorkloadIdentity{Assertion: func(context.Context) (string, error) {
 			b, err := os.ReadFile("/var/run/secrets/tokens/mcp")
-			return string(b), err
+			return strings.TrimSpace(string(b)), err
 		}},
 	})
 	if err != nil {

@@ -216,13 +216,12 @@ func grantEnv(t *testing.T) (*grantAS, *fakeRS) {
 	return as, rs
 }
 
-// grantConfig is a handler config without Courier or Interactive: the
-// grants need neither.
+// grantConfig is a handler config without RedirectURL, Courier or
+// Interactive: the grants need none of them.
 func grantConfig(rs *fakeRS) Config {
 	return Config{
 		ResourceURL: rs.url(),
 		HTTPClient:  &http.Client{Transport: http.DefaultTransport, Timeout: 10 * time.Second},
-		RedirectURL: "http://127.0.0.1:9/callback",
 		AuthTimeout: 10 * time.Second,
 	}
 }
