@@ -39,7 +39,8 @@ type ClientCredentials struct {
 // Config.ClientID, when set, is sent as client_id. Each sign-in makes
 // exactly one token request: an error (invalid_grant, invalid_scope,
 // unauthorized_client, …) is returned as it is, never retried and never
-// followed by another grant.
+// followed by another grant; the server's refusal stands (without another
+// request) until [Handler.Login].
 type WorkloadIdentity struct {
 	// Assertion returns the workload's JWT; called for each token request.
 	// Required.
