@@ -143,6 +143,18 @@ func TestClientOptions(t *testing.T) {
 		{`{"accessToken":{}}`, "accessToken must be a function"},
 		{`{"headers":[]}`, "headers must be an object"},
 		{`{"clientname":"x"}`, `unknown option "clientname"; known: clientName, redirectUri`},
+		{`{"identityAssertion":true,"idpTokenEndpoint":"https://idp.example/token","idpClientId":"i","clientId":"c"}`, ""},
+		{`{"identityAssertion":true,"idpIssuer":"https://idp.example","idpClientId":"i","clientId":"c","idpClientSecret":"s"}`, ""},
+		{`{"identityAssertion":"x"}`, "identityAssertion must be a function"},
+		{`{"identityAssertion":true,"idpClientId":"i","clientId":"c"}`, "needs idpTokenEndpoint or idpIssuer"},
+		{`{"identityAssertion":true,"idpIssuer":"https://idp.example","clientId":"c"}`, "needs idpClientId"},
+		{`{"identityAssertion":true,"idpIssuer":"https://idp.example","idpClientId":"i"}`, "needs clientId"},
+		{`{"identityAssertion":true,"accessToken":true,"idpIssuer":"https://idp.example","idpClientId":"i","clientId":"c"}`, "exclude each other"},
+		{`{"idpTokenEndpoint":"https://idp.example/token"}`, "idpTokenEndpoint needs identityAssertion"},
+		{`{"grant":"client_credentials","clientId":"c","clientSecret":"s"}`, `grant "client_credentials" is refused in a page: its client secret or private key would be public`},
+		{`{"grant":"workload_identity"}`, `grant "workload_identity" is refused in a page: a workload identity belongs to a server`},
+		{`{"grant":"password"}`, `grant must be "authorization_code"`},
+		{`{"grant":"authorization_code"}`, ""},
 	} {
 		var o ClientOptions
 		err := Decode("client()", []byte(tc.json), &o)

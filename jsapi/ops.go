@@ -56,8 +56,9 @@ type (
 		Sampling    bool `json:"sampling,omitempty"`
 	}
 	// Authorize signs a client in; Popup says whether mcp.js could open
-	// the sign-in window in the user's gesture: "open", "blocked", or
-	// "redirect" (the page itself goes).
+	// the sign-in window in the user's gesture: "open", "blocked",
+	// "redirect" (the page itself goes) or "none" (no window: the client
+	// signs in with identityAssertion).
 	Authorize struct {
 		ID          int    `json:"id"`
 		Popup       string `json:"popup"`
@@ -292,6 +293,7 @@ var Ops = []Op{
 var Hosts = []Host{
 	{"event", []string{"target", "type", "detailJSON"}, "", "an event for a client (statechange, toolschanged, …)"},
 	{"accessToken", []string{"target"}, "Promise<string>", "the page's token, for a client with accessToken"},
+	{"identityAssertion", []string{"target"}, "Promise<string>", "the user's ID token from SSO, for a client with identityAssertion"},
 	{"elicit", []string{"target", "paramsJSON"}, "Promise<resultJSON>", "the page's onElicitation"},
 	{"sample", []string{"target", "paramsJSON"}, "Promise<resultJSON>", "the page's onSampling"},
 	{"openAuth", []string{"target", "url"}, "Promise<void>", "shows the authorization URL (the popup, or the page in redirect mode)"},

@@ -13,8 +13,8 @@ import (
 )
 
 // ClientOptions are the options of mcp.client(url, options), as JSON. A
-// function-valued option (accessToken) arrives as true: mcp.js keeps the
-// function and tells Go that there is one.
+// function-valued option (accessToken, identityAssertion) arrives as true:
+// mcp.js keeps the function and tells Go that there is one.
 type ClientOptions struct {
 	ClientName            string            `json:"clientName,omitempty"`
 	RedirectURI           string            `json:"redirectUri,omitempty"`
@@ -32,6 +32,17 @@ type ClientOptions struct {
 	Transport             string            `json:"transport,omitempty"`
 	// DPoP is "auto", true or false (see [ClientOptions.DPoPMode]).
 	DPoP json.RawMessage `json:"dpop,omitempty" js:"string|boolean"`
+	// Enterprise-managed authorization (ID-JAG): the page's SSO ID token,
+	// exchanged at its identity provider; no popup.
+	IdentityAssertion   bool   `json:"identityAssertion,omitempty" js:"function"`
+	IdPTokenEndpoint    string `json:"idpTokenEndpoint,omitempty"`
+	IdPIssuer           string `json:"idpIssuer,omitempty"`
+	IdPClientID         string `json:"idpClientId,omitempty"`
+	IdPClientSecret     string `json:"idpClientSecret,omitempty"`
+	IdPSubjectTokenType string `json:"idpSubjectTokenType,omitempty"`
+	// Grant names a non-interactive grant a page asks for: only to be
+	// refused with the reason (see validateGrant).
+	Grant string `json:"grant,omitempty"`
 }
 
 // DPoPMode returns the dpop option as an oauth.DPoPMode value: "auto"
@@ -188,6 +199,47 @@ func (o *ClientOptions) Validate() error {
 	}
 	if o.ClientSecret != "" && o.ClientID == "" {
 		return invalid("client(): clientSecret needs clientId (a secret belongs to a pre-registered client)")
+	}
+	return o.validateGrant()
+}
+
+// validateGrant checks the options of the sign-in without a popup
+// (identityAssertion and the idp… options) and refuses the grants a page
+// must not run (grant "client_credentials", "workload_identity").
+func (o *ClientOptions) validateGrant() error {
+	switch o.Grant {
+	case "", "authorization_code":
+	case "client_credentials":
+		return invalid(`client(): grant "client_credentials" is refused in a page: its client secret or private key would be public to everyone who loads the page. Run that grant on a server (the Go package oauth, Config.ClientCredentials) and hand the page its tokens through accessToken`)
+	case "workload_identity":
+		return invalid(`client(): grant "workload_identity" is refused in a page: a workload identity belongs to a server, and its credential would be public to everyone who loads the page. Run that grant on a server (the Go package oauth, Config.WorkloadIdentity) and hand the page its tokens through accessToken`)
+	default:
+		return invalid(`client(): grant must be "authorization_code" (refused in a page: "client_credentials", "workload_identity")`)
+	}
+	if !o.IdentityAssertion {
+		for _, f := range []struct{ name, v string }{
+			{"idpTokenEndpoint", o.IdPTokenEndpoint}, {"idpIssuer", o.IdPIssuer}, {"idpClientId", o.IdPClientID},
+			{"idpClientSecret", o.IdPClientSecret}, {"idpSubjectTokenType", o.IdPSubjectTokenType},
+		} {
+			if f.v != "" {
+				return invalid("client(): %s needs identityAssertion (the function returning the user's ID token)", f.name)
+			}
+		}
+		return nil
+	}
+	switch {
+	case o.AccessToken:
+		return invalid("client(): identityAssertion and accessToken exclude each other: the page supplies either its tokens or the user's ID token")
+	case o.Grant != "":
+		return invalid("client(): identityAssertion signs in by enterprise-managed authorization; leave grant unset")
+	case o.IdPTokenEndpoint == "" && o.IdPIssuer == "":
+		return invalid("client(): identityAssertion needs idpTokenEndpoint or idpIssuer (the identity provider that exchanges the ID token)")
+	case o.IdPClientID == "":
+		return invalid("client(): identityAssertion needs idpClientId (this app's client ID at the identity provider)")
+	case o.ClientID == "":
+		return invalid("client(): identityAssertion needs clientId (this app's client ID at the MCP server's authorization server)")
+	case o.ClientMetadataURL != "":
+		return invalid("client(): clientMetadataUrl is for the popup sign-in; leave it unset with identityAssertion")
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // Config configures a [Handler]. Only ResourceURL, HTTPClient and
-// RedirectURL are required.
+// RedirectURL are required (RedirectURL not with a non-interactive grant).
 type Config struct {
 	// ResourceURL is the MCP endpoint (canonical server URI, RFC 8707); it
 	// keys the stored grant. Required; https, or http on a loopback host.
@@ -22,7 +22,9 @@ type Config struct {
 	// GOOS=js its transport must not set DialContext so that fetch is used.
 	HTTPClient *http.Client
 	// RedirectURL is the callback URL registered with the authorization
-	// server and sent as redirect_uri. Required.
+	// server and sent as redirect_uri. Required, except with a
+	// non-interactive grant (ClientCredentials, WorkloadIdentity,
+	// EnterpriseAuth), which has no redirect.
 	RedirectURL string
 	// ClientName is the client_name for dynamic registration.
 	ClientName string
@@ -46,6 +48,15 @@ type Config struct {
 	// cannot fetch it), the flow fails; ClientID or dynamic registration
 	// are used only when the AS does not advertise the support.
 	ClientMetadataURL string
+	// ClientCredentials, WorkloadIdentity and EnterpriseAuth (at most one)
+	// select a non-interactive grant, used instead of the authorization
+	// code flow whenever the handler needs a token (a 401, Login, a token
+	// expiring without a refresh token); no Courier is involved, and
+	// Interactive does not apply. The grant obtained is stored like any
+	// other.
+	ClientCredentials *ClientCredentials
+	WorkloadIdentity  *WorkloadIdentity
+	EnterpriseAuth    *EnterpriseAuth
 	// DPoP selects DPoP-bound tokens (RFC 9449). Default [DPoPAuto].
 	DPoP DPoPMode
 	// DPoPKeys keeps the proof keys, one per client registration.
@@ -122,8 +133,10 @@ func New(cfg Config) (*Handler, error) {
 	if err := CheckResourceURL(cfg.ResourceURL); err != nil {
 		return nil, err
 	}
-	if u, err := url.Parse(cfg.RedirectURL); err != nil || !u.IsAbs() || u.Fragment != "" {
-		return nil, bad("Config.RedirectURL must be an absolute URL without fragment")
+	if cfg.RedirectURL != "" || cfg.grantKind() == "" {
+		if u, err := url.Parse(cfg.RedirectURL); err != nil || !u.IsAbs() || u.Fragment != "" {
+			return nil, bad("Config.RedirectURL must be an absolute URL without fragment")
+		}
 	}
 	switch cfg.ApplicationType {
 	case "", "web", "native":
@@ -143,6 +156,9 @@ func New(cfg Config) (*Handler, error) {
 		if err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
 			return nil, bad("Config.ClientMetadataURL must be an https URL with a path")
 		}
+	}
+	if err := cfg.validateGrant(); err != nil {
+		return nil, err
 	}
 	if cfg.Store == nil {
 		cfg.Store = NewMemoryStore()

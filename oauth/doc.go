@@ -32,6 +32,13 @@
 //     token with the DPoP scheme and a fresh proof (ath). Server nonces
 //     (use_dpop_nonce at the token endpoint and from the MCP server) are
 //     answered with one retry each and kept per origin in memory.
+//   - instead of the authorization code flow, for hosts without a user at
+//     hand, a non-interactive grant: client credentials
+//     ([ClientCredentials]: client_secret_basic or private_key_jwt),
+//     workload identity ([WorkloadIdentity]: the RFC 7523 JWT bearer
+//     grant, one request, no retry) or enterprise-managed authorization
+//     ([EnterpriseAuth]: the RFC 8693 exchange of the user's ID token for
+//     an ID-JAG at the identity provider, then the JWT bearer grant).
 //
 // Results come back through a [Registry] shared by every handler of a page:
 // [Registry.Deliver] takes a callback URL from any path (popup message,

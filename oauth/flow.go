@@ -34,7 +34,7 @@ func (h *Handler) run(ctx context.Context, ch challenge, stepUp, explicit bool) 
 			return ctx.Err()
 		}
 	}
-	if !h.cfg.Interactive && !explicit {
+	if !h.cfg.Interactive && !explicit && h.cfg.grantKind() == "" {
 		h.mu.Unlock()
 		h.setState(StateNeedsAuth, ErrAuthorizationRequired)
 		return ErrAuthorizationRequired
@@ -112,6 +112,9 @@ func (h *Handler) phaseErr(ctx, pctx context.Context, err error, what string) er
 }
 
 func (h *Handler) login(ctx context.Context, ch challenge, stepUp bool) (retErr error) {
+	if h.cfg.grantKind() != "" {
+		return h.loginGrant(ctx, ch, stepUp) // no user: no Courier
+	}
 	if h.cfg.Courier == nil {
 		// Before discovery and registration: nothing is registered for a
 		// flow that cannot be shown.
@@ -231,41 +234,10 @@ func (h *Handler) prepare(ctx context.Context, ch challenge, stepUp bool) (*Pend
 	if err != nil {
 		return nil, clientCreds{}, "", err
 	}
-	scopes := h.cfg.Scopes
-	if len(scopes) == 0 {
-		scopes = ch.scopes
+	scopes, err := h.scopesFor(d, ch, stepUp)
+	if err != nil {
+		return nil, clientCreds{}, "", err
 	}
-	if len(scopes) == 0 {
-		scopes = d.ScopesSupported
-	}
-	scopes = slices.Clone(scopes)
-	if h.cfg.RequestRefreshToken && slices.Contains(d.AS.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
-		scopes = append(scopes, "offline_access")
-	}
-	if stepUp {
-		h.mu.Lock()
-		if h.grant != nil {
-			scopes = union(h.grant.Scopes, scopes)
-		}
-		h.mu.Unlock()
-	}
-	key := strings.Join(sortedCopy(scopes), " ")
-	h.mu.Lock()
-	if stepUp && h.attempts[key] >= maxStepUps {
-		h.mu.Unlock()
-		return nil, clientCreds{}, "", newErr(mcperr.InsufficientScope, fmt.Sprintf("server still requires more scope after %d authorizations for %q", maxStepUps, sanitize(key)), nil)
-	}
-	if stepUp && h.stepUps >= maxStepUps {
-		// A server that asks for another new scope on every 403 would
-		// otherwise get a sign-in for each.
-		h.mu.Unlock()
-		return nil, clientCreds{}, "", newErr(mcperr.InsufficientScope, fmt.Sprintf("server asked for more scope %d times in a row (now %q); no more step-up sign-ins until the next authorize()", maxStepUps, sanitize(key)), nil)
-	}
-	h.attempts[key]++
-	if stepUp {
-		h.stepUps++
-	}
-	h.mu.Unlock()
 
 	p := &PendingFlow{
 		State:              rand.Text(), // 26 base32 characters: 130 random bits
@@ -306,6 +278,49 @@ func (h *Handler) prepare(ctx context.Context, ch challenge, stepUp bool) (*Pend
 	}
 	authURL := oc.AuthCodeURL(p.State, opts...)
 	return p, cl, authURL, nil
+}
+
+// scopesFor picks the scopes of a sign-in (Config.Scopes, else the
+// challenge's, else the resource metadata's; offline_access when a
+// refresh token is wanted and the server lists it; on step-up the grant's
+// too) and counts the attempt, refusing one step-up too many.
+func (h *Handler) scopesFor(d *discovery, ch challenge, stepUp bool) ([]string, error) {
+	scopes := h.cfg.Scopes
+	if len(scopes) == 0 {
+		scopes = ch.scopes
+	}
+	if len(scopes) == 0 {
+		scopes = d.ScopesSupported
+	}
+	scopes = slices.Clone(scopes)
+	if h.cfg.RequestRefreshToken && slices.Contains(d.AS.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
+		scopes = append(scopes, "offline_access")
+	}
+	if stepUp {
+		h.mu.Lock()
+		if h.grant != nil {
+			scopes = union(h.grant.Scopes, scopes)
+		}
+		h.mu.Unlock()
+	}
+	key := strings.Join(sortedCopy(scopes), " ")
+	h.mu.Lock()
+	if stepUp && h.attempts[key] >= maxStepUps {
+		h.mu.Unlock()
+		return nil, newErr(mcperr.InsufficientScope, fmt.Sprintf("server still requires more scope after %d authorizations for %q", maxStepUps, sanitize(key)), nil)
+	}
+	if stepUp && h.stepUps >= maxStepUps {
+		// A server that asks for another new scope on every 403 would
+		// otherwise get a sign-in for each.
+		h.mu.Unlock()
+		return nil, newErr(mcperr.InsufficientScope, fmt.Sprintf("server asked for more scope %d times in a row (now %q); no more step-up sign-ins until the next authorize()", maxStepUps, sanitize(key)), nil)
+	}
+	h.attempts[key]++
+	if stepUp {
+		h.stepUps++
+	}
+	h.mu.Unlock()
+	return scopes, nil
 }
 
 // checkIss checks the RFC 9207 iss parameter: required and equal to the

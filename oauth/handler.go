@@ -20,6 +20,7 @@ type Handler struct {
 	grant    *Grant // nil when none
 	loaded   bool   // grant was read from the Store
 	latch    error  // non-nil after a decline/abort: returned until Login
+	refused  error  // a workload identity grant the server refused: returned until Login
 	fl       *flight
 	attempts map[string]int // authorization flows per requested scope set
 	stepUps  int            // step-up flows since the last Login
@@ -136,7 +137,7 @@ func (h *Handler) currentGrant(ctx context.Context) (*Grant, error) {
 // a flow (or joins the one running), even when a grant is held.
 func (h *Handler) Login(ctx context.Context) error {
 	h.mu.Lock()
-	h.latch = nil
+	h.latch, h.refused = nil, nil
 	clear(h.attempts)
 	h.stepUps = 0
 	h.strikes = 0

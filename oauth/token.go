@@ -68,16 +68,12 @@ func parseExpiresIn(raw json.RawMessage) (secs int64, err error) {
 }
 
 // tokenRequest POSTs form to the token endpoint with the client's
-// authentication and validates the response; with a key (at most one),
-// see [postToken]. Errors carry no secrets; an error response is an
+// authentication and validates the response; a non-nil key signs a DPoP
+// proof (see [postToken]). Errors carry no secrets; an error response is an
 // *oauth2.RetrieveError (without body) inside a [ErrTokenFailed]-coded
 // *Error.
-func (h *Handler) tokenRequest(ctx context.Context, endpoint string, cl clientCreds, form url.Values, key ...DPoPKey) (*tokenResponse, error) {
-	var k DPoPKey
-	if len(key) > 0 {
-		k = key[0]
-	}
-	return postToken(ctx, h.cfg.HTTPClient, h.cfg.Clock, endpoint, cl, form, k)
+func (h *Handler) tokenRequest(ctx context.Context, endpoint string, cl clientCreds, form url.Values, key DPoPKey) (*tokenResponse, error) {
+	return postToken(ctx, h.cfg.HTTPClient, h.cfg.Clock, endpoint, cl, form, key)
 }
 
 // postToken is [Handler.tokenRequest] for callers without a Handler
@@ -141,7 +137,8 @@ func postTokenOnce(ctx context.Context, hc *http.Client, clk Clock, endpoint str
 		// Servers do echo what they rejected ("invalid refresh token
 		// abc…"): take every secret of the request out before the text
 		// reaches an error, an event or a log.
-		secrets := []string{form.Get("code"), form.Get("code_verifier"), form.Get("refresh_token"), form.Get("client_secret"), cl.secret}
+		secrets := []string{form.Get("code"), form.Get("code_verifier"), form.Get("refresh_token"), form.Get("client_secret"), cl.secret,
+			form.Get("assertion"), form.Get("client_assertion"), form.Get("subject_token")}
 		clean := func(s string) string { return sanitize(redactSecrets(s, secrets...)) }
 		re := &oauth2.RetrieveError{
 			Response:         &http.Response{Status: strconv.Itoa(resp.StatusCode), StatusCode: resp.StatusCode},
@@ -175,8 +172,10 @@ func clientRequest(ctx context.Context, endpoint string, cl clientCreds, form ur
 		if cl.secret != "" {
 			form.Set("client_secret", cl.secret)
 		}
-	default:
-		form.Set("client_id", cl.id)
+	default: // none, private_key_jwt (the assertion is in form)
+		if cl.id != "" {
+			form.Set("client_id", cl.id)
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {

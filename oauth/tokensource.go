@@ -45,6 +45,18 @@ func (ts *tokenSource) Token() (*oauth2.Token, error) {
 	if g == nil {
 		return nil, errNoGrant()
 	}
+	if h.expiring(g) && g.RefreshToken == "" && h.cfg.grantKind() != "" {
+		// A non-interactive grant: obtain a new one rather than wait for
+		// the 401.
+		h.mu.Lock()
+		ch := h.lastHint
+		h.mu.Unlock()
+		if err := h.run(ctx, ch, false, false); err == nil {
+			if ng, err := h.currentGrant(ctx); err == nil && ng != nil {
+				g = ng
+			}
+		}
+	}
 	if h.expiring(g) && g.RefreshToken != "" {
 		ng, err := h.refresh(ctx, g)
 		switch {

@@ -193,7 +193,27 @@ func (a *app) newAuth(id int, url string, o jsapi.ClientOptions) (*oauth.Handler
 		}
 		return time.Duration(*v * float64(time.Millisecond))
 	}
+	var ea *oauth.EnterpriseAuth
+	if o.IdentityAssertion {
+		// Enterprise-managed authorization: the page's SSO ID token is
+		// exchanged for an ID-JAG; no popup.
+		ea = &oauth.EnterpriseAuth{
+			IdentityAssertion: func(ctx context.Context) (string, error) {
+				v, err := a.host.await(ctx, "identityAssertion", target(id))
+				if err != nil {
+					return "", err
+				}
+				return jsbridge.String(v, "identityAssertion() result")
+			},
+			IdPTokenEndpoint: o.IdPTokenEndpoint,
+			IdPIssuer:        o.IdPIssuer,
+			IdPClientID:      o.IdPClientID,
+			IdPClientSecret:  o.IdPClientSecret,
+			SubjectTokenType: o.IdPSubjectTokenType,
+		}
+	}
 	return oauth.New(oauth.Config{
+		EnterpriseAuth:    ea,
 		ResourceURL:       url,
 		HTTPClient:        a.http,
 		RedirectURL:       o.RedirectURI,

@@ -25,6 +25,13 @@ export const CLIENT_OPTIONS = Object.freeze({
   severedPopupTimeoutMs: "number",
   transport: "string",
   dpop: "string|boolean",
+  identityAssertion: "function",
+  idpTokenEndpoint: "string",
+  idpIssuer: "string",
+  idpClientId: "string",
+  idpClientSecret: "string",
+  idpSubjectTokenType: "string",
+  grant: "string",
 });
 
 /** The options of mcp.catalog(). */
@@ -82,4 +89,4 @@ export const OPS = Object.freeze({
 });
 
 /** The callbacks the wasm module calls on the host object. */
-export const HOSTS = Object.freeze(["event","accessToken","elicit","sample","openAuth","authDismissed","closeAuth","lock","announce","saveHints","approve","model"]);
+export const HOSTS = Object.freeze(["event","accessToken","identityAssertion","elicit","sample","openAuth","authDismissed","closeAuth","lock","announce","saveHints","approve","model"]);

@@ -120,6 +120,33 @@ export interface ClientOptions {
    * authorization server advertises ES256 DPoP; true: always; false: never.
    */
   dpop?: "auto" | boolean;
+   * Enterprise-managed authorization (ID-JAG): returns the user's identity
+   * assertion from your single sign-on (an OpenID Connect ID token whose
+   * audience is idpClientId). connect() then signs in without a popup: the
+   * ID token is exchanged at the identity provider (RFC 8693) for an
+   * ID-JAG, which the MCP server's authorization server takes (RFC 7523).
+   * Needs idpTokenEndpoint or idpIssuer, idpClientId and clientId. A
+   * rejection fails the sign-in with code "auth_required".
+   */
+  identityAssertion?: () => Promise<string> | string;
+  /** The identity provider's token endpoint (with identityAssertion). */
+  idpTokenEndpoint?: string;
+  /** The identity provider's issuer, when its token endpoint is to be discovered (with identityAssertion). */
+  idpIssuer?: string;
+  /** This app's client ID at the identity provider (with identityAssertion). */
+  idpClientId?: string;
+  /** Only for identity providers that insist on one. WARNING: public in a browser, like clientSecret. */
+  idpClientSecret?: string;
+  /** The RFC 8693 type of the identity assertion; default "urn:ietf:params:oauth:token-type:id_token". */
+  idpSubjectTokenType?: string;
+  /**
+   * "authorization_code" (the default: the sign-in popup, or identityAssertion).
+   * "client_credentials" and "workload_identity" are refused with
+   * "invalid_argument": their secret, key or workload credential would be
+   * public in a page; run them on a server (Go package oauth) and pass the
+   * tokens through accessToken.
+   */
+  grant?: "authorization_code" | "client_credentials" | "workload_identity";
 }
 
 export interface CallOptions {

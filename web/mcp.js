@@ -208,6 +208,11 @@ class Host {
         if (typeof token !== "string") throw invalid("accessToken() must resolve to a string");
         return token;
       },
+      identityAssertion: async (target) => {
+        const token = await this.#to(target)._options.identityAssertion();
+        if (typeof token !== "string") throw invalid("identityAssertion() must resolve to a string (the user's ID token)");
+        return token;
+      },
       elicit: (target, json) => this.#to(target)._handle("onElicitation", json),
       sample: (target, json) => this.#to(target)._handle("onSampling", json),
       openAuth: async (target, url) => this.#to(target)._openAuth(url),
@@ -463,8 +468,9 @@ class Client extends EventTarget {
     });
   }
 
-  /** Opens the sign-in window in the user's gesture: "open", "blocked" or "redirect". */
+  /** Opens the sign-in window in the user's gesture: "open", "blocked", "redirect" or "none" (identityAssertion: no window). */
   _popup() {
+    if (typeof this._options.identityAssertion === "function") return "none";
     if (this._options.authMode === "redirect") return "redirect";
     return this.#openWindow() ? "open" : "blocked";
   }

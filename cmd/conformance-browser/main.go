@@ -125,8 +125,30 @@ func findRepo(dir string) (string, error) {
 	}
 }
 
-// clientOptions are the mcp.client() options for the scenario.
-func clientOptions(cctx map[string]any) map[string]any {
+// clientOptions are the mcp.client() options for the scenario. The
+// enterprise-managed authorization scenario signs in with identityAssertion
+// (the harness makes the function of "idToken"); the client credentials and
+// workload identity scenarios ask for their grant as a page would, which
+// client() refuses.
+func clientOptions(scenario string, cctx map[string]any) map[string]any {
+	str := func(k string) string { s, _ := cctx[k].(string); return s }
+	switch scenario {
+	case "auth/enterprise-managed-authorization":
+		return map[string]any{
+			"clientName":       "mcpwasm browser conformance client",
+			"clientId":         str("client_id"),
+			"clientSecret":     str("client_secret"),
+			"idpTokenEndpoint": str("idp_token_endpoint"),
+			"idpClientId":      str("idp_client_id"),
+			"idToken":          str("idp_id_token"), // harness.js: identityAssertion
+		}
+	case "auth/client-credentials-basic":
+		return map[string]any{"grant": "client_credentials", "clientId": str("client_id"), "clientSecret": str("client_secret")}
+	case "auth/client-credentials-jwt":
+		return map[string]any{"grant": "client_credentials", "clientId": str("client_id")}
+	case "auth/wif-jwt-bearer":
+		return map[string]any{"grant": "workload_identity", "clientId": str("client_id")}
+	}
 	opts := map[string]any{
 		"clientName":        "mcpwasm browser conformance client",
 		"clientMetadataUrl": cimdURL, // used only where the AS advertises CIMD support
@@ -223,7 +245,7 @@ func run(ctx context.Context, root, scenario, serverURL string, cctx map[string]
 	if ok, err := chromedp.Run(tab, chromedp.Evaluate[bool](ready, chromedp.EvalAwaitPromise)); err != nil || !ok {
 		return fmt.Errorf("the harness page did not start (ready=%v): %v", ok, err)
 	}
-	cfg, _ := json.Marshal(map[string]any{"url": serverURL, "options": clientOptions(cctx)})
+	cfg, _ := json.Marshal(map[string]any{"url": serverURL, "options": clientOptions(scenario, cctx)})
 	if r, err := step(tab, fmt.Sprintf("harness.setup(%s)", cfg), false); err != nil {
 		return err
 	} else if err := r.err("setup"); err != nil {

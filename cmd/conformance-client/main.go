@@ -11,7 +11,10 @@ package main
 
 import (
 	"context"
+	"crypto"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"log"
@@ -95,6 +98,9 @@ func run(ctx context.Context, scenario, serverURL string, cctx map[string]any) e
 		cfg.ClientID = id
 		cfg.ClientSecret, _ = cctx["client_secret"].(string)
 	}
+	if err := grantFor(scenario, cctx, &cfg); err != nil {
+		return err
+	}
 	h, err := oauth.New(cfg)
 	if err != nil {
 		return err
@@ -165,4 +171,45 @@ func do(ctx context.Context, s *mcp.ClientSession, st confsteps.Step, tools *[]*
 		return err
 	}
 	return fmt.Errorf("unknown step %q", st.Op)
+}
+
+// grantFor configures the non-interactive grant of the extension
+// scenarios that ask for one (client credentials, workload identity,
+// enterprise-managed authorization) from the scenario's context; other
+// scenarios keep the authorization code flow.
+func grantFor(scenario string, cctx map[string]any, cfg *oauth.Config) error {
+	str := func(k string) string { s, _ := cctx[k].(string); return s }
+	switch scenario {
+	case "auth/client-credentials-basic":
+		cfg.ClientCredentials = &oauth.ClientCredentials{}
+	case "auth/client-credentials-jwt":
+		block, _ := pem.Decode([]byte(str("private_key_pem")))
+		if block == nil {
+			return errors.New("context private_key_pem: no PEM block")
+		}
+		k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+		if err != nil {
+			return fmt.Errorf("context private_key_pem: %w", err)
+		}
+		signer, ok := k.(crypto.Signer)
+		if !ok {
+			return errors.New("context private_key_pem: not a signing key")
+		}
+		cfg.ClientCredentials = &oauth.ClientCredentials{PrivateKey: signer}
+	case "auth/wif-jwt-bearer":
+		jwt := str("valid_jwt")
+		cfg.WorkloadIdentity = &oauth.WorkloadIdentity{Assertion: func(context.Context) (string, error) { return jwt, nil }}
+	case "auth/enterprise-managed-authorization":
+		idToken := str("idp_id_token")
+		cfg.EnterpriseAuth = &oauth.EnterpriseAuth{
+			IdentityAssertion: func(context.Context) (string, error) { return idToken, nil },
+			IdPTokenEndpoint:  str("idp_token_endpoint"),
+			IdPIssuer:         str("idp_issuer"),
+			IdPClientID:       str("idp_client_id"),
+		}
+	default:
+		return nil
+	}
+	cfg.ClientMetadataURL = "" // the authorization code flow's
+	return nil
 }

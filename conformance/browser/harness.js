@@ -49,10 +49,16 @@ async function step(name, fn) {
 }
 
 window.harness = {
-  /** Loads the wasm module and creates the client: cfg = { url, options }. */
+  /**
+   * Loads the wasm module and creates the client: cfg = { url, options }.
+   * options.idToken, when present, becomes identityAssertion (a function,
+   * which JSON cannot carry): the page's SSO holds that ID token.
+   */
   setup: (cfg) => step("setup", async () => {
     mcp = await load();
-    client = mcp.client(cfg.url, cfg.options);
+    const { idToken, ...options } = cfg.options;
+    if (idToken !== undefined) options.identityAssertion = async () => idToken;
+    client = mcp.client(cfg.url, options);
     client.addEventListener("statechange", (ev) => {
       const d = ev.detail;
       log(`statechange ${d.state}${d.error ? ` (${d.error.code}: ${d.error.message})` : ""}`);

@@ -102,6 +102,10 @@ type Config struct {
 	// (token_type DPoP) are bound to the proof's key, and a refresh must
 	// be signed by the same key. Off by default: Bearer tokens.
 	DPoP bool
+	// IdentityProviders are the enterprise identity providers whose
+	// ID-JAGs the JWT bearer grant takes (enterprise-managed
+	// authorization); none: that grant is unsupported.
+	IdentityProviders []IdentityProvider
 
 	// HTTPClient fetches client ID metadata documents. Nil means a client
 	// with a 5 s timeout.
@@ -149,7 +153,7 @@ const (
 	EventConsent       = "consent"        // a consent decision; Detail "approve" or "deny" (Err set when refused)
 	EventTokenCode     = "token_code"     // a token request with grant_type=authorization_code
 	EventTokenRefresh  = "token_refresh"  // a token request with grant_type=refresh_token
-	EventTokenOther    = "token_other"    // any other token request (always refused)
+	EventTokenOther    = "token_other"    // any other token request (refused; see EventTokenIDJAG)
 	EventCodeReuse     = "code_reuse"     // a used code came back: its grant was revoked
 	EventRefreshReuse  = "refresh_reuse"  // a rotated refresh token came back: its grant was revoked
 	EventRevoke        = "revoke"         // a POST /revoke; Detail "revoked" or "unknown"

@@ -29,6 +29,11 @@
 //     every token request needs a proof with the server's nonce (400
 //     use_dpop_nonce + DPoP-Nonce first), tokens are token_type DPoP and
 //     bound to the proof's key, and a refresh must be signed by that key.
+//   - POST /token with the JWT bearer grant (RFC 7523) and an ID-JAG of one
+//     of Config.IdentityProviders (enterprise-managed authorization,
+//     SEP-990): typ oauth-id-jag+jwt, ES256 signature by that provider's
+//     key, aud this issuer, client_id the authenticated client, resource
+//     one of Config.Resources, not expired, jti never seen before.
 //   - POST /revoke (RFC 7009): revoking an access or a refresh token
 //     revokes its whole grant; unknown tokens answer 200.
 //

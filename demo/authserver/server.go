@@ -62,6 +62,7 @@ type Server struct {
 	events    []Event
 	counts    map[string]int
 	lastSweep time.Time
+	idjagJTIs jtiSeen // the jti of every ID-JAG taken (idjag.go)
 }
 
 type client struct {
@@ -310,7 +311,7 @@ func (s *Server) metadata() metadata {
 		ScopesSupported:                   s.scopes,
 		ResponseTypesSupported:            []string{"code"},
 		ResponseModesSupported:            []string{"query"},
-		GrantTypesSupported:               []string{"authorization_code", "refresh_token"},
+		GrantTypesSupported:               s.grantTypes(),
 		TokenEndpointAuthMethodsSupported: authMethods,
 		RevocationEndpointAuthMethods:     authMethods,
 		CodeChallengeMethodsSupported:     []string{"S256"},

@@ -123,6 +123,8 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 			kind = EventTokenCode
 		case "refresh_token":
 			kind = EventTokenRefresh
+		case GrantJWTBearer:
+			kind = EventTokenIDJAG
 		}
 		var c *client
 		var jkt string
@@ -140,6 +142,8 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 				resp, oerr = s.exchangeCode(c, form, jkt)
 			case EventTokenRefresh:
 				resp, oerr = s.refreshGrant(c, form, jkt)
+			case EventTokenIDJAG:
+				resp, oerr = s.jwtBearerGrant(c, form, jkt)
 			default:
 				if form.Get("grant_type") == "" {
 					oerr = errorf(http.StatusBadRequest, "invalid_request", "grant_type is required")

@@ -20,6 +20,15 @@ async function demo(): Promise<void> {
     authMode: "popup",
     authTimeoutMs: 300000,
   });
+  // Enterprise-managed authorization: the app's SSO ID token, no popup.
+  const sso: Client = mcp.client("https://mcp.example.com/mcp", {
+    clientId: "mcp-app",
+    identityAssertion: async () => "id-token",
+    idpTokenEndpoint: "https://idp.example.com/token",
+    idpClientId: "corp-app",
+    grant: "authorization_code",
+  });
+  void sso;
   client.addEventListener("statechange", (e) => {
     const s: string = e.detail.state;
     const code: MCPErrorCode | undefined = e.detail.error?.code;
