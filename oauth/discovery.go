@@ -188,12 +188,23 @@ func checkEndpoint(name, raw string) error {
 }
 
 // ValidateAuthServerMeta checks authorization server metadata (RFC 8414 §3.3
-// and the MCP authorization spec): the issuer is identical to
-// expectedIssuer (simple string comparison, no normalisation), the
+// and the MCP authorization spec) for a sign-in: the issuer is identical
+// to expectedIssuer (simple string comparison, no normalisation), the
 // authorization and token endpoints are present, every endpoint is an
 // absolute https (or loopback) URL, other URLs have no dangerous scheme,
-// and PKCE S256 is supported. The error is [ErrDiscoveryFailed]-coded.
+// and PKCE S256 and response_type code are supported. The error is
+// [ErrDiscoveryFailed]-coded.
 func ValidateAuthServerMeta(asm *oauthex.AuthServerMeta, expectedIssuer string) error {
+	if err := validateASM(asm, expectedIssuer); err != nil {
+		return err
+	}
+	return checkCodeFlow(asm)
+}
+
+// validateASM is [ValidateAuthServerMeta] without what only the
+// authorization code flow needs: what a non-interactive grant (client
+// credentials, JWT bearer), which uses the token endpoint alone, requires.
+func validateASM(asm *oauthex.AuthServerMeta, expectedIssuer string) error {
 	if asm == nil {
 		return discoveryErr("authorization server metadata missing", nil)
 	}
@@ -206,13 +217,8 @@ func ValidateAuthServerMeta(asm *oauthex.AuthServerMeta, expectedIssuer string) 
 	if u, _ := url.Parse(asm.Issuer); u != nil && u.RawQuery != "" {
 		return discoveryErr("issuer must not have a query", nil)
 	}
-	for _, e := range []struct{ name, v string }{
-		{"authorization_endpoint", asm.AuthorizationEndpoint},
-		{"token_endpoint", asm.TokenEndpoint},
-	} {
-		if e.v == "" {
-			return discoveryErr("authorization server metadata has no "+e.name, nil)
-		}
+	if asm.TokenEndpoint == "" {
+		return discoveryErr("authorization server metadata has no token_endpoint", nil)
 	}
 	for _, e := range []struct{ name, v string }{
 		{"authorization_endpoint", asm.AuthorizationEndpoint},
@@ -240,6 +246,16 @@ func ValidateAuthServerMeta(asm *oauthex.AuthServerMeta, expectedIssuer string) 
 		if u, err := url.Parse(e.v); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
 			return discoveryErr(fmt.Sprintf("invalid authorization server metadata: %s is not an http(s) URL", e.name), nil)
 		}
+	}
+	return nil
+}
+
+// checkCodeFlow checks that asm supports the authorization code flow with
+// PKCE S256 (MCP authorization spec): checked at discovery for a sign-in,
+// and before one starts.
+func checkCodeFlow(asm *oauthex.AuthServerMeta) error {
+	if asm.AuthorizationEndpoint == "" {
+		return discoveryErr("authorization server metadata has no authorization_endpoint", nil)
 	}
 	if !slices.Contains(asm.CodeChallengeMethodsSupported, "S256") {
 		return discoveryErr(fmt.Sprintf("authorization server %q does not support PKCE S256 (code_challenge_methods_supported=%q); refusing to authorize", sanitize(asm.Issuer), sanitizeList(asm.CodeChallengeMethodsSupported)), nil)
@@ -351,7 +367,9 @@ type asmDoc struct {
 // server's own origin rather than from an issuer the resource named: there
 // the issuer may differ from the origin (e.g. origin + "/oauth") but must be
 // on the same origin.
-func fetchASM(ctx context.Context, c *http.Client, issuer string, legacy bool) (asm *oauthex.AuthServerMeta, dpopAlgs []string, found bool, err error) {
+// codeFlow adds the checks of the authorization code flow
+// ([ValidateAuthServerMeta]); without it, those of a non-interactive grant.
+func fetchASM(ctx context.Context, c *http.Client, issuer string, legacy, codeFlow bool) (asm *oauthex.AuthServerMeta, dpopAlgs []string, found bool, err error) {
 	for _, cand := range asmCandidates(issuer) {
 		if err := checkEndpoint("metadata URL", cand); err != nil {
 			return nil, nil, false, discoveryErr("invalid authorization server", err)
@@ -372,7 +390,11 @@ func fetchASM(ctx context.Context, c *http.Client, issuer string, legacy bool) (
 		if legacy && sameOrigin(m.Issuer, issuer) {
 			want = m.Issuer
 		}
-		if err := ValidateAuthServerMeta(&m, want); err != nil {
+		validate := validateASM
+		if codeFlow {
+			validate = ValidateAuthServerMeta
+		}
+		if err := validate(&m, want); err != nil {
 			return nil, nil, true, err
 		}
 		return &m, doc.DPoPAlgs, true, nil
@@ -409,13 +431,17 @@ func (h *Handler) discover(ctx context.Context, headerPRM string) (*discovery, e
 
 func (h *Handler) metaKey() string { return "resource:" + h.resource }
 
+// codeFlow tells whether h signs in with the authorization code flow (no
+// non-interactive grant configured).
+func (h *Handler) codeFlow() bool { return h.cfg.grantKind() == "" }
+
 func (h *Handler) cachedDiscovery(ctx context.Context) *discovery {
 	m, err := h.cfg.Store.GetMetadata(ctx, h.metaKey())
 	if err != nil || m == nil || !h.now().Before(m.Expiry) {
 		return nil
 	}
 	var d discovery
-	if json.Unmarshal(m.Data, &d) != nil || d.AS == nil || ValidateAuthServerMeta(d.AS, d.AS.Issuer) != nil {
+	if json.Unmarshal(m.Data, &d) != nil || d.AS == nil || validateASM(d.AS, d.AS.Issuer) != nil || (h.codeFlow() && checkCodeFlow(d.AS) != nil) {
 		return nil
 	}
 	return &d
@@ -450,7 +476,7 @@ func (h *Handler) discoverNetwork(ctx context.Context, headerPRM string) (*disco
 	}
 	if prm != nil {
 		issuer := prm.AuthorizationServers[0]
-		asm, algs, found, err := fetchASM(ctx, h.cfg.HTTPClient, issuer, false)
+		asm, algs, found, err := fetchASM(ctx, h.cfg.HTTPClient, issuer, false, h.codeFlow())
 		if err != nil {
 			return nil, err
 		}
@@ -466,7 +492,7 @@ func (h *Handler) discoverNetwork(ctx context.Context, headerPRM string) (*disco
 	// 2025-03-26: the MCP server's origin is the authorization server.
 	u, _ := url.Parse(h.resource)
 	origin := u.Scheme + "://" + u.Host
-	asm, algs, found, err := fetchASM(ctx, h.cfg.HTTPClient, origin, true)
+	asm, algs, found, err := fetchASM(ctx, h.cfg.HTTPClient, origin, true, h.codeFlow())
 	if err != nil {
 		return nil, err
 	}

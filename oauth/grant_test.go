@@ -43,6 +43,7 @@ type grantAS struct {
 	expiresIn   int                           // default 3600
 	refresh     bool                          // issue refresh tokens
 	dpop        *dpopcheck.Checker            // when set: advertises ES256; a token request needs a proof, its tokens are bound to the key
+	tokenOnly   bool                          // metadata without authorization_endpoint and PKCE: a server for these grants only
 
 	mu     sync.Mutex
 	forms  []url.Values // token requests, in order
@@ -74,6 +75,11 @@ func (a *grantAS) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		if a.dpop != nil {
 			m["dpop_signing_alg_values_supported"] = []string{"ES256"}
+		}
+		if a.tokenOnly {
+			delete(m, "authorization_endpoint")
+			delete(m, "code_challenge_methods_supported")
+			delete(m, "response_types_supported")
 		}
 		writeJSON(w, 200, m)
 	case "/token":
@@ -313,6 +319,39 @@ func TestClientCredentialsWithDPoP(t *testing.T) {
 		if r.scheme != "" && (r.scheme != "dpop" || !r.proof) {
 			t.Errorf("MCP request %+v; want every authorized one as DPoP with a proof", r)
 		}
+	}
+}
+
+// TestGrantFromTokenOnlyServer: an authorization server for machine
+// clients publishes no authorization endpoint and no PKCE support (RFC
+// 8414 §2: authorization_endpoint is required only when a grant uses it);
+// the client credentials grant still works there, and a sign-in handler
+// for the same server is refused with the reason.
+func TestGrantFromTokenOnlyServer(t *testing.T) {
+	as, rs := grantEnv(t)
+	as.tokenOnly = true
+	as.grants, as.methods = []string{"client_credentials"}, []string{"client_secret_basic"}
+	as.clientID, as.secret = "svc:1", "s3cret"
+	store := NewMemoryStore()
+	cfg := grantConfig(rs)
+	cfg.ClientID, cfg.ClientSecret = as.clientID, as.secret
+	cfg.ClientCredentials = &ClientCredentials{}
+	cfg.Store = store
+	if err := connect(context.Background(), rs.url(), newGrantHandler(t, cfg)); err != nil {
+		t.Fatalf("connect with the client credentials grant: %v", err)
+	}
+	// A sign-in handler sharing the store (and so the cached metadata)
+	// must not take that metadata for a sign-in.
+	signIn := grantConfig(rs)
+	signIn.Store, signIn.RedirectURL = store, "http://127.0.0.1/callback"
+	signIn.Courier = CourierFunc(func(context.Context, string) error {
+		t.Error("a sign-in page was shown for a server without an authorization endpoint")
+		return nil
+	})
+	h := newGrantHandler(t, signIn)
+	err := h.Login(context.Background())
+	if !isCode(err, mcperr.DiscoveryFailed) || !strings.Contains(err.Error(), "authorization_endpoint") {
+		t.Errorf("Login: %v; want discovery_failed naming authorization_endpoint", err)
 	}
 }
 
