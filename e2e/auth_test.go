@@ -499,8 +499,20 @@ func TestTwoTabsRefreshOnce(t *testing.T) {
 	}
 }
 
+// TestRedirectModeCompletes, also with DPoP-only demo servers: the page
+// that returns from the authorization server finishes the exchange from
+// storage, with the IndexedDB key the code was bound to (dpop_jkt).
 func TestRedirectModeCompletes(t *testing.T) {
-	e := newAuthEnv(t, devserver.AuthConfig{})
+	for _, dpop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("dpop=%v", dpop), func(t *testing.T) {
+			t.Parallel()
+			testRedirectMode(t, dpop)
+		})
+	}
+}
+
+func testRedirectMode(t *testing.T, dpop bool) {
+	e := newAuthEnv(t, devserver.AuthConfig{DPoP: dpop})
 	e.eval(fmt.Sprintf(`void (window.c = mcp.client(%q, { authMode: "redirect" }))`, e.MCPURL), nil)
 	// The page itself goes to the authorization server.
 	e.gesture(`void c.authorize()`)
@@ -540,8 +552,16 @@ func TestRedirectModeCompletes(t *testing.T) {
 	if got.Again {
 		t.Error("handleCallback() took a URL with an unknown state")
 	}
-	if n := e.AS.Count("token_code"); n != 1 {
-		t.Errorf("token exchanges = %d; want 1", n)
+	exchanged := 0
+	for _, ev := range e.AS.Events() {
+		if ev.Kind == authserver.EventTokenCode && ev.Err == "" {
+			exchanged++
+		} else if ev.Kind == authserver.EventTokenCode && !(dpop && ev.Err == "use_dpop_nonce") {
+			t.Errorf("token request refused: %s %s", ev.Err, ev.Detail)
+		}
+	}
+	if exchanged != 1 {
+		t.Errorf("token exchanges = %d; want 1", exchanged)
 	}
 }
 
