@@ -98,12 +98,10 @@ func TestSignFuncOfACustomKey(t *testing.T) {
 	}
 }
 
-func TestSignRefusesAnotherAlg(t *testing.T) {
+func TestSignRefusesWhatIsNotJSON(t *testing.T) {
 	key := newKey(t)
-	for _, hdr := range []any{map[string]string{"alg": "none"}, map[string]string{"typ": "JWT"}, map[string]string{"ALG": "ES256"}, []string{"alg"}} {
-		if _, err := jws.Sign(hdr, map[string]any{}, jws.Signer(key)); err == nil {
-			t.Errorf("header %v signed", hdr)
-		}
+	if _, err := jws.Sign(map[string]any{"alg": "ES256", "x": func() {}}, map[string]any{}, jws.Signer(key)); err == nil {
+		t.Error("a header that is not JSON signed")
 	}
 	if _, err := jws.Sign(map[string]string{"alg": "ES256"}, func() {}, jws.Signer(key)); err == nil {
 		t.Error("claims that are not JSON signed")
