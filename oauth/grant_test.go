@@ -167,13 +167,7 @@ func (a *grantAS) token(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *grantAS) verify(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	it, ok := a.tokens[tok]
-	if !ok {
-		return nil, auth.ErrInvalidToken
-	}
-	return &auth.TokenInfo{Scopes: it.scopes, Expiration: it.expiry}, nil
+	return tokenInfo(&a.mu, a.tokens, tok)
 }
 
 // boundKey names the key tok is bound to ("" for a Bearer token).
