@@ -5,7 +5,6 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -118,22 +117,7 @@ func (e *dpopEnv) codeForm() url.Values {
 // mcpPost sends initialize with the given Authorization and DPoP headers.
 func (e *dpopEnv) mcpPost(authz, proof string) *http.Response {
 	e.t.Helper()
-	req, _ := http.NewRequest("POST", e.resource, strings.NewReader(initialize))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if authz != "" {
-		req.Header.Set("Authorization", authz)
-	}
-	if proof != "" {
-		req.Header.Set("DPoP", proof)
-	}
-	resp, err := e.plain.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp
+	return postMCP(e.t, e.plain, e.resource, initialize, map[string]string{"Authorization": authz, "DPoP": proof})
 }
 
 func TestDPoPMetadata(t *testing.T) {
