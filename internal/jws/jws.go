@@ -32,8 +32,9 @@ const Alg = "ES256"
 // SignatureSize is the length of an ES256 signature: r‖s, 32 bytes each.
 const SignatureSize = 64
 
-// The refusals of [Parse] and [Token.Verify], and of [Signer]'s output;
-// callers tell them apart with errors.Is.
+// The refusals of [Parse] and [Token.Verify], and of a signature that is
+// not r‖s ([ErrNotECDSA], from [Sign] and [Signer]); callers tell them
+// apart with errors.Is.
 var (
 	ErrTooLong      = errors.New("jws: longer than the limit")
 	ErrNotCompact   = errors.New("jws: not a compact JWS (three parts separated by dots)")
@@ -173,9 +174,9 @@ func isObject(b []byte) bool {
 }
 
 // Verify checks t's signature with key; it fails with [ErrBadSignature]
-// (also for a nil key).
+// (also for a nil key, or a Token that [Parse] did not make).
 func (t *Token) Verify(key *ecdsa.PublicKey) error {
-	if key == nil {
+	if key == nil || len(t.Signature) != SignatureSize || t.input == "" {
 		return ErrBadSignature
 	}
 	sum := sha256.Sum256([]byte(t.input))

@@ -215,6 +215,9 @@ func TestVerifyRefusals(t *testing.T) {
 			t.Errorf("%s: %v, want ErrBadSignature", tc.name, err)
 		}
 	}
+	if err := (&jws.Token{Signature: []byte{1}}).Verify(&key.PublicKey); err != jws.ErrBadSignature {
+		t.Errorf("a Token not made by Parse: %v", err)
+	}
 }
 
 func TestJWK(t *testing.T) {
