@@ -4,12 +4,8 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -18,9 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
-	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/internal/authtest"
 	"github.com/mcpwasm/mcpwasm/internal/dpopcheck"
+	"github.com/mcpwasm/mcpwasm/internal/jws"
 )
 
 // dpopKey signs RFC 9449 proofs, as a client does.
@@ -35,25 +32,17 @@ func newDPoPKey(t *testing.T) dpopKey {
 }
 
 func (d dpopKey) proof(method, htu, token, nonce string) string {
-	b64 := base64.RawURLEncoding
-	h, _ := json.Marshal(map[string]any{"typ": "dpop+jwt", "alg": "ES256", "jwk": map[string]any{
-		"kty": "EC", "crv": "P-256",
-		"x": b64.EncodeToString(d.k.X.FillBytes(make([]byte, 32))),
-		"y": b64.EncodeToString(d.k.Y.FillBytes(make([]byte, 32)))}})
-	jti := make([]byte, 16)
-	rand.Read(jti)
-	cl := map[string]any{"jti": b64.EncodeToString(jti), "htm": method, "htu": htu, "iat": time.Now().Unix()}
+	x, y, _ := jws.PublicJWK(&d.k.PublicKey)
+	hdr := map[string]any{"typ": "dpop+jwt", "alg": "ES256", "jwk": map[string]any{"kty": "EC", "crv": "P-256", "x": x, "y": y}}
+	cl := map[string]any{"jti": rand.Text(), "htm": method, "htu": htu, "iat": time.Now().Unix()}
 	if token != "" {
 		cl["ath"] = dpopcheck.ATH(token)
 	}
 	if nonce != "" {
 		cl["nonce"] = nonce
 	}
-	c, _ := json.Marshal(cl)
-	input := b64.EncodeToString(h) + "." + b64.EncodeToString(c)
-	sum := sha256.Sum256([]byte(input))
-	r, s, _ := ecdsa.Sign(rand.Reader, d.k, sum[:])
-	return input + "." + b64.EncodeToString(append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...))
+	s, _ := jws.Sign(hdr, cl, jws.Signer(d.k))
+	return s
 }
 
 type dpopEnv struct {
@@ -64,22 +53,8 @@ type dpopEnv struct {
 }
 
 func newDPoPEnv(t *testing.T) *dpopEnv {
-	var asH, mcpH http.Handler
-	asSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { asH.ServeHTTP(w, r) }))
-	t.Cleanup(asSrv.Close)
-	mcpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mcpH.ServeHTTP(w, r) }))
-	t.Cleanup(mcpSrv.Close)
-	resource := mcpSrv.URL + demo.StreamablePath
-	as, err := authserver.New(authserver.Config{Issuer: asSrv.URL, Resources: []string{resource}, AutoApprove: true, DPoP: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	asH = as.Handler()
-	mcpH = demo.ProtectedHandler(demo.Options{}, demo.Protection{
-		Issuer: as.Issuer(), Verifier: as.Verifier(resource), Resource: resource,
-		Scopes: []string{authserver.ScopeTools}, DPoP: true,
-	})
-	e := &dpopEnv{t: t, asURL: asSrv.URL, resource: resource, plain: &http.Client{
+	servers := authtest.StartWith(t, authtest.Options{DPoP: true})
+	e := &dpopEnv{t: t, asURL: servers.AS.Issuer(), resource: servers.URL, plain: &http.Client{
 		Timeout:       10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -142,22 +117,7 @@ func (e *dpopEnv) codeForm() url.Values {
 // mcpPost sends initialize with the given Authorization and DPoP headers.
 func (e *dpopEnv) mcpPost(authz, proof string) *http.Response {
 	e.t.Helper()
-	req, _ := http.NewRequest("POST", e.resource, strings.NewReader(initialize))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if authz != "" {
-		req.Header.Set("Authorization", authz)
-	}
-	if proof != "" {
-		req.Header.Set("DPoP", proof)
-	}
-	resp, err := e.plain.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp
+	return postMCP(e.t, e.plain, e.resource, initialize, map[string]string{"Authorization": authz, "DPoP": proof})
 }
 
 func TestDPoPMetadata(t *testing.T) {

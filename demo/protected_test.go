@@ -98,16 +98,28 @@ func (e *protectedEnv) token(resource string, scopes ...string) string {
 // post sends one JSON-RPC message to the MCP endpoint.
 func (e *protectedEnv) post(token, body string) *http.Response {
 	e.t.Helper()
-	req, _ := http.NewRequest("POST", e.resource, strings.NewReader(body))
+	authz := ""
+	if token != "" {
+		authz = "Bearer " + token
+	}
+	return postMCP(e.t, e.plain, e.resource, body, map[string]string{"Origin": "http://127.0.0.1:8080", "Authorization": authz})
+}
+
+// postMCP sends body to the MCP endpoint url with the headers hdr (an
+// empty value is left out) and drains the answer.
+func postMCP(t *testing.T, c *http.Client, url, body string, hdr map[string]string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Origin", "http://127.0.0.1:8080")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	for k, v := range hdr {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
 	}
-	resp, err := e.plain.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()

@@ -1,17 +1,13 @@
 package mcpclient
 
 import (
-	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/mcpwasm/mcpwasm/demo"
-	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/internal/authtest"
 	"github.com/mcpwasm/mcpwasm/mcperr"
-	"github.com/mcpwasm/mcpwasm/oauth"
 )
 
 // seenRequest is what the protected server saw of one request, and how it
@@ -86,47 +82,10 @@ func (r *recorder) all() []seenRequest {
 // the POSTs, the GET stream, the DELETE that ends it — carries the token
 // with the DPoP scheme and a proof; none goes out as Bearer.
 func TestDPoPSession(t *testing.T) {
-	var asH, mcpH http.Handler
-	asSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { asH.ServeHTTP(w, r) }))
-	t.Cleanup(asSrv.Close)
-	mcpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mcpH.ServeHTTP(w, r) }))
-	t.Cleanup(mcpSrv.Close)
-	resource := mcpSrv.URL + demo.StreamablePath
-	as, err := authserver.New(authserver.Config{Issuer: asSrv.URL, Resources: []string{resource}, AutoApprove: true, DPoP: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	asH = as.Handler()
 	rec := &recorder{}
-	mcpH = rec.wrap(demo.ProtectedHandler(demo.Options{}, demo.Protection{
-		Issuer: as.Issuer(), Verifier: as.Verifier(resource), Resource: resource,
-		Scopes: []string{authserver.ScopeTools}, DPoP: true,
-	}))
-
-	reg := oauth.NewRegistry()
-	courier := oauth.CourierFunc(func(ctx context.Context, authURL string) error {
-		go func() {
-			hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
-			resp, err := hc.Do(req)
-			if err != nil {
-				return
-			}
-			resp.Body.Close()
-			if loc := resp.Header.Get("Location"); loc != "" {
-				_ = reg.Deliver(loc)
-			}
-		}()
-		return nil
-	})
-	h, err := oauth.New(oauth.Config{
-		ResourceURL: resource, HTTPClient: &http.Client{Transport: http.DefaultTransport},
-		RedirectURL: "http://127.0.0.1:9/callback", ClientName: "dpop test", Registry: reg, Courier: courier,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := newClient(t, resource, Options{Auth: h, Transport: TransportStreamable})
+	e := authtest.StartWith(t, authtest.Options{DPoP: true, Wrap: rec.wrap})
+	h := e.Handler(t, nil)
+	c := newClient(t, e.URL, Options{Auth: h, Transport: TransportStreamable})
 	ctx := ctxT(t)
 	if err := c.Authorize(ctx, ConnectOptions{}); err != nil {
 		t.Fatalf("Authorize: %v", err)

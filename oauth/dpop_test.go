@@ -500,3 +500,23 @@ func TestResourceTransport(t *testing.T) {
 		t.Errorf("another token went out as %+v; want it unchanged", last)
 	}
 }
+
+// shortKey is a DPoPKey whose signatures are not r‖s.
+type shortKey struct{ DPoPKey }
+
+func (shortKey) Sign(context.Context, []byte) ([]byte, error) { return make([]byte, 71), nil }
+
+// TestDPoPProofSigningErrors: a key that fails, or answers a signature
+// that is not 64 bytes, fails the proof with TokenFailed.
+func TestDPoPProofSigningErrors(t *testing.T) {
+	ctx := ctxOf(t)
+	key, err := NewMemoryDPoPKeys().Key(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse("https://mcp.example/mcp")
+	_, err = dpopProof(ctx, shortKey{key}, "POST", u, "", "")
+	if !isCode(err, mcperr.TokenFailed) || !strings.Contains(err.Error(), "71-byte signature") {
+		t.Errorf("a 71-byte signature: %v", err)
+	}
+}

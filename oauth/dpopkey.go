@@ -5,10 +5,9 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"sync"
 
+	"github.com/mcpwasm/mcpwasm/internal/jws"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
@@ -69,12 +68,11 @@ type ecdsaDPoPKey struct {
 }
 
 func newECDSADPoPKey(priv *ecdsa.PrivateKey) (*ecdsaDPoPKey, error) {
-	pub, err := priv.PublicKey.Bytes() // 0x04 ‖ X ‖ Y
-	if err != nil || len(pub) != 65 {
+	x, y, err := jws.PublicJWK(&priv.PublicKey)
+	if err != nil {
 		return nil, newErr(mcperr.TokenFailed, "encoding a DPoP public key failed", err)
 	}
-	enc := base64.RawURLEncoding
-	return &ecdsaDPoPKey{priv: priv, x: enc.EncodeToString(pub[1:33]), y: enc.EncodeToString(pub[33:])}, nil
+	return &ecdsaDPoPKey{priv: priv, x: x, y: y}, nil
 }
 
 // PublicJWK implements [DPoPKey].
@@ -82,13 +80,9 @@ func (k *ecdsaDPoPKey) PublicJWK() (x, y string) { return k.x, k.y }
 
 // Sign implements [DPoPKey]: ES256, r‖s.
 func (k *ecdsaDPoPKey) Sign(_ context.Context, input []byte) ([]byte, error) {
-	sum := sha256.Sum256(input)
-	r, s, err := ecdsa.Sign(rand.Reader, k.priv, sum[:])
+	sig, err := jws.Signer(k.priv)(input)
 	if err != nil {
 		return nil, newErr(mcperr.TokenFailed, "signing a DPoP proof failed", err)
 	}
-	sig := make([]byte, 64)
-	r.FillBytes(sig[:32])
-	s.FillBytes(sig[32:])
 	return sig, nil
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,12 +12,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpwasm/mcpwasm/internal/jws"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 // dpopAlg is the one proof algorithm this package signs with.
-const dpopAlg = "ES256"
+const dpopAlg = jws.Alg
 
 // dpopKeyID names the proof key of a client registration: one key per
 // authorization server and client ID, shared by every grant of that
@@ -58,10 +58,7 @@ func isCoord(s string) bool {
 // dpopThumbprint is the RFC 7638 JWK SHA-256 thumbprint of key's public
 // key, as sent in dpop_jkt (RFC 9449 §10) and bound as cnf.jkt.
 func dpopThumbprint(key DPoPKey) string {
-	x, y := key.PublicJWK()
-	// The required members in lexicographic order, no whitespace.
-	sum := sha256.Sum256([]byte(`{"crv":"P-256","kty":"EC","x":"` + x + `","y":"` + y + `"}`))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
+	return jws.Thumbprint(key.PublicJWK())
 }
 
 // dpopHTU is the htu claim of a request to u: the URI without query and
@@ -98,23 +95,22 @@ type dpopClaims struct {
 // an access token is presented with it, nonce when the server gave one.
 func dpopProof(ctx context.Context, key DPoPKey, method string, u *url.URL, accessToken, nonce string) (string, error) {
 	x, y := key.PublicJWK()
-	hdr, _ := json.Marshal(dpopHeader{Typ: "dpop+jwt", Alg: dpopAlg, JWK: dpopJWK{Kty: "EC", Crv: "P-256", X: x, Y: y}})
+	hdr := dpopHeader{Typ: "dpop+jwt", Alg: dpopAlg, JWK: dpopJWK{Kty: "EC", Crv: "P-256", X: x, Y: y}}
 	c := dpopClaims{JTI: rand.Text(), HTM: method, HTU: dpopHTU(u), IAT: time.Now().Unix(), Nonce: nonce}
 	if accessToken != "" {
 		sum := sha256.Sum256([]byte(accessToken))
 		c.ATH = base64.RawURLEncoding.EncodeToString(sum[:])
 	}
-	claims, _ := json.Marshal(c)
-	enc := base64.RawURLEncoding
-	input := enc.EncodeToString(hdr) + "." + enc.EncodeToString(claims)
-	sig, err := key.Sign(ctx, []byte(input))
-	if err != nil {
-		return "", newErr(mcperr.TokenFailed, "signing a DPoP proof failed", err)
-	}
-	if len(sig) != 64 {
-		return "", newErr(mcperr.TokenFailed, fmt.Sprintf("the DPoP key returned a %d-byte signature, not r‖s of 64 bytes", len(sig)), nil)
-	}
-	return input + "." + enc.EncodeToString(sig), nil
+	return jws.Sign(hdr, c, func(input []byte) ([]byte, error) {
+		sig, err := key.Sign(ctx, input)
+		if err != nil {
+			return nil, newErr(mcperr.TokenFailed, "signing a DPoP proof failed", err)
+		}
+		if len(sig) != jws.SignatureSize {
+			return nil, newErr(mcperr.TokenFailed, fmt.Sprintf("the DPoP key returned a %d-byte signature, not r‖s of 64 bytes", len(sig)), nil)
+		}
+		return sig, nil
+	})
 }
 
 // maxNonce bounds a DPoP-Nonce kept from a server.

@@ -2,16 +2,14 @@ package oauth
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -22,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/internal/dpopcheck"
+	"github.com/mcpwasm/mcpwasm/internal/jws"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
@@ -168,13 +167,7 @@ func (a *grantAS) token(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *grantAS) verify(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	it, ok := a.tokens[tok]
-	if !ok {
-		return nil, auth.ErrInvalidToken
-	}
-	return &auth.TokenInfo{Scopes: it.scopes, Expiration: it.expiry}, nil
+	return tokenInfo(&a.mu, a.tokens, tok)
 }
 
 // boundKey names the key tok is bound to ("" for a Bearer token).
@@ -192,26 +185,15 @@ func (a *grantAS) requests() ([]url.Values, []string) {
 
 // verifyJWT checks an ES256 compact JWS with key and returns its header
 // and claims.
-func verifyJWT(jws string, key *ecdsa.PublicKey) (hdr, claims map[string]any, err error) {
-	parts := strings.Split(jws, ".")
-	if len(parts) != 3 {
-		return nil, nil, errors.New("not a JWS")
+func verifyJWT(s string, key *ecdsa.PublicKey) (hdr, claims map[string]any, err error) {
+	tok, err := jws.Parse(s, maxTokenLen)
+	if err == nil {
+		err = tok.Verify(key)
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil || len(sig) != 64 {
-		return nil, nil, errors.New("bad signature encoding")
+	if err == nil {
+		err = errors.Join(tok.DecodeHeader(&hdr), tok.DecodeClaims(&claims))
 	}
-	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if !ecdsa.Verify(key, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
-		return nil, nil, errors.New("bad signature")
-	}
-	for i, v := range []*map[string]any{&hdr, &claims} {
-		b, err := base64.RawURLEncoding.DecodeString(parts[i])
-		if err != nil || json.Unmarshal(b, v) != nil {
-			return nil, nil, errors.New("bad JSON")
-		}
-	}
-	return hdr, claims, nil
+	return hdr, claims, err
 }
 
 // verifyClientAssertion checks a private_key_jwt assertion (RFC 7523 §3).
@@ -528,10 +510,10 @@ func (p *fakeIdP) serve(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, 400, map[string]string{"error": "invalid_grant"})
 			return
 		}
-		jag, err := signES256(p.key, map[string]string{"alg": "ES256", "typ": "oauth-id-jag+jwt"}, map[string]any{
+		jag, err := jws.Sign(map[string]string{"alg": "ES256", "typ": "oauth-id-jag+jwt"}, map[string]any{
 			"iss": p.srv.URL, "sub": "user-1", "aud": f.Get("audience"), "resource": f.Get("resource"),
 			"client_id": p.mcpID, "jti": rand.Text(), "iat": time.Now().Unix(), "exp": time.Now().Add(5 * time.Minute).Unix(),
-		})
+		}, jws.Signer(p.key))
 		if err != nil {
 			writeJSON(w, 500, map[string]string{"error": "server_error"})
 			return
@@ -731,5 +713,42 @@ func TestGrantConfigErrors(t *testing.T) {
 		if !isCode(err, mcperr.InvalidArgument) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New: %v; want invalid_argument with %q", err, tc.want)
 		}
+	}
+}
+
+// badSigner is a crypto.Signer whose Sign answers sig, err.
+type badSigner struct {
+	pub crypto.PublicKey
+	sig []byte
+	err error
+}
+
+func (b badSigner) Public() crypto.PublicKey { return b.pub }
+func (b badSigner) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
+	return b.sig, b.err
+}
+
+// TestClientAssertionSigningErrors: a key that fails or answers no ECDSA
+// signature fails the assertion without quoting the key's error.
+func TestClientAssertionSigningErrors(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	for _, tc := range []struct {
+		key  crypto.Signer
+		want string
+	}{
+		{badSigner{pub: key.Public(), err: errors.New("secret-hsm-detail")}, "signing the client assertion failed"},
+		{badSigner{pub: key.Public(), sig: []byte("not DER")}, "no ECDSA signature"},
+	} {
+		_, err := clientAssertion(tc.key, "", "c", "https://as.example", time.Now())
+		if !isCode(err, mcperr.TokenFailed) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret-hsm-detail") {
+			t.Errorf("clientAssertion: %v; want TokenFailed saying %q", err, tc.want)
+		}
+	}
+	s, err := clientAssertion(key, "kid-1", "c", "https://as.example", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := verifyClientAssertion(s, &key.PublicKey, "c", "https://as.example"); err != nil {
+		t.Errorf("a good key's assertion: %v", err)
 	}
 }

@@ -365,9 +365,15 @@ func (a *fakeAS) register(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *fakeAS) verify(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	it, ok := a.tokens[tok]
+	return tokenInfo(&a.mu, a.tokens, tok)
+}
+
+// tokenInfo is a resource server's view of tok, one of tokens (read
+// under mu): its scopes and expiry, or ErrInvalidToken.
+func tokenInfo(mu *sync.Mutex, tokens map[string]issuedToken, tok string) (*auth.TokenInfo, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	it, ok := tokens[tok]
 	if !ok {
 		return nil, auth.ErrInvalidToken
 	}

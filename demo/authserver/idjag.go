@@ -2,17 +2,14 @@ package authserver
 
 import (
 	"crypto/ecdsa"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
-	"math/big"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpwasm/mcpwasm/internal/jws"
 )
 
 // GrantJWTBearer is the RFC 7523 JWT bearer grant type: with an ID-JAG
@@ -85,11 +82,15 @@ func (s *Server) idjagGrant(c *client, form url.Values, jkt string) (*tokenRespo
 	if raw == "" {
 		return nil, errorf(http.StatusBadRequest, "invalid_request", "assertion is required")
 	}
-	hdr, claims, err := parseJWS(raw)
+	tok, err := jws.Parse(raw, maxFormBody)
+	var claims map[string]any
+	if err == nil {
+		err = tok.DecodeClaims(&claims)
+	}
 	if err != nil {
 		return bad("the assertion is not a JWT: %v", err)
 	}
-	if hdr["typ"] != typIDJAG {
+	if tok.Typ != typIDJAG {
 		return bad("the assertion is not an ID-JAG (typ must be %s)", typIDJAG)
 	}
 	iss, _ := claims["iss"].(string)
@@ -97,7 +98,7 @@ func (s *Server) idjagGrant(c *client, form url.Values, jkt string) (*tokenRespo
 	if i < 0 {
 		return bad("the ID-JAG's issuer is not a trusted identity provider")
 	}
-	if err := verifyES256(raw, s.cfg.IdentityProviders[i].Key); err != nil {
+	if err := tok.Verify(s.cfg.IdentityProviders[i].Key); err != nil {
 		return bad("the ID-JAG's signature does not verify")
 	}
 	now := s.now()
@@ -136,38 +137,6 @@ func (s *Server) idjagGrant(c *client, form url.Values, jkt string) (*tokenRespo
 	g := &grant{id: randomToken("grant_"), clientID: c.id, resource: n, scopes: slices.Clone(scopes), jkt: jkt}
 	s.grants[g.id] = g
 	return s.issueLocked(g, now), nil
-}
-
-// parseJWS decodes the header and claims of a compact JWS.
-func parseJWS(raw string) (hdr, claims map[string]any, err error) {
-	parts := strings.Split(raw, ".")
-	if len(parts) != 3 {
-		return nil, nil, errors.New("not three parts")
-	}
-	for i, v := range []*map[string]any{&hdr, &claims} {
-		b, err := base64.RawURLEncoding.DecodeString(parts[i])
-		if err != nil || json.Unmarshal(b, v) != nil || *v == nil {
-			return nil, nil, errors.New("malformed")
-		}
-	}
-	if hdr["alg"] != "ES256" {
-		return nil, nil, errors.New("alg must be ES256")
-	}
-	return hdr, claims, nil
-}
-
-// verifyES256 checks the signature (r‖s) of a compact JWS with key.
-func verifyES256(raw string, key *ecdsa.PublicKey) error {
-	i := strings.LastIndexByte(raw, '.')
-	sig, err := base64.RawURLEncoding.DecodeString(raw[i+1:])
-	if err != nil || len(sig) != 64 || key == nil {
-		return errors.New("malformed signature")
-	}
-	sum := sha256.Sum256([]byte(raw[:i]))
-	if !ecdsa.Verify(key, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
-		return errors.New("bad signature")
-	}
-	return nil
 }
 
 // grantTypes lists grant_types_supported: the JWT bearer grant only with

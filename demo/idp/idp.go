@@ -29,11 +29,9 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"mime"
 	"net/http"
 	"net/url"
@@ -42,6 +40,7 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/internal/cors"
+	"github.com/mcpwasm/mcpwasm/internal/jws"
 )
 
 // Token types and grant types of the exchange.
@@ -184,11 +183,8 @@ func (p *IdP) serveMetadata(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (p *IdP) serveJWKS(w http.ResponseWriter, _ *http.Request) {
-	b64 := base64.RawURLEncoding.EncodeToString
-	x, y := make([]byte, 32), make([]byte, 32)
-	p.key.X.FillBytes(x)
-	p.key.Y.FillBytes(y)
-	writeJSON(w, http.StatusOK, map[string]any{"keys": []map[string]string{{"kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "x": b64(x), "y": b64(y)}}})
+	x, y, _ := jws.PublicJWK(p.PublicKey()) // a P-256 key of its own
+	writeJSON(w, http.StatusOK, map[string]any{"keys": []map[string]string{{"kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "x": x, "y": y}}})
 }
 
 func (p *IdP) serveSSO(w http.ResponseWriter, r *http.Request) {
@@ -280,56 +276,30 @@ func (p *IdP) authenticate(r *http.Request, f url.Values) (Client, bool) {
 	return c, ok && c.Secret == ""
 }
 
+// maxJWS bounds a JWS it verifies: the size of a form body.
+const maxJWS = 1 << 16
+
 // Sign returns the compact ES256 JWS of claims under hdr.
 func Sign(key *ecdsa.PrivateKey, hdr map[string]string, claims map[string]any) (string, error) {
-	h, err := json.Marshal(hdr)
-	if err != nil {
-		return "", err
-	}
-	c, err := json.Marshal(claims)
-	if err != nil {
-		return "", err
-	}
-	b64 := base64.RawURLEncoding.EncodeToString
-	input := b64(h) + "." + b64(c)
-	sum := sha256.Sum256([]byte(input))
-	r, s, err := ecdsa.Sign(rand.Reader, key, sum[:])
-	if err != nil {
-		return "", err
-	}
-	sig := make([]byte, 64)
-	r.FillBytes(sig[:32])
-	s.FillBytes(sig[32:])
-	return input + "." + b64(sig), nil
+	return jws.Sign(hdr, claims, jws.Signer(key))
 }
 
 // Verify checks an ES256 compact JWS against key, and its exp (and iat)
 // against now with 30 s of leeway; it returns the header and claims.
-func Verify(jws string, key crypto.PublicKey, now time.Time) (hdr map[string]any, claims map[string]any, err error) {
+func Verify(token string, key crypto.PublicKey, now time.Time) (hdr map[string]any, claims map[string]any, err error) {
 	pub, ok := key.(*ecdsa.PublicKey)
 	if !ok {
 		return nil, nil, errors.New("not an ECDSA key")
 	}
-	parts := strings.Split(jws, ".")
-	if len(parts) != 3 {
-		return nil, nil, errors.New("not a compact JWS")
+	tok, err := jws.Parse(token, maxJWS)
+	if err != nil {
+		return nil, nil, err
 	}
-	for i, v := range []*map[string]any{&hdr, &claims} {
-		b, err := base64.RawURLEncoding.DecodeString(parts[i])
-		if err != nil || json.Unmarshal(b, v) != nil || *v == nil {
-			return nil, nil, errors.New("malformed JWS")
-		}
+	if err := tok.Verify(pub); err != nil {
+		return nil, nil, err
 	}
-	if hdr["alg"] != "ES256" {
-		return nil, nil, errors.New("alg must be ES256")
-	}
-	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil || len(sig) != 64 {
-		return nil, nil, errors.New("malformed signature")
-	}
-	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if !ecdsa.Verify(pub, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
-		return nil, nil, errors.New("bad signature")
+	if tok.DecodeHeader(&hdr) != nil || tok.DecodeClaims(&claims) != nil {
+		return nil, nil, errors.New("malformed JWS")
 	}
 	exp, ok1 := claims["exp"].(float64)
 	iat, ok2 := claims["iat"].(float64)

@@ -1,8 +1,8 @@
 // Package authtest runs, for native tests, the OAuth-protected demo MCP
 // server and the demo authorization server (which approves at once), each
-// on its own loopback origin, with a courier that plays the person at the
-// sign-in page: it follows the authorization URL and delivers the
-// redirect, or says no.
+// on its own loopback origin, with Bearer or DPoP-bound tokens, and a
+// courier that plays the person at the sign-in page: it follows the
+// authorization URL and delivers the redirect, or says no.
 package authtest
 
 import (
@@ -30,8 +30,24 @@ type Env struct {
 	Decline  atomic.Bool     // when set, the person says no
 }
 
+// Options changes what [StartWith] starts.
+type Options struct {
+	// DPoP makes both servers DPoP-only: bound tokens, a nonce at each,
+	// every proof verified.
+	DPoP bool
+	// Wrap, when set, wraps the protected server's handler (to record
+	// what it sees).
+	Wrap func(http.Handler) http.Handler
+}
+
 // Start starts the servers until the test ends.
 func Start(t testing.TB) *Env {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith starts the servers as opts says until the test ends.
+func StartWith(t testing.TB, opts Options) *Env {
 	t.Helper()
 	var asH, mcpH http.Handler
 	asSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { asH.ServeHTTP(w, r) }))
@@ -39,14 +55,18 @@ func Start(t testing.TB) *Env {
 	mcpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mcpH.ServeHTTP(w, r) }))
 	t.Cleanup(mcpSrv.Close)
 	resource := mcpSrv.URL + demo.StreamablePath
-	as, err := authserver.New(authserver.Config{Issuer: asSrv.URL, Resources: []string{resource}, AutoApprove: true})
+	as, err := authserver.New(authserver.Config{Issuer: asSrv.URL, Resources: []string{resource}, AutoApprove: true, DPoP: opts.DPoP})
 	if err != nil {
 		t.Fatal(err)
 	}
 	asH = as.Handler()
 	mcpH = demo.ProtectedHandler(demo.Options{}, demo.Protection{
 		Issuer: as.Issuer(), Verifier: as.Verifier(resource), Resource: resource, Scopes: []string{authserver.ScopeTools},
+		DPoP: opts.DPoP,
 	})
+	if opts.Wrap != nil {
+		mcpH = opts.Wrap(mcpH)
+	}
 	return &Env{URL: resource, AS: as, Registry: oauth.NewRegistry()}
 }
 

@@ -9,8 +9,6 @@
 package dpopcheck
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -18,13 +16,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpwasm/mcpwasm/internal/jws"
 )
 
 // The error codes of [Error] (RFC 9449 §7.1, §8, §9, §12.2).
@@ -156,8 +155,6 @@ func RequestURL(r *http.Request) string {
 }
 
 type header struct {
-	Typ  string          `json:"typ"`
-	Alg  string          `json:"alg"`
 	JWK  json.RawMessage `json:"jwk"`
 	Crit json.RawMessage `json:"crit"`
 }
@@ -183,22 +180,27 @@ type claims struct {
 // method and target URL and, when accessToken is not empty, the token it
 // presents. It returns the RFC 7638 thumbprint of the proof's key.
 func (c *Checker) Verify(proof, method, target, accessToken string) (jkt string, err error) {
-	if len(proof) > maxProofLen {
+	tok, err := jws.Parse(proof, maxProofLen)
+	switch {
+	case errors.Is(err, jws.ErrTooLong):
 		return "", invalid("the proof is too long")
-	}
-	parts := strings.Split(proof, ".")
-	if len(parts) != 3 {
+	case errors.Is(err, jws.ErrNotCompact):
 		return "", invalid("the proof is not a compact JWS")
-	}
-	var h header
-	if err := decodeJSON(parts[0], &h); err != nil {
+	case errors.Is(err, jws.ErrAlg):
+		return "", invalid("alg must be ES256")
+	case errors.Is(err, jws.ErrClaims):
+		return "", invalid("the proof claims are not base64url JSON")
+	case errors.Is(err, jws.ErrSignature):
+		return "", invalid("the signature is not 64 bytes of base64url")
+	case err != nil:
 		return "", invalid("the proof header is not base64url JSON")
 	}
-	if h.Typ != "dpop+jwt" {
-		return "", invalid("typ must be dpop+jwt")
+	var h header
+	if err := tok.DecodeHeader(&h); err != nil {
+		return "", invalid("the proof header is not base64url JSON")
 	}
-	if h.Alg != "ES256" {
-		return "", invalid("alg must be ES256")
+	if tok.Typ != "dpop+jwt" {
+		return "", invalid("typ must be dpop+jwt")
 	}
 	if len(h.Crit) > 0 {
 		return "", invalid("crit is not supported")
@@ -213,21 +215,16 @@ func (c *Checker) Verify(proof, method, target, accessToken string) (jkt string,
 	if k.Kty != "EC" || k.Crv != "P-256" {
 		return "", invalid("the jwk must be an EC P-256 key")
 	}
-	pub, err := publicKey(k.X, k.Y)
+	pub, err := jws.PublicKey(k.X, k.Y)
 	if err != nil {
 		return "", invalid("the jwk is not a P-256 public key")
 	}
-	sig, err := base64.RawURLEncoding.Strict().DecodeString(parts[2])
-	if err != nil || len(sig) != 64 {
-		return "", invalid("the signature is not 64 bytes of base64url")
-	}
-	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if !ecdsa.Verify(pub, digest[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+	if tok.Verify(pub) != nil {
 		return "", invalid("the signature does not verify with the jwk")
 	}
 
 	var cl claims
-	if err := decodeJSON(parts[1], &cl); err != nil {
+	if err := tok.DecodeClaims(&cl); err != nil {
 		return "", invalid("the proof claims are not base64url JSON")
 	}
 	if cl.JTI == "" || len(cl.JTI) > maxJTILen {
@@ -306,35 +303,7 @@ func ATH(accessToken string) string {
 
 // Thumbprint returns the RFC 7638 SHA-256 thumbprint (base64url) of the EC
 // P-256 public key with coordinates x and y (base64url).
-func Thumbprint(x, y string) string {
-	h := sha256.Sum256([]byte(`{"crv":"P-256","kty":"EC","x":"` + x + `","y":"` + y + `"}`))
-	return base64.RawURLEncoding.EncodeToString(h[:])
-}
-
-func publicKey(x, y string) (*ecdsa.PublicKey, error) {
-	xb, err1 := base64.RawURLEncoding.Strict().DecodeString(x)
-	yb, err2 := base64.RawURLEncoding.Strict().DecodeString(y)
-	if err1 != nil || err2 != nil || len(xb) != 32 || len(yb) != 32 {
-		return nil, errors.New("bad coordinates")
-	}
-	return ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, xb...), yb...))
-}
-
-func decodeJSON(part string, v any) error {
-	b, err := base64.RawURLEncoding.Strict().DecodeString(part)
-	if err != nil {
-		return err
-	}
-	d := json.NewDecoder(strings.NewReader(string(b)))
-	d.UseNumber()
-	if err := d.Decode(v); err != nil {
-		return err
-	}
-	if d.More() {
-		return errors.New("trailing data")
-	}
-	return nil
-}
+func Thumbprint(x, y string) string { return jws.Thumbprint(x, y) }
 
 // sameURL compares a proof's htu with the request URL: scheme and host
 // case-insensitively, default ports dropped, paths exactly. An htu with a

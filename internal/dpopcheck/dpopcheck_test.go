@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/internal/dpopcheck"
+	"github.com/mcpwasm/mcpwasm/internal/jws"
 )
 
 const target = "http://127.0.0.1:8081/mcp"
@@ -48,23 +49,20 @@ func newProof(t *testing.T, key *ecdsa.PrivateKey, now time.Time) *proof {
 }
 
 func xOf(k *ecdsa.PrivateKey) string {
-	return b64.EncodeToString(k.PublicKey.X.FillBytes(make([]byte, 32)))
+	x, _, _ := jws.PublicJWK(&k.PublicKey)
+	return x
 }
 func yOf(k *ecdsa.PrivateKey) string {
-	return b64.EncodeToString(k.PublicKey.Y.FillBytes(make([]byte, 32)))
+	_, y, _ := jws.PublicJWK(&k.PublicKey)
+	return y
 }
 
 func (p *proof) String() string {
-	h, _ := json.Marshal(p.header)
-	c, _ := json.Marshal(p.claims)
-	input := b64.EncodeToString(h) + "." + b64.EncodeToString(c)
-	d := sha256.Sum256([]byte(input))
-	r, s, err := ecdsa.Sign(rand.Reader, p.key, d[:])
+	s, err := jws.Sign(p.header, p.claims, jws.Signer(p.key))
 	if err != nil {
 		panic(err)
 	}
-	sig := append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...)
-	return input + "." + b64.EncodeToString(sig)
+	return s
 }
 
 func clock(t time.Time) func() time.Time { return func() time.Time { return t } }
@@ -153,6 +151,20 @@ func TestEachRuleRefuses(t *testing.T) {
 			return s[0] + "." + b64.EncodeToString(c) + "." + s[2]
 		}, about: "signature"},
 		{name: "not a JWS", raw: func(*proof) string { return "abc.def" }, about: "compact JWS"},
+		{name: "too long", edit: func(p *proof) { p.claims["pad"] = strings.Repeat("x", 8<<10) }, about: "too long"},
+		{name: "header not base64url", raw: func(p *proof) string { return "*" + p.String() }, about: "header"},
+		{name: "header not JSON", raw: func(p *proof) string {
+			return b64.EncodeToString([]byte(`{"typ":"dpop+jwt",`)) + p.String()[strings.Index(p.String(), "."):]
+		}, about: "header"},
+		{name: "claims not JSON", raw: func(p *proof) string {
+			s := strings.Split(p.String(), ".")
+			return s[0] + "." + b64.EncodeToString([]byte("jti=x")) + "." + s[2]
+		}}, // refused for its form or its signature, whichever is checked first
+		{name: "signature not 64 bytes", raw: func(p *proof) string {
+			s := p.String()
+			return s[:strings.LastIndex(s, ".")+1] + b64.EncodeToString(make([]byte, 72))
+		}, about: "64 bytes"},
+		{name: "crit", edit: func(p *proof) { p.header["crit"] = []string{"exp"} }, about: "crit"},
 		{name: "htm", edit: func(p *proof) { p.claims["htm"] = "GET" }, about: "htm"},
 		{name: "htu path", edit: func(p *proof) { p.claims["htu"] = "http://127.0.0.1:8081/other" }, about: "htu"},
 		{name: "htu port", edit: func(p *proof) { p.claims["htu"] = "http://127.0.0.1:9999/mcp" }, about: "htu"},
