@@ -36,6 +36,9 @@ func (c *Client) connectOnce(ctx context.Context, co ConnectOptions) error {
 	case c.connecting != nil:
 		ch := c.connecting
 		c.mu.Unlock()
+		if joined != nil {
+			joined()
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -46,12 +49,16 @@ func (c *Client) connectOnce(ctx context.Context, co ConnectOptions) error {
 		c.mu.Unlock()
 		return err
 	}
-	c.mu.Unlock()
-	c.apply(inConnect, nil)
-	c.mu.Lock()
+	// The checks above and the registration of this connect are one step:
+	// a connect let in between them (the reconnect a grant starts, racing
+	// Authorize's own connect) would run as well, and the session of the
+	// first to finish would be replaced without being closed, outliving
+	// Close.
+	after := c.applyLocked(inConnect, nil)
 	ch := make(chan struct{})
 	c.connecting = ch
 	c.mu.Unlock()
+	after()
 
 	wctx, stop := c.connectWatchdog(ctx)
 	cs, err := c.connect(wctx, co)
@@ -84,6 +91,10 @@ func (c *Client) connectOnce(ctx context.Context, co ConnectOptions) error {
 	go c.watch(cs)
 	return nil
 }
+
+// joined, when set (by tests), is called when a connect joins the one
+// running.
+var joined func()
 
 // DefaultConnectTimeout bounds a connect (initialize and the probes
 // before it) when Options.ConnectTimeout is zero; DefaultRequestTimeout

@@ -135,14 +135,23 @@ var illegal func(from State, in input)
 // reconnect for a host waiting for a grant.
 func (c *Client) apply(in input, err error) {
 	c.mu.Lock()
+	after := c.applyLocked(in, err)
+	c.mu.Unlock()
+	after()
+}
+
+// applyLocked is apply with c.mu held: it changes the state and returns
+// the rest (closing the dropped session, the event, the reconnect), for
+// the caller to run once it has unlocked.
+func (c *Client) applyLocked(in input, err error) (after func()) {
 	from := c.state
 	s := next(from, in, facts{session: c.session != nil, connecting: c.connecting != nil, wanted: c.wanted, err: err})
 	if !s.ok {
-		c.mu.Unlock()
-		if illegal != nil {
-			illegal(from, in)
+		return func() {
+			if illegal != nil {
+				illegal(from, in)
+			}
 		}
-		return
 	}
 	var dropped *mcp.ClientSession
 	if s.drop && c.session != nil {
@@ -157,19 +166,20 @@ func (c *Client) apply(in input, err error) {
 	if s.to == StateConnected && c.session != nil {
 		session = sessionInfo(c.session.InitializeResult(), c.rawCaps)
 	}
-	c.mu.Unlock()
-	if dropped != nil {
-		_ = dropped.Close()
-	}
-	if s.to != from || (session != nil && in == inConnected) {
-		ev := StateChange{State: s.to, Session: session}
-		if err != nil && s.to != StateConnected {
-			ev.Error = AsError(mcperr.AtServer(err, Host(c.url)))
+	return func() {
+		if dropped != nil {
+			_ = dropped.Close()
 		}
-		c.emit("statechange", ev)
-	}
-	if s.reconnect {
-		go func() { _ = c.connectOnce(c.ctx, co) }()
+		if s.to != from || (session != nil && in == inConnected) {
+			ev := StateChange{State: s.to, Session: session}
+			if err != nil && s.to != StateConnected {
+				ev.Error = AsError(mcperr.AtServer(err, Host(c.url)))
+			}
+			c.emit("statechange", ev)
+		}
+		if s.reconnect {
+			go func() { _ = c.connectOnce(c.ctx, co) }()
+		}
 	}
 }
 

@@ -1,12 +1,20 @@
 package mcpclient
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpwasm/mcpwasm/internal/authtest"
 	"github.com/mcpwasm/mcpwasm/mcperr"
@@ -164,3 +172,73 @@ func waitState(t *testing.T, c *Client, want State) {
 }
 
 func runtimeGosched() { time.Sleep(5 * time.Millisecond) }
+
+// TestConnectsStartingTogetherShareOneSession: a connect that arrives
+// while another is starting (here: while the other's statechange to
+// connecting is delivered) joins it. Two attempts would each make a
+// session, the second to finish replacing the first without closing it,
+// and the first's GET stream would outlive Close (TestNeedsAuthProtectedServer
+// in ./catalog hung so: Authorize's connect raced the reconnect its grant
+// started).
+func TestConnectsStartingTogetherShareOneSession(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	var inits, streams atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct{ Method string }
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "initialize" {
+			inits.Add(1)
+		}
+		if r.Method == http.MethodGet {
+			streams.Add(1)
+			defer streams.Add(-1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+
+	joinedCh := make(chan struct{})
+	joined = func() { close(joinedCh) }
+	t.Cleanup(func() { joined = nil })
+	ctx := ctxT(t)
+	second := make(chan error, 1)
+	var once sync.Once
+	var c *Client
+	c = newClient(t, srv.URL, Options{OnEvent: func(e Event) {
+		if sc, ok := e.Data.(StateChange); !ok || sc.State != StateConnecting {
+			return
+		}
+		once.Do(func() {
+			go func() { second <- c.Connect(ctx, ConnectOptions{}) }()
+			// The first connect goes on once the second joined it, or
+			// (without the fix) made a session of its own.
+			select {
+			case <-joinedCh:
+			case err := <-second:
+				second <- err
+			}
+		})
+	}})
+	if err := c.Connect(ctx, ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if n := inits.Load(); n != 1 {
+		t.Errorf("sessions initialized = %d; want 1", n)
+	}
+	c.Close()
+	deadline := time.After(10 * time.Second)
+	for streams.Load() != 0 {
+		select {
+		case <-deadline:
+			n := streams.Load()
+			srv.CloseClientConnections() // or srv.Close would wait for them
+			t.Fatalf("%d GET streams still open after Close", n)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
