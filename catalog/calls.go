@@ -242,6 +242,8 @@ func (c *Catalog) gate(ctx context.Context, e *entry, name string, opts CallOpti
 		switch mcperr.CodeOf(err, mcperr.Protocol) {
 		case mcperr.AuthRequired, mcperr.PopupBlocked, mcperr.InsufficientScope, mcperr.Declined:
 			continue // recorded as needs_auth or declined; the loop reads it
+		case mcperr.Aborted:
+			continue // not this call's: the server was disabled while it connected
 		}
 		return say(textConnectFailed, display, name, errText(err)), nil
 	}

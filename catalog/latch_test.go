@@ -1,13 +1,20 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/mcpclient"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
@@ -218,5 +225,58 @@ func TestApproval(t *testing.T) {
 	}
 	if diff := cmp.Diff([]bool{false, true}, reported); diff != "" {
 		t.Errorf("OnApproval (-want +got):\n%s", diff)
+	}
+}
+
+// A server disabled while a call is connecting it does not run that call:
+// the connect ends with the Disable, the call says the server is off, and
+// the client is left idle.
+func TestDisableDuringConnectStopsTheCall(t *testing.T) {
+	held := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	var inits, calls atomic.Int32
+	h := demo.Handler(demo.Options{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct{ Method string }
+		_ = json.Unmarshal(body, &msg)
+		switch msg.Method {
+		case "initialize":
+			if inits.Add(1) == 1 {
+				close(held)
+				<-release // answered only after the Disable
+			}
+		case "tools/call":
+			calls.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	cat, _ := newCatalog(t, Config{Servers: servers("demo", srv.URL+demo.StreamablePath), Factory: clientFactory(t)})
+	ctx := ctxT(t)
+	res := make(chan ToolResult, 1)
+	go func() {
+		r, _ := cat.ModelCall(ctx, "demo_echo", `{"text":"x"}`, CallOptions{})
+		res <- r
+	}()
+	<-held
+	if err := cat.Disable("demo"); err != nil {
+		t.Fatal(err)
+	}
+	free()
+	r := <-res
+	if r.Text != say(textDisabled, "demo", "demo_echo") {
+		t.Errorf("call disabled while it connected = %q; want the disabled text", r.Text)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("tools/call reached the disabled server %d times", n)
+	}
+	s, _ := cat.Server("demo")
+	if client, ok := ClientOf(s); ok && client.State() != mcpclient.StateIdle {
+		t.Errorf("client state after the disable = %s; want idle", client.State())
 	}
 }

@@ -124,8 +124,9 @@ type Client struct {
 	mu         sync.Mutex
 	state      State
 	session    *mcp.ClientSession
-	connecting chan struct{} // closed when the running connect ends
-	connErr    error         // result of the last connect
+	connecting chan struct{}           // closed when the running connect ends
+	endConnect context.CancelCauseFunc // ends the running connect (Disconnect)
+	connErr    error                   // result of the last connect
 	closing    bool
 	wanted     bool                // the host asked for a session and has not ended it
 	lastCO     ConnectOptions      // the handlers of the last Connect, for reconnects

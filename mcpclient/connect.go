@@ -34,8 +34,18 @@ func (c *Client) connectOnce(ctx context.Context, co ConnectOptions) error {
 		c.mu.Unlock()
 		return nil
 	case c.connecting != nil:
-		ch := c.connecting
+		ch, ending := c.connecting, c.endConnect == nil
 		c.mu.Unlock()
+		if ending {
+			// A Disconnect ended the running connect before this one
+			// came: let it finish, then start afresh.
+			select {
+			case <-ch:
+				return c.connectOnce(ctx, co)
+			case <-ctx.Done():
+				return classify(ctx.Err(), nil)
+			}
+		}
 		if joined != nil {
 			joined()
 		}
@@ -57,10 +67,13 @@ func (c *Client) connectOnce(ctx context.Context, co ConnectOptions) error {
 	after := c.applyLocked(inConnect, nil)
 	ch := make(chan struct{})
 	c.connecting = ch
+	dctx, end := context.WithCancelCause(ctx)
+	defer end(nil)
+	c.endConnect = end
 	c.mu.Unlock()
 	after()
 
-	wctx, stop := c.connectWatchdog(ctx)
+	wctx, stop := c.connectWatchdog(dctx)
 	cs, err := c.connect(wctx, co)
 	if err != nil && errors.Is(context.Cause(wctx), errConnectTimeout) {
 		err = &mcperr.Error{Code: mcperr.Timeout, Msg: fmt.Sprintf("mcp: the server did not finish connecting within %v", c.connectTimeout()), Err: err}
@@ -68,29 +81,45 @@ func (c *Client) connectOnce(ctx context.Context, co ConnectOptions) error {
 	stop()
 
 	c.mu.Lock()
-	c.connecting = nil
-	if err == nil && c.closing {
+	c.connecting, c.endConnect = nil, nil
+	// A Disconnect that came while this connect ran ended it (or comes
+	// just as it succeeded): the session it made must not outlive it.
+	disconnected := errors.Is(context.Cause(dctx), errDisconnected)
+	if err == nil && (c.closing || disconnected) {
 		c.mu.Unlock()
 		_ = cs.Close()
 		err = errClosed
 		c.mu.Lock()
 	}
+	if disconnected && !c.closing {
+		err = errDisconnected
+	}
 	if err == nil {
 		c.session = cs
 	}
 	c.connErr = err
-	c.mu.Unlock()
-	close(ch)
-
+	// The outcome reaches the state machine in the same step that ends
+	// this connect: a connect started next sees it already applied.
+	var applied func()
 	if err != nil {
 		err = mcperr.AtServer(err, Host(c.url))
-		c.apply(inConnectFailed, err)
+		applied = c.applyLocked(inConnectFailed, err)
+	} else {
+		applied = c.applyLocked(inConnected, nil)
+	}
+	c.mu.Unlock()
+	close(ch)
+	applied()
+	if err != nil {
 		return err
 	}
-	c.apply(inConnected, nil)
 	go c.watch(cs)
 	return nil
 }
+
+// errDisconnected is how a connect ends when the host disconnected the
+// client (a catalog's disable) while it ran.
+var errDisconnected = mcperr.New(mcperr.Aborted, "mcp: the connect was ended by a disconnect (the server was disabled); connect again to use it")
 
 // joined, when set (by tests), is called when a connect joins the one
 // running.

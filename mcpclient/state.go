@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"context"
 	"encoding/json"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -75,8 +76,11 @@ func next(from State, in input, f facts) step {
 		}
 		return step{to: from}
 	case inConnectFailed:
-		if from == StateConnected || from == StateIdle {
+		if from == StateConnected {
 			return step{to: from}
+		}
+		if from == StateIdle {
+			return keep // a Disconnect ended the connect: the client stays idle
 		}
 		return step{to: stateFor(f.err), ok: true}
 	case inSessionLost:
@@ -160,6 +164,12 @@ func (c *Client) applyLocked(in input, err error) (after func()) {
 	if in == inDisconnect || in == inClose {
 		c.wanted = false
 	}
+	var endConnect context.CancelCauseFunc
+	if in == inDisconnect {
+		// The running connect ends; one that starts after this waits
+		// for it to finish, then runs on its own.
+		endConnect, c.endConnect = c.endConnect, nil
+	}
 	c.state = s.to
 	co := c.lastCO
 	var session *SessionInfo
@@ -167,6 +177,9 @@ func (c *Client) applyLocked(in input, err error) (after func()) {
 		session = sessionInfo(c.session.InitializeResult(), c.rawCaps)
 	}
 	return func() {
+		if endConnect != nil {
+			endConnect(errDisconnected)
+		}
 		if dropped != nil {
 			_ = dropped.Close()
 		}

@@ -242,3 +242,68 @@ func TestConnectsStartingTogetherShareOneSession(t *testing.T) {
 		}
 	}
 }
+
+// A Disconnect (a catalog's disable) while the server is still answering
+// initialize ends that connect: it fails with aborted, the client stays
+// idle with no session, and a connect after it makes a fresh session.
+func TestDisconnectEndsARunningConnect(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	var inits, streams atomic.Int32
+	held := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct{ Method string }
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "initialize" {
+			if inits.Add(1) == 1 {
+				held <- struct{}{}
+				<-release // the first initialize answers only after the Disconnect
+			}
+		}
+		if r.Method == http.MethodGet {
+			streams.Add(1)
+			defer streams.Add(-1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(free)
+
+	ctx := ctxT(t)
+	c := newClient(t, srv.URL, Options{})
+	first := make(chan error, 1)
+	go func() { first <- c.Connect(ctx, ConnectOptions{}) }()
+	<-held
+	c.Disconnect()
+	// A connect asked for after the Disconnect starts while the ended one
+	// may still be finishing.
+	again := make(chan error, 1)
+	go func() { again <- c.Connect(ctx, ConnectOptions{}) }()
+	free()
+
+	err := <-first
+	if code := mcperr.CodeOf(err, ""); code != mcperr.Aborted {
+		t.Fatalf("connect during a disconnect = %v (code %q); want code %q", err, code, mcperr.Aborted)
+	}
+	if err := <-again; err != nil {
+		t.Fatalf("connect after the disconnect: %v", err)
+	}
+	if st := c.State(); st != StateConnected {
+		t.Errorf("state after the second connect = %s; want connected", st)
+	}
+	c.Close()
+	deadline := time.After(10 * time.Second)
+	for streams.Load() != 0 {
+		select {
+		case <-deadline:
+			n := streams.Load()
+			srv.CloseClientConnections()
+			t.Fatalf("%d GET streams still open after Close: the disconnected connect's session outlived it", n)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
