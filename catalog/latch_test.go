@@ -280,3 +280,42 @@ func TestDisableDuringConnectStopsTheCall(t *testing.T) {
 		t.Errorf("client state after the disable = %s; want idle", client.State())
 	}
 }
+
+// An Enable that remakes a closed server while the catalog closes leaves
+// nothing behind: the server it made is closed, and Enable says the
+// catalog is closed.
+func TestEnableRacingCloseClosesTheNewServer(t *testing.T) {
+	first := &fakeServer{tools: []*mcp.Tool{tool("ping", true)}}
+	second := &fakeServer{tools: []*mcp.Tool{tool("ping", true)}}
+	making := make(chan struct{})
+	release := make(chan struct{})
+	made := 0
+	factory := func(id string, _ ServerConfig, events func(mcpclient.Event)) (Server, error) {
+		made++
+		f := first
+		if made > 1 {
+			f = second
+			close(making)
+			<-release // the catalog closes while the Factory runs
+		}
+		f.mu.Lock()
+		f.events = events
+		f.mu.Unlock()
+		return f, nil
+	}
+	cat, _ := newCatalog(t, Config{Servers: servers("s", "https://s.example.com/mcp"), Factory: factory})
+	if err := cat.Disable("s"); err != nil {
+		t.Fatal(err)
+	}
+	enabled := make(chan error, 1)
+	go func() { enabled <- cat.Enable("s") }()
+	<-making
+	if err := cat.Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	wantCode(t, <-enabled, mcperr.Closed)
+	if st := second.State(); st != mcpclient.StateClosed {
+		t.Errorf("server made by an Enable racing Close: state %s; want closed", st)
+	}
+}

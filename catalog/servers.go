@@ -211,14 +211,18 @@ func (c *Catalog) newEntry(id string, sc ServerConfig) (*entry, error) {
 		br:      newBreaker(c.cfg.Breaker),
 		wake:    make(chan struct{}),
 	}
-	if err := c.makeServer(e); err != nil {
+	if err := c.makeServer(e, nil); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
 
 // makeServer calls the Factory for e; its events reach onServerEvent.
-func (c *Catalog) makeServer(e *entry) error {
+// With old (Enable remaking a closed server), the new server replaces old
+// only while e is current and still holds old: one made for a catalog
+// closed or an entry removed meanwhile, or beaten by a concurrent Enable,
+// is closed at once instead of left behind.
+func (c *Catalog) makeServer(e *entry, old Server) error {
 	c.mu.Lock()
 	c.serial++
 	serial := c.serial
@@ -232,6 +236,15 @@ func (c *Catalog) makeServer(e *entry) error {
 	}
 	st := srv.State()
 	c.mu.Lock()
+	if old != nil && (!c.current(e) || e.srv != old) {
+		closed := c.closed
+		c.mu.Unlock()
+		_ = srv.Close()
+		if closed {
+			return errClosed
+		}
+		return nil
+	}
 	e.srv, e.serial, e.state = srv, serial, st
 	c.mu.Unlock()
 	return nil
@@ -596,19 +609,18 @@ func (c *Catalog) Enable(id string) error {
 // enable turns e on; a user action (userAction) also clears the decline
 // latch, the breaker and the backoff.
 func (c *Catalog) enable(e *entry, userAction bool) error {
-	var remake bool
+	var old Server
 	c.mu.Lock()
 	if !c.current(e) {
 		c.mu.Unlock()
 		return nil
 	}
-	if !e.enabled {
-		_, keeps := e.srv.(disconnecter)
-		remake = !keeps
+	if _, keeps := e.srv.(disconnecter); !e.enabled && !keeps {
+		old = e.srv
 	}
 	c.mu.Unlock()
-	if remake {
-		if err := c.makeServer(e); err != nil {
+	if old != nil {
+		if err := c.makeServer(e, old); err != nil {
 			return err
 		}
 	}
