@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/demo"
@@ -168,10 +170,25 @@ func (e *env) openTabIn(parent context.Context, opts ...chromedp.ContextOption) 
 	ctx, cancelT := context.WithTimeout(tab, 2*time.Minute)
 	e.t.Cleanup(cancelT)
 	e.ctx = ctx
+	if mode := runtimeMode(); mode != "" {
+		// Every page of the tab loads mcp.js with this runtime by default.
+		src := fmt.Sprintf("globalThis.__mcpwasmRuntime = %q;", mode)
+		if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src})
+			return err
+		})); err != nil {
+			e.t.Fatalf("runtime mode %s: %v", mode, err)
+		}
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.PageURL+"/e2e/blank.html")); err != nil {
 		e.t.Fatalf("navigate: %v", err)
 	}
 }
+
+// runtimeMode is load()'s runtime the suite runs in: MCPWASM_E2E_RUNTIME
+// ("auto", "shared-worker", "worker" or "main"); empty means mcp.js's
+// default ("auto").
+func runtimeMode() string { return os.Getenv("MCPWASM_E2E_RUNTIME") }
 
 // eval runs an async JavaScript expression in the tab and decodes its
 // (JSON-able) result into out, failing the test on an exception.
