@@ -105,6 +105,13 @@ type env struct {
 // window.mcp (the loaded module) and window.MCPError.
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the demo MCP server's handler wrapped by wrap
+// when it is not nil.
+func newEnvWith(t *testing.T, wrap func(http.Handler) http.Handler) *env {
+	t.Helper()
 	e := &env{t: t}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/e2e/blank.html", func(w http.ResponseWriter, r *http.Request) {
@@ -116,7 +123,10 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(page.Close)
 	e.PageURL = page.URL
 
-	mcpSrv := httptest.NewServer(demo.Handler(demo.Options{
+	if wrap == nil {
+		wrap = func(h http.Handler) http.Handler { return h }
+	}
+	mcpSrv := httptest.NewServer(wrap(demo.Handler(demo.Options{
 		OnCancelled: func(tool string) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -127,7 +137,7 @@ func newEnv(t *testing.T) *env {
 			defer e.mu.Unlock()
 			e.methods = append(e.methods, method)
 		},
-	}))
+	})))
 	t.Cleanup(mcpSrv.Close)
 	e.MCPBase = mcpSrv.URL
 	e.MCPURL = mcpSrv.URL + demo.StreamablePath
@@ -187,7 +197,7 @@ func (e *env) openTabIn(parent context.Context, opts ...chromedp.ContextOption) 
 
 // runtimeMode is load()'s runtime the suite runs in: MCPWASM_E2E_RUNTIME
 // ("auto", "shared-worker", "worker" or "main"); empty means mcp.js's
-// default ("auto").
+// default.
 func runtimeMode() string { return os.Getenv("MCPWASM_E2E_RUNTIME") }
 
 // eval runs an async JavaScript expression in the tab and decodes its

@@ -79,7 +79,7 @@ const RUNTIMES = ["auto", "shared-worker", "worker", "main"];
 
 // A test hook: globalThis.__mcpwasmRuntime, when set, is the default of
 // load()'s runtime option (the e2e suite runs in every mode this way).
-async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntime ?? "auto" } = {}) {
+async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntime ?? "main" } = {}) {
   if (onProgress !== undefined && typeof onProgress !== "function") {
     throw invalid("load(): onProgress must be a function");
   }
@@ -105,6 +105,7 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
       continue;
     }
     mcp = new MCP(remote, null, url, host, trace, ready.version);
+    remote.runtimeId = ready.runtimeId;
     return mcp;
   }
   let response;
@@ -340,6 +341,9 @@ class MCP {
   _ended(err) {
     for (const c of this.#host.targets.values()) c._fail?.(err);
   }
+
+  /** For tests: an id of the worker runtime serving this page (undefined on the main thread). */
+  get _runtimeId() { return this.#api.runtimeId; }
 
   /** A test hook: a worker runtime ends as a crash would. */
   _crashForTest() {

@@ -6,7 +6,7 @@
 // Messages, page → worker: hello {wasmURL, hints, protocol, progress},
 // call {id, op, args, bind?, signal?, progress?}, abort {id},
 // hostReply {id, value | error}, bye, crash {test: true} (a test hook).
-// Worker → page: ready {version, shared}, failed {error}, stale,
+// Worker → page: ready {version, runtimeId}, failed {error}, stale,
 // progress {loaded, total} (load) or {id, json} (a call), result {id,
 // value | error}, host {id?, name, target, args}, exit {error}.
 // Errors cross as {code, message, status?, detail?, rpcCode?}.
@@ -79,13 +79,14 @@ class Connection {
   #message(m) {
     switch (m?.t) {
       case "ready":
+        this.remote.runtimeId = m.runtimeId;
         this.settle?.resolve(m);
         this.settle = null;
         return;
       case "failed":
         this.settle?.reject(this.remote.error(m.error));
         this.settle = null;
-        return;
+        return this.end(m.error);
       case "stale":
         this.settle?.reject(new Refused("a worker of another version of mcp.js is running"));
         this.settle = null;
@@ -180,7 +181,11 @@ export class Remote {
   }
 
   #connection(progress = false) {
-    if (!this.#conn) this.#conn = new Connection(this.#mode, { ...this.#hello, progress }, this);
+    if (!this.#conn) {
+      this.#conn = new Connection(this.#mode, { ...this.#hello, progress }, this);
+      // A later runtime's failure to start reaches the calls queued behind its hello.
+      if (!progress) this.#conn.ready.catch(() => {});
+    }
     return this.#conn;
   }
 

@@ -37,7 +37,11 @@ class Runtime {
   exited = null; // the wire error once Go ended
   grants = "BroadcastChannel" in globalThis ? new BroadcastChannel(GRANTS_CHANNEL) : null;
 
-  constructor(key) { this.key = key; }
+  constructor(key) {
+    this.key = key;
+    /** Tells runtimes apart (tests: which tabs share one). */
+    this.id = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+  }
 
   async start(wasmURL, hints, progress) {
     const response = await fetch(wasmURL);
@@ -196,10 +200,9 @@ class Tab {
       case "call": return this.#call(m);
       case "abort": return this.calls.get(m.id)?.abort();
       case "bye": return this.bye();
-      case "crash": // a test hook: the runtime ends as a crash would, and so does this worker
-        if (m.test !== true || !this.rt) return undefined;
-        this.rt.crash();
-        return globalThis.close();
+      case "crash": // a test hook: the runtime ends as a crash would
+        if (m.test === true) this.rt?.crash();
+        return undefined;
     }
   }
 
@@ -219,7 +222,7 @@ class Tab {
       }
       this.rt = await p;
       this.rt.tabs.add(this);
-      this.post({ t: "ready", version: this.rt.api.version, shared: typeof SharedWorkerGlobalScope !== "undefined" });
+      this.post({ t: "ready", version: this.rt.api.version, runtimeId: this.rt.id });
     } catch (e) {
       this.post({ t: "failed", error: wireError(e, "network") });
     }
@@ -278,7 +281,7 @@ class Tab {
     }
   }
 
-  #call({ id, op, args, bind, signal, progress }) {
+  #call({ id, op, args, bind, progress }) {
     const rt = this.rt;
     if (!rt || rt.exited) {
       this.post({ t: "result", id, error: rt?.exited ?? { code: "closed", message: "the mcpwasm runtime is not running" } });
@@ -296,7 +299,8 @@ class Tab {
       this.post({ t: "result", id, error: wireError(e) });
       return;
     }
-    const ac = signal ? new AbortController() : null;
+    // Every call can end: by the page's signal, or when the tab goes away.
+    const ac = OPS[op] ? null : new AbortController();
     if (ac) this.calls.set(id, ac);
     const onProgress = progress ? (json) => this.post({ t: "progress", id, json }) : undefined;
     let p;
