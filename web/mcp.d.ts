@@ -128,6 +128,7 @@ export interface ClientOptions {
    * authorization server advertises ES256 DPoP; true: always; false: never.
    */
   dpop?: "auto" | boolean;
+  /**
    * Enterprise-managed authorization (ID-JAG): returns the user's identity
    * assertion from your single sign-on (an OpenID Connect ID token whose
    * audience is idpClientId). connect() then signs in without a popup: the

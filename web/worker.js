@@ -174,6 +174,10 @@ class Tab {
   failed = new Map(); // "kind:page id" → wire error of its creation
   runs = new Map(); // page run → runtime run
   calls = new Map(); // call id → AbortController
+  // The page's clients with authMode "redirect": the tab leaves while their
+  // sign-in goes on, so its goodbye keeps them (and their calls) for the
+  // return, which delivers the callback to this runtime.
+  redirect = new Set();
   replies = new Map(); // host call id → {resolve, reject}
   nextHost = 0;
   queue = Promise.resolve();
@@ -302,6 +306,9 @@ class Tab {
     // Every call can end: by the page's signal, or when the tab goes away.
     const ac = OPS[op] ? null : new AbortController();
     if (ac) this.calls.set(id, ac);
+    if (ac && op.startsWith("client.") && this.redirect.has(args.id)) ac.keep = true;
+    const opts = op === "client.new" ? args.options : op === "catalog.add" ? args.config : null;
+    if (opts?.authMode === "redirect") this.redirect.add(bind?.client);
     const onProgress = progress ? (json) => this.post({ t: "progress", id, json }) : undefined;
     let p;
     if (OPS[op]) {
@@ -351,7 +358,7 @@ class Tab {
     const rt = this.rt;
     if (!rt || !rt.tabs.has(this)) return;
     rt.tabs.delete(this);
-    for (const ac of this.calls.values()) ac.abort();
+    for (const ac of this.calls.values()) if (!ac.keep) ac.abort();
     for (const r of this.replies.values()) r.reject(makeError("closed", "the page that owned this object went away"));
     this.replies.clear();
     for (const [, g] of this.ids.agent) rt.invoke("agent.close", { id: g }).catch(() => {});
@@ -359,9 +366,9 @@ class Tab {
       rt.owners.delete(`catalog:${g}`);
       rt.invoke("catalog.close", { id: g }).catch(() => {});
     }
-    for (const [, g] of this.ids.client) {
+    for (const [id, g] of this.ids.client) {
       rt.owners.delete(`client:${g}`);
-      rt.invoke("client.close", { id: g }).catch(() => {});
+      if (!this.redirect.has(id)) rt.invoke("client.close", { id: g }).catch(() => {});
     }
     for (const [, run] of this.runs) rt.owners.delete(`run:${run}`);
     for (const k of KINDS) this.ids[k].clear();
