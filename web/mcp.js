@@ -9,7 +9,9 @@
 // The work happens in Go compiled to WebAssembly (mcp.wasm beside this file):
 // it exports one function, invoke(op, argsJSON, signal, onProgress), for the
 // operations listed in jsapi.js, and calls back into this module through the
-// host object of the same table. This module keeps what only a page can do:
+// host object of the same table; with load({ runtime }) the module runs in
+// a SharedWorker or Worker instead (worker.js) and the same table crosses a
+// MessagePort (remote.js). This module keeps what only a page can do:
 // the login window (opened in the user's gesture), relaying sign-in results
 // and grant changes between tabs, the page's handlers, and DOM events. Every
 // rejection is an MCPError. Option values are checked in Go; this module
@@ -87,10 +89,10 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
   // The literal new URL("./mcp.wasm", import.meta.url) is the pattern that
   // Vite, webpack 5, Rollup and esbuild turn into an emitted, hashed asset.
   const url = wasmURL === undefined ? new URL("./mcp.wasm", import.meta.url) : new URL(wasmURL, import.meta.url);
-  // The trace hook (below) sees the main-thread runtime's crossings only.
+  // A worker runtime where asked for and allowed; else the main thread (below).
   for (const mode of workerModes(runtime)) {
     const trace = typeof globalThis.__mcpwasmTrace === "function" ? globalThis.__mcpwasmTrace : null;
-    const host = new Host(trace, mode === "shared-worker");
+    const host = new Host(trace);
     let mcp = null;
     const remote = new Remote(mode, { wasmURL: url.href, hints: readHints() }, host.callbacks(), errorOf,
       (err) => mcp?._ended(err), onProgress && ((l, t) => {
@@ -105,7 +107,6 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
       continue;
     }
     mcp = new MCP(remote, null, url, host, trace, ready.version);
-    remote.runtimeId = ready.runtimeId;
     return mcp;
   }
   let response;
