@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/demo"
@@ -103,6 +105,13 @@ type env struct {
 // window.mcp (the loaded module) and window.MCPError.
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the demo MCP server's handler wrapped by wrap
+// when it is not nil.
+func newEnvWith(t *testing.T, wrap func(http.Handler) http.Handler) *env {
+	t.Helper()
 	e := &env{t: t}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/e2e/blank.html", func(w http.ResponseWriter, r *http.Request) {
@@ -114,7 +123,10 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(page.Close)
 	e.PageURL = page.URL
 
-	mcpSrv := httptest.NewServer(demo.Handler(demo.Options{
+	if wrap == nil {
+		wrap = func(h http.Handler) http.Handler { return h }
+	}
+	mcpSrv := httptest.NewServer(wrap(demo.Handler(demo.Options{
 		OnCancelled: func(tool string) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -125,7 +137,7 @@ func newEnv(t *testing.T) *env {
 			defer e.mu.Unlock()
 			e.methods = append(e.methods, method)
 		},
-	}))
+	})))
 	t.Cleanup(mcpSrv.Close)
 	e.MCPBase = mcpSrv.URL
 	e.MCPURL = mcpSrv.URL + demo.StreamablePath
@@ -168,10 +180,25 @@ func (e *env) openTabIn(parent context.Context, opts ...chromedp.ContextOption) 
 	ctx, cancelT := context.WithTimeout(tab, 2*time.Minute)
 	e.t.Cleanup(cancelT)
 	e.ctx = ctx
+	if mode := runtimeMode(); mode != "" {
+		// Every page of the tab loads mcp.js with this runtime by default.
+		src := fmt.Sprintf("globalThis.__mcpwasmRuntime = %q;", mode)
+		if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src})
+			return err
+		})); err != nil {
+			e.t.Fatalf("runtime mode %s: %v", mode, err)
+		}
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.PageURL+"/e2e/blank.html")); err != nil {
 		e.t.Fatalf("navigate: %v", err)
 	}
 }
+
+// runtimeMode is load()'s runtime the suite runs in: MCPWASM_E2E_RUNTIME
+// ("auto", "shared-worker", "worker" or "main"); empty means mcp.js's
+// default.
+func runtimeMode() string { return os.Getenv("MCPWASM_E2E_RUNTIME") }
 
 // eval runs an async JavaScript expression in the tab and decodes its
 // (JSON-able) result into out, failing the test on an exception.

@@ -28,6 +28,12 @@ export interface LoadOptions {
   wasmURL?: string | URL;
   /** Download progress in bytes; total is 0 when the size is unknown. */
   onProgress?: (loaded: number, total: number) => void;
+  /**
+   * Where the Go runtime runs: a SharedWorker shared by the app's tabs, a
+   * dedicated Worker, or the main thread; "auto" picks the first the
+   * browser allows. Default: "main" (see docs/JSAPI.md, "Runtimes").
+   */
+  runtime?: "auto" | "shared-worker" | "worker" | "main";
 }
 
 /**
@@ -41,6 +47,8 @@ export interface MCP {
   readonly version: string;
   /** Where the module was loaded from. */
   readonly wasmURL: string;
+  /** Where the Go runtime runs. */
+  readonly runtime: "shared-worker" | "worker" | "main";
   /** A client for one MCP server (Streamable HTTP endpoint, or legacy SSE endpoint). */
   client(url: string | URL, options?: ClientOptions): Client;
   /**
