@@ -53,13 +53,28 @@ func run(m *testing.M) int {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	repoRoot = filepath.Dir(filepath.Dir(file))
-	var err error
-	webDir, err = buildWeb()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: building the web bundle:", err)
-		return 1
+	// MCPWASM_E2E_BUILD=dir: build the web bundle into dir and stop;
+	// MCPWASM_E2E_WEB=dir: test that bundle instead of building one (so
+	// the suite's passes in each runtime mode share one build; see
+	// scripts/e2e.sh).
+	if dir := os.Getenv("MCPWASM_E2E_BUILD"); dir != "" {
+		if err := buildWebInto(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: building the web bundle:", err)
+			return 1
+		}
+		return 0
 	}
-	defer os.RemoveAll(webDir)
+	if dir := os.Getenv("MCPWASM_E2E_WEB"); dir != "" {
+		webDir = dir
+	} else {
+		var err error
+		webDir, err = buildWeb()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: building the web bundle:", err)
+			return 1
+		}
+		defer os.RemoveAll(webDir)
+	}
 
 	b, err := headless.Start(context.Background())
 	if err != nil {
@@ -78,13 +93,19 @@ func buildWeb() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := webbuild.Build(repoRoot, dir, "-trimpath", "-ldflags=-s -w -X main.version=e2e"); err != nil {
-		return "", err
-	}
-	if err := webbuild.Gzip(filepath.Join(dir, "mcp.wasm")); err != nil {
+	if err := buildWebInto(dir); err != nil {
+		os.RemoveAll(dir)
 		return "", err
 	}
 	return dir, nil
+}
+
+// buildWebInto builds the web bundle into dir (an empty directory).
+func buildWebInto(dir string) error {
+	if err := webbuild.Build(repoRoot, dir, "-trimpath", "-ldflags=-s -w -X main.version=e2e"); err != nil {
+		return err
+	}
+	return webbuild.Gzip(filepath.Join(dir, "mcp.wasm"))
 }
 
 // env is one test's world: the page origin and a demo MCP server origin.
@@ -116,6 +137,13 @@ func newEnvWith(t *testing.T, wrap func(http.Handler) http.Handler) *env {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/e2e/blank.html", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, blankPage)
+	})
+	// The blank page under a Content-Security-Policy that allows the
+	// module and the demo server but no worker (TestCSPWithoutWorkers).
+	mux.HandleFunc("/e2e/no-workers.html", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' "+e.MCPBase+"; worker-src 'none'")
 		fmt.Fprint(w, blankPage)
 	})
 	mux.Handle("/", webserve.Handler(devserver.Site(os.DirFS(webDir))))
@@ -199,6 +227,11 @@ func (e *env) openTabIn(parent context.Context, opts ...chromedp.ContextOption) 
 // ("auto", "shared-worker", "worker" or "main"); empty means mcp.js's
 // default.
 func runtimeMode() string { return os.Getenv("MCPWASM_E2E_RUNTIME") }
+
+// onMainThread says whether the suite's pages run the Go runtime on the
+// main thread ("main"); else in a worker (mcp.js's default, "auto", picks
+// a SharedWorker in Chromium).
+func onMainThread() bool { return runtimeMode() == "main" }
 
 // eval runs an async JavaScript expression in the tab and decodes its
 // (JSON-able) result into out, failing the test on an exception.

@@ -104,6 +104,55 @@ func TestSyncErrorsMatchAcrossRuntimes(t *testing.T) {
 			t.Errorf("%s:\n  main:   %s\n  worker: %s", bad[i], g.Main, g.Worker)
 		}
 	}
+
+	// catalog.add(id, config) is synchronous too: a catalog holding "one"
+	// (maxServers 2) in each runtime, and the same bad entries added.
+	badAdd := []string{
+		`["local", { command: "npx", args: ["-y", "x"] }]`,
+		`["local", { type: "stdio", url: URL }]`,
+		`["t", { url: URL, type: "ws" }]`,
+		`["t", { url: URL, transport: 5 }]`,
+		`["t", { url: URL, disabled: "yes" }]`,
+		`["t", { url: URL, enabled: 1 }]`,
+		`["t", { url: URL, title: 5 }]`,
+		`["t", { url: URL, allowTools: "a*" }]`,
+		`["t", { url: URL, denyTools: ["[a-"] }]`,
+		`["t", { url: URL, allowTools: ["x\\"] }]`,
+		`["t", {}]`,
+		`["t", { url: "ftp://example.com/mcp" }]`,
+		`["t", { serverUrl: "not a url" }]`,
+		`["one", { url: URL }]`,
+		`["t", { url: URL, storage: "disk" }]`,
+		`["t", { url: URL, colour: "blue" }]`,
+		`["t", { url: URL, headers: { "Mcp-Session-Id": "x" } }]`,
+	}
+	got = nil
+	e.eval(fmt.Sprintf(`(() => {
+		const URL = %q;
+		const cases = [%s];
+		const cats = [onMain, inWorker].map((m) => m.catalog({ servers: { one: { url: URL } }, maxServers: 2 }));
+		const attempt = (c, args) => {
+			try { c.add(...args); return "no error"; }
+			catch (e) { return e.code + ": " + e.message; }
+		};
+		const out = cases.map((args, i) => ({ case: String(i), main: attempt(cats[0], args), worker: attempt(cats[1], args) }));
+		// Full: the third server is one too many.
+		for (const c of cats) c.add("two", { url: URL });
+		out.push({ case: "full", main: attempt(cats[0], ["three", { url: URL }]), worker: attempt(cats[1], ["three", { url: URL }]) });
+		return out;
+	})()`, e.MCPURL, strings.Join(badAdd, ",\n")), &got)
+	badAdd = append(badAdd, "a third server (maxServers 2)")
+	if len(got) != len(badAdd) {
+		t.Fatalf("got %d results for %d catalog.add cases", len(got), len(badAdd))
+	}
+	for i, g := range got {
+		if !strings.HasPrefix(g.Main, "invalid_argument: ") {
+			t.Errorf("catalog.add%s on the main thread: %s; want invalid_argument", badAdd[i], g.Main)
+		}
+		if g.Main != g.Worker {
+			t.Errorf("catalog.add%s:\n  main:   %s\n  worker: %s", badAdd[i], g.Main, g.Worker)
+		}
+	}
 }
 
 // TestSharedRuntimeSignsInAndRefreshesOnce: two tabs of one app use one
@@ -311,4 +360,49 @@ func (w etagWriter) Write(b []byte) (int, error) {
 		w.Header().Set("ETag", w.etag)
 	}
 	return w.ResponseWriter.Write(b)
+}
+
+// TestCSPWithoutWorkers: a page whose Content-Security-Policy forbids
+// workers (worker-src 'none') still gets a working client in the default
+// runtime: load() falls back to the main thread and says so once.
+func TestCSPWithoutWorkers(t *testing.T) {
+	e := newEnv(t)
+	if err := chromedp.Do(e.ctx, chromedp.Navigate(e.PageURL+"/e2e/no-workers.html")); err != nil {
+		t.Fatalf("navigate: %v", err)
+	}
+	var got struct {
+		Runtime string   `json:"runtime"`
+		Sum     float64  `json:"sum"`
+		Notices []string `json:"notices"`
+	}
+	e.eval(fmt.Sprintf(`(async () => {
+		const notices = [];
+		for (const level of ["debug", "log", "info", "warn", "error"]) {
+			const orig = console[level];
+			console[level] = (...a) => { notices.push(level + ": " + a.join(" ")); orig.apply(console, a); };
+		}
+		const m = await import("/mcp.js");
+		window.MCPError = m.MCPError;
+		const mcp = await m.load();
+		const c = mcp.client(%q);
+		await c.connect();
+		const r = await c.callTool("add", { a: 2, b: 40 });
+		return { runtime: mcp.runtime, sum: r.structuredContent.sum, notices };
+	})()`, e.MCPURL), &got)
+	if got.Runtime != "main" {
+		t.Errorf("runtime = %q under worker-src 'none'; want main", got.Runtime)
+	}
+	if got.Sum != 42 {
+		t.Errorf("add(2, 40) = %v; want 42", got.Sum)
+	}
+	want := "main thread"
+	if runtimeMode() == "main" {
+		want = "" // no worker was asked for: nothing to say
+	}
+	switch {
+	case want == "" && len(got.Notices) != 0:
+		t.Errorf("console on the main thread: %q; want nothing", got.Notices)
+	case want != "" && (len(got.Notices) != 1 || !strings.HasPrefix(got.Notices[0], "info: ") || !strings.Contains(got.Notices[0], want) || !strings.Contains(got.Notices[0], "Content-Security-Policy")):
+		t.Errorf("console: %q; want one notice that the workers were refused and Go runs on the main thread", got.Notices)
+	}
 }

@@ -31,7 +31,7 @@ export interface LoadOptions {
   /**
    * Where the Go runtime runs: a SharedWorker shared by the app's tabs, a
    * dedicated Worker, or the main thread; "auto" picks the first the
-   * browser allows. Default: "main" (see docs/JSAPI.md, "Runtimes").
+   * browser allows. Default: "auto" (see docs/JSAPI.md, "Runtimes").
    */
   runtime?: "auto" | "shared-worker" | "worker" | "main";
 }

@@ -22,7 +22,7 @@ import {
   CallbackReceiver, LoginWindow, acquireLock, GRANTS_CHANNEL, RETURN_KEY, CALLBACK_KEY,
 } from "./auth.js";
 import { Remote, Refused } from "./remote.js";
-import { clientProblem } from "./validate.js";
+import { catalogAddProblem, clientProblem } from "./validate.js";
 
 /** The error every rejection of this API uses; `code` is one of CODES. */
 export class MCPError extends Error {
@@ -81,7 +81,7 @@ const RUNTIMES = ["auto", "shared-worker", "worker", "main"];
 
 // A test hook: globalThis.__mcpwasmRuntime, when set, is the default of
 // load()'s runtime option (the e2e suite runs in every mode this way).
-async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntime ?? "main" } = {}) {
+async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntime ?? "auto" } = {}) {
   if (onProgress !== undefined && typeof onProgress !== "function") {
     throw invalid("load(): onProgress must be a function");
   }
@@ -89,7 +89,12 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
   // The literal new URL("./mcp.wasm", import.meta.url) is the pattern that
   // Vite, webpack 5, Rollup and esbuild turn into an emitted, hashed asset.
   const url = wasmURL === undefined ? new URL("./mcp.wasm", import.meta.url) : new URL(wasmURL, import.meta.url);
-  // A worker runtime where asked for and allowed; else the main thread (below).
+  // A worker runtime where asked for and allowed; else the main thread
+  // (below). What the browser refused is said once, with where Go runs.
+  const refused = [];
+  const notice = (chosen) => {
+    if (refused.length) console.info(`mcp: ${refused.join("; ")}; running ${chosen} (see docs/JSAPI.md, "Runtimes", for the Content-Security-Policy a worker needs)`);
+  };
   for (const mode of workerModes(runtime)) {
     const trace = typeof globalThis.__mcpwasmTrace === "function" ? globalThis.__mcpwasmTrace : null;
     const host = new Host(trace);
@@ -103,12 +108,14 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
       ready = await remote.start();
     } catch (e) {
       if (!(e instanceof Refused)) throw e;
-      console.info(`mcp: ${e.message}; ${mode === "shared-worker" && typeof Worker === "function" ? "trying a dedicated Worker" : "running on the main thread"} (see docs/JSAPI.md, "Runtimes" for the Content-Security-Policy a worker needs)`);
+      refused.push(e.message);
       continue;
     }
+    notice("in a dedicated Worker");
     mcp = new MCP(remote, null, url, host, trace, ready.version);
     return mcp;
   }
+  notice("on the main thread");
   let response;
   try {
     response = await fetch(url);
@@ -343,6 +350,9 @@ class MCP {
     for (const c of this.#host.targets.values()) c._fail?.(err);
   }
 
+  /** Whether the Go runtime runs in a worker (the page validates synchronous calls itself). */
+  get _remote() { return !!this.#api.remote; }
+
   /** For tests: an id of the worker runtime serving this page (undefined on the main thread). */
   get _runtimeId() { return this.#api.runtimeId; }
 
@@ -472,7 +482,7 @@ class MCP {
       }
       return { bind: { catalog: id, clients }, result: { id, clients }, settled: (r) => cat?._created(r) };
     });
-    cat = new Catalog(this, created, servers, config.approve);
+    cat = new Catalog(this, created, servers, config.approve, config.maxServers);
     this.#host.targets.set(`catalog:${created.id}`, cat);
     for (const w of created.warnings ?? []) console.warn(`mcp: catalog(): ${w}`);
     return cat;
@@ -737,8 +747,11 @@ class Catalog extends EventTarget {
   /** What the configuration left out (a stdio server, …), one sentence each. */
   warnings;
 
-  constructor(mcp, created, servers, approve) {
+  #max; // maxServers, as Go reads it
+
+  constructor(mcp, created, servers, approve, maxServers) {
     super();
+    this.#max = Number.isInteger(maxServers) && maxServers > 0 ? maxServers : 32;
     this.#mcp = mcp;
     this.#id = created.id;
     this.#statuses = created.statuses ?? {};
@@ -777,7 +790,13 @@ class Catalog extends EventTarget {
     if (this.#closed) throw new MCPError("closed", "this catalog is closed");
     if (typeof id !== "string" || id === "") throw invalid("add(): id must be a non-empty string");
     checkFunctions(`add("${id}"):`, config, CLIENT_OPTIONS);
-    const { client } = this.#mcp._invokeSync("catalog.add", { id: this.#id, server: id, config: clientOptionsJSON(config) }, (next) => {
+    const sent = clientOptionsJSON(config);
+    if (this.#mcp._remote) {
+      // Go cannot answer synchronously from a worker: the page checks what it would refuse.
+      const problem = catalogAddProblem(id, sent, new Set(this.#servers.keys()), this.#max);
+      if (problem) throw invalid(problem);
+    }
+    const { client } = this.#mcp._invokeSync("catalog.add", { id: this.#id, server: id, config: sent }, (next) => {
       const client = next();
       return { bind: { client }, result: { client } };
     });

@@ -48,6 +48,7 @@ class Connection {
   constructor(mode, hello, remote) {
     this.remote = remote;
     const url = new URL("./worker.js", import.meta.url);
+    const kind = mode === "shared-worker" ? "SharedWorker" : "Worker";
     let w;
     // The literal new (Shared)Worker(new URL("./worker.js", import.meta.url),
     // { type: "module" }) is the pattern that bundlers turn into a worker chunk.
@@ -56,14 +57,14 @@ class Connection {
         ? new SharedWorker(new URL("./worker.js", import.meta.url), { type: "module", name: "mcpwasm" })
         : new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "mcpwasm" });
     } catch (e) {
-      throw new Refused(`${mode === "shared-worker" ? "SharedWorker" : "Worker"} ${url} refused: ${e.message}`);
+      throw new Refused(`${kind} ${url} refused: ${e.message}`);
     }
     this.worker = w;
     this.port = mode === "shared-worker" ? w.port : w;
     this.ready = new Promise((resolve, reject) => { this.settle = { resolve, reject }; });
     w.addEventListener("error", (ev) => {
       const reason = ev?.message || "the worker script could not start (Content-Security-Policy worker-src, or the script is missing)";
-      if (this.settle) return this.settle.reject(new Refused(reason));
+      if (this.settle) return this.settle.reject(new Refused(`${kind} ${url} refused: ${reason}`));
       this.end({ code: "closed", message: `the mcpwasm runtime crashed (${reason}); the next call starts a new one` });
     });
     this.port.addEventListener("message", (ev) => this.#message(ev.data));

@@ -116,3 +116,102 @@ function urlProblem(url, o) {
   }
   return null;
 }
+
+/**
+ * The message (a sentence) of the invalid_argument error Go gives for
+ * catalog.add(id, config), or null: sent is the config as mcp.js sends it
+ * (JSON-decoded), known the ids the catalog holds, max its maxServers.
+ * Ported from package catalog's parseEntry, validateServer and Add.
+ */
+export function catalogAddProblem(id, sent, known, max) {
+  const m = entryProblem(id, sent, known, max);
+  return m && sentence(m);
+}
+
+function entryProblem(id, o, known, max) {
+  const bad = (msg) => `catalog: server ${q(id)}: ${msg}`;
+  if (o === null || typeof o !== "object" || Array.isArray(o)) return bad("the entry must be a JSON object");
+  const m = { ...o };
+  if ("command" in m) return stdio(id);
+  if ("serverUrl" in m) {
+    if (!("url" in m)) m.url = m.serverUrl;
+    delete m.serverUrl;
+  }
+  if ("disabled" in m) {
+    if (m.disabled !== null && typeof m.disabled !== "boolean") return bad("disabled must be true or false");
+    delete m.disabled;
+  }
+  for (const k of ["type", "transport"]) {
+    if (!(k in m)) continue;
+    if (m[k] !== null && typeof m[k] !== "string") return bad(`${k} must be a string`);
+    const s = m[k] ?? "";
+    switch (s.toLowerCase()) {
+      case "stdio": return stdio(id);
+      case "http": case "streamable-http": case "streamable_http": case "streamablehttp": case "streamable": m.transport = "streamable"; break;
+      case "sse": m.transport = "sse"; break;
+      case "auto": case "": m.transport = "auto"; break;
+      default: return bad(`transport ${q(s)} is not one of "http", "streamable-http", "sse"`);
+    }
+    if (k === "type") delete m.type;
+  }
+  if ("enabled" in m && m.enabled !== null && typeof m.enabled !== "boolean") return bad("enabled must be true or false");
+  for (const k of ["url", "title", "description"]) {
+    if (k in m && m[k] !== null && typeof m[k] !== "string") return bad(`${k} has the wrong type`);
+  }
+  for (const k of ["allowTools", "denyTools"]) {
+    if (k in m && m[k] !== null && !(Array.isArray(m[k]) && m[k].every((p) => typeof p === "string"))) return bad(`${k} has the wrong type`);
+  }
+  const url = m.url ?? "";
+  if (url === "") return bad("it has no url; give it the http(s) URL of its MCP endpoint");
+  const u = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/.exec(url);
+  const scheme = u?.[1].toLowerCase();
+  if (!u || (scheme !== "http" && scheme !== "https") || u[2].replace(/^[^@]*@/, "") === "" || /[\x00-\x20\x7f]/.test(url)) {
+    return bad(`url ${q(url)} is not an absolute http(s) URL`);
+  }
+  for (const k of ["allowTools", "denyTools"]) {
+    for (const p of m[k] ?? []) {
+      if (!validGlob(p)) return bad(`${k} entry ${q(p)} is not a valid glob pattern`);
+    }
+  }
+  if (known.has(id)) return `catalog: server ${q(id)} exists; remove it first`;
+  if (known.size >= max) return `catalog: the catalog holds ${max} servers already, the most allowed (maxServers)`;
+  // The rest are the server's client options: Go names only the server.
+  const client = { ...m };
+  for (const k of ["url", "title", "description", "enabled", "allowTools", "denyTools"]) delete client[k];
+  if (clientProblem(url, client)) return `catalog: server ${q(id)}`;
+  return null;
+}
+
+const stdio = (id) => `server ${q(id)} is a local command (stdio) server; a web page can only reach servers over HTTP: give it a url`;
+
+/** Whether p is a pattern Go's path.Match accepts (a closed class, no trailing backslash). */
+function validGlob(p) {
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i];
+    if (c === "\\") {
+      if (++i >= p.length) return false;
+    } else if (c === "[") {
+      i++;
+      if (p[i] === "^") i++;
+      let n = 0;
+      for (;;) {
+        if (i >= p.length) return false;
+        if (p[i] === "]" && n > 0) break;
+        // one character or a range lo-hi, each possibly escaped
+        const one = () => {
+          if (p[i] === "\\") i++;
+          if (i >= p.length || ((p[i] === "-" || p[i] === "]") && p[i - 1] !== "\\")) return false;
+          i++;
+          return true;
+        };
+        if (!one()) return false;
+        if (p[i] === "-") {
+          i++;
+          if (!one()) return false;
+        }
+        n++;
+      }
+    }
+  }
+  return true;
+}
