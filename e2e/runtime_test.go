@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -404,5 +405,38 @@ func TestCSPWithoutWorkers(t *testing.T) {
 		t.Errorf("console on the main thread: %q; want nothing", got.Notices)
 	case want != "" && (len(got.Notices) != 1 || !strings.HasPrefix(got.Notices[0], "info: ") || !strings.Contains(got.Notices[0], want) || !strings.Contains(got.Notices[0], "Content-Security-Policy")):
 		t.Errorf("console: %q; want one notice that the workers were refused and Go runs on the main thread", got.Notices)
+	}
+}
+
+// TestPreloadLoadsOnce: preload() at import starts the work and load()
+// joins it: mcp.wasm is requested once, and the client works.
+func TestPreloadLoadsOnce(t *testing.T) {
+	e := newSiteEnv(t, false, os.DirFS(webDir), nil)
+	var got struct {
+		Runtime string  `json:"runtime"`
+		Sum     float64 `json:"sum"`
+	}
+	e.eval(fmt.Sprintf(`(async () => {
+		const m = await import("/mcp.js");
+		m.preload();
+		await new Promise((r) => setTimeout(r, 50)); // the page's own start-up
+		window.MCPError = m.MCPError;
+		const mcp = await m.load();
+		const c = mcp.client(%q);
+		await c.connect();
+		const r = await c.callTool("add", { a: 2, b: 40 });
+		return { runtime: mcp.runtime, sum: r.structuredContent.sum };
+	})()`, e.MCPURL), &got)
+	if got.Sum != 42 {
+		t.Errorf("add(2, 40) = %v; want 42", got.Sum)
+	}
+	var gets []string
+	for _, r := range e.requestLog() {
+		if strings.HasSuffix(r, " page /mcp.wasm") {
+			gets = append(gets, r)
+		}
+	}
+	if n := slices.Index(gets, "GET page /mcp.wasm"); n < 0 || slices.Contains(gets[n+1:], "GET page /mcp.wasm") {
+		t.Errorf("mcp.wasm requests after preload() and load() in runtime %q: %q; want one GET", got.Runtime, gets)
 	}
 }

@@ -41,6 +41,14 @@ export interface LoadOptions {
  * the same instance; a failed load may be retried.
  */
 export function load(options?: LoadOptions): Promise<MCP>;
+/**
+ * Starts loading at once: call it right after importing mcp.js, before the
+ * page's own start-up work. In a worker runtime the whole load starts (off
+ * the main thread); on the main thread mcp.wasm is fetched and compiled
+ * now and started by load(). A later load() joins it (one download).
+ * Never throws: load() reports what went wrong.
+ */
+export function preload(options?: LoadOptions): void;
 
 export interface MCP {
   /** The module's version. */

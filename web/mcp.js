@@ -60,6 +60,40 @@ const invalid = (message) => new MCPError("invalid_argument", message);
 const closedError = () => new MCPError("closed", "this client is closed; create a new one with mcp.client()");
 
 let instance = null; // Promise<MCP>
+let early = null; // preload() on the main thread: {href, module: Promise<WebAssembly.Module | null>}
+
+/**
+ * Starts loading at once, for a page that calls it as it imports mcp.js
+ * (before its own start-up work): in a worker runtime load(options) starts
+ * now (the worker fetches and compiles mcp.wasm off the main thread); on the
+ * main thread mcp.wasm is fetched and compiled now and started by load().
+ * A later load() joins the started work (one download). Never throws or
+ * rejects: load() reports what went wrong.
+ */
+export function preload(options = {}) {
+  if (instance || early) return;
+  const runtime = options?.runtime ?? globalThis.__mcpwasmRuntime ?? "auto";
+  if (runtime !== "main" || typeof options?.onProgress === "function") {
+    // A worker runtime (or the main thread if the browser refuses workers),
+    // or progress to report: the whole load starts now.
+    load(options).catch(() => {});
+    return;
+  }
+  let url;
+  try {
+    url = options.wasmURL === undefined ? new URL("./mcp.wasm", import.meta.url) : new URL(options.wasmURL, import.meta.url);
+  } catch {
+    return; // load() says what is wrong
+  }
+  early = {
+    href: url.href,
+    module: fetch(url).then((r) => {
+      if (!r.ok) return null; // load() fetches again and reports the status
+      const type = (r.headers.get("Content-Type") || "").split(";")[0].trim();
+      return type === "application/wasm" && WebAssembly.compileStreaming ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then((b) => WebAssembly.compile(b));
+    }).catch(() => null),
+  };
+}
 
 /**
  * Streams, instantiates and starts the wasm module; resolves when the API is
@@ -116,24 +150,31 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
     return mcp;
   }
   notice("on the main thread");
-  let response;
-  try {
-    response = await fetch(url);
-  } catch (e) {
-    throw new MCPError("network", `load(): cannot fetch ${url}: ${e.message}`, { cause: e });
-  }
-  if (!response.ok) {
-    throw new MCPError("http", `load(): ${url} answered HTTP ${response.status}`, { status: response.status });
-  }
   const go = new Go();
-  const counted = withProgress(response, onProgress);
-  const type = (response.headers.get("Content-Type") || "").split(";")[0].trim();
-  let result;
-  if (type === "application/wasm" && WebAssembly.instantiateStreaming) {
-    result = await WebAssembly.instantiateStreaming(counted, go.importObject);
+  let wasm; // the WebAssembly.Instance
+  // preload() fetched and compiled it already (or tried: null).
+  const compiled = early?.href === url.href ? await early.module : null;
+  early = null;
+  if (compiled) {
+    wasm = await WebAssembly.instantiate(compiled, go.importObject);
   } else {
-    // The server sent another MIME type: compile from the bytes instead.
-    result = await WebAssembly.instantiate(await counted.arrayBuffer(), go.importObject);
+    let response;
+    try {
+      response = await fetch(url);
+    } catch (e) {
+      throw new MCPError("network", `load(): cannot fetch ${url}: ${e.message}`, { cause: e });
+    }
+    if (!response.ok) {
+      throw new MCPError("http", `load(): ${url} answered HTTP ${response.status}`, { status: response.status });
+    }
+    const counted = withProgress(response, onProgress);
+    const type = (response.headers.get("Content-Type") || "").split(";")[0].trim();
+    if (type === "application/wasm" && WebAssembly.instantiateStreaming) {
+      wasm = (await WebAssembly.instantiateStreaming(counted, go.importObject)).instance;
+    } else {
+      // The server sent another MIME type: compile from the bytes instead.
+      wasm = (await WebAssembly.instantiate(await counted.arrayBuffer(), go.importObject)).instance;
+    }
   }
   // A test hook: a function at globalThis.__mcpwasmTrace hears of every
   // crossing between this module and Go ("js→go", op) and ("go→js", callback).
@@ -149,7 +190,7 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
       // secrets), so a reload skips the probes.
       hints: readHints(),
     };
-    exited = go.run(result.instance).then(
+    exited = go.run(wasm).then(
       () => new MCPError("closed", "the Go runtime exited; reload the page"),
       (e) => asMCPError(e),
     );
