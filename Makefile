@@ -89,9 +89,10 @@ fuzz:
 		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) ./$${t%%:*}/ || exit 1; \
 	done
 
-## e2e: chromedp tests in headless Chromium (builds the wasm itself)
+## e2e: chromedp tests in headless Chromium, the suite in load()'s "auto" and "main" runtimes at once
+## (scripts/e2e.sh; E2E_MODES="…" picks the modes; one mode alone: MCPWASM_E2E_RUNTIME=main go test ./e2e)
 e2e:
-	$(GO) test -count=1 -timeout 25m ./e2e/...
+	GO=$(GO) scripts/e2e.sh
 
 ## conformance-native: every client scenario of the official MCP conformance suite against oauth/ and go-sdk, natively
 conformance-native:

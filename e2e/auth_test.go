@@ -378,8 +378,10 @@ func TestStoredGrantIsNotPlaintext(t *testing.T) {
 func TestIndexedDBUnavailableFallsBackToMemory(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{})
 	console := e.console()
-	// Private-mode-like: no IndexedDB at all.
+	// Private-mode-like: no IndexedDB at all, in this page (a worker runtime
+	// has the worker's own indexedDB: this test pins the main thread).
 	e.eval(`void Object.defineProperty(window, "indexedDB", { get() { return undefined; } })`, nil)
+	e.eval(`(async () => { window.mcp = await (await import("/mcp.js?main")).load({ runtime: "main" }); })()`, nil)
 	e.eval(fmt.Sprintf(`(() => {
 		window.fallback = null;
 		window.c = mcp.client(%q);

@@ -32,8 +32,10 @@ func TestLoadReportsProgressAndIsIdempotent(t *testing.T) {
 		t.Errorf("version = %q; want e2e (set by -ldflags)", got.Version)
 	}
 
-	// Progress: a new tab with a cold module.
-	e2 := newBareEnv(t, e)
+	// Progress: a new tab with a cold module (in a browser context of its
+	// own: in this one a shared-worker runtime is already warm).
+	e2 := &env{t: t, PageURL: e.PageURL}
+	e2.openTab()
 	e2.eval(`(async () => {
 		const m = await import("/mcp.js");
 		const loaded = []; let total = 0;

@@ -273,6 +273,9 @@ func (e *demoEnv) shot(name, sel string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		e.t.Fatal(err)
 	}
+	if mode := runtimeMode(); mode != "" {
+		name = strings.TrimSuffix(name, ".png") + "-" + mode + ".png" // the passes of each mode run at once
+	}
 	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		e.t.Fatal(err)

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/demo"
@@ -51,13 +53,28 @@ func run(m *testing.M) int {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	repoRoot = filepath.Dir(filepath.Dir(file))
-	var err error
-	webDir, err = buildWeb()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: building the web bundle:", err)
-		return 1
+	// MCPWASM_E2E_BUILD=dir: build the web bundle into dir and stop;
+	// MCPWASM_E2E_WEB=dir: test that bundle instead of building one (so
+	// the suite's passes in each runtime mode share one build; see
+	// scripts/e2e.sh).
+	if dir := os.Getenv("MCPWASM_E2E_BUILD"); dir != "" {
+		if err := buildWebInto(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: building the web bundle:", err)
+			return 1
+		}
+		return 0
 	}
-	defer os.RemoveAll(webDir)
+	if dir := os.Getenv("MCPWASM_E2E_WEB"); dir != "" {
+		webDir = dir
+	} else {
+		var err error
+		webDir, err = buildWeb()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: building the web bundle:", err)
+			return 1
+		}
+		defer os.RemoveAll(webDir)
+	}
 
 	b, err := headless.Start(context.Background())
 	if err != nil {
@@ -76,13 +93,19 @@ func buildWeb() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := webbuild.Build(repoRoot, dir, "-trimpath", "-ldflags=-s -w -X main.version=e2e"); err != nil {
-		return "", err
-	}
-	if err := webbuild.Gzip(filepath.Join(dir, "mcp.wasm")); err != nil {
+	if err := buildWebInto(dir); err != nil {
+		os.RemoveAll(dir)
 		return "", err
 	}
 	return dir, nil
+}
+
+// buildWebInto builds the web bundle into dir (an empty directory).
+func buildWebInto(dir string) error {
+	if err := webbuild.Build(repoRoot, dir, "-trimpath", "-ldflags=-s -w -X main.version=e2e"); err != nil {
+		return err
+	}
+	return webbuild.Gzip(filepath.Join(dir, "mcp.wasm"))
 }
 
 // env is one test's world: the page origin and a demo MCP server origin.
@@ -103,10 +126,24 @@ type env struct {
 // window.mcp (the loaded module) and window.MCPError.
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the demo MCP server's handler wrapped by wrap
+// when it is not nil.
+func newEnvWith(t *testing.T, wrap func(http.Handler) http.Handler) *env {
+	t.Helper()
 	e := &env{t: t}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/e2e/blank.html", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, blankPage)
+	})
+	// The blank page under a Content-Security-Policy that allows the
+	// module and the demo server but no worker (TestCSPWithoutWorkers).
+	mux.HandleFunc("/e2e/no-workers.html", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' "+e.MCPBase+"; worker-src 'none'")
 		fmt.Fprint(w, blankPage)
 	})
 	mux.Handle("/", webserve.Handler(devserver.Site(os.DirFS(webDir))))
@@ -114,7 +151,10 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(page.Close)
 	e.PageURL = page.URL
 
-	mcpSrv := httptest.NewServer(demo.Handler(demo.Options{
+	if wrap == nil {
+		wrap = func(h http.Handler) http.Handler { return h }
+	}
+	mcpSrv := httptest.NewServer(wrap(demo.Handler(demo.Options{
 		OnCancelled: func(tool string) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -125,7 +165,7 @@ func newEnv(t *testing.T) *env {
 			defer e.mu.Unlock()
 			e.methods = append(e.methods, method)
 		},
-	}))
+	})))
 	t.Cleanup(mcpSrv.Close)
 	e.MCPBase = mcpSrv.URL
 	e.MCPURL = mcpSrv.URL + demo.StreamablePath
@@ -168,10 +208,30 @@ func (e *env) openTabIn(parent context.Context, opts ...chromedp.ContextOption) 
 	ctx, cancelT := context.WithTimeout(tab, 2*time.Minute)
 	e.t.Cleanup(cancelT)
 	e.ctx = ctx
+	if mode := runtimeMode(); mode != "" {
+		// Every page of the tab loads mcp.js with this runtime by default.
+		src := fmt.Sprintf("globalThis.__mcpwasmRuntime = %q;", mode)
+		if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src})
+			return err
+		})); err != nil {
+			e.t.Fatalf("runtime mode %s: %v", mode, err)
+		}
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(e.PageURL+"/e2e/blank.html")); err != nil {
 		e.t.Fatalf("navigate: %v", err)
 	}
 }
+
+// runtimeMode is load()'s runtime the suite runs in: MCPWASM_E2E_RUNTIME
+// ("auto", "shared-worker", "worker" or "main"); empty means mcp.js's
+// default.
+func runtimeMode() string { return os.Getenv("MCPWASM_E2E_RUNTIME") }
+
+// onMainThread says whether the suite's pages run the Go runtime on the
+// main thread ("main"); else in a worker (mcp.js's default, "auto", picks
+// a SharedWorker in Chromium).
+func onMainThread() bool { return runtimeMode() == "main" }
 
 // eval runs an async JavaScript expression in the tab and decodes its
 // (JSON-able) result into out, failing the test on an exception.

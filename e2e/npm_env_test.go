@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -82,6 +83,14 @@ func doBuildNpm() (*npmBuild, string) {
 		return nil, msg
 	}
 	b.Tarball = filepath.Join(tmp, strings.TrimSpace(lastLine(out)))
+	// The install and builds use the example app's node_modules: one
+	// e2e process at a time (scripts/e2e.sh runs one per runtime mode).
+	if lock, err := os.OpenFile(filepath.Join(os.TempDir(), "mcpwasm-e2e-react-vite.lock"), os.O_CREATE|os.O_RDWR, 0o600); err == nil {
+		defer lock.Close()
+		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err == nil {
+			defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+		}
+	}
 	if _, msg := run(app, "npm", "install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error", b.Tarball); msg != "" {
 		return nil, msg
 	}

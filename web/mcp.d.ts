@@ -28,6 +28,12 @@ export interface LoadOptions {
   wasmURL?: string | URL;
   /** Download progress in bytes; total is 0 when the size is unknown. */
   onProgress?: (loaded: number, total: number) => void;
+  /**
+   * Where the Go runtime runs: a SharedWorker shared by the app's tabs, a
+   * dedicated Worker, or the main thread; "auto" picks the first the
+   * browser allows. Default: "auto" (see docs/JSAPI.md, "Runtimes").
+   */
+  runtime?: "auto" | "shared-worker" | "worker" | "main";
 }
 
 /**
@@ -35,12 +41,22 @@ export interface LoadOptions {
  * the same instance; a failed load may be retried.
  */
 export function load(options?: LoadOptions): Promise<MCP>;
+/**
+ * Starts loading at once: call it right after importing mcp.js, before the
+ * page's own start-up work. In a worker runtime the whole load starts (off
+ * the main thread); on the main thread mcp.wasm is fetched and compiled
+ * now and started by load(). A later load() joins it (one download).
+ * Never throws: load() reports what went wrong.
+ */
+export function preload(options?: LoadOptions): void;
 
 export interface MCP {
   /** The module's version. */
   readonly version: string;
   /** Where the module was loaded from. */
   readonly wasmURL: string;
+  /** Where the Go runtime runs. */
+  readonly runtime: "shared-worker" | "worker" | "main";
   /** A client for one MCP server (Streamable HTTP endpoint, or legacy SSE endpoint). */
   client(url: string | URL, options?: ClientOptions): Client;
   /**

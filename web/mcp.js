@@ -9,7 +9,9 @@
 // The work happens in Go compiled to WebAssembly (mcp.wasm beside this file):
 // it exports one function, invoke(op, argsJSON, signal, onProgress), for the
 // operations listed in jsapi.js, and calls back into this module through the
-// host object of the same table. This module keeps what only a page can do:
+// host object of the same table; with load({ runtime }) the module runs in
+// a SharedWorker or Worker instead (worker.js) and the same table crosses a
+// MessagePort (remote.js). This module keeps what only a page can do:
 // the login window (opened in the user's gesture), relaying sign-in results
 // and grant changes between tabs, the page's handlers, and DOM events. Every
 // rejection is an MCPError. Option values are checked in Go; this module
@@ -19,6 +21,8 @@ import { CODES, CLIENT_OPTIONS, CATALOG_OPTIONS, AGENT_OPTIONS, OPS, HOSTS } fro
 import {
   CallbackReceiver, LoginWindow, acquireLock, GRANTS_CHANNEL, RETURN_KEY, CALLBACK_KEY,
 } from "./auth.js";
+import { Remote, Refused } from "./remote.js";
+import { catalogAddProblem, clientProblem } from "./validate.js";
 
 /** The error every rejection of this API uses; `code` is one of CODES. */
 export class MCPError extends Error {
@@ -56,6 +60,40 @@ const invalid = (message) => new MCPError("invalid_argument", message);
 const closedError = () => new MCPError("closed", "this client is closed; create a new one with mcp.client()");
 
 let instance = null; // Promise<MCP>
+let early = null; // preload() on the main thread: {href, module: Promise<WebAssembly.Module | null>}
+
+/**
+ * Starts loading at once, for a page that calls it as it imports mcp.js
+ * (before its own start-up work): in a worker runtime load(options) starts
+ * now (the worker fetches and compiles mcp.wasm off the main thread); on the
+ * main thread mcp.wasm is fetched and compiled now and started by load().
+ * A later load() joins the started work (one download). Never throws or
+ * rejects: load() reports what went wrong.
+ */
+export function preload(options = {}) {
+  if (instance || early) return;
+  const runtime = options?.runtime ?? globalThis.__mcpwasmRuntime ?? "auto";
+  if (runtime !== "main" || typeof options?.onProgress === "function") {
+    // A worker runtime (or the main thread if the browser refuses workers),
+    // or progress to report: the whole load starts now.
+    load(options).catch(() => {});
+    return;
+  }
+  let url;
+  try {
+    url = options.wasmURL === undefined ? new URL("./mcp.wasm", import.meta.url) : new URL(options.wasmURL, import.meta.url);
+  } catch {
+    return; // load() says what is wrong
+  }
+  early = {
+    href: url.href,
+    module: fetch(url).then((r) => {
+      if (!r.ok) return null; // load() fetches again and reports the status
+      const type = (r.headers.get("Content-Type") || "").split(";")[0].trim();
+      return type === "application/wasm" && WebAssembly.compileStreaming ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then((b) => WebAssembly.compile(b));
+    }).catch(() => null),
+  };
+}
 
 /**
  * Streams, instantiates and starts the wasm module; resolves when the API is
@@ -72,31 +110,71 @@ export function load(options = {}) {
   return instance;
 }
 
-async function start({ wasmURL, onProgress } = {}) {
+/** The values of load()'s runtime option. */
+const RUNTIMES = ["auto", "shared-worker", "worker", "main"];
+
+// A test hook: globalThis.__mcpwasmRuntime, when set, is the default of
+// load()'s runtime option (the e2e suite runs in every mode this way).
+async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntime ?? "auto" } = {}) {
   if (onProgress !== undefined && typeof onProgress !== "function") {
     throw invalid("load(): onProgress must be a function");
   }
+  if (!RUNTIMES.includes(runtime)) throw invalid(`load(): runtime must be ${RUNTIMES.map((r) => `"${r}"`).join(", ")}`);
   // The literal new URL("./mcp.wasm", import.meta.url) is the pattern that
   // Vite, webpack 5, Rollup and esbuild turn into an emitted, hashed asset.
   const url = wasmURL === undefined ? new URL("./mcp.wasm", import.meta.url) : new URL(wasmURL, import.meta.url);
-  let response;
-  try {
-    response = await fetch(url);
-  } catch (e) {
-    throw new MCPError("network", `load(): cannot fetch ${url}: ${e.message}`, { cause: e });
+  // A worker runtime where asked for and allowed; else the main thread
+  // (below). What the browser refused is said once, with where Go runs.
+  const refused = [];
+  const notice = (chosen) => {
+    if (refused.length) console.info(`mcp: ${refused.join("; ")}; running ${chosen} (see docs/JSAPI.md, "Runtimes", for the Content-Security-Policy a worker needs)`);
+  };
+  for (const mode of workerModes(runtime)) {
+    const trace = typeof globalThis.__mcpwasmTrace === "function" ? globalThis.__mcpwasmTrace : null;
+    const host = new Host(trace);
+    let mcp = null;
+    const remote = new Remote(mode, { wasmURL: url.href, hints: readHints() }, host.callbacks(), errorOf,
+      (err) => mcp?._ended(err), onProgress && ((l, t) => {
+        try { onProgress(l, t); } catch (e) { console.error("mcp: onProgress threw", e); }
+      }));
+    let ready;
+    try {
+      ready = await remote.start();
+    } catch (e) {
+      if (!(e instanceof Refused)) throw e;
+      refused.push(e.message);
+      continue;
+    }
+    notice("in a dedicated Worker");
+    mcp = new MCP(remote, null, url, host, trace, ready.version);
+    return mcp;
   }
-  if (!response.ok) {
-    throw new MCPError("http", `load(): ${url} answered HTTP ${response.status}`, { status: response.status });
-  }
+  notice("on the main thread");
   const go = new Go();
-  const counted = withProgress(response, onProgress);
-  const type = (response.headers.get("Content-Type") || "").split(";")[0].trim();
-  let result;
-  if (type === "application/wasm" && WebAssembly.instantiateStreaming) {
-    result = await WebAssembly.instantiateStreaming(counted, go.importObject);
+  let wasm; // the WebAssembly.Instance
+  // preload() fetched and compiled it already (or tried: null).
+  const compiled = early?.href === url.href ? await early.module : null;
+  early = null;
+  if (compiled) {
+    wasm = await WebAssembly.instantiate(compiled, go.importObject);
   } else {
-    // The server sent another MIME type: compile from the bytes instead.
-    result = await WebAssembly.instantiate(await counted.arrayBuffer(), go.importObject);
+    let response;
+    try {
+      response = await fetch(url);
+    } catch (e) {
+      throw new MCPError("network", `load(): cannot fetch ${url}: ${e.message}`, { cause: e });
+    }
+    if (!response.ok) {
+      throw new MCPError("http", `load(): ${url} answered HTTP ${response.status}`, { status: response.status });
+    }
+    const counted = withProgress(response, onProgress);
+    const type = (response.headers.get("Content-Type") || "").split(";")[0].trim();
+    if (type === "application/wasm" && WebAssembly.instantiateStreaming) {
+      wasm = (await WebAssembly.instantiateStreaming(counted, go.importObject)).instance;
+    } else {
+      // The server sent another MIME type: compile from the bytes instead.
+      wasm = (await WebAssembly.instantiate(await counted.arrayBuffer(), go.importObject)).instance;
+    }
   }
   // A test hook: a function at globalThis.__mcpwasmTrace hears of every
   // crossing between this module and Go ("js→go", op) and ("go→js", callback).
@@ -112,17 +190,25 @@ async function start({ wasmURL, onProgress } = {}) {
       // secrets), so a reload skips the probes.
       hints: readHints(),
     };
-    exited = go.run(result.instance).then(
+    exited = go.run(wasm).then(
       () => new MCPError("closed", "the Go runtime exited; reload the page"),
       (e) => asMCPError(e),
     );
     exited.then(reject);
   });
   delete globalThis.__mcpwasmBoot;
-  const mcp = new MCP(api, go, url, host, trace);
+  const mcp = new MCP(api, go, url, host, trace, api.version);
   // Never silently: if the runtime ends later, every pending call rejects.
   exited.then((err) => mcp._exited(err));
   return mcp;
+}
+
+/** The worker modes to try, in order, for load()'s runtime option (none: the main thread). */
+function workerModes(runtime) {
+  const modes = [];
+  if ((runtime === "auto" || runtime === "shared-worker") && typeof SharedWorker === "function") modes.push("shared-worker");
+  if (runtime !== "main" && typeof Worker === "function") modes.push("worker");
+  return modes;
 }
 
 const HINTS_KEY = "mcpwasm:hints";
@@ -192,6 +278,8 @@ class Host {
   targets = new Map(); // "client:<id>" → Client
   #trace;
   constructor(trace) { this.#trace = trace; }
+  /** The page's ids of its clients, catalogs and agents in a worker runtime. */
+  nextLocal = 0;
   grants = "BroadcastChannel" in globalThis ? new BroadcastChannel(GRANTS_CHANNEL) : null;
 
   #to(target) {
@@ -244,13 +332,15 @@ class MCP {
   #exit = null; // MCPError once the Go runtime has ended
   #pending = new Set(); // reject functions of calls in flight
   #trace;
-  constructor(api, go, wasmURL, host, trace) {
+  constructor(api, go, wasmURL, host, trace, version) {
     this.#trace = trace;
     this.#api = api;
     this.#go = go;
     this.#host = host;
     /** The module's version string. */
-    this.version = api.version;
+    this.version = version;
+    /** Where the Go runtime runs: "shared-worker", "worker" or "main". */
+    Object.defineProperty(this, "runtime", { value: api.remote ? api.mode : "main", enumerable: true });
     Object.defineProperty(this, "wasmURL", { value: wasmURL.href });
     if (typeof window !== "undefined") {
       this.#receiver = new CallbackReceiver(async (url) => {
@@ -258,8 +348,9 @@ class MCP {
         if (!r.taken) throw new Error(r.error?.message ?? "no sign-in of this page waits for that state");
       });
     }
-    // Other tabs' grant changes: Go applies them to this page's clients.
-    host.grants?.addEventListener("message", (ev) => {
+    // Other tabs' grant changes: Go applies them to this page's clients (a
+    // worker runtime hears them itself).
+    if (!api.remote) host.grants?.addEventListener("message", (ev) => {
       const { kind, resource } = ev.data ?? {};
       if (typeof kind === "string") this._invoke("grants.apply", { kind, resource }).catch(() => {});
     });
@@ -295,6 +386,22 @@ class MCP {
     await this._invoke("storage.clear", {});
   }
 
+  /** A worker runtime ended: every client fails; the next call starts a new runtime. */
+  _ended(err) {
+    for (const c of this.#host.targets.values()) c._fail?.(err);
+  }
+
+  /** Whether the Go runtime runs in a worker (the page validates synchronous calls itself). */
+  get _remote() { return !!this.#api.remote; }
+
+  /** For tests: an id of the worker runtime serving this page (undefined on the main thread). */
+  get _runtimeId() { return this.#api.runtimeId; }
+
+  /** A test hook: a worker runtime ends as a crash would. */
+  _crashForTest() {
+    this.#api.crashForTest?.();
+  }
+
   /** The Go runtime ended: fail every client and pending call. */
   _exited(err) {
     this.#exit = err;
@@ -312,6 +419,7 @@ class MCP {
     if (!(op in OPS)) return Promise.reject(new MCPError("protocol", `mcp.js: unknown operation ${op}`));
     if (this.#exit) return Promise.reject(this.#exit);
     this.#trace?.("js→go", op);
+    if (this.#api.remote) return this.#api.invoke(op, args, signal, onProgress);
     let p;
     try {
       p = this.#api.invoke(op, JSON.stringify(args), signal, onProgress);
@@ -326,8 +434,24 @@ class MCP {
     });
   }
 
-  /** An operation that answers at once (OPS[op] is true); throws its MCPError. */
-  _invokeSync(op, args) {
+  /**
+   * An operation that answers at once (OPS[op] is true); throws its
+   * MCPError. In a worker runtime the page cannot wait: local(id) gives the
+   * result at once from ids the page chooses (bind says which: the worker
+   * maps them to the runtime's), the operation is sent behind it, and
+   * settled(result) hears the runtime's answer. An operation the runtime
+   * refuses there fails the object's later calls with its error.
+   */
+  _invokeSync(op, args, local) {
+    if (this.#api.remote) {
+      this.#trace?.("js→go", op);
+      const next = () => ++this.#host.nextLocal;
+      const { bind, result, settled } = local ? local(next) : {};
+      this.#api.invoke(op, args, undefined, undefined, bind).then(settled, (e) => {
+        console.error(`mcp: ${op}: ${e.message}`);
+      });
+      return result;
+    }
     if (this.#exit || this.#go.exited) throw this.#exit ?? new MCPError("closed", "the Go runtime exited; reload the page");
     this.#trace?.("js→go", op);
     const r = this.#api.invoke(op, JSON.stringify(args));
@@ -339,7 +463,16 @@ class MCP {
   client(url, options = {}) {
     if (typeof url !== "string" && !(url instanceof URL)) throw invalid("client(): url must be a string or URL");
     checkFunctions("client()", options, CLIENT_OPTIONS);
-    const { id } = this._invokeSync("client.new", { url: String(url), options: clientOptionsJSON(options) });
+    const sent = clientOptionsJSON(options);
+    if (this.#api.remote) {
+      // Go cannot answer synchronously from a worker: the page checks what it would refuse.
+      const problem = clientProblem(String(url), sent);
+      if (problem) throw invalid(problem);
+    }
+    const { id } = this._invokeSync("client.new", { url: String(url), options: sent }, (next) => {
+      const id = next();
+      return { bind: { client: id }, result: { id } };
+    });
     return this._wrap(id, String(url), options);
   }
 
@@ -379,8 +512,18 @@ class MCP {
     }
     if (config.mcpServers !== undefined) sent.mcpServers = wire;
     else sent.servers = wire;
-    const created = this._invokeSync("catalog.new", { options: JSON.parse(JSON.stringify(sent, functionsAs(CATALOG_OPTIONS))) });
-    const cat = new Catalog(this, created, servers, config.approve);
+    let cat;
+    const created = this._invokeSync("catalog.new", { options: JSON.parse(JSON.stringify(sent, functionsAs(CATALOG_OPTIONS))) }, (next) => {
+      // The page's ids for the catalog and for each server Go may accept (a
+      // stdio server is left out: its id maps to nothing).
+      const id = next();
+      const clients = {};
+      for (const [s, sc] of Object.entries(servers)) {
+        if (sc !== null && typeof sc === "object" && !Array.isArray(sc) && !("command" in sc)) clients[s] = next();
+      }
+      return { bind: { catalog: id, clients }, result: { id, clients }, settled: (r) => cat?._created(r) };
+    });
+    cat = new Catalog(this, created, servers, config.approve, config.maxServers);
     this.#host.targets.set(`catalog:${created.id}`, cat);
     for (const w of created.warnings ?? []) console.warn(`mcp: catalog(): ${w}`);
     return cat;
@@ -645,8 +788,11 @@ class Catalog extends EventTarget {
   /** What the configuration left out (a stdio server, …), one sentence each. */
   warnings;
 
-  constructor(mcp, created, servers, approve) {
+  #max; // maxServers, as Go reads it
+
+  constructor(mcp, created, servers, approve, maxServers) {
     super();
+    this.#max = Number.isInteger(maxServers) && maxServers > 0 ? maxServers : 32;
     this.#mcp = mcp;
     this.#id = created.id;
     this.#statuses = created.statuses ?? {};
@@ -685,7 +831,16 @@ class Catalog extends EventTarget {
     if (this.#closed) throw new MCPError("closed", "this catalog is closed");
     if (typeof id !== "string" || id === "") throw invalid("add(): id must be a non-empty string");
     checkFunctions(`add("${id}"):`, config, CLIENT_OPTIONS);
-    const { client } = this.#mcp._invokeSync("catalog.add", { id: this.#id, server: id, config: clientOptionsJSON(config) });
+    const sent = clientOptionsJSON(config);
+    if (this.#mcp._remote) {
+      // Go cannot answer synchronously from a worker: the page checks what it would refuse.
+      const problem = catalogAddProblem(id, sent, new Set(this.#servers.keys()), this.#max);
+      if (problem) throw invalid(problem);
+    }
+    const { client } = this.#mcp._invokeSync("catalog.add", { id: this.#id, server: id, config: sent }, (next) => {
+      const client = next();
+      return { bind: { client }, result: { client } };
+    });
     this.#servers.set(id, this.#mcp._wrap(client, config?.url ?? config?.serverUrl ?? "", config));
   }
 
@@ -764,7 +919,10 @@ class Catalog extends EventTarget {
     let spec = model;
     if (typeof model === "function") spec = { kind: "custom" };
     else if (model === null || typeof model !== "object") throw invalid("agent(): model must be mcp.models.openai(…), mcp.models.anthropic(…) or an async function");
-    const { id } = this.#mcp._invokeSync("agent.new", { catalog: this.#id, options: { ...options, model: spec } });
+    const { id } = this.#mcp._invokeSync("agent.new", { catalog: this.#id, options: { ...options, model: spec } }, (next) => {
+      const id = next();
+      return { bind: { agent: id }, result: { id } };
+    });
     const a = new Agent(this.#mcp, id, typeof model === "function" ? model : null);
     this.#agents.add(a);
     return a;
@@ -778,6 +936,13 @@ class Catalog extends EventTarget {
     this.#closed = true;
     for (const c of this.#servers.values()) c._gone();
     this.#mcp._target(`catalog:${this.#id}`, null);
+  }
+
+  /** A worker runtime's answer to catalog.new: the statuses and warnings it knows. */
+  _created(r) {
+    for (const [id, st] of Object.entries(r.statuses ?? {})) this.#statuses[id] ??= st;
+    this.warnings = Object.freeze([...(r.warnings ?? [])]);
+    for (const w of this.warnings) console.warn(`mcp: catalog(): ${w}`);
   }
 
   // host.approve
@@ -836,6 +1001,6 @@ class Agent {
 
   /** Forgets the agent. */
   close() {
-    try { this.#mcp._invokeSync("agent.close", { id: this.#id }); } catch { /* already gone */ }
+    try { this.#mcp._invokeSync("agent.close", { id: this.#id }, () => ({})); } catch { /* already gone */ }
   }
 }

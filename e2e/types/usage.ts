@@ -1,12 +1,13 @@
 // Compiled with `tsc --noEmit` by `make types`: the README's usage, typed
 // against web/mcp.d.ts. A rename in mcp.d.ts breaks this file.
 import {
-  load, MCPError, type Client, type CallToolResult, type MCPErrorCode, type ClientState,
+  load, preload, MCPError, type Client, type CallToolResult, type MCPErrorCode, type ClientState,
   type Catalog, type CatalogTool, type ServerStatus, type ApprovalRequest,
   type Agent, type AgentEvent, type AgentResult, type ChatMessage,
 } from "../../web/mcp.js";
 
 async function demo(): Promise<void> {
+  preload({ runtime: "auto" });
   const mcp = await load({ wasmURL: "mcp.wasm", onProgress: (loaded: number, total: number) => void (loaded + total) });
   const v: string = mcp.version;
   const client: Client = mcp.client("https://mcp.example.com/mcp", {

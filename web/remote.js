@@ -1,0 +1,224 @@
+// remote.js — the page's half of the worker runtimes (see worker.js): it
+// starts the SharedWorker or Worker, sends it the operations of jsapi.js
+// (OPS) and answers its host callbacks (HOSTS), so that mcp.js's classes
+// work the same in every runtime mode.
+//
+// Messages, page → worker: hello {wasmURL, hints, protocol, progress},
+// call {id, op, args, bind?, signal?, progress?}, abort {id},
+// hostReply {id, value | error}, bye, crash {test: true} (a test hook).
+// Worker → page: ready {version, runtimeId}, failed {error}, stale,
+// progress {loaded, total} (load) or {id, json} (a call), result {id,
+// value | error}, host {id?, name, target, args}, exit {error}.
+// Errors cross as {code, message, status?, detail?, rpcCode?}.
+import { OPS, HOSTS } from "./jsapi.js";
+
+/** The kinds of objects whose ids the page chooses (the worker maps them). */
+export const KINDS = ["client", "catalog", "agent"];
+
+/**
+ * The version of these messages together with the operation and callback
+ * tables: a worker of another version of mcp.js is not used.
+ */
+export const PROTOCOL = `1:${Object.entries(OPS).map(([k, v]) => `${k}${v ? "!" : ""}`).join(",")}:${HOSTS.join(",")}`;
+
+/** An error as it crosses the boundary. */
+export function wireError(e, fallbackCode = "protocol") {
+  if (e && typeof e === "object" && typeof e.code === "string" && typeof e.message === "string") {
+    const w = { code: e.code, message: e.message };
+    if (e.status) w.status = e.status;
+    if (e.detail) w.detail = e.detail;
+    if (typeof e.rpcCode === "number") w.rpcCode = e.rpcCode;
+    return w;
+  }
+  if (e && e.name === "AbortError") return { code: "aborted", message: "aborted" };
+  return { code: fallbackCode, message: e && typeof e.message === "string" ? e.message : String(e) };
+}
+
+/** Thrown by connect() when the browser refused the worker (no such constructor, CSP). */
+export class Refused extends Error {}
+
+/**
+ * A connection to a worker runtime. connect() starts the worker and says
+ * hello at once; ready settles when it answers.
+ */
+class Connection {
+  pending = new Map(); // call id → {resolve, reject, onProgress, signal, abort}
+  ended = false;
+
+  constructor(mode, hello, remote) {
+    this.remote = remote;
+    const url = new URL("./worker.js", import.meta.url);
+    const kind = mode === "shared-worker" ? "SharedWorker" : "Worker";
+    let w;
+    // The literal new (Shared)Worker(new URL("./worker.js", import.meta.url),
+    // { type: "module" }) is the pattern that bundlers turn into a worker chunk.
+    try {
+      w = mode === "shared-worker"
+        ? new SharedWorker(new URL("./worker.js", import.meta.url), { type: "module", name: "mcpwasm" })
+        : new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "mcpwasm" });
+    } catch (e) {
+      throw new Refused(`${kind} ${url} refused: ${e.message}`);
+    }
+    this.worker = w;
+    this.port = mode === "shared-worker" ? w.port : w;
+    this.ready = new Promise((resolve, reject) => { this.settle = { resolve, reject }; });
+    w.addEventListener("error", (ev) => {
+      const reason = ev?.message || "the worker script could not start (Content-Security-Policy worker-src, or the script is missing)";
+      if (this.settle) return this.settle.reject(new Refused(`${kind} ${url} refused: ${reason}`));
+      this.end({ code: "closed", message: `the mcpwasm runtime crashed (${reason}); the next call starts a new one` });
+    });
+    this.port.addEventListener("message", (ev) => this.#message(ev.data));
+    this.port.addEventListener("close", () => this.end({ code: "closed", message: "the mcpwasm runtime ended; the next call starts a new one" }));
+    this.port.start?.();
+    this.post({ t: "hello", ...hello, protocol: PROTOCOL });
+  }
+
+  post(m) {
+    this.port.postMessage(m);
+  }
+
+  #message(m) {
+    switch (m?.t) {
+      case "ready":
+        this.remote.runtimeId = m.runtimeId;
+        this.settle?.resolve(m);
+        this.settle = null;
+        return;
+      case "failed":
+        this.settle?.reject(this.remote.error(m.error));
+        this.settle = null;
+        return this.end(m.error);
+      case "stale":
+        this.settle?.reject(new Refused("a worker of another version of mcp.js is running"));
+        this.settle = null;
+        return;
+      case "progress":
+        if (m.id === undefined) return this.remote.loadProgress?.(m.loaded, m.total);
+        return this.pending.get(m.id)?.onProgress?.(m.json);
+      case "result": {
+        const p = this.pending.get(m.id);
+        if (!p) return;
+        this.pending.delete(m.id);
+        p.unlisten?.();
+        if (m.error) p.reject(this.remote.error(m.error));
+        else p.resolve(m.value);
+        return;
+      }
+      case "host":
+        return this.#host(m);
+      case "exit":
+        return this.end(m.error);
+    }
+  }
+
+  async #host({ id, name, target, args }) {
+    const fn = this.remote.callbacks[name];
+    let value, error;
+    try {
+      if (typeof fn !== "function") throw new Error(`mcp.js: host callback ${name} is missing`);
+      value = await (target === null ? fn(...args) : fn(target, ...args));
+    } catch (e) {
+      error = wireError(e);
+    }
+    if (id !== undefined) this.post(error ? { t: "hostReply", id, error } : { t: "hostReply", id, value });
+  }
+
+  /** The runtime is gone: every pending call rejects, the next call starts a new one. */
+  end(wire) {
+    if (this.ended) return;
+    this.ended = true;
+    const err = this.remote.error(wire);
+    this.settle?.reject(err);
+    this.settle = null;
+    for (const p of this.pending.values()) {
+      p.unlisten?.();
+      p.reject(err);
+    }
+    this.pending.clear();
+    try { this.worker.terminate?.(); } catch { /* gone */ }
+    try { this.port.close?.(); } catch { /* gone */ }
+    this.remote.ended(this, err);
+  }
+}
+
+/**
+ * The page's handle on a worker runtime: invoke() and send() have the
+ * meaning of the main-thread module's invoke, with results parsed and
+ * errors made by error(wire).
+ */
+export class Remote {
+  remote = true;
+  #conn = null;
+  #mode;
+  #hello;
+  #nextCall = 0;
+
+  /**
+   * mode: "shared-worker" or "worker"; hello: {wasmURL, hints}; callbacks:
+   * the host object (HOSTS); error(wire) makes the page's MCPError;
+   * onEnd(err) hears that a runtime ended.
+   */
+  constructor(mode, hello, callbacks, error, onEnd, loadProgress) {
+    this.#mode = mode;
+    this.#hello = hello;
+    this.callbacks = callbacks;
+    this.error = error;
+    this.onEnd = onEnd;
+    this.loadProgress = loadProgress;
+  }
+
+  get mode() { return this.#mode; }
+
+  /** Starts the first runtime; resolves with {version, shared}; rejects Refused when the browser refused the worker. */
+  async start() {
+    const c = this.#connection(true);
+    const r = await c.ready;
+    this.loadProgress = null;
+    if (typeof window !== "undefined") {
+      // The tab goes away: the runtime releases its clients and sessions.
+      window.addEventListener("pagehide", () => { try { this.#conn?.post({ t: "bye" }); } catch { /* gone */ } });
+    }
+    return r;
+  }
+
+  #connection(progress = false) {
+    if (!this.#conn) {
+      this.#conn = new Connection(this.#mode, { ...this.#hello, progress }, this);
+      // A later runtime's failure to start reaches the calls queued behind its hello.
+      if (!progress) this.#conn.ready.catch(() => {});
+    }
+    return this.#conn;
+  }
+
+  ended(conn, err) {
+    if (this.#conn === conn) this.#conn = null;
+    this.onEnd?.(err);
+  }
+
+  /** A Promise of op's parsed result. */
+  invoke(op, args, signal, onProgress, bind) {
+    let c;
+    try {
+      c = this.#connection();
+    } catch (e) {
+      return Promise.reject(this.error(wireError(e, "closed")));
+    }
+    const id = ++this.#nextCall;
+    return new Promise((resolve, reject) => {
+      const p = { resolve, reject, onProgress };
+      if (signal) {
+        const abort = () => c.post({ t: "abort", id });
+        signal.addEventListener("abort", abort);
+        p.unlisten = () => signal.removeEventListener("abort", abort);
+      }
+      c.pending.set(id, p);
+      c.post({ t: "call", id, op, args, bind, signal: !!signal, progress: !!onProgress });
+      if (signal?.aborted) c.post({ t: "abort", id });
+    });
+  }
+
+  /** A test hook: the runtime ends as a crash would. */
+  crashForTest() {
+    this.#conn?.post({ t: "crash", test: true });
+  }
+}
