@@ -3,10 +3,11 @@
 // Package jsfetch is an http.RoundTripper over the browser's fetch for the
 // wasm build: what net/http's own js/wasm transport does, with fewer
 // JavaScript values per request. The constructors and functions it calls
-// are looked up once; the callbacks that settle its Promises are two
-// long-lived functions bound to a request (not two new ones per Promise);
+// are looked up once; its Promises settle through one long-lived Go
+// function, bound twice per request (net/http makes and releases two Go
+// functions per Promise, each chunk of a body included);
 // request headers go as one plain object; response headers come back as
-// one JSON string; a response body of known, bounded length that is not an
+// one string; a response body of known, bounded length that is not an
 // event stream is read in one step (arrayBuffer, one copy), while an event
 // stream (and any body of unknown length) is read chunk by chunk as it
 // arrives.
@@ -22,7 +23,6 @@ package jsfetch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -49,14 +49,12 @@ const (
 )
 
 var (
-	global        = js.Global()
-	jsFetch       = global.Get("fetch")
-	jsObject      = global.Get("Object")
-	jsUint8Array  = global.Get("Uint8Array")
-	jsAbort       = global.Get("AbortController")
-	jsArrayFrom   = global.Get("Array").Get("from")
-	jsStringify   = global.Get("JSON").Get("stringify")
-	jsArrayObject = global.Get("Array")
+	global       = js.Global()
+	jsFetch      = global.Get("fetch")
+	jsObject     = global.Get("Object")
+	jsUint8Array = global.Get("Uint8Array")
+	jsAbort      = global.Get("AbortController")
+	jsArrayFrom  = global.Get("Array").Get("from")
 )
 
 // Transport sends requests with the browser's fetch. The zero value is
@@ -154,8 +152,12 @@ func (c *call) cancel() {
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (resp *http.Response, err error) {
+	var c *call
 	defer func() {
 		if r := recover(); r != nil {
+			if c != nil {
+				c.end()
+			}
 			resp, err = nil, fmt.Errorf("fetch() threw: %v", r)
 		}
 	}()
@@ -215,7 +217,7 @@ func (t *Transport) RoundTrip(req *http.Request) (resp *http.Response, err error
 		req.Body.Close()
 	}
 
-	c := newCall(ctx.Done() != nil)
+	c = newCall(ctx.Done() != nil)
 	if !c.abort.IsUndefined() {
 		opt.Set("signal", c.abort.Get("signal"))
 	}
@@ -224,6 +226,10 @@ func (t *Transport) RoundTrip(req *http.Request) (resp *http.Response, err error
 	select {
 	case s = <-c.ch:
 	case <-ctx.Done():
+		if c.abort.IsUndefined() {
+			c.end()
+			return nil, ctx.Err()
+		}
 		c.cancel()
 		// The abort rejects the fetch; wait for it so nothing is left
 		// pending (see go.dev/issue/57098), then release a response that
@@ -311,18 +317,23 @@ func oneStep(h http.Header, length int64) bool {
 	return mt != "text/event-stream"
 }
 
-// headersOf reads fetch's response headers in one step: the JSON of
-// Array.from(headers), [[name, value], ...] with names in lower case and
-// repeated headers already joined.
+// headersOf reads fetch's response headers in one step: the pairs of
+// Array.from(headers), flattened and joined by newlines (which neither a
+// name nor a value can hold), with names in lower case and repeated
+// headers already joined by fetch.
 func headersOf(h js.Value) (http.Header, error) {
-	var pairs [][2]string
-	if err := json.Unmarshal([]byte(jsStringify.Invoke(jsArrayFrom.Call("call", jsArrayObject, h)).String()), &pairs); err != nil {
-		return nil, fmt.Errorf("reading the response headers: %v", err)
+	flat := jsArrayFrom.Invoke(h).Call("flat").Call("join", "\n").String()
+	if flat == "" {
+		return http.Header{}, nil
 	}
-	header := make(http.Header, len(pairs))
-	for _, p := range pairs {
-		k := http.CanonicalHeaderKey(p[0])
-		header[k] = append(header[k], p[1])
+	parts := strings.Split(flat, "\n")
+	if len(parts)%2 != 0 {
+		return nil, errors.New("reading the response headers: a header name or value held a line break")
+	}
+	header := make(http.Header, len(parts)/2)
+	for i := 0; i < len(parts); i += 2 {
+		k := http.CanonicalHeaderKey(parts[i])
+		header[k] = append(header[k], parts[i+1])
 	}
 	return header, nil
 }
@@ -457,8 +468,10 @@ func (c *call) wait(ctx context.Context) (settlement, error) {
 		}
 		return s, nil
 	case <-ctx.Done():
-		c.cancel()
-		<-c.ch
+		if !c.abort.IsUndefined() {
+			c.cancel()
+			<-c.ch // the rejection the abort causes
+		}
 		return settlement{}, ctx.Err()
 	}
 }
