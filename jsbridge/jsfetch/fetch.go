@@ -37,10 +37,10 @@ import (
 	"unicode/utf8"
 )
 
-// maxOneStep is the largest body read in one step; a larger one, or one of
-// unknown length, is read chunk by chunk so that the limits of the readers
-// above bound what is held in memory.
-const maxOneStep = 4 << 20
+// maxOneStep is the largest body read in one step (the limit of oauth's
+// readers); a larger one, or one of unknown length, is read chunk by chunk
+// so that the limits of the readers above bound what is held in memory.
+const maxOneStep = 1 << 20
 
 const (
 	hdrMode     = "js.fetch:mode"
