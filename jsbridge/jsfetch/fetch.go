@@ -363,19 +363,21 @@ type body struct {
 
 func (b *body) Read(p []byte) (int, error) {
 	b.mu.Lock()
-	if b.err != nil || b.closed {
-		err := b.err
-		if b.closed {
-			err = errClosed
-		}
+	if b.closed {
 		b.mu.Unlock()
-		return 0, err
+		return 0, errClosed
 	}
 	if len(b.buf) > 0 {
+		// What is left of a chunk comes before a sticky EOF.
 		n := copy(p, b.buf)
 		b.buf = b.buf[n:]
 		b.mu.Unlock()
 		return n, nil
+	}
+	if b.err != nil {
+		err := b.err
+		b.mu.Unlock()
+		return 0, err
 	}
 	b.inflight = true
 	b.mu.Unlock()

@@ -250,6 +250,22 @@ func TestHeadersAndBody(t *testing.T) {
 	}
 }
 
+// TestBodiesReadInSmallPieces: bodies read in pieces smaller than they
+// are (io.ReadAll starts at 512 bytes) arrive whole, one read in one step
+// and one past the one-step limit, read as a stream.
+func TestBodiesReadInSmallPieces(t *testing.T) {
+	u, c := server(t), ctx(t)
+	for _, size := range []int{3000, maxOneStep + 4096} {
+		body := `{"pad":"` + strings.Repeat("x", size) + `"}`
+		resp := do(t, c, "POST", u+"/echo", strings.NewReader(body), http.Header{"Content-Type": {"application/json"}})
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || string(b) != body {
+			t.Fatalf("size %d: read %d bytes, %v; want %d", size, len(b), err, len(body))
+		}
+	}
+}
+
 // TestRedirectFollowed: a followed redirect shows in Response.Request.URL
 // (httpguard reads where a probe led from it).
 func TestRedirectFollowed(t *testing.T) {
