@@ -111,6 +111,11 @@ var settle = js.FuncOf(func(_ js.Value, args []js.Value) any {
 	return nil
 })
 
+// ignore handles a Promise nobody waits for (the one stream.cancel()
+// returns), so that its rejection is not reported as unhandled: no call
+// has id 0.
+var ignore = settle.Call("bind", js.Null(), 0, false)
+
 func newCall(withAbort bool) *call {
 	callsMu.Lock()
 	nextID++
@@ -236,7 +241,7 @@ func (t *Transport) RoundTrip(req *http.Request) (resp *http.Response, err error
 		// won the race.
 		if s = <-c.ch; s.ok {
 			if b := s.v.Get("body"); b.Type() == js.TypeObject {
-				b.Call("cancel")
+				b.Call("cancel").Call("catch", ignore)
 			}
 		}
 		c.end()
@@ -448,7 +453,7 @@ func (b *body) Close() error {
 	if b.reader.IsUndefined() {
 		b.c.cancel()
 	} else {
-		b.reader.Call("cancel")
+		b.reader.Call("cancel").Call("catch", ignore)
 	}
 	if !b.inflight {
 		b.c.end()
