@@ -15,6 +15,7 @@ import (
 	"github.com/mcpwasm/mcpwasm/internal/httpguard"
 	"github.com/mcpwasm/mcpwasm/jsapi"
 	"github.com/mcpwasm/mcpwasm/jsbridge"
+	"github.com/mcpwasm/mcpwasm/jsbridge/jsfetch"
 	"github.com/mcpwasm/mcpwasm/mcpclient"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/mcpwasm/mcpwasm/oauth"
@@ -60,9 +61,10 @@ type clientEntry struct {
 func newApp(hv jsbridge.Value, hintsJSON string) *app {
 	a := &app{
 		host: host{hv},
-		// fetch under GOOS=js, behind the guard: redirects stay on their
+		// fetch (jsfetch: net/http's fetch path with fewer JavaScript
+		// values per request), behind the guard: redirects stay on their
 		// origin and no header value can throw inside fetch.
-		http:     httpguard.NewClient(&httpguard.Transport{}),
+		http:     httpguard.NewClient(&httpguard.Transport{Base: baseTransport()}),
 		registry: oauth.NewRegistry(),
 		memory:   oauth.NewMemoryStore(),
 		memKeys:  indexeddb.NewMemoryDPoPKeys(),
@@ -78,6 +80,15 @@ func newApp(hv jsbridge.Value, hintsJSON string) *app {
 		a.host.call("announce", string(b))
 	}
 	return a
+}
+
+// baseTransport is what sends every request of the module: jsfetch where
+// there is a fetch, else net/http's transport.
+func baseTransport() http.RoundTripper {
+	if jsfetch.Available() {
+		return &jsfetch.Transport{}
+	}
+	return http.DefaultTransport
 }
 
 // storageFallback tells every client that keeps its sign-ins in IndexedDB
