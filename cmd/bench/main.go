@@ -72,12 +72,12 @@ func main() {
 	flag.BoolVar(&cfg.jsonResponse, "json-response", false, "serve the demo with application/json POST responses instead of SSE")
 	flag.IntVar(&cfg.agentTurns, "agent-turns", defaultAgentTurns, "measured turns per loop in the agent step overhead scenario")
 	flag.IntVar(&cfg.agentWarm, "agent-warm", defaultAgentWarm, "warm-up turns per loop before the measured agent turns")
-	flag.StringVar(&cfg.only, "only", os.Getenv("BENCH_ONLY"), `"agent": run only the agent step overhead scenario and replace its section of the report (default $BENCH_ONLY)`)
+	flag.StringVar(&cfg.only, "only", os.Getenv("BENCH_ONLY"), `"agent": run only the agent step overhead scenario, "perf": only the start-up breakdown and memory scenario (issue 16); either replaces its section of the report (default $BENCH_ONLY)`)
 	flag.Var(&also, "also", "NAME=DIR: also benchmark the wasm module built from the source tree DIR (repeatable)")
 	flag.Parse()
 	cfg.also = also
-	if cfg.only != "" && cfg.only != "agent" {
-		fmt.Fprintf(os.Stderr, "bench: -only %q: the only scenario that runs alone is \"agent\"\n", cfg.only)
+	if cfg.only != "" && cfg.only != "agent" && cfg.only != "perf" {
+		fmt.Fprintf(os.Stderr, "bench: -only %q: the scenarios that run alone are \"agent\" and \"perf\"\n", cfg.only)
 		os.Exit(2)
 	}
 	_, file, _, _ := runtime.Caller(0)
@@ -124,6 +124,9 @@ func run(cfg config) error {
 	}
 	if cfg.only == "agent" {
 		return runAgentOnly(cfg, rep, webDir)
+	}
+	if cfg.only == "perf" {
+		return runPerfOnly(cfg, rep, webDir)
 	}
 	if err := esbuild(benchDir, filepath.Join(webDir, "ts-client.js")); err != nil {
 		return err
@@ -293,6 +296,9 @@ func run(cfg config) error {
 		rep.setCounts("a", "stored", s.StoredN)
 	}
 	if err := agentScenario(br, srv, cfg, rep); err != nil {
+		return err
+	}
+	if err := perfScenario(br, srv, cfg, rep); err != nil {
 		return err
 	}
 	rep.elapsed = time.Since(start)
