@@ -40,12 +40,9 @@ var startupPhases = []struct{ key, label, from, to string }{
 
 // startupRun is one load's marks (ms since navigation) and long tasks.
 type startupRun struct {
-	Marks     map[string]float64 `json:"marks"`
-	Longtasks []struct {
-		Start float64 `json:"start"`
-		Ms    float64 `json:"ms"`
-	} `json:"longtasks"`
-	NoLongtask string `json:"noLongtask"`
+	Marks      map[string]float64 `json:"marks"`
+	Longtasks  []longtask         `json:"longtasks"`
+	NoLongtask string             `json:"noLongtask"`
 }
 
 const startupCollect = `(() => {
@@ -122,9 +119,9 @@ const memJS = `(async (url) => {
   const c = mcp.client(url);
   await c.connect();
   const calls = async (n) => { for (let i = 0; i < n; i++) await c.callTool("echo", { text: "m" + i }); };
-  await calls(100); mem("1 client, 100 calls");
-  await calls(500); mem("1 client, 600 calls");
-  await calls(500); mem("1 client, 1,100 calls");
+  await calls(100); mem("1 client, 100 warm-up calls");
+  await calls(500); mem("1 client, 500 more calls (N)");
+  await calls(1000); mem("1 client, 1,000 more calls (2N)");
   await c.close();
   const servers = {};
   for (let i = 0; i < 10; i++) servers["s" + i] = { url: url + "?s=" + i };
@@ -195,7 +192,7 @@ func perfScenario(br *browser, srv *servers, cfg config, rep *report) error {
 			res.warm = append(res.warm, warm)
 		}
 	}
-	logf("memory: 1, 10, 100 clients, 1,100 calls, a catalog of 10 servers")
+	logf("memory: 1, 10, 100 clients, 100 + 500 + 1,000 calls, a catalog of 10 servers")
 	url, stop, err := statelessDemo()
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -43,6 +44,7 @@ func (r *report) perfMarkdown() string {
 		}
 		w("\n\n")
 	}
+	w("%s\n", p.startupFigures())
 	w("%s\n", startupNotes)
 
 	w("### Memory\n\n")
@@ -51,21 +53,20 @@ func (r *report) perfMarkdown() string {
 	for _, m := range p.mem {
 		w("| %s | %s | %s |\n", m.Label, mb(m.Wasm), mb(m.Heap))
 	}
-	w("\n%s\n", memoryNotes)
+	w("\n%s%s\n", p.memoryFigures(), memoryNotes)
 	w("%s\n", payloadNotes)
-	w("%s", changesKept)
 	return b.String()
 }
 
 // startupNotes explains the breakdown; the figures it names were measured
 // as its text says.
-const startupNotes = `What is whose: the page's own scripts and the download are the network's; compile and instantiate are V8's (Liftoff compiles while the body streams in; the reload uses the code cache); the Go runtime phase is the runtime's start (heap, scheduler) and the init of every linked package — ours have no package-level work (no ` + "`init`" + ` functions, regexps, templates or tables built at start-up; the remaining package-level work is the standard library's and the dependencies', e.g. jsonschema-go compiles one regexp at init); ` + "`main.main`" + ` is our start-up (it reads the boot object, builds the operation table, hands the API over). In the run measured on 2026-11-23 20:12 UTC, go.run → main.main took 439 ms on the cold load and 23 ms on the reload, whose only difference is Chromium's wasm code cache: the cold cost of that phase is compiling the functions start-up runs the first time (V8 compiles wasm lazily, on the calling thread), not the work they do; our main.main took under 20 ms either way.
+const startupNotes = `What is whose: the page's own scripts and the download are the network's; compile and instantiate are V8's (Liftoff compiles while the body streams in; the reload uses the code cache); the Go runtime phase is the runtime's start (heap, scheduler) and the init of every linked package — ours have no package-level work (no ` + "`init`" + ` functions, regexps, templates or tables built at start-up; the remaining package-level work is the standard library's and the dependencies', e.g. jsonschema-go compiles one regexp at init); ` + "`main.main`" + ` is our start-up (it reads the boot object, builds the operation table, hands the API over).
 
-What mcp.js should change (web/mcp.js belongs to the Worker change of issue 18, so it is described here, not made): start the fetch of mcp.wasm at import time (a module-level ` + "`fetch`" + ` that ` + "`load()`" + ` joins), so the request goes out while the page's own code still runs instead of after it calls ` + "`load()`" + `; the first table row is what that overlap can win at most on a first visit. Compile already overlaps the download (` + "`instantiateStreaming`" + `); the "last byte → instantiated" row is the compile left after the last byte, which a faster download cannot shorten. A main-thread long task that remains is the synchronous part of instantiate and the Go runtime's start (one task until ` + "`main.main`" + ` yields): moving the runtime into a Worker (issue 18) takes it off the page's main thread.
+What mcp.js could change next (web/mcp.js is not the bench's to change): start the fetch of mcp.wasm at import time (a module-level ` + "`fetch`" + ` that ` + "`load()`" + ` joins), so the request goes out while the page's own code still runs instead of after it calls ` + "`load()`" + `; the first table row is what that overlap can win at most on a first visit. Compile already overlaps the download (` + "`instantiateStreaming`" + `); the "last byte → instantiated" row is the compile left after the last byte, which a faster download cannot shorten. A main-thread long task that remains on the main thread is the synchronous part of instantiate and the Go runtime's start (one task until ` + "`main.main`" + ` yields); this page loads with the default runtime (` + "`main`" + `), and the runtime section below measures the same load with the runtime in a worker.
 `
 
 // memoryNotes reads the memory table.
-const memoryNotes = `Per call nothing grows: the rows after 100, 600 and 1,100 calls on one client show the same wasm memory (Go's heap is reused) and a JS heap that stays flat within a few hundred kB (garbage the next gc() takes). Per client the cost is a session's Go objects (go-sdk's client session, our state machine, the transport): in the run of 2026-11-23 20:12 UTC, 10 → 100 connected clients grew wasm memory by 3.7 MB, about 41 kB a client, and the JS heap by 0.2 MB. The linear memory never shrinks, so the rows after closing cannot show the Go heap going back down; what they show is that the later work (1,100 calls, a catalog of 10 servers listing 70 tools) fits in what the 100 clients left.
+const memoryNotes = `Per call nothing should grow: the Go heap is reused, so the wasm memory after N and 2N more calls is the same unless calls leak, and the JS heap differs only by garbage the next gc() takes. Per client the cost is a session's Go objects (go-sdk's client session, our state machine, the transport). The linear memory never shrinks, so the rows after closing cannot show the Go heap going back down; what they show is that the later work (the calls, a catalog of 10 servers) fits in what the 100 clients left.
 `
 
 // payloadNotes says what each large package is there for (see the table
@@ -85,54 +86,26 @@ const payloadNotes = `### What the large packages are there for
 | mcpwasm (ours) | — | the client, catalog, agent, OAuth, the JS API | is 4% of the code; nothing large left to drop |
 `
 
-// changesKept lists issue 16's changes with the figures measured before
-// and after each, and the goals; update it with the change.
-const changesKept = `### Changes kept (issue 16)
-
-1. **First connect without the extra round trip** (mcpclient, ` + "`connectStreamable`" + `). A server never seen before was probed with the 2026-07-28 ` + "`server/discover`" + ` first; every 2025-11-25 server refused it and the connect went on with ` + "`initialize`" + `: one more request and round trip than the TypeScript SDK. Now a first connect opens with a 2025-11-25 ` + "`initialize`" + ` (as that SDK does); a refusal only a 2026-07-28 server gives (JSON-RPC ` + "`-32020`" + `, ` + "`-32021`" + `, ` + "`-32602`" + `, ` + "`-32022`" + ` naming a 2026 version, ` + "`404 -32601`" + `) moves the connect to ` + "`server/discover`" + ` at once, and the hint store remembers the answer as before, so a 2026-07-28-only server costs one extra request on the page's first contact only and a 2025-11-25 server none. A dual-era server (TypeScript SDK v2, go-sdk stateless) answers the ` + "`initialize`" + ` and is used at 2025-11-25. Measured 2026-11-23 20:07 UTC with ` + "`scripts/bench.sh -quick -runs 3 -calls 200 -warm-calls 20 -conc-calls 160 -also main=<checkout of the commit before>`" + ` (both modules in one Chromium, alternating with the TS SDK; 1-minute load average 9–12 from other work on the 2 cores, about 7× slower than an idle machine, so only the ratios within the run and the request counts mean something):
-
-| first connect in the page (demo server, 2025-11-25, stateful) | before (main) | after | TS SDK |
-| --- | ---: | ---: | ---: |
-| requests (server-side count) | 5 (preflight, server/discover, initialize, notifications/initialized, GET) | 4 (preflight, initialize, notifications/initialized, GET) | 4 (the same) |
-| ms, median (min–max) of 3 runs | 1203 (1191–1446) | 869 (543–900) | 171 (75.9–178) |
-| ratio before/after, median of the per-run ratios | 1.37× (1.34×–2.66×) | | |
-| ratio to the TS SDK, median of the per-run ratios | 6.97× | 5.09× | |
-
-The connect kept the order only where the answer is known: a 2026-07-28 server in the hint store is asked with ` + "`server/discover`" + ` first (one request), a 2025-11-25 one with ` + "`initialize`" + `.
-
-Not kept or not made: a fetch transport of our own (per call); not made in this session, so there is no measurement to keep it by (see the goals).
-
-### Goals (ratios against the TS SDK in the same run)
-
-| goal | status | measured cause of a miss |
-| --- | --- | --- |
-| first connect: the TS SDK's request count | **met**: 4 = 4 against a 2025-11-25 server (was 5) | — |
-| first connect ≤ 1.5× | missed: 5.09× in the loaded run above (3.92× in the last idle run, before the change) | not profiled to a cause in this session. The same code warm (reconnect, idle run: 17.7 ms against 7.6 ms) is 2.6×, so about half the first-connect gap is probably first-call work (compiling the functions the connect runs for the first time, as the start-up breakdown shows for the runtime's start: 439 ms cold, 23 ms with the code cache) and the rest per-request overhead, the same as in callTool; not profiled |
-| callTool p50 ≤ 1.2×, 8-caller throughput ≥ 1.0× | missed: 1.77× and 0.66× in the loaded run (1.56× and 0.73× idle) | the per-call cost is in the Go runtime and js.Value work of net/http's fetch path (the issue's profile); the fetch transport that would attack it was not built in this session |
-| navigation → ready ≤ 2.0× | missed: 4.31× cold in the loaded run (2.68× idle) | the breakdown above: download and compile of a 2.98 MB (brotli) module; the Go side (runtime + package init, main.main) is 20–450 ms of it and our own main.main under 20 ms, so the remaining cuts are mcp.js's (fetch at import) and the module's size |
-| brotli ≤ 2.5 MB for the whole client | missed: 2.98 MB with catalog and agent | the package table: TLS/x509 through net/http (2.16 MB of code before compression) and encoding/gob through go-sdk are linked but never run; neither is ours to remove without replacing http.Client and go-sdk's transport |
-| no main-thread long task over 50 ms during load() | missed: 2–5 tasks, the longest 1.4–3.0 s in the loaded run | instantiate and the Go runtime's start run on the main thread; only the Worker of issue 18 moves them off it |
-`
-
-// splicePerfSection replaces the perf section of the report file out (or
-// appends it) and writes the file.
-func splicePerfSection(out, section string) error {
+// spliceSection replaces the section of the report file out that starts
+// with title (up to the next "## " heading) with section, or appends it,
+// and writes the file.
+func spliceSection(out, title, section string) error {
 	old, err := os.ReadFile(out)
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
 	s := string(old)
-	i := strings.Index(s, perfSectionTitle)
+	i := strings.Index(s, title)
 	if i < 0 {
 		if s != "" && !strings.HasSuffix(s, "\n\n") {
 			s += "\n"
 		}
 		return os.WriteFile(out, []byte(s+section), 0o644)
 	}
-	rest := s[i+len(perfSectionTitle):]
+	rest := s[i+len(title):]
 	end := len(s)
 	if j := strings.Index(rest, "\n## "); j >= 0 {
-		end = i + len(perfSectionTitle) + j + 1
+		end = i + len(title) + j + 1
 	}
 	return os.WriteFile(out, []byte(s[:i]+section+s[end:]), 0o644)
 }
@@ -161,7 +134,7 @@ func runPerfOnly(cfg config, rep *report, webDir string) error {
 		return nil
 	}
 	out := reportPath(cfg)
-	if err := splicePerfSection(out, md); err != nil {
+	if err := spliceSection(out, perfSectionTitle, md); err != nil {
 		return err
 	}
 	logf("wrote the issue 16 section of %s in %s", out, rep.elapsed.Round(time.Second))
@@ -185,4 +158,55 @@ func runsFlag(cfg config) string {
 		return fmt.Sprintf(" -runs %d", cfg.runs)
 	}
 	return ""
+}
+
+// phaseMedian is the median of a start-up phase over runs, ms.
+func phaseMedian(runs []startupRun, key string) float64 {
+	for _, ph := range startupPhases {
+		if ph.key == key {
+			return median(phase(runs, ph.from, ph.to))
+		}
+	}
+	return math.NaN()
+}
+
+// startupFigures reads this run's breakdown: what the Go side and our
+// main.main cost cold and warm.
+func (p *perfResult) startupFigures() string {
+	return fmt.Sprintf("In this run (medians), go.run → main.main took %s ms on the cold load and %s ms on the reload, and our own main.main %s ms and %s ms. The reload differs from the cold load by the HTTP cache and Chromium's wasm code cache, and neither phase contains the download, so what the cold load adds there is compiling the functions start-up runs for the first time (V8 compiles wasm lazily, on the calling thread), not the work they do.\n",
+		ms(phaseMedian(p.cold, "runtime")), ms(phaseMedian(p.warm, "runtime")), ms(phaseMedian(p.cold, "main")), ms(phaseMedian(p.warm, "main")))
+}
+
+// memRowNamed is the first memory row whose label starts with prefix.
+func (p *perfResult) memRowNamed(prefix string) (memRow, bool) {
+	for _, m := range p.mem {
+		if strings.HasPrefix(m.Label, prefix) {
+			return m, true
+		}
+	}
+	return memRow{}, false
+}
+
+// memoryFigures reads this run's memory table: growth per call and per
+// client.
+func (p *perfResult) memoryFigures() string {
+	var b strings.Builder
+	n, ok1 := p.memRowNamed("1 client, 500 more")
+	n2, ok2 := p.memRowNamed("1 client, 1,000 more")
+	if ok1 && ok2 {
+		fmt.Fprintf(&b, "In this run, from N to 2N calls the wasm memory changed by %s and the JS heap by %s. ", signedKB(n2.Wasm-n.Wasm), signedKB(n2.Heap-n.Heap))
+	}
+	c10, ok1 := p.memRowNamed("10 clients")
+	c100, ok2 := p.memRowNamed("100 clients")
+	if ok1 && ok2 {
+		fmt.Fprintf(&b, "From 10 to 100 connected clients the wasm memory grew by %s (%s a client) and the JS heap by %s. ", signedKB(c100.Wasm-c10.Wasm), kb((c100.Wasm-c10.Wasm)/90), signedKB(c100.Heap-c10.Heap))
+	}
+	return b.String()
+}
+
+func signedKB(v float64) string {
+	if v < 0 {
+		return "−" + kb(-v)
+	}
+	return "+" + kb(v)
 }

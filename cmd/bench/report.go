@@ -37,6 +37,7 @@ type report struct {
 	assetHow  map[string]map[string]string         // client → cold/warm → how the asset came
 	agent     *agentResult                         // the agent step overhead scenario
 	perf      *perfResult                          // issue 16: start-up breakdown, memory
+	runtime   *runtimeResult                       // issue 18: the runtime modes
 }
 
 func (r *report) add(client, metric string, v float64) {
@@ -290,6 +291,7 @@ func (r *report) markdown() string {
 
 	w("%s", r.agentMarkdown())
 	w("%s", r.perfMarkdown())
+	w("%s", r.runtimeMarkdown())
 
 	// Size contributors.
 	w("## What the module links (function code bytes by package, unstripped build)\n\n")
