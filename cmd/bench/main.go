@@ -3,7 +3,10 @@
 // MCP server, and a native go-sdk client as the floor (issue 5): payload,
 // start-up, connect, callTool latency and throughput, memory; and the
 // agent loop's per-step overhead against the same loop written in JS
-// (issue 14, agentbench.go; -only agent runs that alone). It builds what
+// (issue 14, agentbench.go; -only agent runs that alone); the start-up
+// breakdown, memory and payload of issue 16 (perfbench.go, -only perf) and
+// the runtime modes of issue 18 (runtimebench.go, -only runtime); and the
+// goals of issue 16 from the figures of one run. It builds what
 // it needs, serves it on loopback, drives headless Chromium with chromedp,
 // prints a Markdown report and writes it to BENCHMARKS.md.
 //

@@ -11,7 +11,7 @@ import (
 
 // perfSectionTitle starts issue 16's section of the report; a run with
 // -only perf replaces that section of the existing report.
-const perfSectionTitle = "## Start-up breakdown, memory, payload and the changes kept (issue 16)"
+const perfSectionTitle = "## Start-up breakdown, memory and payload (issue 16)"
 
 // perfMarkdown is the scenario's section ("" when it did not run).
 func (r *report) perfMarkdown() string {

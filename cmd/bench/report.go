@@ -292,6 +292,7 @@ func (r *report) markdown() string {
 	w("%s", r.agentMarkdown())
 	w("%s", r.perfMarkdown())
 	w("%s", r.runtimeMarkdown())
+	w("%s", r.goalsMarkdown())
 
 	// Size contributors.
 	w("## What the module links (function code bytes by package, unstripped build)\n\n")
