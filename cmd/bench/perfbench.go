@@ -154,6 +154,7 @@ func (b *browser) runMemory(pageURL, mcpURL string) ([]memRow, error) {
 type perfResult struct {
 	cold, warm []startupRun
 	mem        []memRow
+	memErr     string // why the memory run did not finish ("" when it did)
 	load       [2]string
 	at         time.Time
 	runs       int
@@ -202,7 +203,9 @@ func perfScenario(br *browser, srv *servers, cfg config, rep *report) error {
 	defer stop()
 	m, err := br.runMemory(srv.PageURL+"/wasm.html", url)
 	if err != nil {
-		return fmt.Errorf("memory: %v", err)
+		// The rest of the report still stands; the section says so.
+		logf("memory: %v", err)
+		res.memErr = strings.SplitN(err.Error(), "\n", 2)[0]
 	}
 	res.mem = m
 	res.load[1] = loadAvg()

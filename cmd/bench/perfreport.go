@@ -49,6 +49,9 @@ func (r *report) perfMarkdown() string {
 
 	w("### Memory\n\n")
 	w("One page (`wasm.html`, a new browser context) against the demo server served without sessions (`StreamableHTTPOptions.Stateless`, its own loopback origin: the stateful demo's standalone GET stream per client would use up the browser's 6 connections per HTTP/1.1 origin at the seventh client, and further requests would wait); `gc()` (`--expose-gc`) before each reading. Wasm memory is the Go heap's linear memory, which grows and never shrinks (it is the high-water mark); the JS heap is `performance.memory.usedJSHeapSize` (`--enable-precise-memory-info`). Clients connect 10 at a time, each to its own URL (`?c=i`), and stay connected until the row that closes them; the calls are `callTool(\"echo\")` in sequence on one client; the catalog has 10 servers (`?s=i`, the same demo server) and lists their tools with `cat.tools()`.\n\n")
+	if p.memErr != "" {
+		w("**The memory run did not finish in this run** (%s), so the table is empty: the readings come back only when the page script ends. To reproduce: `BENCH_ONLY=perf make bench`.\n\n", p.memErr)
+	}
 	w("| after | wasm memory | JS heap |\n| --- | ---: | ---: |\n")
 	for _, m := range p.mem {
 		w("| %s | %s | %s |\n", m.Label, mb(m.Wasm), mb(m.Heap))
