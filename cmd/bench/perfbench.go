@@ -160,17 +160,29 @@ type perfResult struct {
 	runs       int
 }
 
-// statelessDemo serves the demo server without sessions on its own
-// loopback origin: a 2025-11-25 client of it holds no standalone GET
-// stream (go-sdk answers the GET 405), so 100 clients and a catalog of 10
-// fit in the browser's 6 connections per HTTP/1.1 origin, which the
-// stateful demo's GET streams would use up at the seventh client.
+// statelessDemo serves an echo server without sessions and without
+// list-changed notifications on its own loopback origin: its clients hold
+// no long-lived request (no 2025-11-25 GET stream, which go-sdk answers
+// 405 without sessions, and no 2026-07-28 subscriptions/listen stream,
+// which a client opens only for a server that announces list changes),
+// so 100 clients and a catalog of 10 fit in the browser's 6 connections
+// per HTTP/1.1 origin; the demo server's streams would use them up at the
+// seventh client.
 func statelessDemo() (url string, stop func(), err error) {
 	lns, err := listenLoopback(1)
 	if err != nil {
 		return "", nil, err
 	}
-	s := demo.NewServer(demo.Options{})
+	s := mcp.NewServer(&mcp.Implementation{Name: "bench-echo", Version: "1"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	type echoArgs struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+		})
 	mux := http.NewServeMux()
 	mux.Handle(demo.StreamablePath, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 		&mcp.StreamableHTTPOptions{Stateless: true}))
