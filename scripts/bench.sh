@@ -6,7 +6,10 @@
 # table and writes BENCHMARKS.md. Extra arguments go to the bench program
 # (for example `-runs 7`, `-quick`, `-also fetch=/path/to/other/tree`);
 # BENCH_ONLY=agent runs only the agent step overhead scenario (issue 14)
-# and replaces its section of BENCHMARKS.md.
+# and replaces its section of BENCHMARKS.md; BENCH_ONLY=perf likewise runs
+# only the start-up breakdown and memory scenario (issue 16), and
+# BENCH_ONLY=runtime the runtime-mode scenario (issue 18: long tasks, the
+# worker's message hop, a second tab, memory with three tabs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

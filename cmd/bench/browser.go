@@ -42,8 +42,13 @@ func startBrowser() (*browser, error) {
 // browser context has its own empty HTTP cache, CORS preflight cache and
 // connection pool, as on a first visit.
 func (b *browser) tab(opts ...chromedp.ContextOption) (context.Context, func()) {
+	return b.tabWithin(3*time.Minute, opts...)
+}
+
+// tabWithin is tab with a time limit of d for everything done in it.
+func (b *browser) tabWithin(d time.Duration, opts ...chromedp.ContextOption) (context.Context, func()) {
 	tab, cancel := chromedp.NewContext(b.ctx, opts...)
-	ctx, cancelT := context.WithTimeout(tab, 3*time.Minute)
+	ctx, cancelT := context.WithTimeout(tab, d)
 	return ctx, func() { cancelT(); cancel() }
 }
 

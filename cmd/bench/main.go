@@ -3,7 +3,10 @@
 // MCP server, and a native go-sdk client as the floor (issue 5): payload,
 // start-up, connect, callTool latency and throughput, memory; and the
 // agent loop's per-step overhead against the same loop written in JS
-// (issue 14, agentbench.go; -only agent runs that alone). It builds what
+// (issue 14, agentbench.go; -only agent runs that alone); the start-up
+// breakdown, memory and payload of issue 16 (perfbench.go, -only perf) and
+// the runtime modes of issue 18 (runtimebench.go, -only runtime); and the
+// goals of issue 16 from the figures of one run. It builds what
 // it needs, serves it on loopback, drives headless Chromium with chromedp,
 // prints a Markdown report and writes it to BENCHMARKS.md.
 //
@@ -34,6 +37,7 @@ var pages embed.FS
 type config struct {
 	runs, calls, warmCalls, workers, concCalls int
 	agentTurns, agentWarm                      int
+	rtRuns                                     int
 	out, root, only                            string
 	also                                       []variant
 	quick, jsonResponse                        bool
@@ -72,12 +76,13 @@ func main() {
 	flag.BoolVar(&cfg.jsonResponse, "json-response", false, "serve the demo with application/json POST responses instead of SSE")
 	flag.IntVar(&cfg.agentTurns, "agent-turns", defaultAgentTurns, "measured turns per loop in the agent step overhead scenario")
 	flag.IntVar(&cfg.agentWarm, "agent-warm", defaultAgentWarm, "warm-up turns per loop before the measured agent turns")
-	flag.StringVar(&cfg.only, "only", os.Getenv("BENCH_ONLY"), `"agent": run only the agent step overhead scenario and replace its section of the report (default $BENCH_ONLY)`)
+	flag.IntVar(&cfg.rtRuns, "rt-runs", defaultRtRuns, "measured runs of the runtime-mode scenario (issue 18), after one warm-up run")
+	flag.StringVar(&cfg.only, "only", os.Getenv("BENCH_ONLY"), `"agent": run only the agent step overhead scenario, "perf": only the start-up breakdown and memory scenario (issue 16), "runtime": only the runtime-mode scenario (issue 18); each replaces its section of the report (default $BENCH_ONLY)`)
 	flag.Var(&also, "also", "NAME=DIR: also benchmark the wasm module built from the source tree DIR (repeatable)")
 	flag.Parse()
 	cfg.also = also
-	if cfg.only != "" && cfg.only != "agent" {
-		fmt.Fprintf(os.Stderr, "bench: -only %q: the only scenario that runs alone is \"agent\"\n", cfg.only)
+	if cfg.only != "" && cfg.only != "agent" && cfg.only != "perf" && cfg.only != "runtime" {
+		fmt.Fprintf(os.Stderr, "bench: -only %q: the scenarios that run alone are \"agent\", \"perf\" and \"runtime\"\n", cfg.only)
 		os.Exit(2)
 	}
 	_, file, _, _ := runtime.Caller(0)
@@ -87,6 +92,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// defaultRtRuns is the runtime-mode scenario's default number of runs.
+const defaultRtRuns = 3
 
 // The agent scenario's defaults: measured and warm-up turns per loop.
 const defaultAgentTurns, defaultAgentWarm = 20, 3
@@ -125,8 +133,14 @@ func run(cfg config) error {
 	if cfg.only == "agent" {
 		return runAgentOnly(cfg, rep, webDir)
 	}
+	if cfg.only == "perf" {
+		return runPerfOnly(cfg, rep, webDir)
+	}
 	if err := esbuild(benchDir, filepath.Join(webDir, "ts-client.js")); err != nil {
 		return err
+	}
+	if cfg.only == "runtime" {
+		return runRuntimeOnly(cfg, rep, webDir)
 	}
 	comp := newCompressor()
 	comp.start(wasm)
@@ -293,6 +307,12 @@ func run(cfg config) error {
 		rep.setCounts("a", "stored", s.StoredN)
 	}
 	if err := agentScenario(br, srv, cfg, rep); err != nil {
+		return err
+	}
+	if err := perfScenario(br, srv, cfg, rep); err != nil {
+		return err
+	}
+	if err := runtimeScenario(br, srv, cfg, rep); err != nil {
 		return err
 	}
 	rep.elapsed = time.Since(start)

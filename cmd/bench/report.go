@@ -36,6 +36,8 @@ type report struct {
 	varied    map[string]bool                      // client/phase whose counts differed between runs
 	assetHow  map[string]map[string]string         // client → cold/warm → how the asset came
 	agent     *agentResult                         // the agent step overhead scenario
+	perf      *perfResult                          // issue 16: start-up breakdown, memory
+	runtime   *runtimeResult                       // issue 18: the runtime modes
 }
 
 func (r *report) add(client, metric string, v float64) {
@@ -288,6 +290,9 @@ func (r *report) markdown() string {
 	w("\n")
 
 	w("%s", r.agentMarkdown())
+	w("%s", r.perfMarkdown())
+	w("%s", r.runtimeMarkdown())
+	w("%s", r.goalsMarkdown())
 
 	// Size contributors.
 	w("## What the module links (function code bytes by package, unstripped build)\n\n")
