@@ -762,14 +762,12 @@ func TestSecondAuthorizeJoinsTheRunningSignIn(t *testing.T) {
 func TestPopupClosedBeforeItLoadsDeclinesAtOnce(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{})
 	e.eval(`void (() => { const o = window.open; window.open = function (...a) { const w = o.apply(window, a); setTimeout(() => w.close(), 30); return w; }; })()`, nil)
-	start := time.Now()
-	e.startLogin(`{ severedPopupTimeoutMs: 30000 }`)
+	// With an hour's severed-popup timeout, a decline within awaitLogin's
+	// 30 s can only be the person's close, seen after the short grace.
+	e.startLogin(`{ severedPopupTimeoutMs: 3600000 }`)
 	r := e.awaitLogin()
 	if r.Error == nil || r.Error.Code != "declined" {
-		t.Fatalf("a popup closed before it loaded: %+v; want declined", r)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("it declined only after %v, the severed-popup timeout; want the 1.5 s grace", d.Round(time.Second))
+		t.Fatalf("a popup closed before it loaded: %+v; want declined (not taken for a COOP severance)", r)
 	}
 }
 

@@ -109,10 +109,41 @@ func answerFirstCall(answer func(h *hostileEnv, w http.ResponseWriter, r *http.R
 	}
 }
 
+// answerHangCalls answers, with answer, every tool call whose arguments
+// have "hang": a call the client gave up on before it reached the server
+// cannot turn the next call into the one held open.
+func answerHangCalls(answer func(h *hostileEnv, w http.ResponseWriter, r *http.Request, m hostile.Message)) func(*hostileEnv) http.Handler {
+	return func(h *hostileEnv) http.Handler {
+		return &hostile.MCP{Answer: func(w http.ResponseWriter, r *http.Request, m hostile.Message) bool {
+			var p struct {
+				Arguments map[string]any `json:"arguments"`
+			}
+			if m.Method != "tools/call" || json.Unmarshal(m.Params, &p) != nil || p.Arguments["hang"] == nil {
+				return false
+			}
+			answer(h, w, r, m)
+			return true
+		}}
+	}
+}
+
 // neverEnding begins an event stream and holds it open until the client
-// lets go, which closes h.released.
-func neverEnding(h *hostileEnv, w http.ResponseWriter, r *http.Request, _ hostile.Message) {
+// lets go, which closes h.released. A call with a progress token first
+// gets one progress notification: the page's sign that the server holds
+// the call (its onProgress aborts it then).
+func neverEnding(h *hostileEnv, w http.ResponseWriter, r *http.Request, m hostile.Message) {
 	hostile.StartSSE(w)
+	var p struct {
+		Meta struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(m.Params, &p) == nil && len(p.Meta.ProgressToken) > 0 {
+		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%s,\"progress\":0}}\n\n", p.Meta.ProgressToken)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
 	hostile.Hang(r, nil)
 	close(h.released)
 }
@@ -173,24 +204,24 @@ func TestHostileMCP(t *testing.T) {
 			},
 			script: connectOnly, want: []string{"protocol"}, msg: "1999-01-01"},
 		{name: "never-ending SSE answer to a tool call with timeoutMs → timeout, the next call works",
-			server: answerFirstCall(neverEnding),
-			script: `await step(() => c.connect()); await step(() => c.callTool("echo", {}, { timeoutMs: 1500 })); await step(() => c.callTool("echo", {}));`,
+			server: answerHangCalls(neverEnding),
+			script: `await step(() => c.connect()); await step(() => c.callTool("echo", { hang: 1 }, { timeoutMs: 1500 })); await step(() => c.callTool("echo", {}));`,
 			want:   []string{"ok", "timeout", "ok"}},
 		{name: "never-ending SSE answer to a tool call, timed out → the client closes that response stream",
-			server: answerFirstCall(neverEnding),
-			script: `await step(() => c.connect()); await step(() => c.callTool("echo", {}, { timeoutMs: 1500 }));`,
+			server: answerHangCalls(neverEnding),
+			script: `await step(() => c.connect()); await step(() => c.callTool("echo", { hang: 1 }, { timeoutMs: 1500 }));`,
 			want:   []string{"ok", "timeout"}, check: letGo},
 		{name: "never-ending SSE answer to a tool call with an AbortSignal → aborted, the next call works",
-			server: answerFirstCall(neverEnding),
+			server: answerHangCalls(neverEnding),
 			script: `await step(() => c.connect());
-				const ac = new AbortController(); setTimeout(() => ac.abort(), 1000);
-				await step(() => c.callTool("echo", {}, { signal: ac.signal })); await step(() => c.callTool("echo", {}));`,
+				const ac = new AbortController();
+				await step(() => c.callTool("echo", { hang: 1 }, { signal: ac.signal, onProgress: () => ac.abort() })); await step(() => c.callTool("echo", {}));`,
 			want: []string{"ok", "aborted", "ok"}},
 		{name: "never-ending SSE answer to a tool call, aborted → the client closes that response stream",
-			server: answerFirstCall(neverEnding),
+			server: answerHangCalls(neverEnding),
 			script: `await step(() => c.connect());
-				const ac = new AbortController(); setTimeout(() => ac.abort(), 1000);
-				await step(() => c.callTool("echo", {}, { signal: ac.signal }));`,
+				const ac = new AbortController();
+				await step(() => c.callTool("echo", { hang: 1 }, { signal: ac.signal, onProgress: () => ac.abort() }));`,
 			want: []string{"ok", "aborted"}, check: letGo},
 		{name: "tool result of 20 MiB → protocol, the next call works",
 			server: answerFirstCall(func(_ *hostileEnv, w http.ResponseWriter, _ *http.Request, m hostile.Message) {
