@@ -82,10 +82,17 @@ func newApp(hv jsbridge.Value, hintsJSON string) *app {
 	return a
 }
 
+// transport, set at link time to "net/http" (-ldflags "-X
+// main.transport=net/http"), makes the module send through net/http's own
+// fetch path instead of jsfetch: make bench builds that variant to show
+// the before/after of the transport.
+var transport string
+
 // baseTransport is what sends every request of the module: jsfetch where
-// there is a fetch, else net/http's transport.
+// there is a fetch (unless built with transport "net/http"), else
+// net/http's transport.
 func baseTransport() http.RoundTripper {
-	if jsfetch.Available() {
+	if transport != "net/http" && jsfetch.Available() {
 		return &jsfetch.Transport{}
 	}
 	return http.DefaultTransport

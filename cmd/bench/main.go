@@ -160,6 +160,20 @@ func run(cfg config) error {
 		builds = append(builds, build{label: "variant " + v.name + " (" + v.dir + ", make build flags)", file: w})
 		clients = append(clients, clientDef{"a:" + v.name, "(a·" + v.name + ")", "/v/" + v.name + "/wasm.html", "mcp.wasm"})
 	}
+	// The per-call transport's before/after (issue 16): the same tree with
+	// net/http's fetch path instead of jsfetch.
+	if cfg.only == "" {
+		dir := filepath.Join(webDir, "v", "net-http")
+		if err := copyWeb(cfg.root, dir); err != nil {
+			return err
+		}
+		w := filepath.Join(dir, "mcp.wasm")
+		flags := []string{"-trimpath", "-ldflags=-s -w -X main.version=bench -X main.transport=net/http"}
+		if err := webbuild.BuildWasm(cfg.root, w, flags...); err != nil {
+			return err
+		}
+		clients = append(clients, clientDef{"a:net-http", "(a·net/http)", "/v/net-http/wasm.html", "mcp.wasm"})
+	}
 	clients = append(clients,
 		clientDef{"b", "(b) TS SDK", "/ts.html", "ts-client.js"},
 		clientDef{"c", "(c) go-sdk native", "", ""})

@@ -273,6 +273,11 @@ func (r *report) markdown() string {
 		}
 	}
 	w("%s.\n\n", strings.Join(hows, "; "))
+	for _, cl := range cols {
+		if cl.key == "a:net-http" {
+			w("(a·net/http) is the same tree built with `-X main.transport=net/http`: its requests go through net/http's own fetch path instead of `jsbridge/jsfetch`, the per-call transport kept for issue 16; its ratio to (a) is that change's before/after (above 1× for times, below 1× for throughput: jsfetch wins).\n\n")
+		}
+	}
 
 	w("### Requests per connect, by kind (server-side count, last run; includes requests sent within %s after connect resolved)\n\n", settle)
 	w("| client | first connect in the page | reconnect (new client, same page) |\n| --- | --- | --- |\n")
