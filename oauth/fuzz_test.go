@@ -22,7 +22,7 @@ func FuzzParseCallback(f *testing.F) {
 			if cb != nil {
 				t.Fatal("result and error")
 			}
-			if c := codeParam(raw); len(c) > 3 && strings.Contains(err.Error(), c) {
+			if c := codeParam(raw); len(c) > 3 && strings.Contains(err.Error(), c) && !inFixedText(raw, c) {
 				t.Fatalf("error %q contains the code %q", err, c)
 			}
 			return
@@ -37,6 +37,19 @@ func FuzzParseCallback(f *testing.F) {
 			t.Fatalf("description not sanitised: %q", cb.ErrorDescription)
 		}
 	})
+}
+
+// inFixedText reports whether the code c is also in the error of the same
+// callback with another code of its length: then the error's own words
+// contain it (a code "stat" in "no state"), not the code.
+func inFixedText(raw, c string) bool {
+	fill := "Z"
+	if strings.Contains(c, fill) {
+		fill = "Y"
+	}
+	other := strings.Replace(raw, "code="+c, "code="+strings.Repeat(fill, len(c)), 1)
+	_, err := ParseCallback(other)
+	return err != nil && strings.Contains(err.Error(), c)
 }
 
 func codeParam(raw string) string {
