@@ -199,12 +199,12 @@ func (b *browser) measureTabs(tabs []context.Context) (tabMem, error) {
 	return m, nil
 }
 
-// tabFig is one tab's figures: ms since its navigation at ready and at
-// the first tool result, its connect and the requests the server saw for
-// that connect and call.
+// tabFig is one tab's figures: ms since its navigation when the page's
+// module script starts, at ready and at the first tool result, its connect
+// and the requests the server saw for that connect and call.
 type tabFig struct {
-	Ready, First, Connect float64
-	Requests              map[string]int
+	Module, Ready, First, Connect float64
+	Requests                      map[string]int
 }
 
 // tabsRun is one run of the second-tab scenario for one client.
@@ -251,7 +251,7 @@ func (b *browser) runTabs(srv *servers, c rtClient) (tabsRun, error) {
 		if err != nil {
 			return res, err
 		}
-		res.Tabs = append(res.Tabs, tabFig{Ready: marks["ready"], First: marks["firstResult"],
+		res.Tabs = append(res.Tabs, tabFig{Module: marks["moduleStart"], Ready: marks["ready"], First: marks["firstResult"],
 			Connect: marks["connectEnd"] - marks["connectStart"], Requests: srv.MCP.snapshot()})
 		if i == 0 {
 			if res.One, err = b.measureTabs(tabs); err != nil {

@@ -215,6 +215,8 @@ func (r *report) runtimeMarkdown() string {
 			f     func(tabFig) float64
 		}{
 			{"navigation → ready, ms", func(t tabFig) float64 { return t.Ready }},
+			{"navigation → the page's module script runs, ms", func(t tabFig) float64 { return t.Module }},
+			{"the page's module script runs → ready (mcp.js and `load()`), ms", func(t tabFig) float64 { return t.Ready - t.Module }},
 			{"navigation → first tool result, ms", func(t tabFig) float64 { return t.First }},
 			{"its first connect, ms", func(t tabFig) float64 { return t.Connect }},
 		} {
@@ -302,8 +304,10 @@ func (r *report) runtimeGoals() string {
 		w("| the 10 ms timer's worst delay during the calls no worse than the TS SDK's | %s | %s ms against %s ms (medians) | %s |\n", c.label, ms(d), ms(ts), met(d <= ts))
 	}
 	ready := median(p.tabSeries("shared", 1, func(t tabFig) float64 { return t.Ready }))
-	w("| second tab, runtime warm: navigation → ready ≤ 50 ms | %s | %s ms (first tab %s ms) | %s |\n", tabClients[0].label, ms(ready),
-		ms(median(p.tabSeries("shared", 0, func(t tabFig) float64 { return t.Ready }))), met(ready <= 50))
+	own := median(p.tabSeries("shared", 1, func(t tabFig) float64 { return t.Ready - t.Module }))
+	tsReady := median(p.tabSeries("ts", 1, func(t tabFig) float64 { return t.Ready }))
+	w("| second tab, runtime warm: navigation → ready ≤ 50 ms | %s | %s ms (first tab %s ms); of it, the page's module script runs → ready: %s ms; the TS SDK's second tab: %s ms to ready | %s |\n", tabClients[0].label, ms(ready),
+		ms(median(p.tabSeries("shared", 0, func(t tabFig) float64 { return t.Ready }))), ms(own), ms(tsReady), met(ready <= 50))
 	p50 := func(v rtVisit) float64 { return percentile(v.Calls, 50) }
 	for _, c := range rtClients[1:3] {
 		rt := median(p.visitRatio(c.key, "main", p50))
