@@ -27,10 +27,16 @@ type browser struct {
 }
 
 func startBrowser() (*browser, error) {
+	return startBrowserWith("--expose-gc")
+}
+
+// startBrowserWith starts a browser like startBrowser's with jsFlags as
+// V8's flags (they must include --expose-gc).
+func startBrowserWith(jsFlags string) (*browser, error) {
 	b, err := headless.Start(context.Background(),
 		// performance.memory without quantization, and gc() before reading it.
 		chromedp.Flag("enable-precise-memory-info", true),
-		chromedp.Flag("js-flags", "--expose-gc"),
+		chromedp.Flag("js-flags", jsFlags),
 	)
 	if err != nil {
 		return nil, err

@@ -110,9 +110,15 @@ func (r *report) goalsMarkdown() string {
 				requestTotal(lm.Tabs[1].Requests), requestTotal(lt.Tabs[1].Requests))
 		}
 	}
-	w("| first connect ≤ 1.5× | %s (%s ms against %s ms); reconnect %s | %s | requests (below) and first-call work: the same code warm (reconnect in the page) is %s%s |\n",
+	compiled := ""
+	if len(p.lazy) > 0 && len(p.eager) > 0 {
+		conn := func(v compileVisit) float64 { return v.Connect }
+		compiled = fmt.Sprintf("; lazy compilation: the same first visit with every function compiled up front connects in %s ms against %s ms (\"Lazy and eager compilation\")",
+			ms(median(compileSeries(p.eager, conn))), ms(median(compileSeries(p.lazy, conn))))
+	}
+	w("| first connect ≤ 1.5× | %s (%s ms against %s ms); reconnect %s | %s | requests (below) and first-call work: the same code warm (reconnect in the page) is %s%s%s |\n",
 		ratio(conn), ms(median(r.data["a"]["connectMs"])), ms(median(r.data["b"]["connectMs"])), ratio(median(r.perRun("a", "b", "reconnectMs"))), status(conn <= 1.5),
-		ratio(median(r.perRun("a", "b", "reconnectMs"))), hint)
+		ratio(median(r.perRun("a", "b", "reconnectMs"))), compiled, hint)
 	w("| first connect with the TS SDK's request count | %d against %d (reconnect: %d = %d) | %s | protocol 2026-07-28's era detection (its versioning and Streamable HTTP \"Backward Compatibility\" sections): a client that has never seen a server sends a modern request first (`server/discover`) and falls back to `initialize` on a legacy answer, and the conformance suite's 2026-07-28 scenarios check that it does. The TS SDK %s in this bench speaks only 2025-11-25, so it skips the probe. The hint store removes the probe on every later connect to the server (the reconnect and the second page load above) |\n",
 		na, nb, ra, rb, status(na == nb), npmVersion(r.cfg.root, "@modelcontextprotocol/sdk"))
 

@@ -152,12 +152,14 @@ func (b *browser) runMemory(pageURL, mcpURL string) ([]memRow, error) {
 
 // perfResult is the scenario's figures.
 type perfResult struct {
-	cold, warm []startupRun
-	mem        []memRow
-	memErr     string // why the memory run did not finish ("" when it did)
-	load       [2]string
-	at         time.Time
-	runs       int
+	cold, warm  []startupRun
+	lazy, eager []compileVisit // the compile experiment: Chromium's default and --no-wasm-lazy-compilation
+	compileErr  string         // why the experiment did not run ("" when it did)
+	mem         []memRow
+	memErr      string // why the memory run did not finish ("" when it did)
+	load        [2]string
+	at          time.Time
+	runs        int
 }
 
 // statelessDemo serves an echo server without sessions and without
@@ -206,6 +208,12 @@ func perfScenario(br *browser, srv *servers, cfg config, rep *report) error {
 			res.cold = append(res.cold, cold)
 			res.warm = append(res.warm, warm)
 		}
+	}
+	logf("compile: %d first visits with lazy and with eager wasm compilation", cfg.runs)
+	if err := res.runCompile(br, srv, cfg); err != nil {
+		// The rest of the section still stands; the table says why it is empty.
+		logf("compile: %v", err)
+		res.compileErr = strings.SplitN(err.Error(), "\n", 2)[0]
 	}
 	logf("memory: 1, 10, 100 clients, 100 + 500 + 1,000 calls, a catalog of 10 servers")
 	url, stop, err := statelessDemo()
@@ -275,4 +283,79 @@ func sortedLongtasks(r startupRun) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+// compileVisit is one first visit of runtime.html with the runtime on the
+// main thread: ms since navigation at ready and at the first tool result,
+// the first connect, and a second connect in the same page (the same code,
+// compiled and run once already).
+type compileVisit struct {
+	Ready, First, Connect, Reconnect float64
+}
+
+// eagerJSFlags are the V8 flags of the experiment's second browser: wasm
+// functions compiled when the module is, not on their first call.
+const eagerJSFlags = "--expose-gc --no-wasm-lazy-compilation"
+
+// reconnectJS connects a new client to the same server in a ready
+// runtime.html page and returns how long the connect took.
+const reconnectJS = `(async (url) => {
+  const t = performance.now();
+  const c = window.__mcp.client(url);
+  await c.connect();
+  const d = performance.now() - t;
+  await c.close();
+  return d;
+})`
+
+// runCompile measures what lazy compilation costs the first connect: the
+// same first visit in Chromium as shipped (V8 compiles a wasm function on
+// its first call, on the calling thread) and in a second Chromium with
+// eagerJSFlags, the two alternating, cfg.runs runs after a warm-up each.
+func (p *perfResult) runCompile(br *browser, srv *servers, cfg config) error {
+	eager, err := startBrowserWith(eagerJSFlags)
+	if err != nil {
+		return err
+	}
+	defer eager.Close()
+	for r := 0; r <= cfg.runs; r++ {
+		for i := range 2 {
+			b, into := br, &p.lazy
+			if (i+r)%2 == 1 {
+				b, into = eager, &p.eager
+			}
+			v, err := b.runCompileVisit(srv.PageURL, srv.MCPURL)
+			if err != nil {
+				return err
+			}
+			if r > 0 {
+				*into = append(*into, v)
+			}
+		}
+	}
+	return nil
+}
+
+// runCompileVisit opens runtime.html with the main-thread runtime in a new
+// browser context (a first visit), waits for its first tool result and
+// connects once more.
+func (b *browser) runCompileVisit(pageURL, mcpURL string) (compileVisit, error) {
+	var v compileVisit
+	ctx, closeTab := b.tab(chromedp.WithNewBrowserContext())
+	defer closeTab()
+	if err := chromedp.Do(ctx, chromedp.Navigate(rtPage(pageURL, rtClient{runtime: "main"}, mcpURL))); err != nil {
+		return v, err
+	}
+	if _, err := eval[float64](ctx, waitFirst); err != nil {
+		return v, err
+	}
+	marks, err := eval[map[string]float64](ctx, "window.__rt.marks")
+	if err != nil {
+		return v, err
+	}
+	re, err := eval[float64](ctx, fmt.Sprintf("%s(%q)", reconnectJS, mcpURL))
+	if err != nil {
+		return v, err
+	}
+	return compileVisit{Ready: marks["ready"], First: marks["firstResult"], Connect: marks["connectEnd"] - marks["connectStart"], Reconnect: re}, nil
 }

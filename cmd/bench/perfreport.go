@@ -46,6 +46,7 @@ func (r *report) perfMarkdown() string {
 	}
 	w("%s\n", p.startupFigures())
 	w("%s\n", startupNotes)
+	w("%s", p.compileMarkdown())
 
 	w("### Memory\n\n")
 	w("One page (`wasm.html`, a new browser context) against an echo server (go-sdk) served without sessions and without list-changed notifications on its own loopback origin: its clients hold no long-lived request, whereas the demo server's (a 2025-11-25 standalone GET stream, or the 2026-07-28 `subscriptions/listen` stream a client opens for a server that announces list changes) would use up the browser's 6 connections per HTTP/1.1 origin at the seventh client, and further requests would wait (servers on HTTP/2 multiplex and have no such limit); `gc()` (`--expose-gc`) before each reading. Wasm memory is the Go heap's linear memory, which grows and never shrinks (it is the high-water mark); the JS heap is `performance.memory.usedJSHeapSize` (`--enable-precise-memory-info`). Clients connect 10 at a time, each to its own URL (`?c=i`), and stay connected until the row that closes them; the calls are `callTool(\"echo\")` in sequence on one client; the catalog has 10 servers (`?s=i`, the same echo server) and lists their tools with `cat.tools()`.\n\n")
@@ -270,4 +271,73 @@ func signedKB(v float64) string {
 		return "−" + kb(-v)
 	}
 	return "+" + kb(v)
+}
+
+// compileFigures are the rows of the compile experiment's table.
+var compileFigures = []struct {
+	label string
+	f     func(compileVisit) float64
+}{
+	{"navigation → ready, ms", func(v compileVisit) float64 { return v.Ready }},
+	{"first connect, ms", func(v compileVisit) float64 { return v.Connect }},
+	{"a second connect in the same page, ms", func(v compileVisit) float64 { return v.Reconnect }},
+	{"navigation → first tool result, ms", func(v compileVisit) float64 { return v.First }},
+}
+
+// compileSeries is f of each visit.
+func compileSeries(vs []compileVisit, f func(compileVisit) float64) []float64 {
+	out := make([]float64, len(vs))
+	for i, v := range vs {
+		out[i] = f(v)
+	}
+	return out
+}
+
+// compileRatio is eager/lazy of f, run by run.
+func (p *perfResult) compileRatio(f func(compileVisit) float64) []float64 {
+	var out []float64
+	for i := range min(len(p.lazy), len(p.eager)) {
+		if l := f(p.lazy[i]); l > 0 {
+			out = append(out, f(p.eager[i])/l)
+		}
+	}
+	return out
+}
+
+// compileMarkdown is the compile experiment's subsection.
+func (p *perfResult) compileMarkdown() string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("### Lazy and eager compilation: what the cold paths cost\n\n")
+	w("A first visit costs more than the same work done again: the first connect (side by side) takes several times a second connect in the same page. To measure how much of that is V8 compiling each wasm function on its first call (lazy compilation, Chromium's default), the same first visit runs in a second Chromium started with `--js-flags=%s`, which compiles every function when the module is compiled. Each visit is `runtime.html` with `load({ runtime: \"main\" })` in a new browser context: it loads, connects to the demo server and calls `echo` once, then connects a second client in the same page. The two browsers alternate, %d runs after a warm-up each; a cell is median (min–max), a ratio is taken within each run.\n\n", eagerJSFlags, p.runs)
+	if p.compileErr != "" {
+		w("**The experiment did not finish in this run** (%s). To reproduce: `BENCH_ONLY=perf make bench`.\n\n", p.compileErr)
+		return b.String()
+	}
+	w("| figure | lazy (Chromium's default) | eager (`--no-wasm-lazy-compilation`) | eager/lazy |\n| --- | ---: | ---: | ---: |\n")
+	for _, fg := range compileFigures {
+		w("| %s | %s | %s | %s |\n", fg.label, cell(compileSeries(p.lazy, fg.f), ms), cell(compileSeries(p.eager, fg.f), ms), cell(p.compileRatio(fg.f), ratio))
+	}
+	w("\n%s\n", p.compileFiguresText())
+	return b.String()
+}
+
+// compileFiguresText reads the experiment: the share of the first
+// connect's cold cost that lazy compilation explains.
+func (p *perfResult) compileFiguresText() string {
+	if len(p.lazy) == 0 || len(p.eager) == 0 {
+		return ""
+	}
+	conn := func(v compileVisit) float64 { return v.Connect }
+	re := func(v compileVisit) float64 { return v.Reconnect }
+	ready := func(v compileVisit) float64 { return v.Ready }
+	lc, ec := median(compileSeries(p.lazy, conn)), median(compileSeries(p.eager, conn))
+	lr := median(compileSeries(p.lazy, re))
+	gap := lc - lr
+	share := ""
+	if gap > 0 {
+		share = fmt.Sprintf(" (%.0f%% of the %s ms by which the first connect exceeds the second)", 100*(lc-ec)/gap, ms(gap))
+	}
+	return fmt.Sprintf("In this run (medians), compiling eagerly took %s ms off the first connect%s and moved %s ms into navigation → ready: that much of the first connect's cost is compiling code on its first run, the rest is the first run itself (caches filled on first use, the probe of an unknown server, tier-up). A page cannot choose eager compilation (it is a V8 flag); what it can do is start the runtime early (`preload()`) and keep it off its own thread (`auto`).\n",
+		ms(lc-ec), share, ms(median(compileSeries(p.eager, ready))-median(compileSeries(p.lazy, ready))))
 }
