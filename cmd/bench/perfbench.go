@@ -153,8 +153,10 @@ func (b *browser) runMemory(pageURL, mcpURL string) ([]memRow, error) {
 // perfResult is the scenario's figures.
 type perfResult struct {
 	cold, warm  []startupRun
-	lazy, eager []compileVisit // the compile experiment: Chromium's default and --no-wasm-lazy-compilation
-	compileErr  string         // why the experiment did not run ("" when it did)
+	lazy, eager []compileVisit            // the compile experiment: Chromium's default and --no-wasm-lazy-compilation
+	compileErr  string                    // why the experiment did not run ("" when it did)
+	preload     map[string][]preloadVisit // preload.html by variant key (preloadVariants)
+	preloadErr  string                    // why the preload scenario did not finish ("" when it did)
 	mem         []memRow
 	memErr      string // why the memory run did not finish ("" when it did)
 	load        [2]string
@@ -208,6 +210,11 @@ func perfScenario(br *browser, srv *servers, cfg config, rep *report) error {
 			res.cold = append(res.cold, cold)
 			res.warm = append(res.warm, warm)
 		}
+	}
+	logf("preload: %d first visits of each variant", cfg.runs)
+	if err := res.runPreload(br, srv, cfg); err != nil {
+		logf("preload: %v", err)
+		res.preloadErr = strings.SplitN(err.Error(), "\n", 2)[0]
 	}
 	logf("compile: %d first visits with lazy and with eager wasm compilation", cfg.runs)
 	if err := res.runCompile(br, srv, cfg); err != nil {
@@ -358,4 +365,56 @@ func (b *browser) runCompileVisit(pageURL, mcpURL string) (compileVisit, error) 
 		return v, err
 	}
 	return compileVisit{Ready: marks["ready"], First: marks["firstResult"], Connect: marks["connectEnd"] - marks["connectStart"], Reconnect: re}, nil
+}
+
+// preloadWork is the page's own start-up work in preload.html, ms.
+const preloadWork = 150
+
+// preloadVariants are the preload scenario's pages: load()'s runtime, with
+// and without preload() at import.
+var preloadVariants = []struct{ key, label, runtime, preload string }{
+	{"auto", "`auto`, `load()` after the page's work", "auto", "0"},
+	{"auto+pre", "`auto`, `preload()` at import", "auto", "1"},
+	{"main", "`main`, `load()` after the page's work", "main", "0"},
+	{"main+pre", "`main`, `preload()` at import", "main", "1"},
+}
+
+// preloadVisit is one first visit of preload.html: ms since navigation.
+type preloadVisit struct {
+	Marks map[string]float64 `json:"marks"`
+	Mode  string             `json:"mode"`
+}
+
+// runPreload visits preload.html in every variant, the order rotating,
+// cfg.runs runs after a warm-up.
+func (p *perfResult) runPreload(br *browser, srv *servers, cfg config) error {
+	p.preload = map[string][]preloadVisit{}
+	n := len(preloadVariants)
+	for r := 0; r <= cfg.runs; r++ {
+		for i := range n {
+			v := preloadVariants[(i+r)%n]
+			got, err := br.runPreloadVisit(fmt.Sprintf("%s/preload.html?runtime=%s&preload=%s&work=%d", srv.PageURL, v.runtime, v.preload, preloadWork))
+			if err != nil {
+				return fmt.Errorf("%s: %v", v.key, err)
+			}
+			if r > 0 {
+				p.preload[v.key] = append(p.preload[v.key], got)
+			}
+		}
+	}
+	return nil
+}
+
+// runPreloadVisit loads pageURL in a new browser context (a first visit)
+// and returns its marks once load() resolved.
+func (b *browser) runPreloadVisit(pageURL string) (preloadVisit, error) {
+	ctx, closeTab := b.tab(chromedp.WithNewBrowserContext())
+	defer closeTab()
+	if err := chromedp.Do(ctx, chromedp.Navigate(pageURL)); err != nil {
+		return preloadVisit{}, err
+	}
+	if _, err := eval[float64](ctx, waitReady); err != nil {
+		return preloadVisit{}, err
+	}
+	return eval[preloadVisit](ctx, "window.__pre")
 }

@@ -46,6 +46,7 @@ func (r *report) perfMarkdown() string {
 	}
 	w("%s\n", p.startupFigures())
 	w("%s\n", startupNotes)
+	w("%s", p.preloadMarkdown())
 	w("%s", p.compileMarkdown())
 
 	w("### Memory\n\n")
@@ -340,4 +341,42 @@ func (p *perfResult) compileFiguresText() string {
 	}
 	return fmt.Sprintf("In this run (medians), compiling eagerly took %s ms off the first connect%s and moved %s ms into navigation → ready: that much of the first connect's cost is compiling code on its first run, the rest is the first run itself (caches filled on first use, the probe of an unknown server, tier-up). A page cannot choose eager compilation (it is a V8 flag); what it can do is start the runtime early (`preload()`) and keep it off its own thread (`auto`).\n",
 		ms(lc-ec), share, ms(median(compileSeries(p.eager, ready))-median(compileSeries(p.lazy, ready))))
+}
+
+// preloadMarkdown is the preload scenario's subsection: preload()'s
+// before/after.
+func (p *perfResult) preloadMarkdown() string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("### `preload()`: loading while the page starts\n\n")
+	w("`cmd/bench/pages/preload.html` imports mcp.js, then does %d ms of its own start-up work (script in 15 ms slices with a macrotask between them, as a framework renders) and only then calls `load()`; with `preload()` it calls that first, as the page imports mcp.js, so the download and compile (or the worker that does them) start before the page's work. Each visit is a new browser context (a first visit: no HTTP cache, no code cache, no worker running); the variants alternate, the order rotating, %d runs after a warm-up; a cell is median (min–max) in ms since navigation start.\n\n", preloadWork, p.runs)
+	if p.preloadErr != "" {
+		w("**The scenario did not finish in this run** (%s). To reproduce: `BENCH_ONLY=perf make bench`.\n\n", p.preloadErr)
+		return b.String()
+	}
+	mark := func(k string) func(preloadVisit) float64 { return func(v preloadVisit) float64 { return v.Marks[k] } }
+	series := func(key string, f func(preloadVisit) float64) []float64 {
+		var out []float64
+		for _, v := range p.preload[key] {
+			out = append(out, f(v))
+		}
+		return out
+	}
+	w("| variant | the page's work done, ms | navigation → ready, ms | `load()` called → ready, ms |\n| --- | ---: | ---: | ---: |\n")
+	for _, v := range preloadVariants {
+		w("| %s | %s | %s | %s |\n", v.label, cell(series(v.key, mark("workEnd")), ms), cell(series(v.key, mark("ready")), ms),
+			cell(series(v.key, func(v preloadVisit) float64 { return v.Marks["ready"] - v.Marks["workEnd"] }), ms))
+	}
+	ready, work := mark("ready"), mark("workEnd")
+	saved := func(rt string) string {
+		d := median(series(rt, ready)) - median(series(rt+"+pre", ready))
+		if d < 0 {
+			return fmt.Sprintf("added %s ms to navigation → ready with `%s`", ms(-d), rt)
+		}
+		return fmt.Sprintf("took %s ms off navigation → ready with `%s`", ms(d), rt)
+	}
+	w("\nIn this run (medians), `preload()` %s and %s: the page's %d ms of work overlap the load instead of preceding it. With `main` the load's main-thread part (compile callbacks, instantiate, the Go runtime's start) runs between the page's slices and delays its work done from %s to %s ms; with `auto` the worker does it (%s against %s ms).\n\n",
+		saved("auto"), saved("main"), preloadWork,
+		ms(median(series("main", work))), ms(median(series("main+pre", work))), ms(median(series("auto+pre", work))), ms(median(series("auto", work))))
+	return b.String()
 }
