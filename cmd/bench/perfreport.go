@@ -367,6 +367,13 @@ func (p *perfResult) preloadMarkdown() string {
 		w("| %s | %s | %s | %s |\n", v.label, cell(series(v.key, mark("workEnd")), ms), cell(series(v.key, mark("ready")), ms),
 			cell(series(v.key, func(v preloadVisit) float64 { return v.Marks["ready"] - v.Marks["workEnd"] }), ms))
 	}
+	var modes []string
+	for _, v := range preloadVariants {
+		if vs := p.preload[v.key]; len(vs) > 0 {
+			modes = append(modes, fmt.Sprintf("%s → `%s`", v.label, vs[len(vs)-1].Mode))
+		}
+	}
+	w("\nThe runtime each variant's `load()` reported (`mcp.runtime`, last run): %s.\n", strings.Join(modes, "; "))
 	ready, work := mark("ready"), mark("workEnd")
 	saved := func(rt string) string {
 		d := median(series(rt, ready)) - median(series(rt+"+pre", ready))
