@@ -213,6 +213,9 @@ func TestSignInElsewhereJoinsTools(t *testing.T) {
 		st, _ := cat.Status("secure")
 		return st.State == string(mcpclient.StateConnected) && st.Tools == 7
 	})
+	// Events are delivered after the catalog's lock is released: the
+	// status can be read a moment before toolschanged arrives.
+	waitFor(t, "toolschanged", func() bool { return len(toolsChanged(ev)) > 0 })
 	if diff := cmp.Diff([]ToolsChanged{{IDs: []string{"secure"}}}, toolsChanged(ev)); diff != "" {
 		t.Errorf("toolschanged (-want +got):\n%s", diff)
 	}
