@@ -286,7 +286,10 @@ var compileFigures = []struct {
 }
 
 // compileSeries is f of each visit.
-func compileSeries(vs []compileVisit, f func(compileVisit) float64) []float64 {
+func compileSeries(vs []compileVisit, f func(compileVisit) float64) []float64 { return seriesOf(vs, f) }
+
+// seriesOf is f of each of vs, in order.
+func seriesOf[T any](vs []T, f func(T) float64) []float64 {
 	out := make([]float64, len(vs))
 	for i, v := range vs {
 		out[i] = f(v)
@@ -355,13 +358,7 @@ func (p *perfResult) preloadMarkdown() string {
 		return b.String()
 	}
 	mark := func(k string) func(preloadVisit) float64 { return func(v preloadVisit) float64 { return v.Marks[k] } }
-	series := func(key string, f func(preloadVisit) float64) []float64 {
-		var out []float64
-		for _, v := range p.preload[key] {
-			out = append(out, f(v))
-		}
-		return out
-	}
+	series := func(key string, f func(preloadVisit) float64) []float64 { return seriesOf(p.preload[key], f) }
 	w("| variant | the page's work done, ms | navigation → ready, ms | `load()` called → ready, ms |\n| --- | ---: | ---: | ---: |\n")
 	for _, v := range preloadVariants {
 		w("| %s | %s | %s | %s |\n", v.label, cell(series(v.key, mark("workEnd")), ms), cell(series(v.key, mark("ready")), ms),
@@ -382,8 +379,8 @@ func (p *perfResult) preloadMarkdown() string {
 		}
 		return fmt.Sprintf("took %s ms off navigation → ready with `%s`", ms(d), rt)
 	}
-	w("\nIn this run (medians), `preload()` %s and %s: the page's %d ms of work overlap the load instead of preceding it. With `main` the load's main-thread part (compile callbacks, instantiate, the Go runtime's start) runs between the page's slices and delays its work done from %s to %s ms; with `auto` the worker does it (%s against %s ms).\n\n",
+	w("\nIn this run (medians), `preload()` %s and %s: the page's %d ms of work overlap the load instead of preceding it. With `main` the download and compile of mcp.wasm pass through the page's thread between its slices (a preload that only fetched the bytes and compiled them at `load()` delayed the work as much, in a trial) and its work was done at %s ms instead of %s; with `auto` the worker takes them (%s against %s ms).\n\n",
 		saved("auto"), saved("main"), preloadWork,
-		ms(median(series("main", work))), ms(median(series("main+pre", work))), ms(median(series("auto+pre", work))), ms(median(series("auto", work))))
+		ms(median(series("main+pre", work))), ms(median(series("main", work))), ms(median(series("auto+pre", work))), ms(median(series("auto", work))))
 	return b.String()
 }
