@@ -71,7 +71,7 @@ var Messages = map[Code]string{
 	Network:            "{Server} could not be reached (offline, down, or not allowing this page by CORS). Check the URL and that the server allows this origin.",
 	HTTP:               "{Server} answered HTTP {status}. The detail has its answer.",
 	Protocol:           "{Server} sent an answer this client cannot use. The detail says what was wrong.",
-	Storage:            "The browser's storage (IndexedDB) failed, so sign-ins may not be kept. The detail says why.",
+	Storage:            "The browser could not store or use the sign-in for {server} (IndexedDB or WebCrypto failed), so the request stopped. The detail says why and what to do.",
 }
 
 // Present gives err as a person reads it: message is one sentence that

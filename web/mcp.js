@@ -127,13 +127,17 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
   // (below). What the browser refused is said once, with where Go runs.
   const refused = [];
   const notice = (chosen) => {
-    if (refused.length) console.info(`mcp: ${refused.join("; ")}; running ${chosen} (see docs/JSAPI.md, "Runtimes", for the Content-Security-Policy a worker needs)`);
+    if (refused.length) console.info(`mcp: ${refused.join("; ")}; running ${chosen} (docs/JSAPI.md, "Runtimes", says what a worker needs)`);
   };
   for (const mode of workerModes(runtime)) {
     const trace = typeof globalThis.__mcpwasmTrace === "function" ? globalThis.__mcpwasmTrace : null;
     const host = new Host(trace);
     let mcp = null;
-    const remote = new Remote(mode, { wasmURL: url.href, hints: readHints() }, host.callbacks(), errorOf,
+    // A test hook: globalThis.__mcpwasmRefuseKeys, a list of modes, makes
+    // those workers act as if they could not store WebCrypto keys (as
+    // WebKit's SharedWorker), so that Chromium takes that path too.
+    const refuseKeysForTest = Array.isArray(globalThis.__mcpwasmRefuseKeys) && globalThis.__mcpwasmRefuseKeys.includes(mode);
+    const remote = new Remote(mode, { wasmURL: url.href, hints: readHints(), refuseKeysForTest }, host.callbacks(), errorOf,
       (err) => mcp?._ended(err), onProgress && ((l, t) => {
         try { onProgress(l, t); } catch (e) { console.error("mcp: onProgress threw", e); }
       }));

@@ -3,10 +3,12 @@
 // (OPS) and answers its host callbacks (HOSTS), so that mcp.js's classes
 // work the same in every runtime mode.
 //
-// Messages, page → worker: hello {wasmURL, hints, protocol, progress},
+// Messages, page → worker: hello {wasmURL, hints, protocol, progress,
+// refuseKeysForTest? (a test hook)},
 // call {id, op, args, bind?, signal?, progress?}, abort {id},
 // hostReply {id, value | error}, bye, crash {test: true} (a test hook).
 // Worker → page: ready {version, runtimeId}, failed {error}, stale,
+// nokeys {reason} (the worker cannot keep WebCrypto keys in IndexedDB),
 // progress {loaded, total} (load) or {id, json} (a call), result {id,
 // value | error}, host {id?, name, target, args}, exit {error}.
 // Errors cross as {code, message, status?, detail?, rpcCode?}.
@@ -19,7 +21,7 @@ export const KINDS = ["client", "catalog", "agent"];
  * The version of these messages together with the operation and callback
  * tables: a worker of another version of mcp.js is not used.
  */
-export const PROTOCOL = `1:${Object.entries(OPS).map(([k, v]) => `${k}${v ? "!" : ""}`).join(",")}:${HOSTS.join(",")}`;
+export const PROTOCOL = `2:${Object.entries(OPS).map(([k, v]) => `${k}${v ? "!" : ""}`).join(",")}:${HOSTS.join(",")}`;
 
 /** An error as it crosses the boundary. */
 export function wireError(e, fallbackCode = "protocol") {
@@ -49,6 +51,7 @@ class Connection {
     this.remote = remote;
     const url = new URL("./worker.js", import.meta.url);
     const kind = mode === "shared-worker" ? "SharedWorker" : "Worker";
+    this.kind = kind;
     let w;
     // The literal new (Shared)Worker(new URL("./worker.js", import.meta.url),
     // { type: "module" }) is the pattern that bundlers turn into a worker chunk.
@@ -92,6 +95,11 @@ class Connection {
         this.settle?.reject(new Refused("a worker of another version of mcp.js is running"));
         this.settle = null;
         return;
+      case "nokeys":
+        // Sign-ins need their keys stored: Go runs where they can be.
+        this.settle?.reject(new Refused(`${this.kind} cannot store a WebCrypto key in IndexedDB in this browser (${m.reason}), so sign-ins could not start there`));
+        this.settle = null;
+        return this.end({ code: "closed", message: "the mcpwasm worker cannot store its keys" });
       case "progress":
         if (m.id === undefined) return this.remote.loadProgress?.(m.loaded, m.total);
         return this.pending.get(m.id)?.onProgress?.(m.json);

@@ -26,6 +26,32 @@ function makeError(code, message, status, detail, rpcCode) {
 }
 
 const runtimes = new Map(); // build key → Promise<Runtime>
+let keysProbe = null; // Promise of keysRefusal()'s answer, once per worker
+
+/**
+ * Why this worker cannot keep the store's keys, or null when it can. The
+ * store keeps its AES-GCM and DPoP keys as non-extractable CryptoKeys in
+ * IndexedDB, which structured-clones them; WebKit (Safari) cannot clone a
+ * CryptoKey in a SharedWorker (a DataCloneError, for IndexedDB and
+ * postMessage alike), while its dedicated Workers can. Asked before Go is
+ * loaded, so that the page runs Go where the keys work. When WebCrypto or
+ * structuredClone is missing, or generateKey fails, the answer is null:
+ * the store then says what is missing itself.
+ */
+function keysRefusal() {
+  keysProbe ??= (async () => {
+    const subtle = globalThis.crypto?.subtle;
+    if (!subtle || typeof structuredClone !== "function") return null;
+    const key = await subtle.generateKey({ name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
+    try {
+      structuredClone(key);
+      return null;
+    } catch (e) {
+      return `${e?.name ?? "Error"}: ${e?.message ?? e}`;
+    }
+  })().catch(() => null);
+  return keysProbe;
+}
 let booting = Promise.resolve(); // Go reads globalThis.__mcpwasmBoot at start: one start at a time
 
 /** One Go runtime of one build of mcp.wasm and the tabs it serves. */
@@ -210,9 +236,15 @@ class Tab {
     }
   }
 
-  async #hello({ wasmURL, hints, protocol, progress }) {
+  async #hello({ wasmURL, hints, protocol, progress, refuseKeysForTest }) {
     if (protocol !== PROTOCOL) {
       this.post({ t: "stale" }); // a worker of another version of mcp.js: the page starts its own
+      return;
+    }
+    // A test hook (refuseKeysForTest): Chromium takes WebKit's path.
+    const why = refuseKeysForTest === true ? "a test asked for it" : await keysRefusal();
+    if (why) {
+      this.post({ t: "nokeys", reason: why }); // the page runs Go elsewhere
       return;
     }
     try {

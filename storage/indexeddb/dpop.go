@@ -58,9 +58,9 @@ func (k *idbDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error)
 			return nil, storageErr(err, "cannot encode the DPoP key")
 		}
 		// add, not put: when another tab stored a key first, use its key.
-		if err := db.write(ctx, storeDPoP, "add", rec); err != nil {
+		if werr := db.write(ctx, storeDPoP, "add", rec); werr != nil {
 			if rec, err = db.getRecord(ctx, storeDPoP, id); err != nil || rec.IsUndefined() {
-				return nil, storageErr(err, "cannot store the DPoP key")
+				return nil, keyStoreErr(werr, "the DPoP key")
 			}
 		}
 	}

@@ -329,10 +329,10 @@ func (s *idbKV) loadKey(ctx context.Context) error {
 		}
 		rec, _ = jsbridge.NewObject(map[string]any{"k": keyID, "key": key})
 		// add, not put: when another tab won the race, use its key.
-		if err := s.write(ctx, storeKeys, "add", rec); err != nil {
+		if werr := s.write(ctx, storeKeys, "add", rec); werr != nil {
 			rec, err = s.getRecord(ctx, storeKeys, keyID)
 			if err != nil || rec.IsUndefined() {
-				return storageErr(err, "cannot store the encryption key")
+				return keyStoreErr(werr, "the encryption key of the stored sign-ins")
 			}
 		}
 	}
@@ -342,6 +342,18 @@ func (s *idbKV) loadKey(ctx context.Context) error {
 	}
 	s.key = key
 	return nil
+}
+
+// keyStoreErr is the error of a CryptoKey (what) that IndexedDB would not
+// store (werr, the write's error). Without its key no sign-in can be
+// stored or read, so none can start; where the browser cannot clone a
+// CryptoKey at all in this context, the error says which runtime can.
+func keyStoreErr(werr error, what string) error {
+	msg := "indexeddb: cannot store " + what + " (a non-extractable WebCrypto key), so sign-in cannot start"
+	if werr != nil && strings.Contains(werr.Error(), "cloned") {
+		msg += `; this browser cannot store a WebCrypto key from this worker (as in Safari's SharedWorker): load({ runtime: "worker" }) or load({ runtime: "main" }) can`
+	}
+	return &mcperr.Error{Code: mcperr.Storage, Msg: msg, Err: werr}
 }
 
 func subtleCrypto() (jsbridge.Value, error) {
