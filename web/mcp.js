@@ -125,9 +125,11 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
   const url = wasmURL === undefined ? new URL("./mcp.wasm", import.meta.url) : new URL(wasmURL, import.meta.url);
   // A worker runtime where asked for and allowed; else the main thread
   // (below). What the browser refused is said once, with where Go runs.
-  const refused = [];
+  const refused = []; // Refused
   const notice = (chosen) => {
-    if (refused.length) console.info(`mcp: ${refused.join("; ")}; running ${chosen} (docs/JSAPI.md, "Runtimes", says what a worker needs)`);
+    if (!refused.length) return;
+    const csp = refused.some((e) => !e.keys) ? ", and the Content-Security-Policy a worker needs" : "";
+    console.info(`mcp: ${refused.map((e) => e.message).join("; ")}; running ${chosen} (see docs/JSAPI.md, "Runtimes", for why${csp})`);
   };
   for (const mode of workerModes(runtime)) {
     const trace = typeof globalThis.__mcpwasmTrace === "function" ? globalThis.__mcpwasmTrace : null;
@@ -146,7 +148,7 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
       ready = await remote.start();
     } catch (e) {
       if (!(e instanceof Refused)) throw e;
-      refused.push(e.message);
+      refused.push(e);
       continue;
     }
     notice("in a dedicated Worker");

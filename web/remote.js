@@ -36,8 +36,16 @@ export function wireError(e, fallbackCode = "protocol") {
   return { code: fallbackCode, message: e && typeof e.message === "string" ? e.message : String(e) };
 }
 
-/** Thrown by connect() when the browser refused the worker (no such constructor, CSP). */
-export class Refused extends Error {}
+/**
+ * Thrown by connect() when the browser refused the worker (no such
+ * constructor, CSP), or the worker cannot store WebCrypto keys (keys).
+ */
+export class Refused extends Error {
+  constructor(message, { keys = false } = {}) {
+    super(message);
+    this.keys = keys;
+  }
+}
 
 /**
  * A connection to a worker runtime. connect() starts the worker and says
@@ -97,7 +105,7 @@ class Connection {
         return;
       case "nokeys":
         // Sign-ins need their keys stored: Go runs where they can be.
-        this.settle?.reject(new Refused(`${this.kind} cannot store a WebCrypto key in IndexedDB in this browser (${m.reason}), so sign-ins could not start there`));
+        this.settle?.reject(new Refused(`${this.kind} cannot store a WebCrypto key in IndexedDB in this browser (${m.reason}), so sign-ins could not start there`, { keys: true }));
         this.settle = null;
         return this.end({ code: "closed", message: "the mcpwasm worker cannot store its keys" });
       case "progress":
