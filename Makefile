@@ -78,7 +78,7 @@ unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
 
 wasmtest:
-	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(GOROOT)/lib/wasm/go_js_wasm_exec" ./jsbridge/... ./wasm/
+	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(GOROOT)/lib/wasm/go_js_wasm_exec" ./jsbridge/... ./wasm/ ./storage/indexeddb/
 
 ## fuzz: a short run of each fuzz target (seeds in */testdata/fuzz); FUZZTIME=5m for longer
 FUZZTIME ?= 8s

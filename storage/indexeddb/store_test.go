@@ -1,0 +1,152 @@
+//go:build js && wasm
+
+package indexeddb
+
+// These tests run under Node (make wasmtest), which has WebCrypto and
+// structuredClone but no IndexedDB: they cover the memory fallback, the
+// WebCrypto DPoP keys and what a key IndexedDB refuses says. The IndexedDB
+// path itself is tested in the browser (e2e: TestWorkerThatCannotStoreKeys,
+// TestDPoPSignInReloadAndStolenToken).
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/jsbridge"
+	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/mcpwasm/mcpwasm/oauth"
+)
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// TestWithoutIndexedDBKeepsRecordsInMemory: without IndexedDB the store
+// says why once, keeps its records for this page (not shared), and its DPoP
+// keys are in memory too.
+func TestWithoutIndexedDBKeepsRecordsInMemory(t *testing.T) {
+	ctx := ctxT(t)
+	var told []error
+	s := New("test", func(err error) { told = append(told, err) })
+	if err := s.Fallback(); err == nil || mcperr.CodeOf(err, "") != mcperr.Storage || !strings.Contains(err.Error(), "indexedDB is not available") {
+		t.Fatalf("Fallback() = %v; want a storage error saying indexedDB is not available", err)
+	}
+	if s.Shared() {
+		t.Error("Shared() = true on the memory fallback; want false")
+	}
+	g := &oauth.Grant{Resource: "https://mcp.example.com/mcp", AccessToken: "at-secret", TokenType: "Bearer"}
+	if err := s.PutGrant(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetGrant(ctx, g.Resource)
+	if err != nil || got == nil || got.AccessToken != "at-secret" {
+		t.Fatalf("GetGrant = %+v, %v; want the stored grant", got, err)
+	}
+	if err := s.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetGrant(ctx, g.Resource); err != nil || got != nil {
+		t.Errorf("after Clear, GetGrant = %+v, %v; want none", got, err)
+	}
+	if len(told) != 1 {
+		t.Errorf("the fallback callback ran %d times; want once", len(told))
+	}
+	k1, err := s.DPoPKeys().Key(ctx, "reg-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2, err := s.DPoPKeys().Key(ctx, "reg-1")
+	if err != nil || k1 != k2 {
+		t.Errorf("the DPoP key of one id changed within the page (%v)", err)
+	}
+}
+
+// TestDPoPKeySignsAndCannotBeExported: a memory DPoP key is a WebCrypto
+// ECDSA P-256 pair whose private key is not extractable; its signatures
+// verify against the public JWK it reports.
+func TestDPoPKeySignsAndCannotBeExported(t *testing.T) {
+	ctx := ctxT(t)
+	key, err := NewMemoryDPoPKeys().Key(ctx, "reg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wk := key.(*webKey)
+	ext, _ := wk.priv.Get("extractable")
+	if b, err := ext.Bool(); err != nil || b {
+		t.Errorf("the private key's extractable = %v (%v); want false", b, err)
+	}
+	subtle, err := subtleCrypto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := subtle.Call("exportKey", "jwk", wk.priv)
+	if err == nil {
+		_, err = jsbridge.Await(ctx, p)
+	}
+	if err == nil {
+		t.Error("exportKey of the private key succeeded; want it refused")
+	}
+
+	input := []byte("header.payload")
+	sig, err := key.Sign(ctx, input)
+	if err != nil || len(sig) != 64 {
+		t.Fatalf("Sign = %d bytes, %v; want 64", len(sig), err)
+	}
+	x, y := key.PublicJWK()
+	xb, _ := base64.RawURLEncoding.DecodeString(x)
+	yb, _ := base64.RawURLEncoding.DecodeString(y)
+	pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(xb), Y: new(big.Int).SetBytes(yb)}
+	h := sha256.Sum256(input)
+	if !ecdsa.Verify(pub, h[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+		t.Error("the signature does not verify with the reported public key")
+	}
+}
+
+// TestKeyThatCannotBeStoredSaysSignInCannotStart: a CryptoKey that the
+// browser cannot clone into IndexedDB (the DataCloneError of WebKit's
+// SharedWorker; here Node's, for a value that cannot be cloned) gives a
+// storage error that says sign-in cannot start and which runtime can,
+// and the message a person reads says the request stopped.
+func TestKeyThatCannotBeStoredSaysSignInCannotStart(t *testing.T) {
+	clone, err := jsbridge.Global().Get("structuredClone")
+	if err != nil || clone.IsUndefined() {
+		t.Fatal("this Node has no structuredClone")
+	}
+	fn, _ := jsbridge.Global().Get("Function")
+	notClonable, err := fn.New("return 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cloneErr := jsbridge.Call(clone, notClonable)
+	if cloneErr == nil {
+		t.Fatal("structuredClone of a function succeeded")
+	}
+	err = keyStoreErr(cloneErr, "the DPoP key")
+	if mcperr.CodeOf(err, "") != mcperr.Storage || !errors.Is(err, cloneErr) {
+		t.Errorf("keyStoreErr = %v; want a storage error wrapping the clone error", err)
+	}
+	for _, want := range []string{"cannot store the DPoP key", "sign-in cannot start", `load({ runtime: "worker" })`, `load({ runtime: "main" })`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("keyStoreErr = %q; want it to say %q", err, want)
+		}
+	}
+	// Another failure (quota, a closed database) names no runtime.
+	other := keyStoreErr(errors.New("QuotaExceededError"), "the DPoP key")
+	if strings.Contains(other.Error(), "runtime") {
+		t.Errorf("keyStoreErr of a quota error = %q; want no runtime advice", other)
+	}
+	msg, _ := mcperr.Present(mcperr.AtServer(err, "mcp.example.com"))
+	if want := "The browser could not store or use the sign-in for the server at mcp.example.com (IndexedDB or WebCrypto failed), so the request stopped. The detail says why and what to do."; msg != want {
+		t.Errorf("Present = %q; want %q", msg, want)
+	}
+}
