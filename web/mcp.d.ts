@@ -31,7 +31,8 @@ export interface LoadOptions {
   /**
    * Where the Go runtime runs: a SharedWorker shared by the app's tabs, a
    * dedicated Worker, or the main thread; "auto" picks the first the
-   * browser allows. Default: "auto" (see docs/JSAPI.md, "Runtimes").
+   * browser allows and that can store WebCrypto keys (Safari's SharedWorker
+   * cannot: a Worker then). Default: "auto" (see docs/JSAPI.md, "Runtimes").
    */
   runtime?: "auto" | "shared-worker" | "worker" | "main";
 }

@@ -350,10 +350,24 @@ func (s *idbKV) loadKey(ctx context.Context) error {
 // CryptoKey at all in this context, the error says which runtime can.
 func keyStoreErr(werr error, what string) error {
 	msg := "indexeddb: cannot store " + what + " (a non-extractable WebCrypto key), so sign-in cannot start"
-	if werr != nil && strings.Contains(werr.Error(), "cloned") {
+	switch {
+	case werr == nil || !strings.Contains(werr.Error(), "cloned"):
+	case inWorker():
 		msg += `; this browser cannot store a WebCrypto key from this worker (as in Safari's SharedWorker): load({ runtime: "worker" }) or load({ runtime: "main" }) can`
+	default:
+		msg += `; this browser cannot store a WebCrypto key here: the client option storage: "memory" keeps sign-ins for this page only`
 	}
 	return &mcperr.Error{Code: mcperr.Storage, Msg: msg, Err: werr}
+}
+
+// inWorker says whether this code runs in a worker (of any kind).
+func inWorker() bool {
+	scope, err := jsbridge.Global().Get("WorkerGlobalScope")
+	if err != nil || scope.IsUndefined() {
+		return false
+	}
+	ok, _ := jsbridge.Global().InstanceOf(scope)
+	return ok
 }
 
 func subtleCrypto() (jsbridge.Value, error) {

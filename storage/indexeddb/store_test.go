@@ -115,8 +115,9 @@ func TestDPoPKeySignsAndCannotBeExported(t *testing.T) {
 // TestKeyThatCannotBeStoredSaysSignInCannotStart: a CryptoKey that the
 // browser cannot clone into IndexedDB (the DataCloneError of WebKit's
 // SharedWorker; here Node's, for a value that cannot be cloned) gives a
-// storage error that says sign-in cannot start and which runtime can,
-// and the message a person reads says the request stopped.
+// storage error that says sign-in cannot start and what can (in a worker,
+// another runtime; on a page, storage "memory"), and the message a person
+// reads says the request stopped.
 func TestKeyThatCannotBeStoredSaysSignInCannotStart(t *testing.T) {
 	clone, err := jsbridge.Global().Get("structuredClone")
 	if err != nil || clone.IsUndefined() {
@@ -135,15 +136,16 @@ func TestKeyThatCannotBeStoredSaysSignInCannotStart(t *testing.T) {
 	if mcperr.CodeOf(err, "") != mcperr.Storage || !errors.Is(err, cloneErr) {
 		t.Errorf("keyStoreErr = %v; want a storage error wrapping the clone error", err)
 	}
-	for _, want := range []string{"cannot store the DPoP key", "sign-in cannot start", `load({ runtime: "worker" })`, `load({ runtime: "main" })`} {
+	// Node is not a worker: the advice is the one for a page.
+	for _, want := range []string{"cannot store the DPoP key", "sign-in cannot start", `storage: "memory"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("keyStoreErr = %q; want it to say %q", err, want)
 		}
 	}
 	// Another failure (quota, a closed database) names no runtime.
 	other := keyStoreErr(errors.New("QuotaExceededError"), "the DPoP key")
-	if strings.Contains(other.Error(), "runtime") {
-		t.Errorf("keyStoreErr of a quota error = %q; want no runtime advice", other)
+	if strings.Contains(other.Error(), "runtime") || strings.Contains(other.Error(), "memory") {
+		t.Errorf("keyStoreErr of a quota error = %q; want no advice about clones", other)
 	}
 	msg, _ := mcperr.Present(mcperr.AtServer(err, "mcp.example.com"))
 	if want := "The browser could not store or use the sign-in for the server at mcp.example.com (IndexedDB or WebCrypto failed), so the request stopped. The detail says why and what to do."; msg != want {
