@@ -23,7 +23,8 @@
 //   STEPUP_SCOPE    scope admin_report needs besides SCOPE (default "admin")
 //
 // It prints "mcp-front listening <url>" on stdout once it accepts requests,
-// and one line per request on stderr (method, path, status; never a token).
+// and one line per request on stderr (method, path, status, JSON-RPC
+// methods; never a token).
 import express from "express";
 import cors from "cors";
 import { randomUUID } from "node:crypto";
@@ -124,7 +125,10 @@ function newServer() {
 
 const app = express();
 app.use((req, res, next) => {
-  res.on("finish", () => console.error(`mcp-front ${req.method} ${req.path} ${res.statusCode}`));
+  res.on("finish", () => {
+    const rpc = [req.body ?? []].flat().map((m) => m?.method ?? (m?.id !== undefined ? "response" : "?"));
+    console.error(`mcp-front ${req.method} ${req.path} ${res.statusCode} ${rpc.join(",")}`.trimEnd());
+  });
   next();
 });
 app.use(
