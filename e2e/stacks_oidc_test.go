@@ -890,3 +890,93 @@ func toolText(res *mcp.CallToolResult) string {
 	}
 	return strings.Join(parts, "")
 }
+
+// TestStackOIDCConsentBrowser signs in to each stack in Chromium with the
+// stack's Consent func: package oauth (natively) sends the authorization
+// URL to a tab, Consent logs in and approves, and the tab's redirect to
+// the page's oauth/callback.html is delivered to the flow. A second client
+// is then denied in the same browser context, where the login is remembered
+// and only the consent form is shown.
+func TestStackOIDCConsentBrowser(t *testing.T) {
+	for _, st := range []stack{oidcProviderStack, hydraStack} {
+		t.Run(st.name, func(t *testing.T) {
+			reg := oauth.NewRegistry()
+			page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/oauth/callback.html" {
+					http.NotFound(w, r)
+					return
+				}
+				cb := "http://" + r.Host + r.URL.RequestURI()
+				go func() { _ = reg.Deliver(cb) }()
+				fmt.Fprint(w, "<!doctype html><title>callback</title>signed in")
+			}))
+			t.Cleanup(page.Close)
+			s := st.start(t, page.URL)
+			bctx, cancelB := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext())
+			t.Cleanup(cancelB)
+			if err := chromedp.Do(bctx, chromedp.Navigate(page.URL+"/oauth/callback.html?blank")); err != nil {
+				t.Fatalf("opening the browser: %v", err)
+			}
+			for i, approve := range []bool{true, false} {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				authURLs := make(chan string, 1)
+				h, err := oauth.New(oauth.Config{
+					ResourceURL: s.MCPURL,
+					HTTPClient:  &http.Client{Transport: http.DefaultTransport, Timeout: 30 * time.Second},
+					RedirectURL: page.URL + "/oauth/callback.html",
+					ClientID:    clientIDOf(s.ClientOpts),
+					ClientName:  fmt.Sprintf("mcpwasm browser consent %d", i),
+					Registry:    reg,
+					Courier: oauth.CourierFunc(func(_ context.Context, authURL string) error {
+						authURLs <- authURL
+						return nil
+					}),
+					Interactive: true,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				client := mcp.NewClient(&mcp.Implementation{Name: "mcpwasm-stack-test", Version: "0.1.0"}, nil)
+				connected := make(chan error, 1)
+				go func() {
+					session, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+						Endpoint:     s.MCPURL,
+						HTTPClient:   &http.Client{Transport: h.ResourceTransport(http.DefaultTransport), Timeout: 30 * time.Second},
+						OAuthHandler: h,
+					}, nil)
+					if err == nil {
+						var res *mcp.CallToolResult
+						res, err = session.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}})
+						if err == nil && toolText(res) != "3" {
+							err = fmt.Errorf("add(1, 2) = %q", toolText(res))
+						}
+						session.Close()
+					}
+					connected <- err
+				}()
+				var authURL string
+				select {
+				case authURL = <-authURLs:
+				case err := <-connected:
+					t.Fatalf("the flow ended before an authorization URL: %v", err)
+				case <-ctx.Done():
+					t.Fatal("no authorization URL within 2 minutes")
+				}
+				tab, cancelTab := chromedp.NewContext(bctx)
+				if err := chromedp.Do(tab, chromedp.Navigate(authURL)); err != nil {
+					t.Fatalf("opening the authorization URL: %v", err)
+				}
+				s.Consent(t, tab, approve)
+				err = <-connected
+				cancelTab()
+				if approve && err != nil {
+					t.Fatalf("after approving in the browser: %v", err)
+				}
+				if !approve && !errors.Is(err, oauth.ErrDeclined) {
+					t.Fatalf("after denying in the browser: %v, want ErrDeclined", err)
+				}
+			}
+		})
+	}
+}
