@@ -307,10 +307,10 @@ func startHydra(t *testing.T, pageOrigin string) *stackServer {
 		// dynamic registration fails; TestStackHydraRegistration watches
 		// for that to change.
 		ClientOpts: fmt.Sprintf("clientId: %q", hydraClient(t, admin, pageOrigin)),
-		Consent:  formConsent,
-		TokenTTL: stackTokenTTL,
-		StepUp:   stackStepUpTool,
-		Requests: hydraRequests(as, strings.TrimPrefix(public, "http://")),
+		Consent:    formConsent,
+		TokenTTL:   stackTokenTTL,
+		StepUp:     stackStepUpTool,
+		Requests:   hydraRequests(as, strings.TrimPrefix(public, "http://")),
 	}
 }
 
