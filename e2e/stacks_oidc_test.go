@@ -745,6 +745,7 @@ func TestStackOIDCNative(t *testing.T) {
 				t.Fatalf("the stack issued no refresh token (scopes %v)", g.Scopes)
 			}
 			t.Logf("granted scopes %v, token type %s, expires in %v", g.Scopes, g.TokenType, time.Until(g.Expiry).Round(time.Second))
+			checkStackCORS(t, g.Issuer, s.MCPURL, pageOrigin)
 
 			// Past the token's lifetime the next call refreshes first.
 			time.Sleep(s.TokenTTL + time.Second)
@@ -862,6 +863,47 @@ func TestStackHydraRegistration(t *testing.T) {
 		t.Fatalf("connecting: %v, want the known registration failure", err)
 	}
 	t.Logf("as known, dynamic registration with Hydra fails: %v", err)
+}
+
+// checkStackCORS checks that the AS's token, revocation and registration
+// endpoints and the MCP server answer a preflight from the page's origin
+// as a browser needs.
+func checkStackCORS(t *testing.T, issuer, mcpURL, pageOrigin string) {
+	t.Helper()
+	resp, err := http.Get(issuer + "/.well-known/openid-configuration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	err = json.NewDecoder(resp.Body).Decode(&meta)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("the AS metadata: %v", err)
+	}
+	preflight := func(u, headers string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodOptions, u, nil)
+		req.Header.Set("Origin", pageOrigin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", headers)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Access-Control-Allow-Origin"); got != pageOrigin && got != "*" {
+			t.Errorf("a preflight from %s to %s: %d, Access-Control-Allow-Origin %q", pageOrigin, u, resp.StatusCode, got)
+		}
+	}
+	for _, k := range []string{"token_endpoint", "revocation_endpoint", "registration_endpoint"} {
+		u, _ := meta[k].(string)
+		if u == "" {
+			t.Errorf("the AS metadata has no %s", k)
+			continue
+		}
+		preflight(u, "content-type")
+	}
+	preflight(mcpURL, "authorization,content-type,mcp-protocol-version,mcp-session-id")
 }
 
 // refreshWith tries a refresh with g's refresh token at its token

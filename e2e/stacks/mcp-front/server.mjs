@@ -131,10 +131,11 @@ app.use((req, res, next) => {
   });
   next();
 });
+// Every request header the page asks for is allowed (cors reflects
+// Access-Control-Request-Headers): the MCP headers grow with the protocol.
 app.use(
   cors({
     origin: pageOrigin,
-    allowedHeaders: ["authorization", "content-type", "mcp-session-id", "mcp-protocol-version", "last-event-id", "dpop"],
     exposedHeaders: ["www-authenticate", "mcp-session-id"],
   }),
 );
