@@ -9,6 +9,9 @@
 #     with a nested module the module zip leaves out, and that client's
 #     matching version is not on the proxy, so the build uses the newest
 #     one that is (hydra-client-go v2.2.1; only Hydra's CLI commands use it).
+#     The build is about 9 CPU-minutes with an empty Go build cache (about
+#     5 minutes on 2 idle cores) and gives a 57 MB binary; it is kept, so
+#     only the first run pays.
 # Idempotent: does nothing that is already done. NO_INSTALL=1 installs
 # nothing and fails, naming what is missing.
 set -euo pipefail
@@ -35,7 +38,7 @@ if [ ! -x "$hydra" ]; then
     exit 1
   fi
   command -v gcc >/dev/null 2>&1 || { echo "building Ory Hydra needs gcc (cgo): run scripts/install-deps.sh" >&2; exit 1; }
-  echo "building Ory Hydra $HYDRA_VERSION from the Go module proxy (several minutes on 2 cores)"
+  echo "building Ory Hydra $HYDRA_VERSION from the Go module proxy (about 9 CPU-minutes)"
   start=$SECONDS
   src="$(go mod download -json "github.com/ory/hydra/v2@$HYDRA_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
   [ -d "$src" ] || { echo "go mod download github.com/ory/hydra/v2@$HYDRA_VERSION gave no directory" >&2; exit 1; }
