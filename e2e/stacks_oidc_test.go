@@ -221,10 +221,18 @@ func startOIDCProvider(t *testing.T, pageOrigin string) *stackServer {
 // builds.
 const hydraVersion = "v2.3.0"
 
-// hydraBinary is where scripts/install-stacks-oidc.sh puts Hydra.
+// hydraBinary is where scripts/install-stacks-oidc.sh puts Hydra: the
+// machine's cache (one build for every clone), or $MCPWASM_HYDRA.
 func hydraBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(repoRoot, "e2e", "stacks", "hydra", ".bin", "hydra-"+hydraVersion)
+	bin := os.Getenv("MCPWASM_HYDRA")
+	if bin == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			t.Fatalf("no cache directory for Ory Hydra: %v (set MCPWASM_HYDRA)", err)
+		}
+		bin = filepath.Join(cache, "mcpwasm", "hydra-"+hydraVersion)
+	}
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("Ory Hydra %s is not built at %s: run scripts/install-stacks-oidc.sh", hydraVersion, bin)
 	}

@@ -4,7 +4,9 @@
 #     and Node 22 from npm's "node" package, which oidc-provider 9 needs)
 #     and e2e/stacks/mcp-front (the TypeScript MCP SDK server in front);
 #   - Ory Hydra, built from its release module on the Go module proxy into
-#     e2e/stacks/hydra/.bin/hydra-$HYDRA_VERSION (cgo, for its in-memory
+#     the machine's cache, ${XDG_CACHE_HOME:-~/.cache}/mcpwasm/hydra-$HYDRA_VERSION
+#     (MCPWASM_HYDRA overrides the path), so every clone of the repository on
+#     this machine shares one build (cgo, for its in-memory
 #     SQLite: needs gcc). The release's go.mod replaces its API client
 #     with a nested module the module zip leaves out, and that client's
 #     matching version is not on the proxy, so the build uses the newest
@@ -31,7 +33,7 @@ for dir in e2e/stacks/oidc-provider e2e/stacks/mcp-front; do
   fi
 done
 
-hydra="$PWD/e2e/stacks/hydra/.bin/hydra-$HYDRA_VERSION"
+hydra="${MCPWASM_HYDRA:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpwasm/hydra-$HYDRA_VERSION}"
 if [ ! -x "$hydra" ]; then
   if [ -n "${NO_INSTALL:-}" ]; then
     echo "NO_INSTALL is set: not building Ory Hydra $HYDRA_VERSION into $hydra" >&2
