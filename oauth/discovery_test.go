@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
@@ -228,9 +230,11 @@ func TestHostileInput(t *testing.T) {
 }
 
 // TestIssuerExactComparison: RFC 9207 §2.4 and RFC 8414 §3.3 compare
-// issuers by simple string comparison. An iss (or a metadata issuer) that
-// differs only by a trailing slash or by case is refused, and the code is
-// never sent to the token endpoint (conformance auth/iss-normalized).
+// issuers by simple string comparison. An iss that differs only by a
+// trailing slash or by case is refused, and the code is never sent to the
+// token endpoint (conformance auth/iss-normalized); so is a metadata issuer
+// that differs by case or path. The one equivalence taken is an issuer
+// without a path spelled with or without its "/".
 func TestIssuerExactComparison(t *testing.T) {
 	advertise := func(m map[string]any) { m["authorization_response_iss_parameter_supported"] = true }
 	tests := []struct {
@@ -246,8 +250,20 @@ func TestIssuerExactComparison(t *testing.T) {
 			e.as.meta = advertise
 			e.as.sendIss = strings.Replace(e.as.issuer(), "127.0.0.1", "localhost", 1)
 		}, mcperr.StateMismatch},
-		{"metadata issuer with a trailing slash", func(e *env) {
+		// An issuer without a path, "/" or not, is one URL (RFC 3986
+		// §6.2.3): Auth0 names itself with the "/", other servers' PRM
+		// without it.
+		{"metadata issuer with a trailing slash on an origin", func(e *env) {
 			e.as.meta = func(m map[string]any) { m["issuer"] = m["issuer"].(string) + "/" }
+		}, ""},
+		{"metadata issuer with two trailing slashes", func(e *env) {
+			e.as.meta = func(m map[string]any) { m["issuer"] = m["issuer"].(string) + "//" }
+		}, mcperr.DiscoveryFailed},
+		{"metadata issuer in upper case", func(e *env) {
+			e.as.meta = func(m map[string]any) { m["issuer"] = strings.ToUpper(m["issuer"].(string)) }
+		}, mcperr.DiscoveryFailed},
+		{"metadata issuer with a path", func(e *env) {
+			e.as.meta = func(m map[string]any) { m["issuer"] = m["issuer"].(string) + "/tenant" }
 		}, mcperr.DiscoveryFailed},
 	}
 	for _, tt := range tests {
@@ -372,4 +388,33 @@ func TestSecretsNeverInErrorsOrEvents(t *testing.T) {
 	ts, _ := h.TokenSource(context.Background())
 	_, err := ts.Token()
 	check(t, "refresh error", err.Error())
+}
+
+// TestResourceMetaNaming: protected resource metadata names the resource
+// the client asked about up to a trailing "/" and the case of scheme and
+// host (RFC 3986 §6.2.2.1); a path in another case, another host or
+// another path is another resource.
+func TestResourceMetaNaming(t *testing.T) {
+	const asked = "https://mcp.example/mcp"
+	for _, tc := range []struct {
+		named string
+		root  bool
+		ok    bool
+	}{
+		{"https://mcp.example/mcp", false, true},
+		{"https://mcp.example/mcp/", false, true},
+		{"HTTPS://MCP.Example/mcp", false, true},
+		{"https://mcp.example", true, true},
+		{"https://MCP.example/", true, true},
+		{"https://mcp.example", false, false},
+		{"https://mcp.example/MCP", false, false},
+		{"https://mcp.example.evil/mcp", false, false},
+		{"https://mcp.example/mcp/x", false, false},
+		{"https://mcp.example/mcp?x=1", false, false},
+	} {
+		prm := &oauthex.ProtectedResourceMetadata{Resource: tc.named, AuthorizationServers: []string{"https://as.example"}}
+		if err := ValidateResourceMeta(prm, asked, tc.root); (err == nil) != tc.ok {
+			t.Errorf("resource %q (root probe %v) for %q: %v; want ok %v", tc.named, tc.root, asked, err, tc.ok)
+		}
+	}
 }
