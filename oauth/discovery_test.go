@@ -418,3 +418,36 @@ func TestResourceMetaNaming(t *testing.T) {
 		}
 	}
 }
+
+// TestWWWAuthenticateShapes: the parameters of a Bearer or DPoP challenge
+// are read whatever the spelling servers use (RFC 9110 §11.6.1): quoted or
+// not, any case of scheme and name, empty values next to them (Entra ID's
+// realm=""), other challenges before or after, in one header or several.
+func TestWWWAuthenticateShapes(t *testing.T) {
+	const prm = "https://mcp.example/.well-known/oauth-protected-resource"
+	for _, tc := range []struct {
+		name   string
+		values []string
+		scopes string
+		err    string
+	}{
+		{"quoted", []string{`Bearer resource_metadata="` + prm + `", scope="a b", error="insufficient_scope"`}, "a b", "insufficient_scope"},
+		{"unquoted, odd case", []string{`bearer Resource_Metadata=` + prm + `, SCOPE=read:files, Error=invalid_token`}, "read:files", "invalid_token"},
+		{"empty realm first (Entra ID)", []string{`Bearer realm="", authorization_uri="https://login.example/authorize", resource_metadata="` + prm + `"`}, "", ""},
+		{"empty error_description", []string{`Bearer error="invalid_token",error_description="",resource_metadata="` + prm + `"`}, "", "invalid_token"},
+		{"spaces around =", []string{`Bearer resource_metadata = "` + prm + `" , scope = "x"`}, "x", ""},
+		{"after Negotiate with token68", []string{`Negotiate abc123==, Bearer resource_metadata="` + prm + `"`}, "", ""},
+		{"before Basic", []string{`Bearer realm="api", resource_metadata="` + prm + `", Basic realm="x"`}, "", ""},
+		{"in a second header", []string{`Basic realm="x"`, `DPoP algs="ES256", resource_metadata="` + prm + `"`}, "", ""},
+		{"escaped quote in a scope", []string{`Bearer scope="a\"b c", resource_metadata="` + prm + `"`}, `a"b c`, ""},
+		{"garbage before", []string{`"junk", Bearer resource_metadata="` + prm + `"`}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := &http.Response{Header: http.Header{"Www-Authenticate": tc.values}}
+			ch := parseChallenge(resp)
+			if ch.prmURL != prm || strings.Join(ch.scopes, " ") != tc.scopes || ch.err != tc.err {
+				t.Errorf("challenge %+v; want resource_metadata %q, scopes %q, error %q", ch, prm, tc.scopes, tc.err)
+			}
+		})
+	}
+}
