@@ -65,10 +65,31 @@ func getJSON(ctx context.Context, c *http.Client, u string, v any) error {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
 		return fmt.Errorf("%w: status %d", errNotFound, resp.StatusCode)
 	}
-	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if !jsonContentType(resp.Header.Get("Content-Type")) {
 		return fmt.Errorf("content type %q is not application/json", sanitize(resp.Header.Get("Content-Type")))
 	}
 	return decodeCapped(resp.Body, v)
+}
+
+// jsonContentType reports whether a metadata document of this content type
+// is read as JSON. RFC 8414 §3.2 and RFC 9728 §3.2 say application/json;
+// metadata served as a static file often comes without an extension, and
+// static hosts label it text/plain or application/octet-stream (or not at
+// all). Those are read, and must still decode as a JSON object; a type
+// that says the body is something else (an HTML page, a script) is not.
+func jsonContentType(ct string) bool {
+	if strings.TrimSpace(ct) == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	switch mt {
+	case "application/json", "text/json", "text/plain", "application/octet-stream", "binary/octet-stream":
+		return true
+	}
+	return strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
 }
 
 // decodeCapped decodes one JSON object of at most maxBody bytes.

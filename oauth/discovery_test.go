@@ -451,3 +451,21 @@ func TestWWWAuthenticateShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestMetadataContentTypes: metadata is read as JSON when its content type
+// says JSON, or says nothing useful (static hosts serve an extensionless
+// well-known file as text/plain or octet-stream); a page or a script is
+// refused whatever its body.
+func TestMetadataContentTypes(t *testing.T) {
+	for ct, ok := range map[string]bool{
+		"application/json": true, "application/json; charset=utf-8": true, "Application/JSON": true,
+		"application/jrd+json": true, "text/plain; charset=utf-8": true, "application/octet-stream": true,
+		"binary/octet-stream": true, "": true,
+		"text/html": false, "text/html; charset=utf-8": false, "application/javascript": false,
+		"application/xml": false, "image/svg+xml": false, "text/html+json": false, "garbage/": false,
+	} {
+		if got := jsonContentType(ct); got != ok {
+			t.Errorf("content type %q read as JSON: %v; want %v", ct, got, ok)
+		}
+	}
+}
