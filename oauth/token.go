@@ -318,7 +318,9 @@ func asRetrieve(err error, re **oauth2.RetrieveError) bool {
 	return false
 }
 
-// revoke calls the RFC 7009 revocation endpoint.
+// revoke calls the RFC 7009 revocation endpoint. §2.2 says 200; any 2xx
+// is taken (servers answer 204 No Content too): the token is gone either
+// way.
 func (h *Handler) revoke(ctx context.Context, g *Grant, token, hint string) error {
 	req, err := clientRequest(ctx, g.RevocationEndpoint, g.creds(), url.Values{"token": {token}, "token_type_hint": {hint}})
 	if err != nil {
@@ -330,7 +332,7 @@ func (h *Handler) revoke(ctx context.Context, g *Grant, token, hint string) erro
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return tokenErr(fmt.Sprintf("revocation endpoint returned status %d", resp.StatusCode), nil)
 	}
 	return nil
