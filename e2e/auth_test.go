@@ -316,8 +316,35 @@ func TestForgedMessageFromAnotherOriginIsIgnored(t *testing.T) {
 	}
 }
 
+// TestLogoutRevokesAndEmptiesStorage: logout() ends the session first,
+// with a DELETE the MCP server accepts (the token still works then), and
+// only then revokes the grant and empties the storage.
 func TestLogoutRevokesAndEmptiesStorage(t *testing.T) {
-	e := newAuthEnv(t, devserver.AuthConfig{})
+	type deleteSeen struct{ status, revokesBefore int }
+	var (
+		mu      sync.Mutex
+		deletes []deleteSeen
+	)
+	e := newAuthEnvWith(t, devserver.AuthConfig{}, func(e *authEnv, name string, h http.Handler) http.Handler {
+		if name != "mcp" {
+			return h
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodDelete {
+				h.ServeHTTP(w, r)
+				return
+			}
+			revokes := e.AS.Count("revoke")
+			sw := &statusWriter{ResponseWriter: w}
+			h.ServeHTTP(sw, r)
+			if sw.status == 0 {
+				sw.status = http.StatusOK // nothing written
+			}
+			mu.Lock()
+			deletes = append(deletes, deleteSeen{sw.status, revokes})
+			mu.Unlock()
+		})
+	})
 	e.signIn(`{}`)
 	var got struct {
 		State  string `json:"state"`
@@ -334,6 +361,12 @@ func TestLogoutRevokesAndEmptiesStorage(t *testing.T) {
 	})()`, &got)
 	if n := e.AS.Count("revoke"); n < 1 {
 		t.Errorf("the authorization server saw %d revocations; want ≥1", n)
+	}
+	mu.Lock()
+	seen := append([]deleteSeen(nil), deletes...)
+	mu.Unlock()
+	if len(seen) != 1 || seen[0].status < 200 || seen[0].status > 299 || seen[0].revokesBefore != 0 {
+		t.Errorf("DELETEs the MCP server saw (status, revocations before): %+v; want one, accepted, before any revocation", seen)
 	}
 	if got.Grants != 0 {
 		t.Errorf("%d grants left in IndexedDB after logout; want 0", got.Grants)

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -62,8 +64,14 @@ func TestHostileToken(t *testing.T) {
 			tamper: editToken(func(m map[string]any) { delete(m, "token_type") }), bad: authserver.AccessTokenPrefix, msg: "token_type"},
 		{name: "expires_in negative → token_failed",
 			tamper: editToken(func(m map[string]any) { m["expires_in"] = -3600 }), bad: authserver.AccessTokenPrefix, msg: "expires_in"},
-		{name: "expires_in 1e300 → token_failed",
-			tamper: editToken(func(m map[string]any) { m["expires_in"] = 1e300 }), bad: authserver.AccessTokenPrefix, msg: "expires_in"},
+		{name: "access_token with a trailing space (HTTP would drop it) → token_failed",
+			tamper: editToken(func(m map[string]any) {
+				if at, ok := m["access_token"].(string); ok {
+					m["access_token"] = at + " "
+				}
+			}), bad: authserver.AccessTokenPrefix, msg: "access_token"},
+		{name: "access_token with DEL → token_failed",
+			tamper: editToken(func(m map[string]any) { m["access_token"] = "hostile-del\x7f" }), bad: "hostile-del", msg: "access_token"},
 		{name: `expires_in "soon" → token_failed`,
 			tamper: editToken(func(m map[string]any) { m["expires_in"] = "soon" }), bad: authserver.AccessTokenPrefix, msg: "expires_in"},
 		{name: "access_token of 100 kB → token_failed",
@@ -146,4 +154,131 @@ func TestHostileTokenEndpointNeverAnswers(t *testing.T) {
 		e.noScript()
 		e.stillUsable(e.Good)
 	})
+}
+
+// cfPrefix makes the demo authorization server's tokens look like those of
+// Cloudflare's workers-oauth-provider (user:grant:secret).
+const cfPrefix = "alice:6YKn06W2SZ9t274e:"
+
+// colonTokens rewrites the demo servers so that they speak in
+// user:grant:secret tokens: the token endpoint's answers get cfPrefix on
+// both tokens, a lower-case "bearer", an empty scope and RFC 8707's
+// resource, as workers-oauth-provider sends them; the prefix comes off
+// again where a token comes back (refresh, revocation, the MCP server's
+// Authorization header), so the demo servers see their own tokens.
+func colonTokens() authTamper {
+	unprefix := func(s string) string { return strings.TrimPrefix(s, cfPrefix) }
+	return authTamper{
+		AS: func(e *hostileAuthEnv, h http.Handler) http.Handler {
+			h = hostile.Tamper(h, authserver.TokenPath, hostile.EditJSON(func(m map[string]any) {
+				if at, ok := m["access_token"].(string); ok {
+					m["access_token"] = cfPrefix + at
+					m["token_type"] = "bearer"
+					m["scope"] = ""
+					m["resource"] = e.MCPURL
+				}
+				if rt, ok := m["refresh_token"].(string); ok {
+					m["refresh_token"] = cfPrefix + rt
+				}
+			}))
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost && (r.URL.Path == authserver.TokenPath || r.URL.Path == authserver.RevokePath) {
+					if err := r.ParseForm(); err == nil {
+						for _, k := range []string{"refresh_token", "token"} {
+							if v := r.PostForm.Get(k); v != "" {
+								r.PostForm.Set(k, unprefix(v))
+							}
+						}
+						body := r.PostForm.Encode()
+						r.Body = io.NopCloser(strings.NewReader(body))
+						r.ContentLength = int64(len(body))
+						r.Form, r.PostForm = nil, nil
+					}
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+		MCP: func(_ *hostileAuthEnv, h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer "+cfPrefix) {
+					r.Header.Set("Authorization", "Bearer "+unprefix(strings.TrimPrefix(a, "Bearer ")))
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+	}
+}
+
+// TestHostileTokenShapesThatSignIn: token responses that deployed
+// authorization servers send, and that a reading of RFC 6750 stricter
+// than RFC 6749 would refuse, sign in end to end: the tokens of
+// workers-oauth-provider (user:grant:secret, printable ASCII that RFC 6749
+// Appendix A.12 allows) reach the MCP server unchanged, tools are listed,
+// and logout revokes them; an expires_in past any sane lifetime reads as
+// "unknown", not as hostile.
+func TestHostileTokenShapesThatSignIn(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		tamper authTamper
+		prefix string // what the MCP server's Authorization header starts with
+	}{
+		{name: "user:grant:secret tokens, token_type bearer, scope \"\", resource → connected, tools listed, logout revokes",
+			tamper: colonTokens(), prefix: "Bearer " + cfPrefix},
+		{name: "expires_in 1e300 → connected (lifetime unknown)",
+			tamper: editToken(func(m map[string]any) { m["expires_in"] = 1e300 }), prefix: "Bearer " + authserver.AccessTokenPrefix},
+		{name: `expires_in "3600.0" → connected`,
+			tamper: editToken(func(m map[string]any) { m["expires_in"] = "3600.0" }), prefix: "Bearer " + authserver.AccessTokenPrefix},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newHostileAuthEnv(t, devserver.AuthConfig{AutoApprove: true}, c.tamper)
+			if r := e.login(`{ authTimeoutMs: 15000 }`); !r.OK || r.State != "connected" {
+				t.Fatalf("authorize() = %+v (error %+v); want connected", r, r.Error)
+			}
+			var got struct {
+				Tools []string `json:"tools"`
+				Error *jsErr   `json:"error"`
+				State string   `json:"state"`
+			}
+			e.eval(`(async () => {
+				try {
+					const tools = (await c.listTools()).map((t) => t.name);
+					await c.logout();
+					return { tools, state: c.state };
+				} catch (e) { return { error: { code: e.code, message: e.message }, state: c.state }; }
+			})()`, &got)
+			if got.Error != nil || !slices.Contains(got.Tools, "add") {
+				t.Errorf("listTools() then logout(): tools %v, error %+v; want the demo tools and no error", got.Tools, got.Error)
+			}
+			if got.State != "needs_auth" {
+				t.Errorf("state after logout() = %q; want needs_auth", got.State)
+			}
+			sent := 0
+			for _, q := range e.MCP.Requests() {
+				if a := q.Header.Get("Authorization"); a != "" {
+					sent++
+					if !strings.HasPrefix(a, c.prefix) {
+						t.Errorf("the MCP server got Authorization %.40q…; want it to start %q", a, c.prefix)
+					}
+				}
+			}
+			if sent == 0 {
+				t.Error("no MCP request carried the token")
+			}
+			// The first revocation (the refresh token) revokes the whole
+			// grant at the demo server; the access token's finds nothing.
+			revoked := 0
+			for _, ev := range e.AS.Events() {
+				if ev.Kind == authserver.EventRevoke && ev.Detail == "revoked" {
+					revoked++
+				}
+			}
+			if revoked == 0 {
+				t.Error("logout() revoked nothing at the authorization server; want the grant revoked (the token the server issued, without the prefix)")
+			}
+			e.noScript()
+			e.popupsClosed()
+			e.attackerSawNothing()
+		})
+	}
 }

@@ -2,7 +2,10 @@ package mcpclient
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
@@ -138,13 +141,84 @@ func (c *Client) PopupBlocked() error {
 	return err
 }
 
-// Logout signs out: the grant is revoked where the server supports it and
-// deleted, the session ends and the client needs a sign-in.
+// Logout signs out: the session ends first, while its token still works
+// (a DELETE sent after the revocation would be refused and leave the
+// session on the server); then the grant is revoked where the server
+// supports it and deleted, and the client needs a sign-in. The grant is
+// deleted whatever happened before; a server that refused to end the
+// session (a status other than 2xx, 404 "no such session" or 405 "not
+// supported", or no answer) is reported in the error, after any error of
+// the sign-out itself.
 func (c *Client) Logout(ctx context.Context) error {
 	if c.opts.Auth == nil {
 		return c.noSignIn()
 	}
+	c.mu.Lock()
+	var end *sessionEnd
+	if c.session != nil && c.session.ID() != "" {
+		end = &sessionEnd{id: c.session.ID()}
+		c.ending = end
+	}
+	c.mu.Unlock()
+	c.apply(inSignedOut, nil) // closes the session: go-sdk sends the DELETE
+	c.mu.Lock()
+	c.ending = nil
+	endErr := end.result()
+	c.mu.Unlock()
 	err := c.opts.Auth.Logout(ctx)
-	c.apply(inSignedOut, nil)
+	switch {
+	case err == nil:
+		err = endErr
+	case endErr != nil:
+		err = &bothErrors{err, endErr}
+	}
 	return mcperr.AtServer(err, Host(c.url))
 }
+
+// sessionEnd is what became of the DELETE ending session id; guarded by
+// the client's mu.
+type sessionEnd struct {
+	id     string
+	seen   bool
+	status int
+	err    error
+}
+
+// sawDelete notes how the DELETE of a session went, for the Logout
+// waiting to hear of it.
+func (c *Client) sawDelete(id string, status int, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.ending; e != nil && e.id == id && !e.seen {
+		e.seen, e.status, e.err = true, status, err
+	}
+}
+
+// result is the error to report for the end of the session: nil when it
+// ended (2xx), was gone already (404), the server does not end sessions
+// on request (405, MCP Streamable HTTP "Session Management"), or no DELETE
+// was sent (go-sdk sends none for a session the server already ended).
+func (e *sessionEnd) result() error {
+	switch {
+	case e == nil || !e.seen:
+		return nil
+	case e.err != nil:
+		var ue *url.Error
+		cause := e.err
+		if errors.As(cause, &ue) {
+			cause = ue.Err // the URL is the server's, said elsewhere
+		}
+		return &mcperr.Error{Code: mcperr.Network, Msg: "mcp: ending the session failed; it may stay open on the server until it expires", Err: cause}
+	case e.status >= 200 && e.status < 300, e.status == http.StatusNotFound, e.status == http.StatusMethodNotAllowed:
+		return nil
+	}
+	return &mcperr.Error{Code: mcperr.HTTP, Status: e.status,
+		Msg: fmt.Sprintf("mcp: the server refused to end the session (HTTP %d); you are signed out here, but the session may stay open on the server until it expires", e.status)}
+}
+
+// bothErrors is two errors of one call; the first one's code is the
+// call's.
+type bothErrors struct{ first, also error }
+
+func (e *bothErrors) Error() string   { return e.first.Error() + "; also, " + e.also.Error() }
+func (e *bothErrors) Unwrap() []error { return []error{e.first, e.also} }

@@ -133,6 +133,7 @@ type Client struct {
 	caps       map[string]any      // the capabilities the last connect advertised (2026-07-28 envelope)
 	impl       *mcp.Implementation // the client info it sent
 	rawCaps    json.RawMessage     // the server's capabilities as it sent them
+	ending     *sessionEnd         // the DELETE that Logout waits to hear of
 }
 
 // New returns an idle client for the MCP endpoint at rawURL, which must be an
@@ -182,7 +183,8 @@ func New(rawURL string, opts Options) (*Client, error) {
 		CredentialHeaders: names,
 	}
 	c.http = &http.Client{
-		Transport:     &roundTripper{guard: present(opts.Auth, guard), taps: &c.taps, hello: &c.hello, warn: func(msg string) { c.emit("warning", Warning{Message: msg}) }},
+		Transport: &roundTripper{guard: present(opts.Auth, guard), taps: &c.taps, hello: &c.hello,
+			warn: func(msg string) { c.emit("warning", Warning{Message: msg}) }, ended: c.sawDelete},
 		Jar:           jar,
 		CheckRedirect: httpguard.CheckRedirect,
 	}

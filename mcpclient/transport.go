@@ -29,6 +29,9 @@ type roundTripper struct {
 	taps  *progressTaps
 	hello *handshake
 	warn  func(msg string) // tells the page something went wrong that ends nothing
+	// ended hears how each DELETE that ends a session went: its status,
+	// or the error that kept it from an answer.
+	ended func(sessionID string, status int, err error)
 }
 
 // credentials returns the guard's hook adding the static headers and the
@@ -80,6 +83,13 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		call = out.id
 	}
 	resp, err := t.guard.RoundTrip(req)
+	if req.Method == http.MethodDelete && t.ended != nil {
+		status := 0
+		if err == nil {
+			status = resp.StatusCode
+		}
+		t.ended(req.Header.Get("Mcp-Session-Id"), status, err)
+	}
 	if err != nil {
 		if mcperr.CodeOf(err, "") == mcperr.Protocol {
 			rec.violation(err) // the guard refused what the server asked for

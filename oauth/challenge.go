@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 // challenge is what a 401/403 told us.
@@ -154,25 +153,152 @@ func parseChallenge(resp *http.Response) challenge {
 	if resp == nil {
 		return ch
 	}
-	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	if err != nil {
-		return ch // unreadable: discovery falls through to well-known URLs
-	}
-	for _, c := range cs {
-		if c.Scheme != "bearer" && c.Scheme != "dpop" {
+	for _, c := range parseWWWAuthenticate(resp.Header.Values("WWW-Authenticate")) {
+		if c.scheme != "bearer" && c.scheme != "dpop" {
 			// A DPoP-protected server challenges with the DPoP scheme
 			// (RFC 9449 §7.1), with the same parameters.
 			continue
 		}
-		if v := c.Params["resource_metadata"]; v != "" && ch.prmURL == "" {
+		if v := c.params["resource_metadata"]; v != "" && ch.prmURL == "" {
 			ch.prmURL = v
 		}
-		if v := c.Params["scope"]; v != "" && ch.scopes == nil {
+		if v := c.params["scope"]; v != "" && ch.scopes == nil {
 			ch.scopes = strings.Fields(v)
 		}
-		if v := c.Params["error"]; v != "" && ch.err == "" {
+		if v := c.params["error"]; v != "" && ch.err == "" {
 			ch.err = v
 		}
 	}
 	return ch
+}
+
+// authChallenge is one challenge of a WWW-Authenticate header: its scheme
+// and parameters, names in lower case (RFC 9110 §11.2: both are
+// case-insensitive).
+type authChallenge struct {
+	scheme string
+	params map[string]string
+}
+
+// parseWWWAuthenticate reads the challenges of WWW-Authenticate values
+// (RFC 9110 §11.6.1) leniently: parameter values quoted or not, empty ones
+// (realm="", as Entra ID and others send), spaces around "=", several
+// challenges in one value or in several, token68 credentials (skipped).
+// A malformed part is skipped rather than costing the challenges around
+// it; the first of a repeated parameter counts.
+func parseWWWAuthenticate(values []string) []authChallenge {
+	var out []authChallenge
+	for _, v := range values {
+		p := &headerParser{s: v}
+		for !p.done() {
+			p.skip(" \t,")
+			scheme := p.token()
+			if scheme == "" {
+				if !p.done() {
+					p.i++ // not a token: skip it
+				}
+				continue
+			}
+			c := authChallenge{scheme: strings.ToLower(scheme), params: map[string]string{}}
+			for {
+				save := p.i
+				p.skip(" \t")
+				name := p.token()
+				p.skip(" \t")
+				if name == "" || !p.eat('=') {
+					p.i = save // the next challenge's scheme, or the end
+					break
+				}
+				p.skip(" \t")
+				var val string
+				if p.peek() == '"' {
+					val = p.quoted()
+				} else {
+					val = p.token()
+					for p.peek() == '=' { // token68 padding
+						p.i++
+					}
+				}
+				if k := strings.ToLower(name); c.params[k] == "" {
+					c.params[k] = val
+				}
+				p.skip(" \t")
+				if !p.eat(',') {
+					// Not a list of parameters: the rest of a token68 or
+					// garbage; the next comma starts over.
+					for !p.done() && p.peek() != ',' {
+						p.i++
+					}
+					break
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// headerParser reads a header value from i on.
+type headerParser struct {
+	s string
+	i int
+}
+
+func (p *headerParser) done() bool { return p.i >= len(p.s) }
+
+func (p *headerParser) peek() byte {
+	if p.done() {
+		return 0
+	}
+	return p.s[p.i]
+}
+
+func (p *headerParser) eat(c byte) bool {
+	if p.peek() == c && !p.done() {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *headerParser) skip(set string) {
+	for !p.done() && strings.IndexByte(set, p.s[p.i]) >= 0 {
+		p.i++
+	}
+}
+
+// token reads a token (RFC 9110 §5.6.2), with "/" and ":" taken too so that
+// an unquoted URL or scope reads whole.
+func (p *headerParser) token() string {
+	start := p.i
+	for !p.done() {
+		c := p.s[p.i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~/:", c) >= 0 {
+			p.i++
+			continue
+		}
+		break
+	}
+	return p.s[start:p.i]
+}
+
+// quoted reads a quoted-string, backslash escapes undone; an unterminated
+// one ends at the end of the value.
+func (p *headerParser) quoted() string {
+	p.i++ // the opening quote
+	var b strings.Builder
+	for !p.done() {
+		c := p.s[p.i]
+		p.i++
+		switch {
+		case c == '"':
+			return b.String()
+		case c == '\\' && !p.done():
+			b.WriteByte(p.s[p.i])
+			p.i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }

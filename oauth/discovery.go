@@ -65,10 +65,31 @@ func getJSON(ctx context.Context, c *http.Client, u string, v any) error {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
 		return fmt.Errorf("%w: status %d", errNotFound, resp.StatusCode)
 	}
-	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if !jsonContentType(resp.Header.Get("Content-Type")) {
 		return fmt.Errorf("content type %q is not application/json", sanitize(resp.Header.Get("Content-Type")))
 	}
 	return decodeCapped(resp.Body, v)
+}
+
+// jsonContentType reports whether a metadata document of this content type
+// is read as JSON. RFC 8414 §3.2 and RFC 9728 §3.2 say application/json;
+// metadata served as a static file often comes without an extension, and
+// static hosts label it text/plain or application/octet-stream (or not at
+// all). Those are read, and must still decode as a JSON object; a type
+// that says the body is something else (an HTML page, a script) is not.
+func jsonContentType(ct string) bool {
+	if strings.TrimSpace(ct) == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	switch mt {
+	case "application/json", "text/json", "text/plain", "application/octet-stream", "binary/octet-stream":
+		return true
+	}
+	return strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
 }
 
 // decodeCapped decodes one JSON object of at most maxBody bytes.
@@ -189,7 +210,7 @@ func checkEndpoint(name, raw string) error {
 
 // ValidateAuthServerMeta checks authorization server metadata (RFC 8414 §3.3
 // and the MCP authorization spec) for a sign-in: the issuer is identical
-// to expectedIssuer (simple string comparison, no normalisation), the
+// to expectedIssuer (see [sameIssuer] for the one equivalence allowed), the
 // authorization and token endpoints are present, every endpoint is an
 // absolute https (or loopback) URL, other URLs have no dangerous scheme,
 // and PKCE S256 and response_type code are supported. The error is
@@ -208,7 +229,7 @@ func validateASM(asm *oauthex.AuthServerMeta, expectedIssuer string) error {
 	if asm == nil {
 		return discoveryErr("authorization server metadata missing", nil)
 	}
-	if asm.Issuer != expectedIssuer {
+	if !sameIssuer(asm.Issuer, expectedIssuer) {
 		return discoveryErr(fmt.Sprintf("authorization server metadata issuer %q does not match %q", sanitize(asm.Issuer), sanitize(expectedIssuer)), nil)
 	}
 	if err := checkEndpoint("issuer", asm.Issuer); err != nil {
@@ -274,11 +295,10 @@ func ValidateResourceMeta(prm *oauthex.ProtectedResourceMetadata, resourceURL st
 	if prm == nil {
 		return discoveryErr("protected resource metadata missing", nil)
 	}
-	ok := prm.Resource == resourceURL || strings.TrimSuffix(prm.Resource, "/") == strings.TrimSuffix(resourceURL, "/")
+	ok := sameResource(prm.Resource, resourceURL)
 	if !ok && rootProbe {
 		if u, err := url.Parse(resourceURL); err == nil {
-			origin := u.Scheme + "://" + u.Host
-			ok = strings.TrimSuffix(prm.Resource, "/") == origin
+			ok = sameResource(prm.Resource, u.Scheme+"://"+u.Host)
 		}
 	}
 	if !ok {
@@ -510,6 +530,42 @@ func (h *Handler) discoverNetwork(ctx context.Context, headerPRM string) (*disco
 		return nil, err
 	}
 	return &discovery{Resource: h.resource, AS: asm, Source: sourceDefaults}, nil
+}
+
+// sameIssuer reports whether metadata naming issuer got answers for the
+// issuer want: identical strings (RFC 8414 §3.3), or, for an issuer without
+// a path, the same URL with and without the trailing "/" (RFC 3986 §6.2.3:
+// an empty http(s) path is "/"). Deployed servers differ there: Auth0's
+// issuer ends in "/", and protected resource metadata built with
+// WHATWG URL serialisation ("new URL(issuer).href") adds one to any
+// origin. Both spellings fetch the same metadata document; any other
+// difference (a path, its trailing "/", case) is refused as RFC 8414
+// requires.
+func sameIssuer(got, want string) bool {
+	if got == want {
+		return true
+	}
+	if strings.TrimSuffix(got, "/") != strings.TrimSuffix(want, "/") {
+		return false
+	}
+	u, err := url.Parse(strings.TrimSuffix(got, "/"))
+	return err == nil && u.Path == "" && u.RawQuery == "" && !u.ForceQuery && u.Fragment == ""
+}
+
+// sameResource reports whether the resource a protected resource metadata
+// document names is the URL the client asked about: the same up to a
+// trailing "/" and the case of scheme and host (RFC 3986 §6.2.2.1; a
+// resource server that names itself "https://MCP.example/mcp" means the
+// same server).
+func sameResource(named, asked string) bool {
+	a, b := strings.TrimSuffix(named, "/"), strings.TrimSuffix(asked, "/")
+	if a == b {
+		return true
+	}
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && ua.Host != "" && strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host) &&
+		ua.RawPath == ub.RawPath && ua.Path == ub.Path && ua.RawQuery == ub.RawQuery && ua.Fragment == ub.Fragment && ua.User == nil && ub.User == nil
 }
 
 func sameOrigin(a, b string) bool {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
@@ -191,7 +193,6 @@ func TestHostileInput(t *testing.T) {
 		{"iss missing when advertised", func(e *env) {
 			e.as.meta = func(m map[string]any) { m["authorization_response_iss_parameter_supported"] = true }
 		}, mcperr.StateMismatch},
-		{"expires_in huge", func(e *env) { e.as.expiresIn = 1e30 }, mcperr.TokenFailed},
 		{"expires_in negative", func(e *env) { e.as.expiresIn = -5 }, mcperr.TokenFailed},
 		{"expires_in not a number", func(e *env) { e.as.expiresIn = "soon" }, mcperr.TokenFailed},
 		{"no token_type", func(e *env) { e.as.tokenResp = func(m map[string]any) { delete(m, "token_type") } }, mcperr.TokenFailed},
@@ -229,9 +230,11 @@ func TestHostileInput(t *testing.T) {
 }
 
 // TestIssuerExactComparison: RFC 9207 §2.4 and RFC 8414 §3.3 compare
-// issuers by simple string comparison. An iss (or a metadata issuer) that
-// differs only by a trailing slash or by case is refused, and the code is
-// never sent to the token endpoint (conformance auth/iss-normalized).
+// issuers by simple string comparison. An iss that differs only by a
+// trailing slash or by case is refused, and the code is never sent to the
+// token endpoint (conformance auth/iss-normalized); so is a metadata issuer
+// that differs by case or path. The one equivalence taken is an issuer
+// without a path spelled with or without its "/".
 func TestIssuerExactComparison(t *testing.T) {
 	advertise := func(m map[string]any) { m["authorization_response_iss_parameter_supported"] = true }
 	tests := []struct {
@@ -247,8 +250,20 @@ func TestIssuerExactComparison(t *testing.T) {
 			e.as.meta = advertise
 			e.as.sendIss = strings.Replace(e.as.issuer(), "127.0.0.1", "localhost", 1)
 		}, mcperr.StateMismatch},
-		{"metadata issuer with a trailing slash", func(e *env) {
+		// An issuer without a path, "/" or not, is one URL (RFC 3986
+		// §6.2.3): Auth0 names itself with the "/", other servers' PRM
+		// without it.
+		{"metadata issuer with a trailing slash on an origin", func(e *env) {
 			e.as.meta = func(m map[string]any) { m["issuer"] = m["issuer"].(string) + "/" }
+		}, ""},
+		{"metadata issuer with two trailing slashes", func(e *env) {
+			e.as.meta = func(m map[string]any) { m["issuer"] = m["issuer"].(string) + "//" }
+		}, mcperr.DiscoveryFailed},
+		{"metadata issuer in upper case", func(e *env) {
+			e.as.meta = func(m map[string]any) { m["issuer"] = strings.ToUpper(m["issuer"].(string)) }
+		}, mcperr.DiscoveryFailed},
+		{"metadata issuer with a path", func(e *env) {
+			e.as.meta = func(m map[string]any) { m["issuer"] = m["issuer"].(string) + "/tenant" }
 		}, mcperr.DiscoveryFailed},
 	}
 	for _, tt := range tests {
@@ -373,4 +388,84 @@ func TestSecretsNeverInErrorsOrEvents(t *testing.T) {
 	ts, _ := h.TokenSource(context.Background())
 	_, err := ts.Token()
 	check(t, "refresh error", err.Error())
+}
+
+// TestResourceMetaNaming: protected resource metadata names the resource
+// the client asked about up to a trailing "/" and the case of scheme and
+// host (RFC 3986 §6.2.2.1); a path in another case, another host or
+// another path is another resource.
+func TestResourceMetaNaming(t *testing.T) {
+	const asked = "https://mcp.example/mcp"
+	for _, tc := range []struct {
+		named string
+		root  bool
+		ok    bool
+	}{
+		{"https://mcp.example/mcp", false, true},
+		{"https://mcp.example/mcp/", false, true},
+		{"HTTPS://MCP.Example/mcp", false, true},
+		{"https://mcp.example", true, true},
+		{"https://MCP.example/", true, true},
+		{"https://mcp.example", false, false},
+		{"https://mcp.example/MCP", false, false},
+		{"https://mcp.example.evil/mcp", false, false},
+		{"https://mcp.example/mcp/x", false, false},
+		{"https://mcp.example/mcp?x=1", false, false},
+	} {
+		prm := &oauthex.ProtectedResourceMetadata{Resource: tc.named, AuthorizationServers: []string{"https://as.example"}}
+		if err := ValidateResourceMeta(prm, asked, tc.root); (err == nil) != tc.ok {
+			t.Errorf("resource %q (root probe %v) for %q: %v; want ok %v", tc.named, tc.root, asked, err, tc.ok)
+		}
+	}
+}
+
+// TestWWWAuthenticateShapes: the parameters of a Bearer or DPoP challenge
+// are read whatever the spelling servers use (RFC 9110 §11.6.1): quoted or
+// not, any case of scheme and name, empty values next to them (Entra ID's
+// realm=""), other challenges before or after, in one header or several.
+func TestWWWAuthenticateShapes(t *testing.T) {
+	const prm = "https://mcp.example/.well-known/oauth-protected-resource"
+	for _, tc := range []struct {
+		name   string
+		values []string
+		scopes string
+		err    string
+	}{
+		{"quoted", []string{`Bearer resource_metadata="` + prm + `", scope="a b", error="insufficient_scope"`}, "a b", "insufficient_scope"},
+		{"unquoted, odd case", []string{`bearer Resource_Metadata=` + prm + `, SCOPE=read:files, Error=invalid_token`}, "read:files", "invalid_token"},
+		{"empty realm first (Entra ID)", []string{`Bearer realm="", authorization_uri="https://login.example/authorize", resource_metadata="` + prm + `"`}, "", ""},
+		{"empty error_description", []string{`Bearer error="invalid_token",error_description="",resource_metadata="` + prm + `"`}, "", "invalid_token"},
+		{"spaces around =", []string{`Bearer resource_metadata = "` + prm + `" , scope = "x"`}, "x", ""},
+		{"after Negotiate with token68", []string{`Negotiate abc123==, Bearer resource_metadata="` + prm + `"`}, "", ""},
+		{"before Basic", []string{`Bearer realm="api", resource_metadata="` + prm + `", Basic realm="x"`}, "", ""},
+		{"in a second header", []string{`Basic realm="x"`, `DPoP algs="ES256", resource_metadata="` + prm + `"`}, "", ""},
+		{"escaped quote in a scope", []string{`Bearer scope="a\"b c", resource_metadata="` + prm + `"`}, `a"b c`, ""},
+		{"garbage before", []string{`"junk", Bearer resource_metadata="` + prm + `"`}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := &http.Response{Header: http.Header{"Www-Authenticate": tc.values}}
+			ch := parseChallenge(resp)
+			if ch.prmURL != prm || strings.Join(ch.scopes, " ") != tc.scopes || ch.err != tc.err {
+				t.Errorf("challenge %+v; want resource_metadata %q, scopes %q, error %q", ch, prm, tc.scopes, tc.err)
+			}
+		})
+	}
+}
+
+// TestMetadataContentTypes: metadata is read as JSON when its content type
+// says JSON, or says nothing useful (static hosts serve an extensionless
+// well-known file as text/plain or octet-stream); a page or a script is
+// refused whatever its body.
+func TestMetadataContentTypes(t *testing.T) {
+	for ct, ok := range map[string]bool{
+		"application/json": true, "application/json; charset=utf-8": true, "Application/JSON": true,
+		"application/jrd+json": true, "text/plain; charset=utf-8": true, "application/octet-stream": true,
+		"binary/octet-stream": true, "": true,
+		"text/html": false, "text/html; charset=utf-8": false, "application/javascript": false,
+		"application/xml": false, "image/svg+xml": false, "text/html+json": false, "garbage/": false,
+	} {
+		if got := jsonContentType(ct); got != ok {
+			t.Errorf("content type %q read as JSON: %v; want %v", ct, got, ok)
+		}
+	}
 }

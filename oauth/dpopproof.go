@@ -14,7 +14,6 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/internal/jws"
 	"github.com/mcpwasm/mcpwasm/mcperr"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 // dpopAlg is the one proof algorithm this package signs with.
@@ -206,12 +205,8 @@ func isNonceChallenge(resp *http.Response) bool {
 	if resp.StatusCode != http.StatusUnauthorized {
 		return false
 	}
-	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	if err != nil {
-		return false
-	}
-	for _, c := range cs {
-		if c.Scheme == "dpop" && c.Params["error"] == "use_dpop_nonce" {
+	for _, c := range parseWWWAuthenticate(resp.Header.Values("WWW-Authenticate")) {
+		if c.scheme == "dpop" && c.params["error"] == "use_dpop_nonce" {
 			return true
 		}
 	}

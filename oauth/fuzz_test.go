@@ -3,11 +3,14 @@ package oauth
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/mcpwasm/mcpwasm/internal/httpguard"
 )
 
 // FuzzParseCallback checks that ParseCallback never panics, never accepts a
@@ -84,7 +87,12 @@ func FuzzValidateAuthServerMeta(f *testing.F) {
 			}
 		}
 		if m.Issuer != issuer {
-			t.Fatalf("accepted issuer %q for %q", m.Issuer, issuer)
+			// The one equivalence taken: an issuer without a path, with
+			// and without its "/".
+			u, err := url.Parse(strings.TrimSuffix(issuer, "/"))
+			if strings.TrimSuffix(m.Issuer, "/") != strings.TrimSuffix(issuer, "/") || err != nil || u.Path != "" {
+				t.Fatalf("accepted issuer %q for %q", m.Issuer, issuer)
+			}
 		}
 	})
 }
@@ -114,12 +122,16 @@ func FuzzValidateResourceMeta(f *testing.F) {
 }
 
 // FuzzParseTokenResponse: whatever a token endpoint sends, parsing never
-// panics, and an accepted response yields tokens that a request header
-// can carry (b64token / VSCHAR, bounded) and an expiry within range.
+// panics, and an accepted response yields an access token that a request
+// header carries unchanged (printable ASCII, no space at either end,
+// bounded), a printable bounded refresh token, scope words and an expiry
+// within range. Seeds: testdata/fuzz/FuzzParseTokenResponse.
 func FuzzParseTokenResponse(f *testing.F) {
 	f.Add(`{"access_token":"abc","token_type":"Bearer","expires_in":3600,"refresh_token":"r","scope":"a b"}`)
 	f.Add(`{"access_token":"abc\r\nX: 1","token_type":"Bearer","expires_in":"-1"}`)
 	f.Add(`{"access_token":"a","token_type":"bearer","expires_in":1e308}`)
+	f.Add(`{"access_token":"alice:6YKn06W2SZ9t274e:MxMYQXVUL1jJ","token_type":"bearer","expires_in":3600,"scope":"","resource":"https://mcp.example"}`)
+	f.Add(`{"access_token":" a b ","token_type":"DPoP","expires_in":59.9,"scope":["a","b"]}`)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, body string) {
 		tr, err := parseTokenResponse([]byte(body), fixedClock{now})
@@ -129,11 +141,16 @@ func FuzzParseTokenResponse(f *testing.F) {
 			}
 			return
 		}
-		if !isB64Token(tr.AccessToken) || len(tr.AccessToken) > maxTokenLen {
-			t.Fatalf("accepted access token %q", tr.AccessToken)
+		at := tr.AccessToken
+		if at == "" || len(at) > maxTokenLen || !httpguard.ValidHeaderValue(at) ||
+			strings.TrimSpace(at) != at || strings.ContainsFunc(at, func(r rune) bool { return r < 0x20 || r > 0x7e }) {
+			t.Fatalf("accepted access token %q", at)
 		}
 		if !isVSChars(tr.RefreshToken) || len(tr.RefreshToken) > maxTokenLen {
 			t.Fatalf("accepted refresh token %q", tr.RefreshToken)
+		}
+		if strings.ContainsFunc(tr.Scope, func(r rune) bool { return r <= 0x20 && r != ' ' || r > 0x7e || r == '"' || r == '\\' }) {
+			t.Fatalf("accepted scope %q", tr.Scope)
 		}
 		if !tr.expiry.IsZero() && (tr.expiry.Before(now) || tr.expiry.After(now.Add(maxExpiresIn*time.Second))) {
 			t.Fatalf("expiry %v out of range", tr.expiry)

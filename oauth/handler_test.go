@@ -640,3 +640,32 @@ func TestAuthorizationServerMigration(t *testing.T) {
 		t.Errorf("registration stored for the new issuer = %v; want client %q", reg, authID)
 	}
 }
+
+// TestLogoutRevocationStatus: a revocation endpoint that answers any 2xx
+// revoked the token (RFC 7009 §2.2 says 200; servers answer 204 too); one
+// that refuses is reported, and the grant is deleted all the same.
+func TestLogoutRevocationStatus(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		want   mcperr.Code
+	}{{200, ""}, {204, ""}, {503, mcperr.TokenFailed}} {
+		t.Run(http.StatusText(tc.status), func(t *testing.T) {
+			e := newEnv(t)
+			h := e.handler(t, nil)
+			ctx := context.Background()
+			if err := h.Login(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.as.mu.Lock()
+			e.as.revokeStatus = tc.status
+			e.as.mu.Unlock()
+			err := h.Logout(ctx)
+			if got := mcperr.CodeOf(err, ""); got != tc.want {
+				t.Errorf("Logout: %v (code %q); want code %q", err, got, tc.want)
+			}
+			if g, _ := e.store.GetGrant(ctx, h.Resource()); g != nil {
+				t.Error("the grant is still stored after Logout")
+			}
+		})
+	}
+}

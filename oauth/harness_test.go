@@ -98,6 +98,7 @@ type fakeAS struct {
 	refreshDelay time.Duration                 // slows refresh
 	scopeGrant   func(requested string) string // scope granted
 	regResp      func(m map[string]any)        // edits the registration response
+	revokeStatus int                           // the revocation endpoint's status; 0: 200
 	knownOnly    bool                          // public clients too must be registered (or pre-registered)
 	idSuffix     string                        // appended to the client IDs it registers
 	dpop         *dpopcheck.Checker            // when set: advertises ES256, checks proofs, binds tokens to their key
@@ -170,7 +171,13 @@ func (a *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 		a.register(w, r)
 		return
 	case "/revoke":
-		w.WriteHeader(http.StatusOK)
+		a.mu.Lock()
+		status := a.revokeStatus
+		a.mu.Unlock()
+		if status == 0 {
+			status = http.StatusOK
+		}
+		w.WriteHeader(status)
 		return
 	}
 	if r.URL.Path == metaPath {

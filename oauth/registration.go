@@ -1,12 +1,17 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
@@ -78,19 +83,12 @@ func noRegistration(asm *oauthex.AuthServerMeta) error {
 // caches it.
 func (h *Handler) register(ctx context.Context, asm *oauthex.AuthServerMeta) (*ClientRegistration, error) {
 	meta := h.registrationMetadata(asm)
-	resp, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, meta, h.cfg.HTTPClient)
+	resp, err := registerClient(ctx, h.cfg.HTTPClient, asm.RegistrationEndpoint, meta)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		var re *oauthex.ClientRegistrationError
-		if errors.As(err, &re) {
-			return nil, &Error{Code: mcperr.RegistrationFailed, Msg: "oauth: dynamic client registration refused",
-				Err: &ServerError{Endpoint: "registration", Status: 400, ErrorCode: sanitize(re.ErrorCode), Description: sanitize(re.ErrorDescription), code: mcperr.RegistrationFailed}}
-		}
-		// The cause may quote the response body (which can hold a
-		// client secret): do not include it.
-		return nil, newErr(mcperr.RegistrationFailed, "dynamic client registration failed at "+sanitize(asm.RegistrationEndpoint), nil)
+		return nil, err
 	}
 	reg, err := acceptRegistration(resp, meta.TokenEndpointAuthMethod, asm.RegistrationEndpoint)
 	if err != nil {
@@ -145,11 +143,118 @@ func (h *Handler) applicationType() string {
 	return "web"
 }
 
+// regResponse is what this client reads of a registration response
+// (RFC 7591 §3.2.1): the client ID, secret, authentication method and the
+// secret's expiry.
+type regResponse struct {
+	ClientID, ClientSecret, TokenEndpointAuthMethod string
+	ClientSecretExpiresAt                           time.Time // zero: never, or not said
+}
+
+// registerClient POSTs meta to the registration endpoint (RFC 7591 §3.1)
+// and reads the answer (200 or 201; 400 is an error response, §3.2.2).
+// Only the members this client uses are read, and their types checked;
+// whatever else a server echoes or adds is ignored, whatever its shape:
+// redirect_uris as one string (IBM Security Verify Access), jwks as an
+// object (as §2 defines it), client_id_issued_at as a float or a string,
+// registration_access_token, extensions. None of it is used, so none of it
+// can fail a sign-in. Errors are [ErrRegistrationFailed]-coded and never
+// quote the body (it can hold a client secret).
+func registerClient(ctx context.Context, hc *http.Client, endpoint string, meta *oauthex.ClientRegistrationMetadata) (*regResponse, error) {
+	fail := func(msg string) error {
+		return newErr(mcperr.RegistrationFailed, "dynamic client registration failed at "+sanitize(endpoint)+": "+msg, nil)
+	}
+	payload, err := json.Marshal(meta)
+	if err != nil {
+		return nil, fail("the client metadata could not be encoded")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(payload))
+	if err != nil {
+		return nil, fail("invalid registration endpoint")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, newErr(mcperr.RegistrationFailed, "dynamic client registration failed at "+sanitize(endpoint), redactURLError(err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return nil, fail("reading the response failed")
+	}
+	if len(body) > maxBody {
+		return nil, fail(fmt.Sprintf("the response is larger than %d bytes", maxBody))
+	}
+	if resp.StatusCode == http.StatusBadRequest {
+		var e struct {
+			Error       string `json:"error"`
+			Description string `json:"error_description"`
+		}
+		if json.Unmarshal(body, &e) != nil || e.Error == "" {
+			return nil, fail("it answered HTTP 400 without an error code")
+		}
+		return nil, &Error{Code: mcperr.RegistrationFailed, Msg: "oauth: dynamic client registration refused",
+			Err: &ServerError{Endpoint: "registration", Status: 400, ErrorCode: sanitize(e.Error), Description: sanitize(e.Description), code: mcperr.RegistrationFailed}}
+	}
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return nil, fail(fmt.Sprintf("it answered HTTP %d", resp.StatusCode))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var fields map[string]any
+	if err := dec.Decode(&fields); err != nil || fields == nil {
+		return nil, fail("the response is not a JSON object")
+	}
+	var r regResponse
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"client_id", &r.ClientID}, {"client_secret", &r.ClientSecret}, {"token_endpoint_auth_method", &r.TokenEndpointAuthMethod}} {
+		switch v := fields[f.name].(type) {
+		case nil:
+		case string:
+			*f.dst = v
+		default:
+			return nil, fail(fmt.Sprintf("the response's %s is a %s, not a string", f.name, jsonKind(v)))
+		}
+	}
+	if r.ClientID == "" {
+		return nil, fail("the response has no client_id")
+	}
+	r.ClientSecretExpiresAt = unixTime(fields["client_secret_expires_at"])
+	return &r, nil
+}
+
+// unixTime reads a time in seconds since the epoch (RFC 7591 §3.2.1), a
+// number or a numeric string, as a time; 0, a value it cannot read, or one
+// outside years 1970-9999, reads as zero ("never", or not said): a secret
+// that did expire is refused at the token endpoint, and registered again.
+func unixTime(v any) time.Time {
+	var s string
+	switch v := v.(type) {
+	case json.Number:
+		s = v.String()
+	case string:
+		s = v
+	default:
+		return time.Time{}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || !(f >= 1 && f < 253402300800) { // NaN fails too
+		return time.Time{}
+	}
+	return time.Unix(int64(f), 0)
+}
+
 // acceptRegistration checks a registration response: the auth method is
 // one this client speaks, a confidential client has a secret, a public one
 // keeps none (a server that hands one out anyway does not get it stored or
 // sent back), and the client ID and secret are printable and bounded.
-func acceptRegistration(resp *oauthex.ClientRegistrationResponse, asked, endpoint string) (*ClientRegistration, error) {
+func acceptRegistration(resp *regResponse, asked, endpoint string) (*ClientRegistration, error) {
 	fail := func(format string, args ...any) (*ClientRegistration, error) {
 		return nil, newErr(mcperr.RegistrationFailed, "dynamic client registration at "+sanitize(endpoint)+" "+fmt.Sprintf(format, args...), nil)
 	}

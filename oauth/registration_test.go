@@ -59,3 +59,40 @@ func TestApplicationType(t *testing.T) {
 		t.Errorf("New with application type \"desktop\" = %v; want invalid_argument", err)
 	}
 }
+
+// TestRegistrationResponseShapes: a registration response is read for what
+// this client uses (client_id, client_secret, token_endpoint_auth_method,
+// client_secret_expires_at); what servers echo or add in other shapes does
+// not fail the sign-in, and a credential of the wrong type does.
+func TestRegistrationResponseShapes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(m map[string]any)
+		want mcperr.Code // "" for a sign-in
+	}{
+		{"redirect_uris as one string (IBM Verify Access)", func(m map[string]any) { m["redirect_uris"] = "http://127.0.0.1:9/callback" }, ""},
+		{"jwks as an object (RFC 7591 §2)", func(m map[string]any) { m["jwks"] = map[string]any{"keys": []any{}} }, ""},
+		{"client_id_issued_at as a float", func(m map[string]any) { m["client_id_issued_at"] = 1.7e9 }, ""},
+		{"client_id_issued_at as a string", func(m map[string]any) { m["client_id_issued_at"] = "1700000000" }, ""},
+		{"client_secret_expires_at 0 as a string", func(m map[string]any) { m["client_secret_expires_at"] = "0" }, ""},
+		{"registration_access_token and extensions", func(m map[string]any) {
+			m["registration_access_token"] = "rat"
+			m["registration_client_uri"] = "https://as.example/register/x"
+			m["logo_uri"] = "javascript:alert(1)" // never used, never shown
+			m["backchannel_logout_session_required"] = true
+		}, ""},
+		{"client_id a number", func(m map[string]any) { m["client_id"] = 42 }, mcperr.RegistrationFailed},
+		{"client_id empty", func(m map[string]any) { m["client_id"] = "" }, mcperr.RegistrationFailed},
+		{"client_id with a control character", func(m map[string]any) { m["client_id"] = "a\nb" }, mcperr.RegistrationFailed},
+		{"token_endpoint_auth_method a list", func(m map[string]any) { m["token_endpoint_auth_method"] = []string{"none"} }, mcperr.RegistrationFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.as.regResp = tc.edit
+			err := e.handler(t, nil).Login(context.Background())
+			if got := mcperr.CodeOf(err, ""); got != tc.want {
+				t.Fatalf("Login: %v (code %q); want code %q", err, got, tc.want)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -19,8 +20,9 @@ import (
 // refreshTimeout bounds a refresh, lock wait included.
 const refreshTimeout = time.Minute
 
-// maxExpiresIn bounds expires_in (10 years); larger values are rejected
-// as hostile, so expiry arithmetic cannot overflow.
+// maxExpiresIn is the longest lifetime (10 years) taken from expires_in;
+// a longer one is read as "does not expire" (unknown), so expiry
+// arithmetic cannot overflow.
 const maxExpiresIn = 10 * 365 * 24 * 3600
 
 // tokenResponse is a successful token response (RFC 6749 §5.1).
@@ -36,8 +38,13 @@ type tokenResponse struct {
 
 func tokenErr(msg string, cause error) *Error { return newErr(mcperr.TokenFailed, msg, cause) }
 
-// parseExpiresIn validates expires_in: absent, null or 0 means unknown;
-// otherwise an integer (number or numeric string) in 1..maxExpiresIn.
+// parseExpiresIn reads expires_in, the token's lifetime in seconds
+// (RFC 6749 §5.1): absent, null or 0 means unknown (the token is used
+// until the server refuses it). A number or a numeric string is taken,
+// 3600.0 and 1e3 as well; a fraction is rounded down (expiring early only
+// refreshes early). A lifetime past maxExpiresIn (servers send 2^31-1 and
+// the like for "never") is unknown too. Negative or non-numeric values are
+// refused: they mean nothing.
 func parseExpiresIn(raw json.RawMessage) (secs int64, err error) {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" {
@@ -46,23 +53,24 @@ func parseExpiresIn(raw json.RawMessage) (secs int64, err error) {
 	s = strings.Trim(s, `"`)
 	n, perr := strconv.ParseInt(s, 10, 64)
 	if perr != nil {
-		// 1e3, 3600.0: a float, checked for range before the conversion
-		// (int64(f) is implementation-defined out of range; NaN fails both
-		// comparisons).
+		// 1e3, 3600.0, 59.5, digits past int64: a float, checked for range before the
+		// conversion (int64(f) is implementation-defined out of range).
 		f, ferr := strconv.ParseFloat(s, 64)
-		if ferr != nil {
-			return 0, fmt.Errorf("expires_in is not an integer")
-		}
-		if !(f >= 0 && f <= maxExpiresIn) {
+		switch {
+		case ferr != nil && !errors.Is(ferr, strconv.ErrRange), math.IsNaN(f):
+			return 0, fmt.Errorf("expires_in is not a number")
+		case f < 0:
 			return 0, fmt.Errorf("expires_in out of range")
+		case f > maxExpiresIn: // +Inf too
+			return 0, nil
 		}
-		if f != math.Trunc(f) {
-			return 0, fmt.Errorf("expires_in is not an integer")
-		}
-		n = int64(f)
+		n = int64(math.Floor(f))
 	}
-	if n < 0 || n > maxExpiresIn {
+	switch {
+	case n < 0:
 		return 0, fmt.Errorf("expires_in out of range")
+	case n > maxExpiresIn:
+		return 0, nil
 	}
 	return n, nil
 }
@@ -310,7 +318,9 @@ func asRetrieve(err error, re **oauth2.RetrieveError) bool {
 	return false
 }
 
-// revoke calls the RFC 7009 revocation endpoint.
+// revoke calls the RFC 7009 revocation endpoint. §2.2 says 200; any 2xx
+// is taken (servers answer 204 No Content too): the token is gone either
+// way.
 func (h *Handler) revoke(ctx context.Context, g *Grant, token, hint string) error {
 	req, err := clientRequest(ctx, g.RevocationEndpoint, g.creds(), url.Values{"token": {token}, "token_type_hint": {hint}})
 	if err != nil {
@@ -322,7 +332,7 @@ func (h *Handler) revoke(ctx context.Context, g *Grant, token, hint string) erro
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return tokenErr(fmt.Sprintf("revocation endpoint returned status %d", resp.StatusCode), nil)
 	}
 	return nil

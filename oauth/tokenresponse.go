@@ -15,12 +15,15 @@ const maxTokenLen = 16 << 10
 
 // parseTokenResponse validates a successful token response (RFC 6749 §5.1)
 // before anything of it is stored: every field of the right JSON type,
-// access_token a b64token (RFC 6750 §2.1: what an Authorization header can
-// carry), refresh_token VSCHAR (RFC 6749 Appendix A.17), token_type Bearer
-// or DPoP (RFC 9449 §5; whether it fits the request is the caller's check),
-// expires_in a non-negative number within range, scope NQSCHAR words.
-// Nothing a server sends can reach a request header unless it is a valid
-// header value. Errors are [ErrTokenFailed]-coded and never quote a token.
+// access_token printable ASCII (VSCHAR, RFC 6749 Appendix A.12) that an
+// Authorization header carries unchanged (see [checkAccessToken]),
+// refresh_token VSCHAR (Appendix A.17), token_type Bearer or DPoP in any
+// case (RFC 9449 §5; whether it fits the request is the caller's check),
+// expires_in per [parseExpiresIn], scope NQCHAR words (§3.3) as a string or,
+// leniently, a list of them. Members it does not know (resource, id_token,
+// refresh_token_expires_in, ...) are ignored. Nothing a server sends can
+// reach a request header unless it is a valid header value. Errors are
+// [ErrTokenFailed]-coded and never quote a token.
 func parseTokenResponse(body []byte, clk Clock) (*tokenResponse, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -53,24 +56,19 @@ func parseTokenResponse(body []byte, clk Clock) (*tokenResponse, error) {
 	if tr.RefreshToken, err = str("refresh_token", false); err != nil {
 		return nil, err
 	}
-	if tr.Scope, err = str("scope", false); err != nil {
+	if tr.Scope, err = scopeField(fields["scope"]); err != nil {
+		return nil, err
+	}
+	if err := checkAccessToken(tr.AccessToken); err != nil {
 		return nil, err
 	}
 	switch {
-	case tr.AccessToken == "":
-		return nil, tokenErr("token response has an empty access_token", nil)
-	case len(tr.AccessToken) > maxTokenLen:
-		return nil, tokenErr(fmt.Sprintf("token response access_token is longer than %d bytes", maxTokenLen), nil)
-	case !isB64Token(tr.AccessToken):
-		return nil, tokenErr("token response access_token has characters an Authorization header cannot carry (RFC 6750 §2.1)", nil)
 	case len(tr.RefreshToken) > maxTokenLen:
 		return nil, tokenErr(fmt.Sprintf("token response refresh_token is longer than %d bytes", maxTokenLen), nil)
 	case !isVSChars(tr.RefreshToken):
 		return nil, tokenErr("token response refresh_token has characters outside printable ASCII (RFC 6749 Appendix A.17)", nil)
 	case !strings.EqualFold(tr.TokenType, "bearer") && !strings.EqualFold(tr.TokenType, "dpop"):
 		return nil, tokenErr(fmt.Sprintf("token response has token_type %q, want Bearer or DPoP", sanitize(tr.TokenType)), nil)
-	case !isScopeList(tr.Scope):
-		return nil, tokenErr("token response scope has characters outside RFC 6749 §3.3", nil)
 	}
 	raw, err := expiresInRaw(fields["expires_in"])
 	if err != nil {
@@ -84,6 +82,56 @@ func parseTokenResponse(body []byte, clk Clock) (*tokenResponse, error) {
 		tr.expiry = clk.Now().Add(time.Duration(secs) * time.Second)
 	}
 	return &tr, nil
+}
+
+// checkAccessToken accepts what RFC 6749 Appendix A.12 allows an access
+// token to be, 1*VSCHAR (printable ASCII, %x20-7E: JWTs, RFC 6750
+// b64tokens, and the user:grant:secret tokens of Cloudflare's
+// workers-oauth-provider alike), within [maxTokenLen]. It refuses what an
+// Authorization header cannot carry (controls, CR LF, NUL, DEL, non-ASCII)
+// and a token that begins or ends with a space: HTTP drops those spaces
+// from a header value (RFC 9110 §5.5; fetch's Headers does too), so the
+// server would receive another token than it issued and refuse every
+// request with it. A space inside travels unchanged and is kept.
+func checkAccessToken(tok string) error {
+	switch {
+	case tok == "":
+		return tokenErr("token response has an empty access_token", nil)
+	case len(tok) > maxTokenLen:
+		return tokenErr(fmt.Sprintf("token response access_token is longer than %d bytes", maxTokenLen), nil)
+	case !isVSChars(tok):
+		return tokenErr("token response access_token has characters an Authorization header cannot carry (only printable ASCII is allowed, RFC 6749 Appendix A.12)", nil)
+	case tok[0] == ' ' || tok[len(tok)-1] == ' ':
+		return tokenErr("token response access_token begins or ends with a space, which HTTP drops from a header value: the server would receive another token than it issued", nil)
+	}
+	return nil
+}
+
+// scopeField reads scope: absent, null or a space-separated string of
+// NQCHAR scope tokens (RFC 6749 §3.3; "" is an empty list). A JSON array of
+// scope tokens is not what §5.1 defines, but means the same list and is
+// taken as such; anything else is refused.
+func scopeField(v any) (string, error) {
+	switch v := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		if !isScopeList(v) {
+			return "", tokenErr("token response scope has characters outside RFC 6749 §3.3", nil)
+		}
+		return v, nil
+	case []any:
+		words := make([]string, 0, len(v))
+		for _, e := range v {
+			w, ok := e.(string)
+			if !ok || w == "" || strings.Contains(w, " ") || !isScopeList(w) {
+				return "", tokenErr("token response scope is a list with an entry that is not an RFC 6749 §3.3 scope token", nil)
+			}
+			words = append(words, w)
+		}
+		return strings.Join(words, " "), nil
+	}
+	return "", tokenErr(fmt.Sprintf("token response scope is a %s, not a string", jsonKind(v)), nil)
 }
 
 // expiresInRaw gives expires_in back as JSON for [parseExpiresIn]: a

@@ -12,9 +12,10 @@ type fixedClock struct{ t time.Time }
 
 func (c fixedClock) Now() time.Time { return c.t }
 
-// TestTokenResponseValidation: nothing of a token response is used unless
-// every field is what RFC 6749 §5.1 and RFC 6750 §2.1 allow; in particular
-// no value a request header cannot carry ever becomes a token.
+// TestTokenResponseValidation: a token response is taken when every field
+// is what RFC 6749 §5.1 allows and deployed servers send (VSCHAR tokens,
+// any case of Bearer, quoted or float expires_in); no value a request
+// header cannot carry, or would carry changed, ever becomes a token.
 func TestTokenResponseValidation(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	long := strings.Repeat("a", maxTokenLen+1)
@@ -26,12 +27,33 @@ func TestTokenResponseValidation(t *testing.T) {
 		{"minimal", `{"access_token":"abc","token_type":"Bearer"}`, "", 0},
 		{"lower-case type", `{"access_token":"abc","token_type":"bearer","expires_in":3600}`, "", time.Hour},
 		{"jwt with padding", `{"access_token":"eyJ.eyJ-_~+/x==","token_type":"Bearer","refresh_token":"r !~","scope":"a b:c"}`, "", 0},
+		// @cloudflare/workers-oauth-provider: user:grant:secret tokens,
+		// lower-case bearer, an empty scope and RFC 8707's resource.
+		{"cloudflare workers-oauth-provider", `{"access_token":"alice:6YKn06W2SZ9t274e:MxMYQXVUL1jJ","token_type":"bearer","expires_in":3600,` +
+			`"refresh_token":"alice:6YKn06W2SZ9t274e:Rk2xYbq0","scope":"","resource":"https://mcp.example/mcp"}`, "", time.Hour},
+		{"every VSCHAR", `{"access_token":"a !\"#$%&'()*+,-./09:;<=>?@AZ[\\]^_` + "`" + `az{|}~z","token_type":"Bearer"}`, "", 0},
+		{"OpenID and provider extras", `{"access_token":"abc","token_type":"Bearer","id_token":"eyJ.e.s","refresh_token_expires_in":86400,` +
+			`"ext_expires_in":3600,"not-before-policy":0,"session_state":"x","scope":"openid profile"}`, "", 0},
+		{"DPoP in capitals", `{"access_token":"abc","token_type":"DPOP"}`, "", 0},
 		{"numeric string expires_in", `{"access_token":"abc","token_type":"Bearer","expires_in":"60"}`, "", time.Minute},
-		{"null fields", `{"access_token":"abc","token_type":"Bearer","refresh_token":null,"expires_in":null}`, "", 0},
+		{"float expires_in", `{"access_token":"abc","token_type":"Bearer","expires_in":3600.0}`, "", time.Hour},
+		{"exponent expires_in", `{"access_token":"abc","token_type":"Bearer","expires_in":3.6e3}`, "", time.Hour},
+		{"fractional expires_in rounds down", `{"access_token":"abc","token_type":"Bearer","expires_in":60.9}`, "", time.Minute},
+		{"zero expires_in is unknown", `{"access_token":"abc","token_type":"Bearer","expires_in":0}`, "", 0},
+		{"int32 max expires_in is unknown", `{"access_token":"abc","token_type":"Bearer","expires_in":2147483647}`, "", 0},
+		{"huge expires_in is unknown", `{"access_token":"abc","token_type":"Bearer","expires_in":1e300}`, "", 0},
+		{"huge digits expires_in is unknown", `{"access_token":"abc","token_type":"Bearer","expires_in":"99999999999999999999999"}`, "", 0},
+		{"null fields", `{"access_token":"abc","token_type":"Bearer","refresh_token":null,"expires_in":null,"scope":null}`, "", 0},
+		{"scope list", `{"access_token":"abc","token_type":"Bearer","scope":["a","b:c"]}`, "", 0},
 		{"CR LF in token", `{"access_token":"abc\r\nX-Injected: 1","token_type":"Bearer"}`, "Authorization header cannot carry", 0},
+		{"tab in token", `{"access_token":"abc\tdef","token_type":"Bearer"}`, "Authorization header cannot carry", 0},
+		{"NUL in token", `{"access_token":"abc\u0000def","token_type":"Bearer"}`, "Authorization header cannot carry", 0},
+		{"DEL in token", `{"access_token":"abc\u007fdef","token_type":"Bearer"}`, "Authorization header cannot carry", 0},
 		{"non-ASCII token", `{"access_token":"abc-€✓","token_type":"Bearer"}`, "Authorization header cannot carry", 0},
-		{"space in token", `{"access_token":"abc def","token_type":"Bearer"}`, "Authorization header cannot carry", 0},
-		{"padding inside", `{"access_token":"ab=c","token_type":"Bearer"}`, "Authorization header cannot carry", 0},
+		{"space inside token", `{"access_token":"abc def","token_type":"Bearer"}`, "", 0},
+		{"leading space", `{"access_token":" abc","token_type":"Bearer"}`, "begins or ends with a space", 0},
+		{"trailing space", `{"access_token":"abc ","token_type":"Bearer"}`, "begins or ends with a space", 0},
+		{"only a space", `{"access_token":" ","token_type":"Bearer"}`, "begins or ends with a space", 0},
 		{"control in refresh token", `{"access_token":"abc","token_type":"Bearer","refresh_token":"r\u0000"}`, "refresh_token", 0},
 		{"non-ASCII refresh token", `{"access_token":"abc","token_type":"Bearer","refresh_token":"ré"}`, "refresh_token", 0},
 		{"huge token", `{"access_token":"` + long + `","token_type":"Bearer"}`, "longer than", 0},
@@ -44,11 +66,14 @@ func TestTokenResponseValidation(t *testing.T) {
 		{"unknown token_type", `{"access_token":"abc","token_type":"mac"}`, "want Bearer or DPoP", 0},
 		{"dpop token_type", `{"access_token":"abc","token_type":"DPoP","expires_in":3600}`, "", time.Hour},
 		{"negative expires_in", `{"access_token":"abc","token_type":"Bearer","expires_in":-1}`, "out of range", 0},
-		{"huge expires_in", `{"access_token":"abc","token_type":"Bearer","expires_in":1e300}`, "out of range", 0},
-		{"fractional expires_in", `{"access_token":"abc","token_type":"Bearer","expires_in":1.5}`, "not an integer", 0},
-		{"word expires_in", `{"access_token":"abc","token_type":"Bearer","expires_in":"soon"}`, "not an integer", 0},
+		{"negative fraction expires_in", `{"access_token":"abc","token_type":"Bearer","expires_in":-0.5}`, "out of range", 0},
+		{"word expires_in", `{"access_token":"abc","token_type":"Bearer","expires_in":"soon"}`, "not a number", 0},
+		{"NaN expires_in", `{"access_token":"abc","token_type":"Bearer","expires_in":"NaN"}`, "not a number", 0},
 		{"bool expires_in", `{"access_token":"abc","token_type":"Bearer","expires_in":true}`, "is a boolean", 0},
 		{"quote in scope", `{"access_token":"abc","token_type":"Bearer","scope":"a\"b"}`, "scope", 0},
+		{"number in scope list", `{"access_token":"abc","token_type":"Bearer","scope":["a",1]}`, "scope", 0},
+		{"space in scope list entry", `{"access_token":"abc","token_type":"Bearer","scope":["a b"]}`, "scope", 0},
+		{"object scope", `{"access_token":"abc","token_type":"Bearer","scope":{}}`, "scope is a object", 0},
 		{"array", `[{"access_token":"abc","token_type":"Bearer"}]`, "not a JSON object", 0},
 		{"html", `<html>hi</html>`, "not a JSON object", 0},
 		{"null", `null`, "not a JSON object", 0},
