@@ -669,3 +669,33 @@ func TestLogoutRevocationStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestLogoutUnsupportedTokenType: a server that cannot revoke access tokens
+// (RFC 7009 §2.2.1 unsupported_token_type, as oidc-provider answers for JWT
+// access tokens) has not failed the logout; the same answer for the
+// refresh token, which it must be able to revoke, is reported.
+func TestLogoutUnsupportedTokenType(t *testing.T) {
+	for _, tc := range []struct {
+		hint string
+		want mcperr.Code
+	}{{"access_token", ""}, {"refresh_token", mcperr.TokenFailed}} {
+		t.Run(tc.hint, func(t *testing.T) {
+			e := newEnv(t)
+			h := e.handler(t, nil)
+			ctx := context.Background()
+			if err := h.Login(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.as.mu.Lock()
+			e.as.revokeBody = map[string]string{tc.hint: "unsupported_token_type"}
+			e.as.mu.Unlock()
+			err := h.Logout(ctx)
+			if got := mcperr.CodeOf(err, ""); got != tc.want {
+				t.Errorf("Logout: %v (code %q); want code %q", err, got, tc.want)
+			}
+			if g, _ := e.store.GetGrant(ctx, h.Resource()); g != nil {
+				t.Error("the grant is still stored after Logout")
+			}
+		})
+	}
+}

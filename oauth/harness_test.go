@@ -99,6 +99,7 @@ type fakeAS struct {
 	scopeGrant   func(requested string) string // scope granted
 	regResp      func(m map[string]any)        // edits the registration response
 	revokeStatus int                           // the revocation endpoint's status; 0: 200
+	revokeBody   map[string]string             // token_type_hint → a 400 error code answered for it
 	knownOnly    bool                          // public clients too must be registered (or pre-registered)
 	idSuffix     string                        // appended to the client IDs it registers
 	dpop         *dpopcheck.Checker            // when set: advertises ES256, checks proofs, binds tokens to their key
@@ -173,7 +174,12 @@ func (a *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 	case "/revoke":
 		a.mu.Lock()
 		status := a.revokeStatus
+		code := a.revokeBody[r.PostFormValue("token_type_hint")]
 		a.mu.Unlock()
+		if code != "" {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": code})
+			return
+		}
 		if status == 0 {
 			status = http.StatusOK
 		}

@@ -320,7 +320,10 @@ func asRetrieve(err error, re **oauth2.RetrieveError) bool {
 
 // revoke calls the RFC 7009 revocation endpoint. §2.2 says 200; any 2xx
 // is taken (servers answer 204 No Content too): the token is gone either
-// way.
+// way. An access token the server cannot revoke (§2.2.1
+// unsupported_token_type, as oidc-provider answers for JWT access tokens)
+// is no failure: nothing more can be done for it, and it ends at its
+// expiry.
 func (h *Handler) revoke(ctx context.Context, g *Grant, token, hint string) error {
 	req, err := clientRequest(ctx, g.RevocationEndpoint, g.creds(), url.Values{"token": {token}, "token_type_hint": {hint}})
 	if err != nil {
@@ -331,7 +334,15 @@ func (h *Handler) revoke(ctx context.Context, g *Grant, token, hint string) erro
 		return tokenErr("revocation request failed", redactURLError(err))
 	}
 	defer resp.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if resp.StatusCode == http.StatusBadRequest && hint == "access_token" {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(body, &e) == nil && e.Error == "unsupported_token_type" {
+			return nil
+		}
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return tokenErr(fmt.Sprintf("revocation endpoint returned status %d", resp.StatusCode), nil)
 	}
