@@ -27,7 +27,7 @@ function html(body, status = 200) {
     status,
     headers: {
       "content-type": "text/html; charset=utf-8",
-      "content-security-policy": "default-src 'none'; form-action 'self'; frame-ancestors 'none'",
+      "content-security-policy": "default-src 'none'; frame-ancestors 'none'", // no form-action: the form's answer redirects to the client
       "cache-control": "no-store",
     },
   });
