@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -70,10 +72,21 @@ func newStackEnv(t *testing.T) *env {
 	return e
 }
 
-// loadMCP imports mcp.js into the tab's page as window.mcp.
+// loadMCP imports mcp.js into the tab's page as window.mcp. Before it, the
+// page's fetch is wrapped to keep the last bearer token sent
+// (window.lastBearer): on the main thread the client's requests go through
+// it, which lets the logout step replay the old token; in a worker runtime
+// the token never reaches the page.
 func (e *env) loadMCP() {
 	e.t.Helper()
 	e.eval(`(async () => {
+		const f = window.fetch;
+		window.fetch = (input, init) => {
+			const h = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+			const a = h.get("authorization");
+			if (a) window.lastBearer = a;
+			return f(input, init);
+		};
 		const m = await import("/mcp.js");
 		window.MCPError = m.MCPError;
 		window.mcp = await m.load();
@@ -84,8 +97,12 @@ func (e *env) loadMCP() {
 // (TestStacks/<stack>/<step>), so the table stack × step reads off the
 // output. The steps build on each other: the first that fails ends the
 // stack's run. Stacks run in parallel with each other; each is started
-// once for the pass.
+// once for the pass. TestStacks runs in parallel with the other parallel
+// tests.
 func TestStacks(t *testing.T) {
+	// Parallel with the other parallel tests: most of a stack's run is
+	// waiting (for its start, for its token to expire).
+	t.Parallel()
 	sort.Slice(stacks, func(i, j int) bool { return stacks[i].name < stacks[j].name })
 	for _, s := range stacks {
 		t.Run(s.name, func(t *testing.T) {
@@ -356,6 +373,9 @@ func stepLogout(t *testing.T, r *stackRun) {
 		State string `json:"state"`
 		Again string `json:"again"`
 	}
+	var bearer string
+	r.e.eval(`window.lastBearer ?? ""`, &bearer)
+	revocation := revocationPath(t, r.srv.MCPURL)
 	r.e.eval(`(async () => {
 		const x = await c.logout().then(() => ({}), `+catchJS+`);
 		const d = mcp.client(`+fmt.Sprintf("%q", r.srv.MCPURL)+`);
@@ -371,4 +391,70 @@ func stepLogout(t *testing.T, r *stackRun) {
 	r.settle()
 	reqs := r.since()
 	t.Logf("state after logout %q; requests: %v", got.State, reqs)
+	if reqs != nil && revocation != "" && countPrefix(reqs, "POST "+revocation) == 0 {
+		t.Errorf("logout sent no revocation request (POST %s): %v", revocation, reqs)
+	}
+	if bearer == "" {
+		t.Logf("the old token is not replayed: in a worker runtime it never reaches the page")
+		return
+	}
+	// The server's answer to the old token, sent again as the page sent it.
+	req, _ := http.NewRequest("POST", r.srv.MCPURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":1}}}`))
+	req.Header.Set("Authorization", bearer)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("replaying the old token: %v", err)
+	}
+	resp.Body.Close()
+	t.Logf("the old token after logout: %s, WWW-Authenticate: %s", resp.Status, resp.Header.Get("WWW-Authenticate"))
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the server answered the old token after logout with %s; want 401", resp.Status)
+	}
+}
+
+// revocationPath is the path of the revocation endpoint of the
+// authorization server that protects mcpURL (RFC 9728 metadata, then RFC
+// 8414 or OpenID metadata), "" when it names none.
+func revocationPath(t *testing.T, mcpURL string) string {
+	t.Helper()
+	get := func(u string, out any) bool {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatalf("GET %s: %v", u, err)
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(out) == nil
+	}
+	mu, err := url.Parse(mcpURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prm struct {
+		AS []string `json:"authorization_servers"`
+	}
+	if !get(mu.Scheme+"://"+mu.Host+"/.well-known/oauth-protected-resource"+mu.Path, &prm) || len(prm.AS) == 0 {
+		t.Fatalf("%s has no protected resource metadata naming its authorization server", mcpURL)
+	}
+	as, err := url.Parse(prm.AS[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md struct {
+		Revocation string `json:"revocation_endpoint"`
+	}
+	path := strings.TrimSuffix(as.Path, "/")
+	if !get(as.Scheme+"://"+as.Host+"/.well-known/oauth-authorization-server"+path, &md) &&
+		!get(as.Scheme+"://"+as.Host+path+"/.well-known/openid-configuration", &md) {
+		t.Fatalf("no metadata for the authorization server %s", prm.AS[0])
+	}
+	if md.Revocation == "" {
+		return ""
+	}
+	ru, err := url.Parse(md.Revocation)
+	if err != nil {
+		t.Fatalf("revocation_endpoint %q: %v", md.Revocation, err)
+	}
+	return ru.Path
 }
