@@ -522,3 +522,51 @@ func TestDiscover401ThenFallbackFailureNeedsSignIn(t *testing.T) {
 		t.Errorf("state = %q; want %q", got, StateNeedsAuth)
 	}
 }
+
+// heldStream is a transport that holds every GET for an event stream
+// until its request ends, as Firefox holds a fetch whose response has sent
+// its headers but no body yet.
+type heldStream struct{ held atomic.Int32 }
+
+func (h *heldStream) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet {
+		h.held.Add(1)
+		<-req.Context().Done()
+		return nil, req.Context().Err()
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// TestHeldStandaloneStreamDoesNotHoldTheConnect: a session's stream for
+// server messages whose response does not come (a server with nothing to
+// say yet, in a browser that settles a fetch with the first bytes of the
+// body) holds neither the handshake nor the calls after it.
+func TestHeldStandaloneStreamDoesNotHoldTheConnect(t *testing.T) {
+	ts := startServer(t)
+	held := &heldStream{}
+	c := newClient(t, ts.URL+"/mcp", Options{Transport: TransportStreamable, HTTPClient: &http.Client{Transport: held}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// The held GET runs under the session's context, not the connect's:
+	// without a watchdog a failure would be the test binary's timeout.
+	done := make(chan error, 1)
+	go func() { done <- c.Connect(ctx, ConnectOptions{}) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Connect with the stream held: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Connect did not return in 10 s: the held stream holds the handshake")
+	}
+	r, err := c.CallTool(ctx, "add", json.RawMessage(`{"a":1,"b":2}`), nil)
+	if err != nil {
+		t.Fatalf("CallTool with the stream held: %v", err)
+	}
+	if got := fmt.Sprint(r.StructuredContent); !strings.Contains(got, "3") {
+		t.Errorf("add(1, 2) = %s; want sum 3", got)
+	}
+	if held.held.Load() == 0 {
+		t.Error("the client opened no stream for server messages: the test tests nothing")
+	}
+}

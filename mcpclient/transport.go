@@ -63,6 +63,59 @@ func credentials(headers http.Header, token func(context.Context) (string, error
 const protocol20260728 = "2026-07-28"
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if standaloneStream(req) {
+		return t.detached(req), nil
+	}
+	return t.roundTrip(req)
+}
+
+// standaloneStream reports whether req opens a Streamable HTTP session's
+// stream for server messages: a GET for an event stream, after the
+// handshake (it carries Mcp-Protocol-Version, which a legacy SSE GET does
+// not), that resumes nothing.
+func standaloneStream(req *http.Request) bool {
+	return req.Method == http.MethodGet && req.Header.Get("Accept") == "text/event-stream" &&
+		req.Header.Get("Mcp-Protocol-Version") != "" && req.Header.Get("Last-Event-ID") == ""
+}
+
+// detached answers the request for a session's stream of server messages
+// at once, with an event stream fed by the real response when it comes.
+// go-sdk opens that stream after initialize and sends
+// notifications/initialized only once the request returns; a browser need
+// not settle a fetch before the first bytes of the body (Firefox does not
+// for this GET), so a server with nothing to say yet (the agents package's
+// McpAgent on workerd) would hold the connect forever. A refusal (405,
+// another 4xx, a body that is not an event stream), which go-sdk takes
+// as "this server offers no such stream", leaves the stream open and
+// empty until the session ends; an error ends it, as go-sdk's own read
+// would.
+func (t *roundTripper) detached(req *http.Request) *http.Response {
+	ctx := req.Context()
+	pr, pw := io.Pipe()
+	go func() {
+		resp, err := t.roundTrip(req)
+		if err != nil {
+			pw.CloseWithError(err)
+			return
+		}
+		defer resp.Body.Close()
+		if !ok(resp.StatusCode) || mediaType(resp) != "text/event-stream" {
+			<-ctx.Done()
+			pw.CloseWithError(ctx.Err())
+			return
+		}
+		_, err = io.Copy(pw, resp.Body)
+		pw.CloseWithError(err) // nil: EOF
+	}()
+	return &http.Response{
+		Status: "200 OK", StatusCode: http.StatusOK,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: pr,
+		ContentLength: -1, Request: req,
+	}
+}
+
+func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	rec := recordFrom(ctx)
 	out := peek(req)
