@@ -52,6 +52,8 @@ var (
 	hydraStack        = stack{name: "hydra", start: startHydra}
 )
 
+func init() { stacks = append(stacks, oidcProviderStack, hydraStack) }
+
 // The one account of each stack's login form.
 const (
 	stackUser     = "alice"
