@@ -265,10 +265,16 @@ func TestRedirectSignIn(t *testing.T) {
 	if err := w.win.Gesture(w.ctx, `c.authorize().catch((e) => { result = { error: { name: e.name, code: e.code, message: e.message + (e.detail ? " — " + e.detail : "") }, state: c.state }; })`); err != nil {
 		t.Fatal(err)
 	}
-	// A failure before the redirect shows on this page.
-	var early loginResult
-	w.eval(`(async () => { await new Promise((r) => setTimeout(r, 300)); try { return window.result ?? {}; } catch { return {}; } })()`, &early)
-	if early.Error != nil {
+	// Either the tab goes to the consent page, or authorize() fails
+	// first and says so on this page (an engine's expected failure).
+	var at string
+	w.waitFor("the consent page in the tab", func() bool {
+		_ = w.win.Eval(w.ctx, `window.result?.error ? "failed" : document.readyState === "complete" && document.querySelector("#approve") ? "consent" : ""`, &at)
+		return at != ""
+	})
+	if at == "failed" {
+		var early loginResult
+		w.eval(`window.result`, &early)
 		w.signedIn(early)
 		return
 	}
