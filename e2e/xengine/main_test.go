@@ -72,8 +72,11 @@ func run(m *testing.M) int {
 	}
 	defer b.Close()
 	browser = b
-	fmt.Printf("xengine: engine %s (%s), runtime %q\n", b.Name(), b.Version(), runtimeMode())
-	return m.Run()
+	fmt.Printf("xengine: engine %s, runtime %q\n", b.Name(), runtimeMode())
+	code := m.Run()
+	// WebKit says its version in its first session.
+	fmt.Printf("xengine: %s was %s\n", b.Name(), b.Version())
+	return code
 }
 
 func buildWeb(root, dir string) error {
