@@ -13,7 +13,7 @@ AS_ADDR   ?= 127.0.0.1:8082
 MCP2_ADDR ?= 127.0.0.1:8083
 MODEL_ADDR ?= 127.0.0.1:8084
 
-.PHONY: all build dist run test unit wasmtest fuzz e2e deps vet types conformance conformance-native conformance-browser bench clean
+.PHONY: all build dist run test unit wasmtest fuzz e2e e2e-engines deps vet types conformance conformance-native conformance-browser bench clean
 
 all: build
 
@@ -68,7 +68,7 @@ $(STATICCHECK):
 	GOBIN=$(CURDIR)/.tools $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 # Everything that runs a test needs the installed tools (also under make -j).
-vet types unit wasmtest fuzz e2e conformance-native conformance-browser: deps
+vet types unit wasmtest fuzz e2e e2e-engines conformance-native conformance-browser: deps
 
 ## types: web/mcp.d.ts type-checks the documented usage (e2e/types)
 types:
@@ -93,6 +93,11 @@ fuzz:
 ## (scripts/e2e.sh; E2E_MODES="…" picks the modes; one mode alone: MCPWASM_E2E_RUNTIME=main go test ./e2e)
 e2e:
 	GO=$(GO) scripts/e2e.sh
+
+## e2e-engines: the cross-engine scenarios (e2e/xengine) in Chromium, Firefox and WebKitGTK,
+## each in runtime auto and main (scripts/e2e-engines.sh; ENGINES="firefox" E2E_MODES="main" pick some)
+e2e-engines:
+	GO=$(GO) scripts/e2e-engines.sh
 
 ## conformance-native: every client scenario of the official MCP conformance suite against oauth/ and go-sdk, natively
 conformance-native:

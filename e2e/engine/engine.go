@@ -1,0 +1,108 @@
+// Package engine drives a browser engine for the cross-engine e2e suite
+// (e2e/xengine) through one small interface: Chromium over CDP (chromedp),
+// Firefox over WebDriver BiDi (its built-in Remote Agent, no geckodriver)
+// and WebKitGTK over W3C classic WebDriver (WebKitWebDriver and MiniBrowser
+// under Xvfb). A scenario is written once against Window and runs in each.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Browser is a running engine.
+type Browser interface {
+	// Name is "chromium", "firefox" or "webkit".
+	Name() string
+	// Version is what the engine says of itself.
+	Version() string
+	// NewWindow opens a window on about:blank with storage of its own
+	// (a browser context, a user context, or a browser session).
+	NewWindow(ctx context.Context) (Window, error)
+	// Close stops the engine and removes its profile.
+	Close() error
+}
+
+// Window is one top-level browsing context.
+type Window interface {
+	// Preload runs src at the start of every document this window (and
+	// the windows it opens) loads from now on, before the page's own
+	// scripts; ErrNoPreload when the engine cannot (classic WebDriver).
+	Preload(ctx context.Context, src string) error
+	// Navigate loads url and waits for its load event.
+	Navigate(ctx context.Context, url string) error
+	// Reload reloads the page and waits for its load event.
+	Reload(ctx context.Context) error
+	// Eval evaluates a JavaScript expression, awaits it when it is a
+	// promise, and decodes its JSON value into out (when out is not nil).
+	Eval(ctx context.Context, expr string, out any) error
+	// Gesture evaluates expr with transient user activation, as if a
+	// person clicked (so window.open may open a popup); it does not wait
+	// for a promise expr returns.
+	Gesture(ctx context.Context, expr string) error
+	// ExpectPopup arms a wait for the next window this window opens;
+	// call it before the action that opens one.
+	ExpectPopup(ctx context.Context) (Popup, error)
+	// Click waits until an element matching the CSS selector is in the
+	// page, then clicks it (with user activation).
+	Click(ctx context.Context, selector string) error
+	// NewTab opens another tab sharing this window's storage.
+	NewTab(ctx context.Context) (Window, error)
+	// Errors returns the page errors and console errors so far.
+	Errors(ctx context.Context) ([]string, error)
+	// Close closes the window.
+	Close() error
+}
+
+// Popup waits for the window ExpectPopup armed for.
+type Popup func(ctx context.Context) (Window, error)
+
+// ErrNoPreload says the engine cannot run a script before a page's own.
+var ErrNoPreload = errors.New("engine: this engine cannot preload scripts; put the script in the page")
+
+// Names lists the engines, in the order make test runs them.
+var Names = []string{"chromium", "firefox", "webkit"}
+
+// FromEnv returns MCPWASM_E2E_ENGINE, "chromium" when unset.
+func FromEnv() string {
+	if n := os.Getenv("MCPWASM_E2E_ENGINE"); n != "" {
+		return n
+	}
+	return "chromium"
+}
+
+// Start starts the named engine.
+func Start(ctx context.Context, name string) (Browser, error) {
+	switch name {
+	case "chromium":
+		return startChromium(ctx)
+	case "firefox":
+		return startFirefox(ctx)
+	case "webkit":
+		return startWebKit(ctx)
+	}
+	return nil, fmt.Errorf("engine: unknown engine %q (want one of %s)", name, strings.Join(Names, ", "))
+}
+
+// JSError is an exception a script threw or a promise it rejected with.
+type JSError struct{ Text string }
+
+func (e *JSError) Error() string { return "JavaScript: " + e.Text }
+
+// jsonWrap makes expr's awaited value a JSON string (or undefined), the
+// one result shape every protocol returns the same way.
+func jsonWrap(expr string) string {
+	return "(async () => { const v = await (" + expr + "\n); return v === undefined ? undefined : JSON.stringify(v); })()"
+}
+
+// decode decodes a JSON string (absent for undefined) into out.
+func decode(s *string, out any) error {
+	if out == nil || s == nil {
+		return nil
+	}
+	return json.Unmarshal([]byte(*s), out)
+}

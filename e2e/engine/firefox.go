@@ -1,0 +1,512 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// FirefoxPath is the Firefox to run: $FIREFOX, else Debian's firefox-esr.
+func FirefoxPath() string {
+	if p := os.Getenv("FIREFOX"); p != "" {
+		return p
+	}
+	return "/usr/bin/firefox-esr"
+}
+
+// firefoxPrefs keep a test profile off the network and quiet: no updates,
+// telemetry, captive-portal or connectivity checks, remote settings, safe
+// browsing lists, first-run pages. The popup blocker stays on: a sign-in
+// popup must come from a user activation, as for a person.
+var firefoxPrefs = map[string]any{
+	"app.update.auto":                                 false,
+	"app.update.checkInstallTime":                     false,
+	"app.update.disabledForTesting":                   true,
+	"browser.shell.checkDefaultBrowser":               false,
+	"browser.startup.homepage_override.mstone":        "ignore",
+	"browser.startup.page":                            0,
+	"browser.newtabpage.enabled":                      false,
+	"browser.aboutwelcome.enabled":                    false,
+	"browser.safebrowsing.malware.enabled":            false,
+	"browser.safebrowsing.phishing.enabled":           false,
+	"browser.safebrowsing.downloads.enabled":          false,
+	"browser.safebrowsing.blockedURIs.enabled":        false,
+	"browser.safebrowsing.provider.mozilla.updateURL": "",
+	"datareporting.healthreport.uploadEnabled":        false,
+	"datareporting.policy.dataSubmissionEnabled":      false,
+	"toolkit.telemetry.enabled":                       false,
+	"toolkit.telemetry.unified":                       false,
+	"toolkit.telemetry.server":                        "",
+	"network.captive-portal-service.enabled":          false,
+	"network.connectivity-service.enabled":            false,
+	"services.settings.server":                        "",
+	"extensions.update.enabled":                       false,
+	"extensions.getAddons.cache.enabled":              false,
+	"extensions.blocklist.enabled":                    false,
+	"browser.region.network.url":                      "",
+	"browser.search.update":                           false,
+	"media.gmp-manager.url":                           "",
+	"network.dns.disablePrefetch":                     true,
+	"network.prefetch-next":                           false,
+	"dom.disable_open_during_load":                    true,
+}
+
+// firefox drives Firefox over WebDriver BiDi.
+type firefox struct {
+	cmd     *exec.Cmd
+	profile string
+	version string
+	bidi    *bidiConn
+}
+
+func startFirefox(ctx context.Context) (Browser, error) {
+	path := FirefoxPath()
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("engine: Firefox not found at %s (set FIREFOX, or run scripts/install-deps.sh)", path)
+	}
+	profile, err := os.MkdirTemp("", "mcpwasm-firefox-")
+	if err != nil {
+		return nil, err
+	}
+	var prefs strings.Builder
+	for k, v := range firefoxPrefs {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(&prefs, "user_pref(%q, %s);\n", k, b)
+	}
+	if err := os.WriteFile(filepath.Join(profile, "user.js"), []byte(prefs.String()), 0o600); err != nil {
+		os.RemoveAll(profile)
+		return nil, err
+	}
+	cmd := exec.Command(path, "--headless", "--no-remote", "--remote-debugging-port=0", "--profile", profile, "about:blank")
+	cmd.Env = append(os.Environ(), "MOZ_CRASHREPORTER_DISABLE=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(profile)
+		return nil, fmt.Errorf("engine: starting %s: %w", path, err)
+	}
+	f := &firefox{cmd: cmd, profile: profile}
+	// Firefox says where its BiDi server listens on stderr.
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			if i := strings.Index(line, "WebDriver BiDi listening on "); i >= 0 {
+				select {
+				case found <- strings.TrimSpace(line[i+len("WebDriver BiDi listening on "):]):
+				default:
+				}
+			} else if os.Getenv("MCPWASM_E2E_DEBUG") != "" {
+				fmt.Fprintln(os.Stderr, "firefox:", line)
+			}
+		}
+	}()
+	var url string
+	select {
+	case url = <-found:
+	case <-time.After(60 * time.Second):
+		f.Close()
+		return nil, fmt.Errorf("engine: Firefox did not open its WebDriver BiDi port within 60s")
+	}
+	f.bidi, err = dialBiDi(ctx, url+"/session")
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	var sess struct {
+		Capabilities struct {
+			BrowserName    string `json:"browserName"`
+			BrowserVersion string `json:"browserVersion"`
+		} `json:"capabilities"`
+	}
+	if err := f.bidi.call(ctx, "session.new", map[string]any{"capabilities": map[string]any{}}, &sess); err != nil {
+		f.Close()
+		return nil, err
+	}
+	f.version = sess.Capabilities.BrowserName + " " + sess.Capabilities.BrowserVersion
+	if err := f.bidi.call(ctx, "session.subscribe", map[string]any{
+		"events": []string{"browsingContext.contextCreated", "log.entryAdded"},
+	}, nil); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *firefox) Name() string    { return "firefox" }
+func (f *firefox) Version() string { return f.version }
+
+func (f *firefox) Close() error {
+	if f.bidi != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = f.bidi.call(ctx, "browser.close", map[string]any{}, nil)
+		cancel()
+		f.bidi.close()
+	}
+	done := make(chan struct{})
+	go func() { _ = f.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = f.cmd.Process.Kill()
+		<-done
+	}
+	return os.RemoveAll(f.profile)
+}
+
+func (f *firefox) NewWindow(ctx context.Context) (Window, error) {
+	var uc struct {
+		UserContext string `json:"userContext"`
+	}
+	if err := f.bidi.call(ctx, "browser.createUserContext", map[string]any{}, &uc); err != nil {
+		return nil, err
+	}
+	w, err := f.open(ctx, uc.UserContext)
+	if err != nil {
+		return nil, err
+	}
+	w.ownsUC = true
+	return w, nil
+}
+
+func (f *firefox) open(ctx context.Context, uc string) (*bidiWindow, error) {
+	var c struct {
+		Context string `json:"context"`
+	}
+	if err := f.bidi.call(ctx, "browsingContext.create", map[string]any{"type": "tab", "userContext": uc}, &c); err != nil {
+		return nil, err
+	}
+	return f.window(c.Context, uc), nil
+}
+
+func (f *firefox) window(id, uc string) *bidiWindow {
+	w := &bidiWindow{f: f, id: id, uc: uc}
+	f.bidi.onLog(id, w.addErr)
+	return w
+}
+
+// bidiWindow is a top-level browsing context in a user context.
+type bidiWindow struct {
+	f      *firefox
+	id, uc string
+	ownsUC bool
+	mu     sync.Mutex
+	errs   []string
+}
+
+func (w *bidiWindow) addErr(s string) {
+	w.mu.Lock()
+	w.errs = append(w.errs, s)
+	w.mu.Unlock()
+}
+
+func (w *bidiWindow) Preload(ctx context.Context, src string) error {
+	return w.f.bidi.call(ctx, "script.addPreloadScript", map[string]any{
+		"functionDeclaration": "() => {\n" + src + "\n}",
+		"userContexts":        []string{w.uc},
+	}, nil)
+}
+
+func (w *bidiWindow) Navigate(ctx context.Context, url string) error {
+	return w.f.bidi.call(ctx, "browsingContext.navigate", map[string]any{"context": w.id, "url": url, "wait": "complete"}, nil)
+}
+
+func (w *bidiWindow) Reload(ctx context.Context) error {
+	return w.f.bidi.call(ctx, "browsingContext.reload", map[string]any{"context": w.id, "wait": "complete"}, nil)
+}
+
+// scriptResult is script.evaluate's and script.callFunction's result.
+type scriptResult struct {
+	Type   string `json:"type"`
+	Result struct {
+		Type  string  `json:"type"`
+		Value *string `json:"value"`
+	} `json:"result"`
+	ExceptionDetails struct {
+		Text string `json:"text"`
+	} `json:"exceptionDetails"`
+}
+
+func (w *bidiWindow) Eval(ctx context.Context, expr string, out any) error {
+	var r scriptResult
+	if err := w.f.bidi.call(ctx, "script.evaluate", map[string]any{
+		"expression":      jsonWrap(expr),
+		"target":          map[string]any{"context": w.id},
+		"awaitPromise":    true,
+		"resultOwnership": "none",
+	}, &r); err != nil {
+		return err
+	}
+	if r.Type == "exception" {
+		return &JSError{Text: r.ExceptionDetails.Text}
+	}
+	if r.Result.Type == "undefined" {
+		return nil
+	}
+	return decode(r.Result.Value, out)
+}
+
+func (w *bidiWindow) callActivated(ctx context.Context, fn string, args ...any) error {
+	var r scriptResult
+	if err := w.f.bidi.call(ctx, "script.callFunction", map[string]any{
+		"functionDeclaration": fn,
+		"arguments":           args,
+		"target":              map[string]any{"context": w.id},
+		"awaitPromise":        false,
+		"userActivation":      true,
+		"resultOwnership":     "none",
+	}, &r); err != nil {
+		return err
+	}
+	if r.Type == "exception" {
+		return &JSError{Text: r.ExceptionDetails.Text}
+	}
+	return nil
+}
+
+func (w *bidiWindow) Gesture(ctx context.Context, expr string) error {
+	return w.callActivated(ctx, "() => { void (\n"+expr+"\n); }")
+}
+
+func (w *bidiWindow) ExpectPopup(ctx context.Context) (Popup, error) {
+	ch := w.f.bidi.nextContext(w.uc)
+	return func(ctx context.Context) (Window, error) {
+		select {
+		case id := <-ch:
+			return w.f.window(id, w.uc), nil
+		case <-ctx.Done():
+			return nil, fmt.Errorf("engine: no popup opened: %w", ctx.Err())
+		}
+	}, nil
+}
+
+func (w *bidiWindow) Click(ctx context.Context, selector string) error {
+	sel, _ := json.Marshal(selector)
+	for {
+		var ok bool
+		err := w.Eval(ctx, `(() => { const e = document.readyState === "complete" && document.querySelector(`+string(sel)+`); return !!e && e.getClientRects().length > 0; })()`, &ok)
+		if err == nil && ok {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("engine: waiting for %s: %w (last: %v)", selector, ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return w.callActivated(ctx, "(s) => { document.querySelector(s).click(); }", map[string]any{"type": "string", "value": selector})
+}
+
+func (w *bidiWindow) NewTab(ctx context.Context) (Window, error) { return w.f.open(ctx, w.uc) }
+
+func (w *bidiWindow) Errors(context.Context) ([]string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.errs...), nil
+}
+
+func (w *bidiWindow) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := w.f.bidi.call(ctx, "browsingContext.close", map[string]any{"context": w.id}, nil)
+	if w.ownsUC {
+		// Closes the tabs left in it, and forgets its storage.
+		err = w.f.bidi.call(ctx, "browser.removeUserContext", map[string]any{"userContext": w.uc}, nil)
+	}
+	return err
+}
+
+// bidiConn is a WebDriver BiDi session over a websocket.
+type bidiConn struct {
+	ws      *websocket.Conn
+	nextID  atomic.Int64
+	mu      sync.Mutex
+	pending map[int64]chan bidiMsg
+	logs    map[string]func(string)
+	waiters []ctxWaiter
+	known   map[string]bool
+	err     error
+}
+
+type ctxWaiter struct {
+	uc string
+	ch chan string
+}
+
+type bidiMsg struct {
+	Type    string          `json:"type"`
+	ID      int64           `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Error   string          `json:"error"`
+	Message string          `json:"message"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+func dialBiDi(ctx context.Context, url string) (*bidiConn, error) {
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(dctx, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("engine: connecting to WebDriver BiDi at %s: %w", url, err)
+	}
+	ws.SetReadLimit(64 << 20)
+	c := &bidiConn{ws: ws, pending: map[int64]chan bidiMsg{}, logs: map[string]func(string){}, known: map[string]bool{}}
+	go c.read()
+	return c, nil
+}
+
+func (c *bidiConn) read() {
+	for {
+		_, data, err := c.ws.Read(context.Background())
+		if err != nil {
+			c.mu.Lock()
+			c.err = err
+			for id, ch := range c.pending {
+				close(ch)
+				delete(c.pending, id)
+			}
+			c.mu.Unlock()
+			return
+		}
+		var m bidiMsg
+		if json.Unmarshal(data, &m) != nil {
+			continue
+		}
+		switch m.Type {
+		case "success", "error":
+			c.mu.Lock()
+			ch := c.pending[m.ID]
+			delete(c.pending, m.ID)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+		case "event":
+			c.event(m.Method, m.Params)
+		}
+	}
+}
+
+func (c *bidiConn) event(method string, params json.RawMessage) {
+	switch method {
+	case "browsingContext.contextCreated":
+		var p struct {
+			Context     string  `json:"context"`
+			Parent      *string `json:"parent"`
+			UserContext string  `json:"userContext"`
+		}
+		if json.Unmarshal(params, &p) != nil || p.Parent != nil {
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.known[p.Context] {
+			return
+		}
+		c.known[p.Context] = true
+		for i, w := range c.waiters {
+			if w.uc == p.UserContext {
+				w.ch <- p.Context
+				c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
+				return
+			}
+		}
+	case "log.entryAdded":
+		var p struct {
+			Level      string `json:"level"`
+			Type       string `json:"type"`
+			Text       string `json:"text"`
+			StackTrace *struct {
+				CallFrames []struct {
+					URL  string `json:"url"`
+					Line int    `json:"lineNumber"`
+				} `json:"callFrames"`
+			} `json:"stackTrace"`
+			Source struct {
+				Context string `json:"context"`
+			} `json:"source"`
+		}
+		if json.Unmarshal(params, &p) != nil || p.Level != "error" {
+			return
+		}
+		line := p.Type + ": " + p.Text
+		if p.StackTrace != nil && len(p.StackTrace.CallFrames) > 0 {
+			f := p.StackTrace.CallFrames[0]
+			line += fmt.Sprintf(" (%s:%d)", f.URL, f.Line+1)
+		}
+		c.mu.Lock()
+		fn := c.logs[p.Source.Context]
+		c.mu.Unlock()
+		if fn != nil {
+			fn(line)
+		}
+	}
+}
+
+// nextContext returns a channel that yields the next top-level context
+// created in user context uc.
+func (c *bidiConn) nextContext(uc string) <-chan string {
+	ch := make(chan string, 1)
+	c.mu.Lock()
+	c.waiters = append(c.waiters, ctxWaiter{uc: uc, ch: ch})
+	c.mu.Unlock()
+	return ch
+}
+
+func (c *bidiConn) onLog(context string, fn func(string)) {
+	c.mu.Lock()
+	c.logs[context] = fn
+	c.known[context] = true
+	c.mu.Unlock()
+}
+
+// call sends a command and decodes its result into out.
+func (c *bidiConn) call(ctx context.Context, method string, params any, out any) error {
+	id := c.nextID.Add(1)
+	ch := make(chan bidiMsg, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return fmt.Errorf("engine: WebDriver BiDi connection lost: %w", c.err)
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	msg, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+	if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
+		return fmt.Errorf("engine: %s: %w", method, err)
+	}
+	select {
+	case m, ok := <-ch:
+		if !ok {
+			return fmt.Errorf("engine: %s: WebDriver BiDi connection lost", method)
+		}
+		if m.Type == "error" {
+			return fmt.Errorf("engine: %s: %s: %s", method, m.Error, m.Message)
+		}
+		if out != nil {
+			return json.Unmarshal(m.Result, out)
+		}
+		return nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		return fmt.Errorf("engine: %s: %w", method, ctx.Err())
+	}
+}
+
+func (c *bidiConn) close() { _ = c.ws.Close(websocket.StatusNormalClosure, "") }

@@ -1,0 +1,391 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// WebKit's paths: $WEBKIT_WEBDRIVER and $MINIBROWSER, else Debian's
+// webkit2gtk-driver and the MiniBrowser of libwebkit2gtk-4.1.
+func webkitPaths() (driver, browser string) {
+	driver, browser = os.Getenv("WEBKIT_WEBDRIVER"), os.Getenv("MINIBROWSER")
+	if driver == "" {
+		driver = "/usr/bin/WebKitWebDriver"
+	}
+	if browser == "" {
+		browser = "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser"
+	}
+	return driver, browser
+}
+
+// elementKey is the W3C WebDriver web element identifier.
+const elementKey = "element-6066-11e4-a52e-4f735466cecf"
+
+// webkit drives WebKitGTK's MiniBrowser through WebKitWebDriver (W3C
+// classic WebDriver), on an Xvfb display of its own. Each NewWindow is a
+// session of its own: a MiniBrowser with its own (ephemeral) storage.
+type webkit struct {
+	xvfb, driver *exec.Cmd
+	base         string // http://127.0.0.1:port
+	browser      string
+	version      string
+	http         *http.Client
+}
+
+func startWebKit(ctx context.Context) (Browser, error) {
+	driverPath, browserPath := webkitPaths()
+	for _, p := range []string{driverPath, browserPath} {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("engine: %s not found (set WEBKIT_WEBDRIVER and MINIBROWSER, or run scripts/install-deps.sh for webkit2gtk-driver)", p)
+		}
+	}
+	w := &webkit{browser: browserPath, http: &http.Client{}}
+	// Xvfb picks a free display and writes its number to fd 3.
+	r, wr, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	w.xvfb = exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", "1280x900x24", "-nolisten", "tcp")
+	w.xvfb.ExtraFiles = []*os.File{wr}
+	if err := w.xvfb.Start(); err != nil {
+		return nil, fmt.Errorf("engine: starting Xvfb (install xvfb): %w", err)
+	}
+	wr.Close()
+	display := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		display <- strings.TrimSpace(line)
+		r.Close()
+	}()
+	var d string
+	select {
+	case d = <-display:
+	case <-time.After(30 * time.Second):
+	}
+	if d == "" {
+		w.Close()
+		return nil, fmt.Errorf("engine: Xvfb did not start a display within 30s")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	w.base = fmt.Sprintf("http://127.0.0.1:%d", port)
+	w.driver = exec.Command(driverPath, fmt.Sprintf("--port=%d", port), "--host=127.0.0.1")
+	w.driver.Env = append(os.Environ(), "DISPLAY=:"+d)
+	if os.Getenv("MCPWASM_E2E_DEBUG") != "" {
+		w.driver.Stderr = os.Stderr
+	}
+	if err := w.driver.Start(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("engine: starting %s: %w", driverPath, err)
+	}
+	for i := 0; ; i++ {
+		var st struct {
+			Ready bool `json:"ready"`
+		}
+		if err := w.do(ctx, "GET", "/status", nil, &st); err == nil && st.Ready {
+			break
+		}
+		if i > 300 {
+			w.Close()
+			return nil, fmt.Errorf("engine: %s not ready within 30s", driverPath)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return w, nil
+}
+
+func (w *webkit) Name() string    { return "webkit" }
+func (w *webkit) Version() string { return w.version }
+
+func (w *webkit) Close() error {
+	for _, c := range []*exec.Cmd{w.driver, w.xvfb} {
+		if c != nil && c.Process != nil {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	}
+	return nil
+}
+
+// wdError is a WebDriver error response.
+type wdError struct {
+	Status  int
+	Code    string `json:"error"`
+	Message string `json:"message"`
+}
+
+func (e *wdError) Error() string {
+	return fmt.Sprintf("engine: WebDriver %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+// do sends a WebDriver command and decodes its value into out.
+func (w *webkit) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, w.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := w.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("engine: WebDriver %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	var env struct {
+		Value json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(data, &env); err != nil {
+		return fmt.Errorf("engine: WebDriver %s %s: %d %.200s", method, path, resp.StatusCode, data)
+	}
+	if resp.StatusCode != http.StatusOK {
+		e := &wdError{Status: resp.StatusCode}
+		_ = json.Unmarshal(env.Value, e)
+		return e
+	}
+	if out != nil {
+		return json.Unmarshal(env.Value, out)
+	}
+	return nil
+}
+
+func (w *webkit) NewWindow(ctx context.Context) (Window, error) {
+	var r struct {
+		SessionID    string `json:"sessionId"`
+		Capabilities struct {
+			BrowserName    string `json:"browserName"`
+			BrowserVersion string `json:"browserVersion"`
+		} `json:"capabilities"`
+	}
+	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
+		"browserName": "MiniBrowser",
+		"webkitgtk:browserOptions": map[string]any{
+			"binary": w.browser,
+			"args":   []string{"--automation"},
+		},
+	}}}
+	if err := w.do(ctx, "POST", "/session", caps, &r); err != nil {
+		return nil, err
+	}
+	w.version = r.Capabilities.BrowserName + " (WebKitGTK " + r.Capabilities.BrowserVersion + ")"
+	s := &wdSession{w: w, id: r.SessionID}
+	if err := s.do(ctx, "POST", "/timeouts", map[string]any{"script": 120000, "pageLoad": 60000}, nil); err != nil {
+		s.delete()
+		return nil, err
+	}
+	var h string
+	if err := s.do(ctx, "GET", "/window", nil, &h); err != nil {
+		s.delete()
+		return nil, err
+	}
+	s.current = h
+	return &wdWindow{s: s, handle: h, main: true}, nil
+}
+
+// wdSession is one WebDriver session; commands go to its current window,
+// so each is sent after switching to the window it is for.
+type wdSession struct {
+	w       *webkit
+	id      string
+	mu      sync.Mutex
+	current string
+}
+
+func (s *wdSession) do(ctx context.Context, method, path string, body, out any) error {
+	return s.w.do(ctx, method, "/session/"+s.id+path, body, out)
+}
+
+func (s *wdSession) delete() {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_ = s.do(ctx, "DELETE", "", nil, nil)
+}
+
+// wdWindow is a window (a handle) of a session.
+type wdWindow struct {
+	s      *wdSession
+	handle string
+	main   bool // closing it ends the session
+}
+
+// in runs f with the session switched to this window.
+func (w *wdWindow) in(ctx context.Context, f func() error) error {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	if w.s.current != w.handle {
+		if err := w.s.do(ctx, "POST", "/window", map[string]any{"handle": w.handle}, nil); err != nil {
+			return err
+		}
+		w.s.current = w.handle
+	}
+	return f()
+}
+
+func (w *wdWindow) Preload(context.Context, string) error { return ErrNoPreload }
+
+func (w *wdWindow) Navigate(ctx context.Context, url string) error {
+	return w.in(ctx, func() error { return w.s.do(ctx, "POST", "/url", map[string]any{"url": url}, nil) })
+}
+
+func (w *wdWindow) Reload(ctx context.Context) error {
+	return w.in(ctx, func() error { return w.s.do(ctx, "POST", "/refresh", map[string]any{}, nil) })
+}
+
+func (w *wdWindow) Eval(ctx context.Context, expr string, out any) error {
+	script := `const done = arguments[arguments.length - 1];
+Promise.resolve().then(() => ` + jsonWrap(expr) + `).then(
+  (v) => done({ ok: true, v }),
+  (e) => done({ ok: false, e: String(e && e.stack ? e + "\n" + e.stack : e) }));`
+	var r struct {
+		OK bool    `json:"ok"`
+		V  *string `json:"v"`
+		E  string  `json:"e"`
+	}
+	err := w.in(ctx, func() error {
+		return w.s.do(ctx, "POST", "/execute/async", map[string]any{"script": script, "args": []any{}}, &r)
+	})
+	if err != nil {
+		return err
+	}
+	if !r.OK {
+		return &JSError{Text: r.E}
+	}
+	return decode(r.V, out)
+}
+
+// Gesture puts a button over the page whose click handler runs expr, and
+// clicks it with Element Click: the one way classic WebDriver gives a
+// script transient user activation.
+func (w *wdWindow) Gesture(ctx context.Context, expr string) error {
+	script := `const b = document.createElement("button");
+b.id = "__e2e_gesture";
+b.textContent = "e2e gesture";
+b.style.cssText = "position:fixed;left:0;top:0;width:120px;height:40px;z-index:2147483647";
+b.addEventListener("click", () => { b.remove(); void (
+` + expr + `
+); }, { once: true });
+document.documentElement.append(b);`
+	return w.in(ctx, func() error {
+		if err := w.s.do(ctx, "POST", "/execute/sync", map[string]any{"script": script, "args": []any{}}, nil); err != nil {
+			return err
+		}
+		var el map[string]string
+		if err := w.s.do(ctx, "POST", "/element", map[string]any{"using": "css selector", "value": "#__e2e_gesture"}, &el); err != nil {
+			return err
+		}
+		if el[elementKey] == "" {
+			return fmt.Errorf("engine: the gesture button is not in the page (%v)", el)
+		}
+		return w.s.do(ctx, "POST", "/element/"+el[elementKey]+"/click", map[string]any{}, nil)
+	})
+}
+
+func (w *wdWindow) handles(ctx context.Context) ([]string, error) {
+	var hs []string
+	err := w.s.do(ctx, "GET", "/window/handles", nil, &hs)
+	return hs, err
+}
+
+func (w *wdWindow) ExpectPopup(ctx context.Context) (Popup, error) {
+	before, err := w.handles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, h := range before {
+		known[h] = true
+	}
+	return func(ctx context.Context) (Window, error) {
+		for {
+			hs, err := w.handles(ctx)
+			if err != nil {
+				return nil, err
+			}
+			for _, h := range hs {
+				if !known[h] {
+					return &wdWindow{s: w.s, handle: h}, nil
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("engine: no popup opened: %w", ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}, nil
+}
+
+func (w *wdWindow) Click(ctx context.Context, selector string) error {
+	for {
+		var el map[string]string
+		err := w.in(ctx, func() error {
+			return w.s.do(ctx, "POST", "/element", map[string]any{"using": "css selector", "value": selector}, &el)
+		})
+		if err == nil && el[elementKey] != "" {
+			return w.in(ctx, func() error {
+				return w.s.do(ctx, "POST", "/element/"+el[elementKey]+"/click", map[string]any{}, nil)
+			})
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("engine: waiting for %s: %w (last: %v)", selector, ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (w *wdWindow) NewTab(ctx context.Context) (Window, error) {
+	var r struct {
+		Handle string `json:"handle"`
+	}
+	if err := w.s.do(ctx, "POST", "/window/new", map[string]any{"type": "tab"}, &r); err != nil {
+		return nil, err
+	}
+	return &wdWindow{s: w.s, handle: r.Handle}, nil
+}
+
+// Errors returns what the page's own collector (window.__e2eErrors, set
+// by the page the suite serves) recorded since the page loaded: classic
+// WebDriver has no log of page errors.
+func (w *wdWindow) Errors(ctx context.Context) ([]string, error) {
+	var errs []string
+	err := w.Eval(ctx, `globalThis.__e2eErrors ?? []`, &errs)
+	return errs, err
+}
+
+func (w *wdWindow) Close() error {
+	if w.main {
+		w.s.delete()
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return w.in(ctx, func() error {
+		err := w.s.do(ctx, "DELETE", "/window", nil, nil)
+		w.s.current = ""
+		return err
+	})
+}

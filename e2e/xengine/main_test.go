@@ -1,0 +1,382 @@
+// Package xengine runs the e2e scenarios that must hold in every browser
+// engine: each test body is written once against engine.Window and runs
+// in Chromium (CDP), Firefox (WebDriver BiDi) and WebKitGTK (classic
+// WebDriver), one engine per test binary run (MCPWASM_E2E_ENGINE), in the
+// runtime mode MCPWASM_E2E_RUNTIME picks. Where an engine truly differs,
+// expectedFailures says so, and the test checks it still does.
+package xengine
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/e2e/engine"
+	"github.com/mcpwasm/mcpwasm/internal/cors"
+	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/internal/webbuild"
+)
+
+var (
+	browser engine.Browser
+	webDir  string
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	flag.Parse()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	// MCPWASM_E2E_BUILD=dir builds the web bundle into dir and stops;
+	// MCPWASM_E2E_WEB=dir tests that bundle (scripts/e2e-engines.sh builds
+	// one for every engine and runtime).
+	if dir := os.Getenv("MCPWASM_E2E_BUILD"); dir != "" {
+		if err := buildWeb(root, dir); err != nil {
+			fmt.Fprintln(os.Stderr, "xengine: building the web bundle:", err)
+			return 1
+		}
+		return 0
+	}
+	webDir = os.Getenv("MCPWASM_E2E_WEB")
+	if webDir == "" {
+		dir, err := os.MkdirTemp("", "xengine-web-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		if err := buildWeb(root, dir); err != nil {
+			fmt.Fprintln(os.Stderr, "xengine: building the web bundle:", err)
+			return 1
+		}
+		webDir = dir
+	}
+	// The engine lives as long as the context it starts with.
+	b, err := engine.Start(context.Background(), engine.FromEnv())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "xengine: the tests cannot run:", err)
+		return 1
+	}
+	defer b.Close()
+	browser = b
+	fmt.Printf("xengine: engine %s, runtime %q\n", b.Name(), runtimeMode())
+	code := m.Run()
+	// WebKit says its version in its first session.
+	fmt.Printf("xengine: %s was %s\n", b.Name(), b.Version())
+	return code
+}
+
+func buildWeb(root, dir string) error {
+	if err := webbuild.Build(root, dir, "-trimpath", "-ldflags=-s -w -X main.version=e2e"); err != nil {
+		return err
+	}
+	return webbuild.Gzip(filepath.Join(dir, "mcp.wasm"))
+}
+
+// runtimeMode is load()'s runtime for every page: MCPWASM_E2E_RUNTIME
+// ("auto" when unset).
+func runtimeMode() string {
+	if m := os.Getenv("MCPWASM_E2E_RUNTIME"); m != "" {
+		return m
+	}
+	return "auto"
+}
+
+// bootJS is the first script of every test page: it records uncaught
+// errors, rejections and console errors in globalThis.__e2eErrors (the
+// only error log classic WebDriver has).
+const bootJS = `(() => {
+  const errs = globalThis.__e2eErrors = [];
+  addEventListener("error", (e) => errs.push("uncaught: " + (e.error?.stack || e.message)));
+  addEventListener("unhandledrejection", (e) => errs.push("unhandled rejection: " + (e.reason?.stack || e.reason)));
+  const ce = console.error;
+  console.error = (...a) => { errs.push("console.error: " + a.join(" ")); ce.apply(console, a); };
+})();
+`
+
+// blankPage is the page each scenario starts on; strictPage is the same
+// under the strict Content-Security-Policy docs/JSAPI.md documents.
+const blankPage = `<!doctype html><meta charset="utf-8"><title>e2e</title><script src="/e2e/boot.js"></script><body></body>`
+
+// world is one scenario's servers and window: the page origin, the demo
+// MCP server behind the demo authorization server, an open demo MCP
+// server, and the catalog's second server and stand-in model, each on its
+// own loopback origin; requests to the protected server and the
+// authorization server are counted by kind.
+type world struct {
+	t        *testing.T
+	ctx      context.Context
+	win      engine.Window
+	PageURL  string
+	MCPURL   string // protected demo server (Streamable HTTP)
+	OpenURL  string // demo server without sign-in
+	ASURL    string
+	MCP2URL  string
+	ModelURL string
+	AS       *authserver.Server
+
+	preloaded bool // the runtime mode is set by a preload script
+	mu        sync.Mutex
+	counts    map[string]int
+	cancelled []string
+	windows   []engine.Window
+}
+
+type delegate struct{ h http.Handler }
+
+func (d *delegate) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.h.ServeHTTP(w, r) }
+
+// newWorld starts the servers (ac configures the authorization), opens a
+// window with storage of its own on the blank page and loads mcp.js into
+// it as window.mcp.
+func newWorld(t *testing.T, ac devserver.AuthConfig) *world {
+	t.Helper()
+	ac.Enabled = true
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	w := &world{t: t, ctx: ctx, counts: map[string]int{}}
+	var dPage, dMCP, dAS, dMCP2, dModel delegate
+	servers := map[string]*httptest.Server{}
+	for name, d := range map[string]*delegate{"page": &dPage, "mcp": &dMCP, "as": &dAS, "mcp2": &dMCP2, "model": &dModel} {
+		servers[name] = httptest.NewUnstartedServer(d)
+	}
+	base := func(name string) string { return "http://" + servers[name].Listener.Addr().String() }
+	pc := devserver.PageConfig{
+		MCPURL:   base("mcp") + demo.StreamablePath,
+		SSEURL:   base("mcp") + demo.SSEPath,
+		ASURL:    base("as"),
+		MCP2URL:  base("mcp2") + demo.StreamablePath,
+		ModelURL: base("model") + "/v1",
+	}
+	w.PageURL, w.MCPURL, w.ASURL, w.MCP2URL, w.ModelURL = base("page"), pc.MCPURL, pc.ASURL, pc.MCP2URL, pc.ModelURL
+	origins, err := devserver.Handlers(devserver.Config{
+		Web: os.DirFS(webDir), Demo: true, Auth: ac,
+		DemoOptions: demo.Options{CORS: cors.Options{AllowHeaders: []string{"X-Api-Key"}}},
+	}, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range origins {
+		switch o.Name {
+		case "page":
+			dPage.h = w.pageHandler(o.Handler)
+		case "mcp":
+			dMCP.h = w.counting(o.Handler)
+		case "as":
+			dAS.h = w.counting(o.Handler)
+			w.AS = o.AuthServer
+		case "mcp2":
+			dMCP2.h = o.Handler
+		case "model":
+			dModel.h = o.Handler
+		}
+	}
+	for _, s := range servers {
+		s.Start()
+		t.Cleanup(s.Close)
+	}
+	open := httptest.NewServer(demo.Handler(demo.Options{OnCancelled: func(tool string) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.cancelled = append(w.cancelled, tool)
+	}}))
+	t.Cleanup(open.Close)
+	w.OpenURL = open.URL + demo.StreamablePath
+
+	win, err := browser.NewWindow(ctx)
+	if err != nil {
+		t.Fatalf("opening a window: %v", err)
+	}
+	w.track(win)
+	w.win = win
+	w.preload(win)
+	w.navigate(win, w.PageURL+"/e2e/blank.html")
+	w.load(win)
+	return w
+}
+
+// preload sets the runtime mode before any page script, where the engine
+// can (CDP, BiDi); elsewhere boot.js sets it.
+func (w *world) preload(win engine.Window) {
+	w.t.Helper()
+	err := win.Preload(w.ctx, fmt.Sprintf("globalThis.__mcpwasmRuntime = %q;", runtimeMode()))
+	switch {
+	case err == nil:
+		w.preloaded = true
+	case errors.Is(err, engine.ErrNoPreload):
+	default:
+		w.t.Fatalf("preload: %v", err)
+	}
+}
+
+func (w *world) pageHandler(site http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	page := func(csp string) http.HandlerFunc {
+		return func(rw http.ResponseWriter, r *http.Request) {
+			rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+			rw.Header().Set("Cache-Control", "no-store")
+			if csp != "" {
+				rw.Header().Set("Content-Security-Policy", csp)
+			}
+			fmt.Fprint(rw, blankPage)
+		}
+	}
+	mux.HandleFunc("/e2e/blank.html", page(""))
+	mux.HandleFunc("/e2e/strict.html", func(rw http.ResponseWriter, r *http.Request) {
+		// The Content-Security-Policy docs/JSAPI.md gives for a page
+		// using mcp.js: no inline script, wasm-unsafe-eval only, workers
+		// and connections to the page and the MCP server's origins.
+		page("default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; connect-src 'self' "+strings.TrimSuffix(w.OpenURL, demo.StreamablePath))(rw, r)
+	})
+	mux.HandleFunc("/e2e/boot.js", func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		rw.Header().Set("Cache-Control", "no-store")
+		fmt.Fprint(rw, bootJS)
+		if !w.preloaded {
+			fmt.Fprintf(rw, "globalThis.__mcpwasmRuntime = %q;\n", runtimeMode())
+		}
+	})
+	mux.Handle("/", site)
+	return mux
+}
+
+// counting counts requests (not preflights) by kind.
+func (w *world) counting(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodOptions {
+			kind := "other"
+			switch p := r.URL.Path; {
+			case strings.HasPrefix(p, "/.well-known/oauth-protected-resource"):
+				kind = "prm"
+			case strings.HasPrefix(p, "/.well-known/"):
+				kind = "asmeta"
+			case p == "/register", p == "/token", p == "/revoke":
+				kind = p[1:]
+			case p == "/authorize", p == "/consent":
+				kind = "authorize"
+			case p == demo.StreamablePath:
+				kind = "mcp"
+			}
+			w.mu.Lock()
+			w.counts[kind]++
+			w.mu.Unlock()
+		}
+		h.ServeHTTP(rw, r)
+	})
+}
+
+func (w *world) snapshot() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range w.counts {
+		out[k] = v
+	}
+	return out
+}
+
+func (w *world) diff(before map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, v := range w.snapshot() {
+		if d := v - before[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+func (w *world) cancelledTools() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.cancelled...)
+}
+
+// track closes win when the test ends, and reports its errors first.
+func (w *world) track(win engine.Window) {
+	w.windows = append(w.windows, win)
+	n := len(w.windows)
+	w.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if errs, err := win.Errors(ctx); err == nil && len(pageErrors(errs)) > 0 {
+			errs = pageErrors(errs)
+			w.t.Logf("page errors in window %d (%s):\n  %s", n, browser.Name(), strings.Join(errs, "\n  "))
+		}
+		_ = win.Close()
+	})
+}
+
+func (w *world) navigate(win engine.Window, url string) {
+	w.t.Helper()
+	if err := win.Navigate(w.ctx, url); err != nil {
+		w.t.Fatalf("navigate to %s: %v", url, err)
+	}
+}
+
+// load imports mcp.js into win as window.mcp (and window.MCPError).
+func (w *world) load(win engine.Window) {
+	w.t.Helper()
+	w.evalIn(win, `(async () => {
+		const m = await import("/mcp.js");
+		window.MCPError = m.MCPError;
+		window.loadMCP = m.load;
+		window.mcp = await m.load();
+	})()`, nil)
+}
+
+func (w *world) eval(expr string, out any) { w.t.Helper(); w.evalIn(w.win, expr, out) }
+
+func (w *world) evalIn(win engine.Window, expr string, out any) {
+	w.t.Helper()
+	if err := win.Eval(w.ctx, expr, out); err != nil {
+		w.t.Fatalf("evaluating JS: %v\n%s", err, expr)
+	}
+}
+
+// waitFor polls cond until it holds or the scenario's time runs out.
+func (w *world) waitFor(what string, cond func() bool) {
+	w.t.Helper()
+	for !cond() {
+		select {
+		case <-w.ctx.Done():
+			w.t.Fatalf("timed out waiting for %s", what)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// jsErr is what the page reports for a rejected call.
+type jsErr struct {
+	Name    string `json:"name"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// catchJS turns a rejection into { error: jsErr }.
+const catchJS = `(e) => ({ error: { name: e.name, code: e.code, message: e.message + (e.detail ? " — " + e.detail : "") } })`
+
+// pageErrors leaves out the browser's own reports that say nothing of
+// the code under test: Firefox logs the favicon request a page's
+// default-src 'none' blocks (the authorization server's pages).
+func pageErrors(errs []string) []string {
+	var out []string
+	for _, e := range errs {
+		if !strings.Contains(e, "/favicon.ico") {
+			out = append(out, e)
+		}
+	}
+	return out
+}

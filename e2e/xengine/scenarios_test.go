@@ -1,0 +1,424 @@
+package xengine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/e2e/engine"
+	"github.com/mcpwasm/mcpwasm/internal/devserver"
+)
+
+// TestLoadWithProgress: load() in a fresh window downloads the module
+// with a stream of progress reports that ends at its size, and says which
+// runtime it picked.
+func TestLoadWithProgress(t *testing.T) {
+	w := newWorld(t, devserver.AuthConfig{})
+	w.navigate(w.win, w.PageURL+"/e2e/blank.html")
+	var got struct {
+		Loaded  []float64 `json:"loaded"`
+		Total   float64   `json:"total"`
+		Size    float64   `json:"size"`
+		Runtime string    `json:"runtime"`
+	}
+	w.eval(`(async () => {
+		const m = await import("/mcp.js");
+		const loaded = []; let total = 0;
+		const mcp = await m.load({ onProgress: (l, t) => { loaded.push(l); total = t; } });
+		const size = (await (await fetch("/mcp.wasm", { headers: { "Accept-Encoding": "identity" } })).arrayBuffer()).byteLength;
+		return { loaded, total, size, runtime: mcp.runtime };
+	})()`, &got)
+	if len(got.Loaded) < 2 {
+		t.Errorf("onProgress called %d times; want a stream of reports", len(got.Loaded))
+	}
+	if n := len(got.Loaded); n > 0 && got.Loaded[n-1] != got.Size {
+		t.Errorf("last progress = %v bytes; want the module's %v", got.Loaded[n-1], got.Size)
+	}
+	if !slices.IsSorted(got.Loaded) {
+		t.Errorf("progress went backwards: %v", got.Loaded)
+	}
+	want := map[string][]string{"main": {"main"}, "auto": {"shared-worker", "worker"}}[runtimeMode()]
+	if !slices.Contains(want, got.Runtime) {
+		t.Errorf("load() runtime = %q; want one of %v for MCPWASM_E2E_RUNTIME=%s", got.Runtime, want, runtimeMode())
+	}
+	t.Logf("load(): runtime %s, %d progress reports, total %v, size %v", got.Runtime, len(got.Loaded), got.Total, got.Size)
+}
+
+// TestConnectListCallAbort: connect, listTools and callTool against the
+// demo MCP server; an AbortSignal ends a call in flight, the server hears
+// of it, and the client goes on working.
+func TestConnectListCallAbort(t *testing.T) {
+	w := newWorld(t, devserver.AuthConfig{})
+	var got struct {
+		Tools []string `json:"tools"`
+		Sum   float64  `json:"sum"`
+		Error jsErr    `json:"error"`
+		After string   `json:"after"`
+		State string   `json:"state"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const c = mcp.client(%q);
+		await c.connect();
+		const tools = (await c.listTools()).map((t) => t.name);
+		const sum = (await c.callTool("add", { a: 40, b: 2 })).structuredContent.sum;
+		const ac = new AbortController();
+		const r = await c.callTool("slow", { steps: 100, delayMs: 50 }, {
+			signal: ac.signal, onProgress: () => ac.abort(),
+		}).then(() => ({}), %s);
+		const after = (await c.callTool("echo", { text: "still alive" })).content[0].text;
+		return { tools, sum, ...r, after, state: c.state };
+	})()`, w.OpenURL, catchJS), &got)
+	if !slices.Contains(got.Tools, "add") || !slices.Contains(got.Tools, "slow") {
+		t.Errorf("listTools() = %v; want add, slow, …", got.Tools)
+	}
+	if got.Sum != 42 {
+		t.Errorf("add(40, 2) = %v", got.Sum)
+	}
+	if got.Error.Code != "aborted" || got.Error.Name != "MCPError" {
+		t.Errorf("aborted call rejected with %+v; want MCPError aborted", got.Error)
+	}
+	w.waitFor("the server to observe the cancellation", func() bool { return slices.Contains(w.cancelledTools(), "slow") })
+	if !strings.Contains(got.After, "still alive") || got.State != "connected" {
+		t.Errorf("after the abort: %q, state %s", got.After, got.State)
+	}
+}
+
+// startLogin creates window.c for the protected server with clientOpts
+// and starts c.authorize() in a user gesture; the outcome lands in
+// window.result.
+func (w *world) startLogin(clientOpts string) {
+	w.t.Helper()
+	w.eval(fmt.Sprintf(`void (window.c = mcp.client(%q, %s), window.result = null)`, w.MCPURL, clientOpts), nil)
+	if err := w.win.Gesture(w.ctx, `c.authorize().then(() => { result = { ok: true, state: c.state }; },
+		(e) => { result = { error: { name: e.name, code: e.code, message: e.message + (e.detail ? " — " + e.detail : "") }, state: c.state }; })`); err != nil {
+		w.t.Fatalf("gesture: %v", err)
+	}
+}
+
+// awaitLogin waits for window.result.
+func (w *world) awaitLogin() loginResult {
+	w.t.Helper()
+	var r loginResult
+	w.eval(`(async () => {
+		for (let i = 0; i < 600 && !window.result; i++) await new Promise((r) => setTimeout(r, 50));
+		return window.result ?? { state: c.state, error: { code: "test_timeout", message: "authorize() did not settle in 30s" } };
+	})()`, &r)
+	return r
+}
+
+// consentPopup starts a sign-in with clientOpts and returns the popup
+// once it shows the consent page; or, when authorize() fails before that
+// (an engine's expected failure), how it failed.
+func (w *world) consentPopup(clientOpts string) (engine.Window, *loginResult) {
+	w.t.Helper()
+	wait, err := w.win.ExpectPopup(w.ctx)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.startLogin(clientOpts)
+	failed := func() *loginResult {
+		var r loginResult
+		if err := w.win.Eval(w.ctx, `window.result ?? {}`, &r); err == nil && r.Error != nil {
+			return &r
+		}
+		return nil
+	}
+	popups := make(chan engine.Window, 1)
+	go func() {
+		p, err := wait(w.ctx)
+		if err != nil {
+			p = nil
+		}
+		popups <- p
+	}()
+	var popup engine.Window
+	w.waitFor("the sign-in popup", func() bool {
+		select {
+		case popup = <-popups:
+			return true
+		default:
+		}
+		return failed() != nil
+	})
+	if popup == nil {
+		if r := failed(); r != nil {
+			return nil, r
+		}
+		w.t.Fatalf("no sign-in popup (authorize(): %s)", w.awaitLogin())
+	}
+	w.track(popup)
+	var shown bool
+	w.waitFor("the consent page", func() bool {
+		_ = popup.Eval(w.ctx, `document.readyState === "complete" && !!document.querySelector("#approve")`, &shown)
+		return shown || failed() != nil
+	})
+	if !shown {
+		return nil, failed()
+	}
+	return popup, nil
+}
+
+// popupSignIn signs in through the consent page in a popup (Approve) and
+// reports how authorize() settled.
+func (w *world) popupSignIn(clientOpts string) loginResult {
+	w.t.Helper()
+	popup, r := w.consentPopup(clientOpts)
+	if r != nil {
+		return *r
+	}
+	if err := popup.Click(w.ctx, "#approve"); err != nil {
+		w.t.Fatalf("approving on the consent page: %v", err)
+	}
+	return w.awaitLogin()
+}
+
+// reloadAndConnect reloads the page, loads mcp.js again and connects
+// with the stored grant; it returns the requests that took and the sum
+// a tool call computed.
+func (w *world) reloadAndConnect(clientOpts string) (map[string]int, float64) {
+	w.t.Helper()
+	before := w.snapshot()
+	if err := w.win.Reload(w.ctx); err != nil {
+		w.t.Fatalf("reload: %v", err)
+	}
+	w.load(w.win)
+	var got struct {
+		State string  `json:"state"`
+		Sum   float64 `json:"sum"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		window.c = mcp.client(%q, %s);
+		await c.connect();
+		const r = await c.callTool("add", { a: 1, b: 2 });
+		return { state: c.state, sum: r.structuredContent.sum };
+	})()`, w.MCPURL, clientOpts), &got)
+	if got.State != "connected" {
+		w.t.Errorf("after reload: state %s; want connected", got.State)
+	}
+	return w.diff(before), got.Sum
+}
+
+// TestPopupSignInThenReload: a sign-in through the authorization
+// server's consent page in a popup; then a reload connects with the grant
+// from IndexedDB, with no authorization, token or registration request.
+func TestPopupSignInThenReload(t *testing.T) {
+	w := newWorld(t, devserver.AuthConfig{})
+	before := w.snapshot()
+	if !w.signedIn(w.popupSignIn(`{ clientName: "xengine" }`)) {
+		return
+	}
+	cold := w.diff(before)
+	for kind, want := range map[string]int{"register": 1, "token": 1} {
+		if cold[kind] != want {
+			t.Errorf("sign-in: %d %s requests; want %d (all: %v)", cold[kind], kind, want, cold)
+		}
+	}
+	var tools []string
+	w.eval(`(async () => (await c.listTools()).map((t) => t.name))()`, &tools)
+	if !slices.Contains(tools, "add") {
+		t.Errorf("tools after sign-in = %v", tools)
+	}
+	reqs, sum := w.reloadAndConnect(`{}`)
+	if sum != 3 {
+		t.Errorf("add(1, 2) after reload = %v", sum)
+	}
+	for _, k := range []string{"authorize", "token", "register"} {
+		if reqs[k] != 0 {
+			t.Errorf("reload: %d %s requests; want 0 (all: %v)", reqs[k], k, reqs)
+		}
+	}
+}
+
+// TestPopupClosedDeclines: a person closes the sign-in window without
+// answering; authorize() rejects declined and no token is asked for.
+func TestPopupClosedDeclines(t *testing.T) {
+	w := newWorld(t, devserver.AuthConfig{})
+	popup, early := w.consentPopup(`{}`)
+	if early != nil {
+		w.signedIn(*early)
+		return
+	}
+	// A person reads the consent page for a while, then closes the
+	// window (a close within 3s of opening is taken for a
+	// Cross-Origin-Opener-Policy severance, web/auth.js).
+	time.Sleep(3500 * time.Millisecond)
+	if err := popup.Close(); err != nil {
+		t.Logf("closing the popup: %v", err)
+	}
+	r := w.awaitLogin()
+	if r.Error == nil || r.Error.Code != "declined" || r.State != "declined" {
+		t.Fatalf("closing the sign-in window: %s; want declined", r)
+	}
+	if n := w.AS.Count("token_code"); n != 0 {
+		t.Errorf("token requests after a closed popup = %d; want 0", n)
+	}
+}
+
+// TestRedirectSignIn: authMode "redirect" takes the tab itself to the
+// consent page and back; handleCallback() finishes the sign-in.
+func TestRedirectSignIn(t *testing.T) {
+	w := newWorld(t, devserver.AuthConfig{})
+	w.eval(fmt.Sprintf(`void (window.c = mcp.client(%q, { authMode: "redirect" }), window.result = null,
+		c.addEventListener("statechange", (ev) => { if (ev.detail.state !== "authorizing") result = { state: ev.detail.state }; }))`, w.MCPURL), nil)
+	if err := w.win.Gesture(w.ctx, `c.authorize().catch((e) => { result = { error: { name: e.name, code: e.code, message: e.message + (e.detail ? " — " + e.detail : "") }, state: c.state }; })`); err != nil {
+		t.Fatal(err)
+	}
+	// Either the tab goes to the consent page, or authorize() fails
+	// first and says so on this page (an engine's expected failure).
+	var at string
+	w.waitFor("the consent page in the tab", func() bool {
+		_ = w.win.Eval(w.ctx, `window.result?.error ? "failed" : document.readyState === "complete" && document.querySelector("#approve") ? "consent" : ""`, &at)
+		return at != ""
+	})
+	if at == "failed" {
+		var early loginResult
+		w.eval(`window.result`, &early)
+		w.signedIn(early)
+		return
+	}
+	if err := w.win.Click(w.ctx, "#approve"); err != nil {
+		t.Fatalf("consent page in the same tab: %v", err)
+	}
+	w.waitFor("the return to the app page", func() bool {
+		var path string
+		_ = w.win.Eval(w.ctx, `location.pathname + (document.readyState === "complete" ? "" : "…")`, &path)
+		return path == "/e2e/blank.html"
+	})
+	w.load(w.win)
+	var got struct {
+		Taken bool    `json:"taken"`
+		State string  `json:"state"`
+		Sum   float64 `json:"sum"`
+		Error *jsErr  `json:"error"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		try {
+			const taken = await mcp.handleCallback();
+			const c = mcp.client(%q, { authMode: "redirect" });
+			await c.connect();
+			const r = await c.callTool("add", { a: 40, b: 2 });
+			return { taken, state: c.state, sum: r.structuredContent.sum };
+		} catch (e) { return (%s)(e); }
+	})()`, w.MCPURL, catchJS), &got)
+	r := loginResult{OK: got.Error == nil && got.Taken, State: got.State, Error: got.Error}
+	if !w.signedIn(r) {
+		return
+	}
+	if got.Sum != 42 {
+		t.Errorf("after the redirect: sum %v; want 42", got.Sum)
+	}
+}
+
+// TestTwoTabsShareSignInAndSignOut: a second tab of the same browser
+// waits for a sign-in; the sign-in in the first reaches it without a
+// popup, and signing out in the first signs it out too.
+func TestTwoTabsShareSignInAndSignOut(t *testing.T) {
+	w := newWorld(t, devserver.AuthConfig{})
+	tabB, err := w.win.NewTab(w.ctx)
+	if err != nil {
+		t.Fatalf("opening a second tab: %v", err)
+	}
+	w.track(tabB)
+	w.navigate(tabB, w.PageURL+"/e2e/blank.html")
+	w.load(tabB)
+	var pre string
+	w.evalIn(tabB, fmt.Sprintf(`(async () => {
+		window.c = mcp.client(%q);
+		return c.connect().then(() => "connected", (e) => e.code);
+	})()`, w.MCPURL), &pre)
+	if pre != "auth_required" {
+		t.Fatalf("tab B before any sign-in: %q; want auth_required", pre)
+	}
+	if !w.signedIn(w.popupSignIn(`{}`)) {
+		return
+	}
+	w.waitFor("tab B to connect with tab A's grant", func() bool {
+		var s string
+		_ = tabB.Eval(w.ctx, `c.state`, &s)
+		return s == "connected"
+	})
+	w.eval(`c.logout()`, nil)
+	w.waitFor("tab B to follow the sign-out", func() bool {
+		var s string
+		_ = tabB.Eval(w.ctx, `c.state`, &s)
+		return s == "needs_auth"
+	})
+	if n := w.AS.Count("authorize"); n != 1 {
+		t.Errorf("authorization requests = %d; want 1 (tab B never opened a popup)", n)
+	}
+}
+
+// TestDPoPSignInThenReload: against a DPoP-only server the sign-in binds
+// its tokens to a key kept in IndexedDB, and the reload proves possession
+// with that key (no new sign-in).
+func TestDPoPSignInThenReload(t *testing.T) {
+	w := newWorld(t, devserver.AuthConfig{DPoP: true})
+	if !w.signedIn(w.popupSignIn(`{ clientName: "xengine dpop" }`)) {
+		return
+	}
+	reqs, sum := w.reloadAndConnect(`{}`)
+	if sum != 3 {
+		t.Errorf("add(1, 2) after reload = %v", sum)
+	}
+	for _, k := range []string{"authorize", "token", "register"} {
+		if reqs[k] != 0 {
+			t.Errorf("reload: %d %s requests; want 0 (all: %v)", reqs[k], k, reqs)
+		}
+	}
+}
+
+// TestStrictCSPPage: under the strict Content-Security-Policy docs/JSAPI.md
+// documents, load() starts and a client connects and calls a tool.
+func TestStrictCSPPage(t *testing.T) {
+	w := newWorld(t, devserver.AuthConfig{})
+	w.navigate(w.win, w.PageURL+"/e2e/strict.html")
+	w.load(w.win)
+	var got struct {
+		Runtime string  `json:"runtime"`
+		Sum     float64 `json:"sum"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const c = mcp.client(%q);
+		await c.connect();
+		return { runtime: mcp.runtime, sum: (await c.callTool("add", { a: 2, b: 3 })).structuredContent.sum };
+	})()`, w.OpenURL), &got)
+	if got.Sum != 5 {
+		t.Errorf("add(2, 3) under the strict CSP = %v (runtime %s)", got.Sum, got.Runtime)
+	}
+}
+
+// TestCatalogAgentTurnWithApproval: a catalog of two servers and an agent
+// over the stand-in model: one turn calls a tool on each server and
+// answers from both results; in the next, a tool that is not read-only
+// asks the host first, and the refusal reaches the model.
+func TestCatalogAgentTurnWithApproval(t *testing.T) {
+	w := newWorld(t, devserver.AuthConfig{})
+	var got struct {
+		First  string   `json:"first"`
+		Second string   `json:"second"`
+		Asked  []string `json:"asked"`
+		Tools  int      `json:"tools"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const asked = [];
+		const cat = mcp.catalog({
+			servers: { demo: { url: %q }, notes: { url: %q } },
+			approve: async (req) => { asked.push(req.name); return false; },
+		});
+		const model = () => mcp.models.openai({ baseURL: %q, model: "mcpwasm-standin" });
+		const first = (await cat.agent({ model: model() }).run("add 2 and 40 and reverse hello").done).text;
+		const second = (await cat.agent({ model: model() }).run("note buy milk and reverse abc").done).text;
+		return { first, second, asked };
+	})()`, w.OpenURL, w.MCP2URL, w.ModelURL), &got)
+	if got.First != "Results: 2 + 40 = 42; olleh" {
+		t.Errorf("the turn across two servers answered %q; want both results", got.First)
+	}
+	if !slices.Equal(got.Asked, []string{"notes_note_add"}) {
+		t.Errorf("approval asked for %v; want only notes_note_add", got.Asked)
+	}
+	if !strings.Contains(got.Second, "The user refused to run notes_note_add") || !strings.Contains(got.Second, "cba") {
+		t.Errorf("the turn with a refusal answered %q; want the refusal and the reversed text", got.Second)
+	}
+}

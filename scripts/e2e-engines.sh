@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# make e2e-engines: the cross-engine scenarios (e2e/xengine) in each engine
+# (ENGINES="chromium firefox webkit") and runtime mode of load()
+# (E2E_MODES="auto main"): one test binary and one web bundle serve every
+# pass; JOBS passes run at once (each pass has its own browser, servers
+# and profile, so they share no state; 2 at once was the fastest measured
+# on 2 cores). Each pass's output is printed when
+# it ends, its lines prefixed with [engine mode]; the last lines give one
+# summary per engine, and the exit status is non-zero when any pass failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+engines=${ENGINES:-"chromium firefox webkit"}
+modes=${E2E_MODES:-"auto main"}
+jobs=${JOBS:-2}
+GO=${GO:-go}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcpwasm-xengine.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+start=$(date +%s)
+"$GO" test -c -o "$tmp/xengine.test" ./e2e/xengine || { echo "e2e-engines: the test binary does not build"; exit 1; }
+mkdir "$tmp/web"
+(cd e2e/xengine && MCPWASM_E2E_BUILD="$tmp/web" "$tmp/xengine.test") || { echo "e2e-engines: the web bundle does not build"; exit 1; }
+echo "e2e-engines: built the test binary and the web bundle in $(( $(date +%s) - start ))s; engines: $engines; modes: $modes; $jobs at once"
+
+# The slowest engines first, so the pool's tail is short.
+passes=()
+for engine in $engines; do
+  for mode in $modes; do passes+=("$engine.$mode"); done
+done
+order=()
+for e in webkit firefox chromium; do
+  for p in "${passes[@]}"; do [ "${p%.*}" = "$e" ] && order+=("$p"); done
+done
+for p in "${passes[@]}"; do
+  case " ${order[*]} " in *" $p "*) ;; *) order+=("$p") ;; esac
+done
+
+run_pass() {
+  local engine=${1%.*} mode=${1#*.} s status
+  s=$(date +%s)
+  (cd e2e/xengine && MCPWASM_E2E_ENGINE=$engine MCPWASM_E2E_RUNTIME=$mode MCPWASM_E2E_WEB="$tmp/web" \
+    "$tmp/xengine.test" -test.count=1 -test.v -test.timeout=20m) >"$tmp/$1.log" 2>&1
+  status=$?
+  echo "$status $(( $(date +%s) - s ))" >"$tmp/$1.status"
+}
+
+for p in "${order[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  run_pass "$p" &
+done
+wait
+
+failed=0
+declare -a summary
+for engine in $engines; do
+  line=$(printf '  e2e-engines %-8s' "$engine")
+  for mode in $modes; do
+    p=$engine.$mode
+    read -r status secs <"$tmp/$p.status" || { status=1; secs=0; }
+    sed "s/^/[$engine $mode] /" "$tmp/$p.log"
+    pass=$(grep -c '^--- PASS' "$tmp/$p.log")
+    fail=$(grep -c '^--- FAIL' "$tmp/$p.log")
+    expected=$(grep -c 'EXPECTED FAILURE' "$tmp/$p.log")
+    if [ "$status" -eq 0 ]; then
+      word=passed
+    else
+      word=FAILED
+      failed=1
+    fi
+    line+=$(printf '  %s: %s %d/%d' "$mode" "$word" "$pass" $((pass + fail)))
+    [ "$expected" -gt 0 ] && line+=" ($expected ended at a written-down expected failure)"
+    line+=$(printf ' %dm%02ds;' $((secs / 60)) $((secs % 60)))
+  done
+  summary+=("$line")
+done
+echo
+echo "e2e-engines: $(( $(date +%s) - start ))s in all"
+printf '%s\n' "${summary[@]}"
+exit $failed
