@@ -6,7 +6,7 @@ package e2e
 //   - oidc-provider: panva's oidc-provider (e2e/stacks/oidc-provider) with
 //     dynamic registration, resource indicators (JWT access tokens for the
 //     MCP server), refresh tokens and revocation;
-//   - hydra: Ory Hydra (built by scripts/install-stacks-oidc.sh) with
+//   - hydra: Ory Hydra (built by scripts/install-hydra.sh) with
 //     dynamic registration, opaque access tokens checked by introspection,
 //     and the login and consent app of hydraLoginApp.
 //
@@ -159,7 +159,7 @@ func stackDir(t *testing.T, name string) string {
 	t.Helper()
 	dir := filepath.Join(repoRoot, "e2e", "stacks", name)
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err != nil {
-		t.Fatalf("the pinned packages of %s are not installed: run scripts/install-stacks-oidc.sh", dir)
+		t.Fatalf("the pinned packages of %s are not installed: run scripts/install-deps.sh", dir)
 	}
 	return dir
 }
@@ -219,11 +219,11 @@ func startOIDCProvider(t *testing.T, pageOrigin string) *stackServer {
 	}
 }
 
-// hydraVersion is the Ory Hydra release scripts/install-stacks-oidc.sh
+// hydraVersion is the Ory Hydra release scripts/install-hydra.sh
 // builds.
 const hydraVersion = "v2.3.0"
 
-// hydraBinary is where scripts/install-stacks-oidc.sh puts Hydra: the
+// hydraBinary is where scripts/install-hydra.sh puts Hydra: the
 // machine's cache (one build for every clone), or $MCPWASM_HYDRA.
 func hydraBinary(t *testing.T) string {
 	t.Helper()
@@ -236,7 +236,7 @@ func hydraBinary(t *testing.T) string {
 		bin = filepath.Join(cache, "mcpwasm", "hydra-"+hydraVersion)
 	}
 	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("Ory Hydra %s is not built at %s: run scripts/install-stacks-oidc.sh", hydraVersion, bin)
+		t.Fatalf("Ory Hydra %s is not built at %s: run scripts/install-deps.sh", hydraVersion, bin)
 	}
 	return bin
 }

@@ -44,3 +44,7 @@ for dir in e2e/node examples/react-vite e2e/stacks/*; do
     (cd $dir && npm ci --no-audit --no-fund --loglevel=error)
   fi
 done
+
+# Ory Hydra, one of the authorization stacks: built from the Go module proxy
+# once per machine (scripts/install-hydra.sh).
+scripts/install-hydra.sh

@@ -17,22 +17,11 @@ type expectation struct {
 	Reason         string
 }
 
-// webkitWorkerKey is why WebKit cannot sign in from a worker runtime: a
-// non-extractable CryptoKey made in a worker cannot be stored in
-// IndexedDB there, so the key that encrypts the grant is lost.
-const webkitWorkerKey = "WebKit cannot store a non-extractable CryptoKey made in a worker in IndexedDB"
-
 // expectedFailures is every engine × runtime × scenario that fails by
-// design of the engine, and how: in the default runtime ("auto", a
-// SharedWorker in WebKit) each sign-in ends at storing the client
-// registration, before any consent page.
-var expectedFailures = []expectation{
-	{"webkit", "auto", "TestPopupSignInThenReload", "storage", "cannot store the encryption key", webkitWorkerKey},
-	{"webkit", "auto", "TestPopupClosedDeclines", "storage", "cannot store the encryption key", webkitWorkerKey},
-	{"webkit", "auto", "TestRedirectSignIn", "storage", "cannot store the encryption key", webkitWorkerKey},
-	{"webkit", "auto", "TestTwoTabsShareSignInAndSignOut", "storage", "cannot store the encryption key", webkitWorkerKey},
-	{"webkit", "auto", "TestDPoPSignInThenReload", "storage", "cannot store the encryption key", webkitWorkerKey},
-}
+// design of the engine, and how. None does today: WebKit's SharedWorker
+// cannot store a CryptoKey, and load() then runs Go in a dedicated Worker
+// (docs/JSAPI.md, Runtimes).
+var expectedFailures = []expectation{}
 
 func expectedFor(t *testing.T) *expectation {
 	name := t.Name()

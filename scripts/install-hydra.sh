@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
-# Installs the authorization stacks of e2e/stacks_oidc_test.go:
-#   - the pinned Node packages of e2e/stacks/oidc-provider (oidc-provider,
-#     and Node 22 from npm's "node" package, which oidc-provider 9 needs)
-#     and e2e/stacks/mcp-front (the TypeScript MCP SDK server in front);
+# Builds the Ory Hydra of e2e/stacks_oidc_test.go (scripts/install-deps.sh
+# runs it; the stacks' Node packages are installed there):
 #   - Ory Hydra, built from its release module on the Go module proxy into
 #     the machine's cache, ${XDG_CACHE_HOME:-~/.cache}/mcpwasm/hydra-$HYDRA_VERSION
 #     (MCPWASM_HYDRA overrides the path), so every clone of the repository on
@@ -21,17 +19,6 @@ cd "$(dirname "$0")/.."
 
 HYDRA_VERSION=v2.3.0 # keep in step with hydraVersion in e2e/stacks_oidc_test.go
 HYDRA_CLIENT_VERSION=v2.2.1
-
-for dir in e2e/stacks/oidc-provider e2e/stacks/mcp-front; do
-  if [ ! -f $dir/node_modules/.package-lock.json ] || [ $dir/package-lock.json -nt $dir/node_modules/.package-lock.json ]; then
-    if [ -n "${NO_INSTALL:-}" ]; then
-      echo "NO_INSTALL is set: not installing the pinned Node packages of $dir (npm ci)" >&2
-      exit 1
-    fi
-    echo "installing the pinned Node packages of $dir (npm ci)"
-    (cd $dir && npm ci --no-audit --no-fund --loglevel=error)
-  fi
-done
 
 hydra="${MCPWASM_HYDRA:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpwasm/hydra-$HYDRA_VERSION}"
 if [ ! -x "$hydra" ]; then
