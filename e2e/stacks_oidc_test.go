@@ -61,8 +61,10 @@ const (
 )
 
 // stackTokenTTL is the access token lifetime of both stacks: short, so a
-// test sees a refresh.
-const stackTokenTTL = 10 * time.Second
+// test sees a refresh, and long enough that the steps before the refresh
+// step run within the first half of it (a client refreshes a short-lived
+// token once half its life is gone).
+const stackTokenTTL = 30 * time.Second
 
 // stackStepUpTool is the MCP server's tool that needs the scope "admin"
 // besides "mcp"; a call without it is answered 403 insufficient_scope.

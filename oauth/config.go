@@ -98,7 +98,8 @@ type Config struct {
 	// In redirect mode the Courier navigates the page and returns nil; it
 	// must not cancel the flow's context on unload (that deletes the entry).
 	PersistFlows bool
-	// RefreshMargin refreshes that long before expiry. Default 60 s.
+	// RefreshMargin refreshes that long before expiry, or at half the
+	// token's lifetime when that is later (short-lived tokens). Default 60 s.
 	RefreshMargin time.Duration
 	// MetadataTTL is how long discovery results are cached. Default 1 h.
 	MetadataTTL time.Duration

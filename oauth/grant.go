@@ -288,7 +288,7 @@ func (h *Handler) obtainGrant(ctx context.Context, ch challenge, stepUp bool) (*
 		g.DPoPKeyID = ""
 	}
 	g.AccessToken = tr.AccessToken
-	g.Expiry = tr.expiry
+	g.Expiry, g.IssuedAt = tr.expiry, tr.issued
 	g.ClientID, g.ClientSecret, g.AuthMethod = cl.id, cl.secret, cl.method
 	// A refresh authenticates as the grant's client; a private_key_jwt
 	// client would need a fresh assertion there, so it obtains a new

@@ -254,6 +254,7 @@ func finishFlow(ctx context.Context, env flowEnv, p *PendingFlow, cl clientCreds
 		DPoPKeyID:          p.DPoPKeyID,
 		RefreshToken:       tr.RefreshToken,
 		Expiry:             tr.expiry,
+		IssuedAt:           tr.issued,
 		Scopes:             p.Scopes,
 		TokenEndpoint:      p.TokenEndpoint,
 		RevocationEndpoint: p.RevocationEndpoint,

@@ -17,6 +17,7 @@ type Grant struct {
 	TokenType    string    // "Bearer", or "DPoP" for a DPoP-bound token (never sent as Bearer)
 	RefreshToken string    // secret; empty when none was issued
 	Expiry       time.Time // zero: unknown (used until the server answers 401)
+	IssuedAt     time.Time // when the access token was obtained; zero: unknown (grants stored before this field)
 	Scopes       []string  // granted, or requested when the server did not say
 
 	// What a refresh or revocation needs, so neither requires discovery.

@@ -34,6 +34,7 @@ type tokenResponse struct {
 	Scope        string
 
 	expiry time.Time // zero: unknown
+	issued time.Time // when the response was read (with expiry)
 }
 
 func tokenErr(msg string, cause error) *Error { return newErr(mcperr.TokenFailed, msg, cause) }
@@ -282,7 +283,7 @@ func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
 	ng := *g
 	ng.AccessToken = tr.AccessToken
 	ng.TokenType = tt
-	ng.Expiry = tr.expiry
+	ng.Expiry, ng.IssuedAt = tr.expiry, tr.issued
 	if tr.RefreshToken != "" {
 		ng.RefreshToken = tr.RefreshToken
 	}

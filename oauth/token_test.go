@@ -70,3 +70,40 @@ func TestTokenErrorRedactsEchoedSecrets(t *testing.T) {
 		t.Errorf("verifier not redacted: %q", err)
 	}
 }
+
+// A short-lived access token (a provider's 10-second token) is used for
+// half its life, not refreshed before every request because it expires
+// within RefreshMargin; a token of an hour is refreshed RefreshMargin
+// before its expiry.
+func TestRefreshMarginForShortLivedTokens(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		expiresIn int
+		before    time.Duration // still the first token here
+		after     time.Duration // refreshed here
+	}{
+		{"10 s token", 10, 4 * time.Second, 6 * time.Second},
+		{"1 h token", 3600, 58 * time.Minute, 59*time.Minute + 30*time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.as.expiresIn = tc.expiresIn
+			clk := &fakeClock{t: time.Now()}
+			h := e.handler(t, func(c *Config) { c.Clock = clk })
+			ctx := context.Background()
+			if err := h.Login(ctx); err != nil {
+				t.Fatal(err)
+			}
+			first, _ := e.store.GetGrant(ctx, h.Resource())
+			ts, _ := h.TokenSource(ctx)
+			clk.advance(tc.before)
+			if tok, err := ts.Token(); err != nil || tok.AccessToken != first.AccessToken {
+				t.Fatalf("at %v of a %d s token: %v, refreshed %v; want the first token", tc.before, tc.expiresIn, err, tok != nil && tok.AccessToken != first.AccessToken)
+			}
+			clk.advance(tc.after - tc.before)
+			if tok, err := ts.Token(); err != nil || tok.AccessToken == first.AccessToken {
+				t.Fatalf("at %v of a %d s token: %v, refreshed %v; want a new token", tc.after, tc.expiresIn, err, tok != nil && tok.AccessToken != first.AccessToken)
+			}
+		})
+	}
+}

@@ -79,7 +79,8 @@ func parseTokenResponse(body []byte, clk Clock) (*tokenResponse, error) {
 		return nil, tokenErr("token response rejected", err)
 	}
 	if secs > 0 {
-		tr.expiry = clk.Now().Add(time.Duration(secs) * time.Second)
+		tr.issued = clk.Now()
+		tr.expiry = tr.issued.Add(time.Duration(secs) * time.Second)
 	}
 	return &tr, nil
 }

@@ -87,6 +87,19 @@ func (h *Handler) expired(g *Grant) bool {
 	return !g.Expiry.IsZero() && !h.now().Before(g.Expiry)
 }
 
+// expiring reports whether g's access token expires within the refresh
+// margin: RefreshMargin, or half the token's lifetime when that is shorter,
+// so a provider's short-lived tokens (a minute, or seconds) are used for
+// half their life instead of being refreshed before every request.
 func (h *Handler) expiring(g *Grant) bool {
-	return !g.Expiry.IsZero() && !h.now().Add(h.cfg.RefreshMargin).Before(g.Expiry)
+	if g.Expiry.IsZero() {
+		return false
+	}
+	margin := h.cfg.RefreshMargin
+	if !g.IssuedAt.IsZero() {
+		if half := g.Expiry.Sub(g.IssuedAt) / 2; half < margin {
+			margin = half
+		}
+	}
+	return !h.now().Add(margin).Before(g.Expiry)
 }
