@@ -68,7 +68,7 @@ const stackTokenTTL = 30 * time.Second
 
 // stackStepUpTool is the MCP server's tool that needs the scope "admin"
 // besides "mcp"; a call without it is answered 403 insufficient_scope.
-const stackStepUpTool = "admin_report"
+const stackStepUpTool = "admin_add"
 
 // stackProc is a process of a stack, killed when the test ends; its output
 // is kept and printed when the test fails.
@@ -213,11 +213,12 @@ func startOIDCProvider(t *testing.T, pageOrigin string) *stackServer {
 		t.Fatalf("the MCP server is at %s, not %s", mcpURL, resource)
 	}
 	return &stackServer{
-		MCPURL:   mcpURL,
-		Consent:  formConsent,
-		TokenTTL: stackTokenTTL,
-		StepUp:   stackStepUpTool,
-		Requests: asRequests(as, "oidc-provider saw "),
+		MCPURL:          mcpURL,
+		Consent:         formConsent,
+		TokenTTL:        stackTokenTTL,
+		StepUp:          stackStepUpTool,
+		Requests:        asRequests(as, "oidc-provider saw "),
+		JWTAccessTokens: true,
 	}
 }
 
@@ -650,8 +651,10 @@ func (c *formCourier) do(ctx context.Context, method, u string, body io.Reader) 
 // step-up to the scope "admin", a logout that revokes the refresh token,
 // and a denied consent.
 func TestStackOIDCNative(t *testing.T) {
+	t.Parallel()
 	for _, st := range []stack{oidcProviderStack, hydraStack} {
 		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
 			const pageOrigin = "http://127.0.0.1:9"
 			s := st.start(t, pageOrigin)
 			redirectURL := pageOrigin + "/oauth/callback.html"
@@ -737,11 +740,11 @@ func TestStackOIDCNative(t *testing.T) {
 			// Step-up: the tool needs the scope admin; the server answers
 			// 403 insufficient_scope and the handler signs in again for it.
 			flows := courier.flows.Load()
-			res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: s.StepUp, Arguments: map[string]any{}})
+			res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: s.StepUp, Arguments: map[string]any{"a": 20, "b": 22}})
 			if err != nil {
 				t.Fatalf("%s (step-up): %v", s.StepUp, err)
 			}
-			if got := toolText(res); res.IsError || !strings.HasPrefix(got, "admin ok") {
+			if got := toolText(res); res.IsError || got != "42" {
 				t.Fatalf("%s = %q (isError %v)", s.StepUp, got, res.IsError)
 			}
 			if n := courier.flows.Load(); n != flows+1 {
@@ -871,8 +874,10 @@ func toolText(res *mcp.CallToolResult) string {
 // is then denied in the same browser context, where the login is remembered
 // and only the consent form is shown.
 func TestStackOIDCConsentBrowser(t *testing.T) {
+	t.Parallel()
 	for _, st := range []stack{oidcProviderStack, hydraStack} {
 		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
 			reg := oauth.NewRegistry()
 			page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path != "/oauth/callback.html" {

@@ -5,7 +5,7 @@
 // would be: a request without a valid token is answered 401 with
 // `WWW-Authenticate: Bearer ..., resource_metadata="..."`, and the RFC 9728
 // protected-resource metadata names the stack's authorization server.
-// Tools: add(a, b), and admin_report, which needs the scope STEPUP_SCOPE: a
+// Tools: add(a, b), and admin_add, which needs the scope STEPUP_SCOPE: a
 // call without it is answered 403 insufficient_scope naming the scopes to
 // ask for (the MCP step-up).
 //
@@ -20,7 +20,7 @@
 //   CHECK_AUDIENCE  "0" to accept tokens without this server as audience
 //                   (for an AS that does not implement RFC 8707); default on
 //   SCOPE           scope every request needs (default "mcp")
-//   STEPUP_SCOPE    scope admin_report needs besides SCOPE (default "admin")
+//   STEPUP_SCOPE    scope admin_add needs besides SCOPE (default "admin")
 //
 // It prints "mcp-front listening <url>" on stdout once it accepts requests,
 // and one line per request on stderr (method, path, status, JSON-RPC
@@ -114,11 +114,13 @@ function newServer() {
     async ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }] }),
   );
   server.registerTool(
-    "admin_report",
-    { description: `Needs the scope ${stepUpScope}.`, inputSchema: {} },
-    async (_args, extra) => ({
-      content: [{ type: "text", text: `admin ok for ${extra.authInfo?.clientId ?? "?"}` }],
-    }),
+    "admin_add",
+    {
+      description: `Adds two numbers; needs the scope ${stepUpScope}.`,
+      inputSchema: { a: z.number(), b: z.number() },
+      outputSchema: { sum: z.number() },
+    },
+    async ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }], structuredContent: { sum: a + b } }),
   );
   return server;
 }
@@ -143,7 +145,10 @@ app.get(prmPath, (req, res) => {
   res.json({
     resource: mcpURL,
     authorization_servers: [issuer],
-    scopes_supported: [scope, stepUpScope],
+    // Only the base scope: a client asks for what this lists at sign-in
+    // (MCP authorization, scope selection), and stepUpScope is for the
+    // step-up to ask for.
+    scopes_supported: [scope],
     bearer_methods_supported: ["header"],
     resource_name: "mcpwasm e2e stack",
   });
@@ -156,17 +161,17 @@ const bearer = requireBearerAuth({
   expectedResource: checkAudience ? new URL(mcpURL) : undefined,
 });
 
-// stepUp answers a call of admin_report without stepUpScope 403
+// stepUp answers a call of admin_add without stepUpScope 403
 // insufficient_scope, naming every scope the call needs.
 function stepUp(req, res, next) {
   const msgs = Array.isArray(req.body) ? req.body : [req.body];
-  const wantsAdmin = msgs.some((m) => m?.method === "tools/call" && m?.params?.name === "admin_report");
+  const wantsAdmin = msgs.some((m) => m?.method === "tools/call" && m?.params?.name === "admin_add");
   if (wantsAdmin && !req.auth.scopes.includes(stepUpScope)) {
     res.set(
       "WWW-Authenticate",
-      `Bearer error="insufficient_scope", scope="${scope} ${stepUpScope}", resource_metadata="${prmURL}", error_description="admin_report needs the scope ${stepUpScope}"`,
+      `Bearer error="insufficient_scope", scope="${scope} ${stepUpScope}", resource_metadata="${prmURL}", error_description="admin_add needs the scope ${stepUpScope}"`,
     );
-    res.status(403).json({ error: "insufficient_scope", error_description: `admin_report needs the scope ${stepUpScope}` });
+    res.status(403).json({ error: "insufficient_scope", error_description: `admin_add needs the scope ${stepUpScope}` });
     return;
   }
   next();
