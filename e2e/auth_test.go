@@ -475,10 +475,11 @@ func TestStepUpOnScopedTool(t *testing.T) {
 }
 
 func TestShortLivedTokenRefreshesSilently(t *testing.T) {
-	// Tokens live 13 s and are refreshed 10 s before expiry: fresh for 3 s.
+	// Tokens live 13 s and are refreshed 10 s before expiry, or at half
+	// their life when that is later: fresh for 6.5 s.
 	e := newAuthEnv(t, devserver.AuthConfig{TokenTTL: 13 * time.Second})
 	e.signIn(`{}`)
-	time.Sleep(3500 * time.Millisecond)
+	time.Sleep(7 * time.Second)
 	var sum float64
 	e.eval(`(async () => (await c.callTool("add", { a: 1, b: 1 })).structuredContent.sum)()`, &sum)
 	if sum != 2 {
@@ -506,7 +507,7 @@ func TestTwoTabsRefreshOnce(t *testing.T) {
 	if n := e.AS.Count("authorize"); n != 1 {
 		t.Fatalf("the second tab needed a login (%d authorization requests)", n)
 	}
-	time.Sleep(3500 * time.Millisecond) // both tabs' access token is now due for refresh
+	time.Sleep(7 * time.Second) // both tabs' access token is now due for refresh (half its 13 s life)
 	const call = `(async () => { await new Promise((r) => setTimeout(r, 1000 - Date.now() %% 1000)); return (await c.callTool("add", { a: %d, b: 1 })).structuredContent.sum; })()`
 	var wg sync.WaitGroup
 	sums := make([]float64, 2)

@@ -179,7 +179,7 @@ func TestSharedRuntimeSignsInAndRefreshesOnce(t *testing.T) {
 	if n := e.AS.Count("authorize"); n != 1 {
 		t.Fatalf("authorization requests = %d; want 1 (the second tab shares the sign-in)", n)
 	}
-	time.Sleep(3500 * time.Millisecond) // the access token is now due for refresh
+	time.Sleep(7 * time.Second) // the access token is now due for refresh (half its 13 s life)
 	const call = `(async () => { await new Promise((r) => setTimeout(r, 1000 - Date.now() %% 1000)); return (await c.callTool("add", { a: %d, b: 1 })).structuredContent.sum; })()`
 	var wg sync.WaitGroup
 	sums := make([]float64, 2)
