@@ -133,6 +133,7 @@ type world struct {
 	counts    map[string]int
 	cancelled []string
 	windows   []engine.Window
+	closed    map[engine.Window]bool
 }
 
 type delegate struct{ h http.Handler }
@@ -249,7 +250,7 @@ func (w *world) pageHandler(site http.Handler) http.Handler {
 			fmt.Fprintf(rw, "globalThis.__mcpwasmRuntime = %q;\n", runtimeMode())
 		}
 	})
-	mux.Handle("/", site)
+	mux.Handle("/", w.counting(site))
 	return mux
 }
 
@@ -269,6 +270,8 @@ func (w *world) counting(h http.Handler) http.Handler {
 				kind = "authorize"
 			case p == demo.StreamablePath:
 				kind = "mcp"
+			case p == "/mcp.wasm" && r.Method == http.MethodGet:
+				kind = "wasm"
 			}
 			w.mu.Lock()
 			w.counts[kind]++
@@ -308,15 +311,36 @@ func (w *world) cancelledTools() []string {
 func (w *world) track(win engine.Window) {
 	w.windows = append(w.windows, win)
 	n := len(w.windows)
-	w.t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if errs, err := win.Errors(ctx); err == nil && len(pageErrors(errs)) > 0 {
-			errs = pageErrors(errs)
-			w.t.Logf("page errors in window %d (%s):\n  %s", n, browser.Name(), strings.Join(errs, "\n  "))
-		}
-		_ = win.Close()
-	})
+	w.t.Cleanup(func() { w.closeWindow(win, n) })
+}
+
+// closeWindows reports the errors of this world's windows and closes them
+// now: WebKit's driver runs one session at a time, so a scenario that
+// needs a second world ends the first's windows first.
+func (w *world) closeWindows() {
+	for i, win := range w.windows {
+		w.closeWindow(win, i+1)
+	}
+}
+
+func (w *world) closeWindow(win engine.Window, n int) {
+	w.mu.Lock()
+	if w.closed == nil {
+		w.closed = map[engine.Window]bool{}
+	}
+	done := w.closed[win]
+	w.closed[win] = true
+	w.mu.Unlock()
+	if done {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if errs, err := win.Errors(ctx); err == nil && len(pageErrors(errs)) > 0 {
+		errs = pageErrors(errs)
+		w.t.Logf("page errors in window %d (%s):\n  %s", n, browser.Name(), strings.Join(errs, "\n  "))
+	}
+	_ = win.Close()
 }
 
 func (w *world) navigate(win engine.Window, url string) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwasm/mcpwasm/demo/authserver"
 	"github.com/mcpwasm/mcpwasm/e2e/engine"
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
@@ -420,5 +421,76 @@ func TestCatalogAgentTurnWithApproval(t *testing.T) {
 	}
 	if !strings.Contains(got.Second, "The user refused to run notes_note_add") || !strings.Contains(got.Second, "cba") {
 		t.Errorf("the turn with a refusal answered %q; want the refusal and the reversed text", got.Second)
+	}
+}
+
+// TestTwoTabsOneRefreshForOneExpiry: two tabs signed in to one grant
+// both call a tool once its short-lived access token has expired; the
+// authorization server sees exactly one refresh (the tabs take turns
+// under a Web Lock, or share one runtime, and the second uses the first's
+// new token), and no rotated refresh token comes back.
+func TestTwoTabsOneRefreshForOneExpiry(t *testing.T) {
+	// Long enough for the sign-in and the second tab's start to use the
+	// first token (it is refreshed from half its life on).
+	const ttl = 20 * time.Second
+	w := newWorld(t, devserver.AuthConfig{TokenTTL: ttl})
+	if !w.signedIn(w.popupSignIn(`{}`)) {
+		return
+	}
+	var issued time.Time
+	for _, ev := range w.AS.Events() {
+		if ev.Kind == authserver.EventTokenCode && ev.Err == "" {
+			issued = ev.Time
+		}
+	}
+	if issued.IsZero() {
+		t.Fatal("the authorization server recorded no code exchange for the sign-in")
+	}
+	tabB, err := w.win.NewTab(w.ctx)
+	if err != nil {
+		t.Fatalf("opening a second tab: %v", err)
+	}
+	w.track(tabB)
+	w.navigate(tabB, w.PageURL+"/e2e/blank.html")
+	w.load(tabB)
+	w.evalIn(tabB, fmt.Sprintf(`(async () => { window.c = mcp.client(%q); await c.connect(); })()`, w.MCPURL), nil)
+	refreshes := func() (ok int) {
+		for _, ev := range w.AS.Events() {
+			if ev.Kind == authserver.EventTokenRefresh && ev.Err == "" {
+				ok++
+			}
+		}
+		return ok
+	}
+	if n := refreshes(); n != 0 {
+		t.Fatalf("%d refreshes before the token expired: the sign-in and the second tab took more than half the token's %v lifetime; raise ttl", n, ttl)
+	}
+	// Both tabs call at one instant of the browser's clock, just after
+	// the expiry (the tabs' timers may fire up to a second apart when
+	// the engine throttles a background tab).
+	at := issued.Add(ttl + 300*time.Millisecond).UnixMilli()
+	t.Logf("signed in and both tabs connected %v after the token was issued; calling at its expiry", time.Since(issued).Round(time.Millisecond))
+	for i, tab := range []engine.Window{w.win, tabB} {
+		w.evalIn(tab, fmt.Sprintf(`void (window.sum = null, setTimeout(() => c.callTool("add", { a: %d, b: 1 }).then(
+			(r) => { sum = { value: r.structuredContent.sum }; }, (e) => { sum = { error: e.code + ": " + e.message }; }), %d - Date.now()))`, i, at), nil)
+	}
+	for i, tab := range []engine.Window{w.win, tabB} {
+		var got struct {
+			Value float64 `json:"value"`
+			Error string  `json:"error"`
+		}
+		w.waitFor(fmt.Sprintf("the call in tab %d", i+1), func() bool {
+			_ = tab.Eval(w.ctx, `window.sum`, &got)
+			return got.Value != 0 || got.Error != ""
+		})
+		if got.Error != "" || got.Value != float64(i+1) {
+			t.Errorf("tab %d after the expiry: sum %v, error %q; want %d", i+1, got.Value, got.Error, i+1)
+		}
+	}
+	if n := refreshes(); n != 1 {
+		t.Errorf("refresh grants after one expiry seen by two tabs = %d; want exactly 1", n)
+	}
+	if n := w.AS.Count(authserver.EventRefreshReuse); n != 0 {
+		t.Errorf("a rotated refresh token came back %d times (a tab refreshed with a stale grant)", n)
 	}
 }
