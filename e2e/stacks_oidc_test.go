@@ -651,6 +651,9 @@ func (c *formCourier) do(ctx context.Context, method, u string, body io.Reader) 
 // step-up to the scope "admin", a logout that revokes the refresh token,
 // and a denied consent.
 func TestStackOIDCNative(t *testing.T) {
+	if runtimeMode() == "main" {
+		t.Skip("no runtime of the page is involved (package oauth natively, or the consent forms alone); runs in the auto pass")
+	}
 	t.Parallel()
 	for _, st := range []stack{oidcProviderStack, hydraStack} {
 		t.Run(st.name, func(t *testing.T) {
@@ -874,6 +877,9 @@ func toolText(res *mcp.CallToolResult) string {
 // is then denied in the same browser context, where the login is remembered
 // and only the consent form is shown.
 func TestStackOIDCConsentBrowser(t *testing.T) {
+	if runtimeMode() == "main" {
+		t.Skip("no runtime of the page is involved (package oauth natively, or the consent forms alone); runs in the auto pass")
+	}
 	t.Parallel()
 	for _, st := range []stack{oidcProviderStack, hydraStack} {
 		t.Run(st.name, func(t *testing.T) {

@@ -23,7 +23,7 @@ for mode in $modes; do
   (
     cd e2e
     s=$(date +%s)
-    MCPWASM_E2E_RUNTIME=$mode MCPWASM_E2E_WEB="$tmp/web" "$tmp/e2e.test" -test.count=1 -test.timeout=25m "$@" >"$tmp/$mode.log" 2>&1
+    MCPWASM_E2E_RUNTIME=$mode MCPWASM_E2E_WEB="$tmp/web" "$tmp/e2e.test" -test.count=1 -test.timeout=40m "$@" >"$tmp/$mode.log" 2>&1
     status=$?
     echo "$status $(( $(date +%s) - s ))" >"$tmp/$mode.status"
     exit $status
