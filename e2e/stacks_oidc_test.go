@@ -622,9 +622,9 @@ func (c *formCourier) open(ctx context.Context, authURL string) error {
 		default:
 			return fmt.Errorf("neither the login nor the consent form: %.300s", page)
 		}
-		action, err := resp.Request.URL.Parse(html.UnescapeString(m[1]))
-		if err != nil {
-			return err
+		action, perr := resp.Request.URL.Parse(html.UnescapeString(m[1]))
+		if perr != nil {
+			return perr
 		}
 		resp, err = c.do(ctx, "POST", action.String(), strings.NewReader(form.Encode()))
 	}
