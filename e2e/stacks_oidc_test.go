@@ -584,7 +584,7 @@ var (
 	formHidden = regexp.MustCompile(`<input type="hidden" name="([^"]*)" value="([^"]*)"`)
 )
 
-func (c *formCourier) Open(ctx context.Context, authURL string) (<-chan struct{}, error) {
+func (c *formCourier) Open(ctx context.Context, authURL string) (<-chan error, error) {
 	return nil, c.open(ctx, authURL)
 }
 

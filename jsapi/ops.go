@@ -8,7 +8,7 @@ import (
 
 // Codes are the MCPError codes, in the order the docs list them.
 var Codes = []mcperr.Code{
-	mcperr.AuthRequired, mcperr.Declined, mcperr.PopupBlocked, mcperr.StateMismatch,
+	mcperr.AuthRequired, mcperr.Declined, mcperr.PopupBlocked, mcperr.RedirectUnhandled, mcperr.StateMismatch,
 	mcperr.DiscoveryFailed, mcperr.RegistrationFailed, mcperr.TokenFailed, mcperr.InsufficientScope,
 	mcperr.Aborted, mcperr.Timeout, mcperr.Network, mcperr.HTTP, mcperr.Protocol,
 	mcperr.InvalidArgument, mcperr.Storage, mcperr.Closed,
@@ -297,7 +297,7 @@ var Hosts = []Host{
 	{"elicit", []string{"target", "paramsJSON"}, "Promise<resultJSON>", "the page's onElicitation"},
 	{"sample", []string{"target", "paramsJSON"}, "Promise<resultJSON>", "the page's onSampling"},
 	{"openAuth", []string{"target", "url"}, "Promise<void>", "shows the authorization URL (the popup, or the page in redirect mode)"},
-	{"authDismissed", []string{"target"}, "Promise<void>", "settles when the person closes the sign-in window"},
+	{"authDismissed", []string{"target"}, "Promise<string | undefined>", "resolves when the person closes the sign-in window (undefined), or with the redirect URI the window reached when no callback receiver ran there"},
 	{"closeAuth", []string{"target"}, "", "the sign-in ended: close its window"},
 	{"lock", []string{"name"}, "Promise<release function>", "a Web Lock across the tabs of the origin"},
 	{"announce", []string{"changeJSON"}, "", "tells the other tabs about a grant change"},

@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sync"
@@ -127,6 +128,7 @@ type Client struct {
 	connecting chan struct{}           // closed when the running connect ends
 	endConnect context.CancelCauseFunc // ends the running connect (Disconnect)
 	connErr    error                   // result of the last connect
+	stateErr   error                   // why the client is needs_auth, declined or failed (nil otherwise)
 	closing    bool
 	wanted     bool                // the host asked for a session and has not ended it
 	lastCO     ConnectOptions      // the handlers of the last Connect, for reconnects
@@ -244,22 +246,33 @@ func (c *Client) Close() error {
 func (c *Client) Disconnect() { c.apply(inDisconnect, nil) }
 
 // sessionOrErr returns the live session or, without one, an error whose
-// code says what the caller can do: closed; auth_required or declined when
-// the client waits for a sign-in; protocol (not connected) otherwise.
+// code says what the caller can do: closed; the cause of the state when
+// the client waits for a sign-in or failed (auth_required while a sign-in
+// runs, the decline, the connect's network error, …); protocol (not
+// connected) for a client nobody asked to connect.
 func (c *Client) sessionOrErr() (*mcp.ClientSession, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var err error
 	switch {
 	case c.closing:
 		return nil, errClosed
 	case c.session != nil:
 		return c.session, nil
+	case c.state == StateAuthorizing:
+		err = mcperr.New(mcperr.AuthRequired, "mcp: not connected: a sign-in is in progress; wait for authorize() to finish")
+	case c.stateErr != nil && (c.state == StateNeedsAuth || c.state == StateDeclined || c.state == StateFailed):
+		err = fmt.Errorf("mcp: not connected: %w", c.stateErr)
 	case c.state == StateNeedsAuth:
-		return nil, mcperr.New(mcperr.AuthRequired, "mcp: not connected: a sign-in is needed; call authorize() from a click")
+		err = mcperr.New(mcperr.AuthRequired, "mcp: not connected: a sign-in is needed; call authorize() from a click")
 	case c.state == StateDeclined:
-		return nil, mcperr.New(mcperr.Declined, "mcp: not connected: the user declined to sign in; call authorize() from a click to ask again")
+		err = mcperr.New(mcperr.Declined, "mcp: not connected: the user declined to sign in; call authorize() from a click to ask again")
+	case c.state == StateConnecting:
+		return nil, mcperr.New(mcperr.Protocol, "mcp: not connected yet; wait for connect() to finish")
+	default:
+		return nil, mcperr.New(mcperr.Protocol, "mcp: not connected; call connect() first")
 	}
-	return nil, mcperr.New(mcperr.Protocol, "mcp: not connected; call connect() first")
+	return nil, mcperr.AtServer(err, Host(c.url))
 }
 
 // InitializeResult returns what the server said at initialization, or nil

@@ -254,6 +254,12 @@ func TestErrors(t *testing.T) {
 		dead.Close()
 		c := newClient(t, dead.URL+"/mcp", Options{})
 		wantCode(t, c.Connect(ctx, ConnectOptions{}), mcperr.Network)
+		// A call after the failed connect says why there is no session.
+		_, err := c.ListTools(ctx)
+		wantCode(t, err, mcperr.Network)
+		if msg, _ := mcperr.Present(err); !strings.Contains(msg, "could not be reached") {
+			t.Errorf("the call's message = %q; want the connect's cause", msg)
+		}
 	})
 	t.Run("bad URL", func(t *testing.T) {
 		_, err := New("ftp://x", Options{})

@@ -171,6 +171,10 @@ func (c *Client) applyLocked(in input, err error) (after func()) {
 		endConnect, c.endConnect = c.endConnect, nil
 	}
 	c.state = s.to
+	c.stateErr = nil
+	if s.to == StateNeedsAuth || s.to == StateDeclined || s.to == StateFailed {
+		c.stateErr = err // what a call says while the client is in this state
+	}
 	co := c.lastCO
 	var session *SessionInfo
 	if s.to == StateConnected && c.session != nil {

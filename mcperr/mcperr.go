@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code is one of the docs/JSAPI.md MCPError codes.
@@ -21,6 +22,7 @@ const (
 	AuthRequired       Code = "auth_required"
 	Declined           Code = "declined"
 	PopupBlocked       Code = "popup_blocked"
+	RedirectUnhandled  Code = "redirect_unhandled"
 	StateMismatch      Code = "state_mismatch"
 	DiscoveryFailed    Code = "discovery_failed"
 	RegistrationFailed Code = "registration_failed"
@@ -116,3 +118,34 @@ func StatusOf(err error) int {
 	}
 	return 0
 }
+
+// SignInUnfinished is the cause of a sign-in that nobody finished within
+// Within (the popup left open, a page that never returned): its code is
+// [Timeout], and [Present] says that the sign-in was not finished, not that
+// the server did not answer.
+type SignInUnfinished struct {
+	Within time.Duration
+}
+
+func (e *SignInUnfinished) Error() string {
+	return "nobody finished the sign-in within " + e.Within.String()
+}
+
+// MCPErrorCode implements [Coder].
+func (e *SignInUnfinished) MCPErrorCode() Code { return Timeout }
+
+// UnhandledRedirect is a sign-in whose window reached its redirect URI,
+// URL (without query or fragment), where no callback receiver ran: the
+// app's server answered there with a page that does not import the
+// callback module (often the app itself, by a single-page app's fallback
+// route). Its code is [RedirectUnhandled].
+type UnhandledRedirect struct {
+	URL string
+}
+
+func (e *UnhandledRedirect) Error() string {
+	return "the sign-in window reached the redirect URI " + e.URL + ", but no callback receiver (mcpwasm/callback) ran there"
+}
+
+// MCPErrorCode implements [Coder].
+func (e *UnhandledRedirect) MCPErrorCode() Code { return RedirectUnhandled }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // RPCError is a JSON-RPC error a server answered with: its code and
@@ -52,8 +53,8 @@ func AtServer(err error, server string) error {
 
 // Messages are the one-sentence messages of the codes, as a person reads
 // them ({server} names the server, "the server at mcp.example.com";
-// {Server} the same at the start of a sentence; {status} the HTTP status:
-// see [Message]). Codes absent here
+// {Server} the same at the start of a sentence; {status} the HTTP status;
+// {url} the redirect URI of an [UnhandledRedirect]: see [Message]). Codes absent here
 // (invalid_argument, closed) keep the error's own message, which already
 // says what to fix. docs/JSAPI.md quotes this table; a test keeps the two
 // equal.
@@ -61,6 +62,7 @@ var Messages = map[Code]string{
 	AuthRequired:       "Sign-in required for {server}. Call authorize() from a click.",
 	Declined:           "The user declined to sign in to {server}. Call authorize() from a click to ask again.",
 	PopupBlocked:       "The browser blocked the sign-in window for {server}. Call authorize() from a click or a key press.",
+	RedirectUnhandled:  "The sign-in to {server} came back to {url}, but no page there finished it. Import mcpwasm/callback on that page, or pass a redirectUri whose page does.",
 	StateMismatch:      "A sign-in result for {server} did not match a sign-in in progress. Start the sign-in again.",
 	DiscoveryFailed:    "{Server} did not publish usable sign-in metadata. Check the server URL; the detail says what is wrong.",
 	RegistrationFailed: "This app could not register as a client for {server}. Configure a clientId or clientMetadataUrl; the detail says what its authorization server supports.",
@@ -93,24 +95,59 @@ func Present(err error) (message, detail string) {
 		return sentence(fmt.Sprintf("%s refused the request: %s", phrase(server, true), rpc.Message)), detail
 	}
 	code := CodeOf(err, "")
+	var unfinished *SignInUnfinished
+	if code == Timeout && errors.As(err, &unfinished) {
+		return render(UnfinishedMessage, server, 0, "", unfinished.Within), detail
+	}
 	tmpl, ok := Messages[code]
-	unnamed := server == "" && strings.Contains(strings.ToLower(tmpl), "{server}") && code != Aborted && code != Timeout
+	unnamed := server == "" && strings.Contains(strings.ToLower(tmpl), "{server}") && code != Aborted && code != Timeout && code != RedirectUnhandled
 	if !ok || unnamed {
 		// No table entry, or an error that names no server (bad input, a
 		// panic, a failed load): its own text says more.
 		return sentence(own(err)), detail
 	}
-	return Message(code, server, StatusOf(err)), detail
+	url := "its redirect URI"
+	var unhandled *UnhandledRedirect
+	if errors.As(err, &unhandled) && unhandled.URL != "" {
+		url = unhandled.URL
+	}
+	return render(tmpl, server, StatusOf(err), url, 0), detail
 }
+
+// UnfinishedMessage is the message of a [SignInUnfinished] sign-in (code
+// timeout): {within} is how long it waited ("5 minutes").
+const UnfinishedMessage = "The sign-in to {server} was not finished within {within}. Call authorize() from a click to try again, or allow more time with authTimeoutMs."
 
 // Message renders the message of code for the server at host ("" when
 // unknown) and status; "" for a code that keeps the error's own message.
+// A message that names a URL ({url}) says "its redirect URI" here; [Present]
+// names the URL of the error.
 func Message(code Code, host string, status int) string {
 	tmpl, ok := Messages[code]
 	if !ok {
 		return ""
 	}
-	return strings.NewReplacer("{server}", phrase(host, false), "{Server}", phrase(host, true), "{status}", fmt.Sprint(status)).Replace(tmpl)
+	return render(tmpl, host, status, "its redirect URI", 0)
+}
+
+func render(tmpl, host string, status int, url string, within time.Duration) string {
+	return strings.NewReplacer("{server}", phrase(host, false), "{Server}", phrase(host, true), "{status}", fmt.Sprint(status),
+		"{url}", url, "{within}", duration(within)).Replace(tmpl)
+}
+
+// duration says d as a person would: "5 minutes", "90 seconds", "1 minute".
+func duration(d time.Duration) string {
+	unit, n := "second", int64(d/time.Second)
+	switch {
+	case d >= time.Minute && d%time.Minute == 0:
+		unit, n = "minute", int64(d/time.Minute)
+	case d < time.Second:
+		return d.String()
+	}
+	if n != 1 {
+		unit += "s"
+	}
+	return fmt.Sprintf("%d %s", n, unit)
 }
 
 // phrase names the server at host in a sentence.

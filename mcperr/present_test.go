@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpwasm/mcpwasm/jsapi"
 	"github.com/mcpwasm/mcpwasm/mcperr"
@@ -49,6 +50,12 @@ func TestPresent(t *testing.T) {
 		{mcperr.New(mcperr.InvalidArgument, "mcp: client(): storage must be \"indexeddb\" or \"memory\""),
 			`client(): storage must be "indexeddb" or "memory".`, "storage"},
 		{fmt.Errorf("x: %w", context.Canceled), "The request to the server was aborted.", "canceled"},
+		{mcperr.AtServer(&mcperr.Error{Code: mcperr.Timeout, Msg: "oauth: login not finished", Err: &mcperr.SignInUnfinished{Within: 5 * time.Minute}}, "127.0.0.1:38081"),
+			"The sign-in to the server at 127.0.0.1:38081 was not finished within 5 minutes. Call authorize() from a click to try again, or allow more time with authTimeoutMs.", "nobody finished the sign-in within 5m0s"},
+		{mcperr.AtServer(fmt.Errorf("x: %w", &mcperr.SignInUnfinished{Within: 90 * time.Second}), "h"),
+			"The sign-in to the server at h was not finished within 90 seconds. Call authorize() from a click to try again, or allow more time with authTimeoutMs.", "1m30s"},
+		{mcperr.AtServer(fmt.Errorf("oauth: %w", &mcperr.UnhandledRedirect{URL: "http://127.0.0.1:5173/assets/oauth/callback.html"}), "mcp.example.com"),
+			"The sign-in to the server at mcp.example.com came back to http://127.0.0.1:5173/assets/oauth/callback.html, but no page there finished it. Import mcpwasm/callback on that page, or pass a redirectUri whose page does.", "no callback receiver"},
 	} {
 		msg, detail := mcperr.Present(tc.err)
 		if msg != tc.msg || !strings.Contains(detail, tc.inDetai) {

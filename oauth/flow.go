@@ -55,7 +55,7 @@ func (h *Handler) run(ctx context.Context, ch challenge, stepUp, explicit bool) 
 	case ctx.Err() != nil:
 		// Aborted: waiters see a decline; no new flow until Login.
 		h.latch = &Error{Code: mcperr.Declined, Msg: "oauth: authorization aborted", Err: ctx.Err()}
-	case errors.Is(err, errNobodyFinished):
+	case nobodyFinished(err):
 		// The user never finished: like a dismissal. A slow server
 		// (a timeout in discovery or the exchange) is a failure instead.
 		h.latch = &Error{Code: mcperr.Declined, Msg: "oauth: authorization timed out", Err: err}
@@ -79,7 +79,7 @@ func (h *Handler) run(ctx context.Context, ch challenge, stepUp, explicit bool) 
 		// Declined, aborted or nobody finished: the state says what the
 		// next Authorize will do (return ErrDeclined until Login).
 		h.setState(StateDeclined, err)
-		if isCode(err, mcperr.Declined) && ctx.Err() == nil && !errors.Is(err, errNobodyFinished) {
+		if isCode(err, mcperr.Declined) && ctx.Err() == nil && !nobodyFinished(err) {
 			// The person said no to this server: its other clients of
 			// this page do not ask again either.
 			h.changed(ChangeDeclined, nil, err)
@@ -95,9 +95,13 @@ func (h *Handler) run(ctx context.Context, ch challenge, stepUp, explicit bool) 
 	return err
 }
 
-// errNobodyFinished marks a timeout while waiting for the user: it ends
-// the attempt as declined (latched), unlike a slow server.
-var errNobodyFinished = errors.New("nobody finished the login")
+// nobodyFinished reports whether err is a timeout while waiting for the
+// user (mcperr.SignInUnfinished): it ends the attempt as declined
+// (latched), unlike a slow server.
+func nobodyFinished(err error) bool {
+	var u *mcperr.SignInUnfinished
+	return errors.As(err, &u)
+}
 
 // phaseErr turns a failure in a phase bounded by pctx (a child of ctx)
 // into the caller's abort (ctx's error) or a timeout.
@@ -144,9 +148,9 @@ func (h *Handler) login(ctx context.Context, ch challenge, stepUp bool) (retErr 
 	fctx, cancel := context.WithTimeout(ctx, h.cfg.AuthTimeout)
 	defer cancel()
 	timedOut := func() error {
-		return &Error{Code: mcperr.Timeout, Msg: "oauth: login not finished within " + h.cfg.AuthTimeout.String(), Err: errNobodyFinished}
+		return &Error{Code: mcperr.Timeout, Msg: "oauth: login not finished", Err: &mcperr.SignInUnfinished{Within: h.cfg.AuthTimeout}}
 	}
-	dismissed, err := h.open(fctx, authURL)
+	ended, err := h.open(fctx, authURL)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -167,12 +171,15 @@ func (h *Handler) login(ctx context.Context, ch challenge, stepUp bool) (retErr 
 	}()
 	select {
 	case cb = <-w.ch:
-	case <-dismissed:
-		// The window is gone, but a result sent just before it closed
+	case cerr := <-ended:
+		// The window is gone (or failed), but a result sent just before
 		// still wins.
 		select {
 		case cb = <-w.ch:
 		default:
+			if cerr != nil {
+				return cerr
+			}
 			return &Error{Code: mcperr.Declined, Msg: "oauth: the sign-in window was closed"}
 		}
 	case <-fctx.Done():
@@ -204,10 +211,10 @@ func (h *Handler) login(ctx context.Context, ch challenge, stepUp bool) (retErr 
 
 // open calls Courier.Open, returning when it does or when ctx ends (a
 // courier that ignores ctx must not hang the flow and its waiters).
-func (h *Handler) open(ctx context.Context, authURL string) (<-chan struct{}, error) {
+func (h *Handler) open(ctx context.Context, authURL string) (<-chan error, error) {
 	type opened struct {
-		dismissed <-chan struct{}
-		err       error
+		ended <-chan error
+		err   error
 	}
 	done := make(chan opened, 1)
 	go func() {
@@ -216,7 +223,7 @@ func (h *Handler) open(ctx context.Context, authURL string) (<-chan struct{}, er
 	}()
 	select {
 	case o := <-done:
-		return o.dismissed, o.err
+		return o.ended, o.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

@@ -26,6 +26,10 @@ func TestStuckCourierTimesOut(t *testing.T) {
 	if mcperr.CodeOf(err, "") != mcperr.Timeout || time.Since(start) > 5*time.Second {
 		t.Fatalf("Login with a stuck courier: %v after %v; want timeout", err, time.Since(start))
 	}
+	// The person never finished: the message says so, not that the server was slow.
+	if msg, _ := mcperr.Present(mcperr.AtServer(err, "mcp.example.com")); !strings.HasPrefix(msg, "The sign-in to the server at mcp.example.com was not finished within ") {
+		t.Errorf("message = %q; want one saying the sign-in was not finished", msg)
+	}
 	req, resp := unauthorized401(e.rs.url(), "")
 	if err := h.Authorize(context.Background(), req, resp); !errors.Is(err, ErrDeclined) {
 		t.Errorf("Authorize after the timeout: %v; want ErrDeclined (latched)", err)
@@ -35,7 +39,7 @@ func TestStuckCourierTimesOut(t *testing.T) {
 	}
 }
 
-func (c blockingCourier) Open(context.Context, string) (<-chan struct{}, error) {
+func (c blockingCourier) Open(context.Context, string) (<-chan error, error) {
 	<-c.release
 	return nil, nil
 }

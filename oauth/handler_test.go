@@ -148,7 +148,7 @@ func TestDeclineLatch(t *testing.T) {
 func TestClosedWindowDeclines(t *testing.T) {
 	e := newEnv(t)
 	e.courier.block = make(chan struct{}) // the person never finishes
-	e.courier.dismiss = make(chan struct{})
+	e.courier.dismiss = make(chan error)
 	ctx := context.Background()
 	h := e.handler(t, nil)
 	time.AfterFunc(50*time.Millisecond, func() { close(e.courier.dismiss) })
@@ -161,6 +161,40 @@ func TestClosedWindowDeclines(t *testing.T) {
 	}
 	if got := e.courier.calls.Load(); got != 1 {
 		t.Errorf("courier calls = %d; want 1", got)
+	}
+}
+
+// TestUnhandledRedirectFails: a courier whose page reached the redirect
+// URI without a callback receiver ends the flow at once with that error
+// (redirect_unhandled), as a failure, not a latched decline: the next
+// Login asks the courier again.
+func TestUnhandledRedirectFails(t *testing.T) {
+	e := newEnv(t)
+	e.courier.block = make(chan struct{}) // no result ever arrives
+	e.courier.dismiss = make(chan error, 1)
+	ctx := context.Background()
+	h := e.handler(t, func(c *Config) { c.AuthTimeout = time.Minute })
+	e.courier.dismiss <- &mcperr.UnhandledRedirect{URL: "https://app.example/assets/oauth/callback.html"}
+	start := time.Now()
+	err := h.Login(ctx)
+	if mcperr.CodeOf(err, "") != mcperr.RedirectUnhandled || time.Since(start) > 10*time.Second {
+		t.Fatalf("Login: %v after %v; want redirect_unhandled at once", err, time.Since(start))
+	}
+	if h.State() != StateFailed {
+		t.Errorf("state = %q; want failed", h.State())
+	}
+	msg, _ := mcperr.Present(mcperr.AtServer(err, "mcp.example.com"))
+	if want := "The sign-in to the server at mcp.example.com came back to https://app.example/assets/oauth/callback.html, but no page there finished it. Import mcpwasm/callback on that page, or pass a redirectUri whose page does."; msg != want {
+		t.Errorf("message = %q; want %q", msg, want)
+	}
+	e.courier.dismiss = nil
+	close(e.courier.block)
+	e.courier.block = nil
+	if err := h.Login(ctx); err != nil {
+		t.Fatalf("a second Login: %v; want a new sign-in that succeeds", err)
+	}
+	if got := e.courier.calls.Load(); got != 2 {
+		t.Errorf("courier calls = %d; want 2", got)
 	}
 }
 

@@ -498,12 +498,12 @@ type testCourier struct {
 	block chan struct{} // when set, Open waits for it (or ctx) before fetching
 	// dismiss, when set, is returned as the dismissed channel: closing it
 	// is a person closing the sign-in window.
-	dismiss chan struct{}
+	dismiss chan error
 	urls    []string
 	mu      sync.Mutex
 }
 
-func (c *testCourier) Open(ctx context.Context, authURL string) (<-chan struct{}, error) {
+func (c *testCourier) Open(ctx context.Context, authURL string) (<-chan error, error) {
 	c.calls.Add(1)
 	c.mu.Lock()
 	c.urls = append(c.urls, authURL)

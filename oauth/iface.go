@@ -11,14 +11,18 @@ import (
 //
 // Open returns once the page is shown; the result arrives later through
 // [Registry.Deliver]. It returns [ErrPopupBlocked] (or another error) when
-// the page cannot be shown, which ends the flow. dismissed, when not nil,
-// is closed when the user dismisses the page before the flow ends (closes
-// the sign-in window): the flow then ends declined at once, like a "Deny".
-// ctx is cancelled when the flow ends for any reason (delivered, declined,
-// aborted, timed out): a courier holding a window closes it then. Open
-// may be called concurrently for different handlers.
+// the page cannot be shown, which ends the flow. ended, when not nil,
+// says that the page ended before the flow did: closed (or a nil error
+// sent) when the user dismissed it (closed the sign-in window), and the
+// flow then ends declined at once, like a "Deny"; an error sent on it
+// ends the flow with that error (in the browser, a redirect page that ran
+// no callback receiver: [mcperr.UnhandledRedirect]). A result delivered
+// before that still wins. ctx is cancelled when the flow ends for any
+// reason (delivered, declined, aborted, timed out): a courier holding a
+// window closes it then. Open may be called concurrently for different
+// handlers.
 type Courier interface {
-	Open(ctx context.Context, authURL string) (dismissed <-chan struct{}, err error)
+	Open(ctx context.Context, authURL string) (ended <-chan error, err error)
 }
 
 // CourierFunc adapts a function to a [Courier] whose page cannot be
@@ -26,7 +30,7 @@ type Courier interface {
 type CourierFunc func(ctx context.Context, authURL string) error
 
 // Open calls f(ctx, authURL).
-func (f CourierFunc) Open(ctx context.Context, authURL string) (<-chan struct{}, error) {
+func (f CourierFunc) Open(ctx context.Context, authURL string) (<-chan error, error) {
 	return nil, f(ctx, authURL)
 }
 

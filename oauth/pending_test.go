@@ -24,7 +24,7 @@ type redirectCourier struct {
 
 func newRedirectCourier() *redirectCourier { return &redirectCourier{locs: make(chan string, 4)} }
 
-func (c *redirectCourier) Open(ctx context.Context, authURL string) (<-chan struct{}, error) {
+func (c *redirectCourier) Open(ctx context.Context, authURL string) (<-chan error, error) {
 	c.calls.Add(1)
 	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)

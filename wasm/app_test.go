@@ -37,3 +37,19 @@ func TestClientSecretRule(t *testing.T) {
 		}
 	}
 }
+
+// TestRedirectOf: redirect_unhandled names the redirect URI the
+// authorization URL carries, never a query (which may hold a code).
+func TestRedirectOf(t *testing.T) {
+	for _, tc := range []struct{ auth, landed, want string }{
+		{"https://as.example/authorize?client_id=c&redirect_uri=http%3A%2F%2F127.0.0.1%3A5173%2Fassets%2Foauth%2Fcallback.html&state=s",
+			"http://127.0.0.1:5173/other", "http://127.0.0.1:5173/assets/oauth/callback.html"},
+		{"https://as.example/authorize?redirect_uri=https%3A%2F%2Fapp.example%2Fcb%3Fx%3D1%23f", "", "https://app.example/cb"},
+		{"https://as.example/authorize", "https://app.example/cb?code=secret&state=s", "https://app.example/cb"},
+		{"https://as.example/authorize", "javascript:alert(1)", "its redirect URI"},
+	} {
+		if got := redirectOf(tc.auth, tc.landed); got != tc.want {
+			t.Errorf("redirectOf(%q, %q) = %q; want %q", tc.auth, tc.landed, got, tc.want)
+		}
+	}
+}

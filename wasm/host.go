@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"sync"
 
 	"github.com/mcpwasm/mcpwasm/jsbridge"
@@ -112,27 +113,50 @@ func (w webLocks) Lock(ctx context.Context, name string) (func(), error) {
 
 // popupCourier shows a client's authorization URL through host.openAuth:
 // in the sign-in window the page opened in the user's gesture (or, in
-// redirect mode, by sending the page there). host.authDismissed settles
-// when a person closes that window; when the flow ends, host.closeAuth
-// closes it.
+// redirect mode, by sending the page there). host.authDismissed resolves
+// when a person closes that window, or with the URL it reached when it
+// came back to the redirect URI and no callback receiver ran there; when
+// the flow ends, host.closeAuth closes it.
 type popupCourier struct {
 	host host
 	id   int
 }
 
-func (p popupCourier) Open(ctx context.Context, authURL string) (<-chan struct{}, error) {
+func (p popupCourier) Open(ctx context.Context, authURL string) (<-chan error, error) {
 	if _, err := p.host.await(ctx, "openAuth", target(p.id), authURL); err != nil {
 		return nil, err
 	}
-	dismissed := make(chan struct{})
+	ended := make(chan error, 1)
 	go func() {
-		if _, err := p.host.await(ctx, "authDismissed", target(p.id)); err == nil && ctx.Err() == nil {
-			close(dismissed)
+		v, err := p.host.await(ctx, "authDismissed", target(p.id))
+		if err != nil || ctx.Err() != nil {
+			return
 		}
+		if landed, err := jsbridge.String(v, "authDismissed"); err == nil && landed != "" {
+			ended <- &mcperr.UnhandledRedirect{URL: redirectOf(authURL, landed)}
+			return
+		}
+		close(ended)
 	}()
 	go func() {
 		<-ctx.Done()
 		p.host.call("closeAuth", target(p.id))
 	}()
-	return dismissed, nil
+	return ended, nil
+}
+
+// redirectOf names the redirect URI of authURL (its redirect_uri, which
+// this runtime wrote), else the page's landed URL, without query or
+// fragment either way: a callback's query holds the authorization code.
+func redirectOf(authURL, landed string) string {
+	raw := landed
+	if u, err := url.Parse(authURL); err == nil && u.Query().Get("redirect_uri") != "" {
+		raw = u.Query().Get("redirect_uri")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "its redirect URI"
+	}
+	u.RawQuery, u.Fragment, u.RawFragment, u.User = "", "", "", nil
+	return u.String()
 }

@@ -4,7 +4,7 @@
 
 /** The codes an MCPError carries. */
 export type MCPErrorCode =
-  | "auth_required" | "declined" | "popup_blocked" | "state_mismatch"
+  | "auth_required" | "declined" | "popup_blocked" | "redirect_unhandled" | "state_mismatch"
   | "discovery_failed" | "registration_failed" | "token_failed" | "insufficient_scope"
   | "aborted" | "timeout" | "network" | "http" | "protocol" | "invalid_argument"
   | "storage" | "closed";
@@ -96,7 +96,13 @@ export interface ClientOptions {
    * or 405; "streamable" or "sse" pins one.
    */
   transport?: Transport;
-  /** OAuth redirect receiver, registered with the authorization server; default: oauth/callback.html beside mcp.js. */
+  /**
+   * OAuth redirect receiver, registered with the authorization server: a
+   * page that serves oauth/callback.html or imports "mcpwasm/callback". A
+   * relative URI resolves against the page (location.href). Default:
+   * oauth/callback.html beside mcp.js, which in a bundle is beside the
+   * bundle's chunk, where no such page is: bundled apps pass redirectUri.
+   */
   redirectUri?: string;
   /** Scopes to request; default: from the server's challenge or metadata. */
   scopes?: string[];
@@ -121,7 +127,7 @@ export interface ClientOptions {
   interactive?: boolean;
   /** "popup" (default) or "redirect": the page itself goes to the sign-in and comes back through oauth/callback.html; then call mcp.handleCallback(). Redirect needs storage "indexeddb". */
   authMode?: "popup" | "redirect";
-  /** A sign-in nobody finishes ends as "timeout" after this long; default 300000 (5 min). */
+  /** A sign-in nobody finishes ends as "timeout" (state declined) after this long; default 300000 (5 min). */
   authTimeoutMs?: number;
   /**
    * When the authorization server's Cross-Origin-Opener-Policy hides the
@@ -375,8 +381,10 @@ export interface Client extends EventTarget {
    * Signs in, then connects. Call it from a user gesture (a click): it opens
    * the sign-in popup at once. Rejects "popup_blocked" (state needs_auth)
    * when the browser blocked the popup, "declined" when the user closed it or
-   * said no (no other popup opens until the next authorize()), "aborted" on
-   * signal, "timeout" after authTimeoutMs.
+   * said no (no other popup opens until the next authorize()),
+   * "redirect_unhandled" (state failed) when the popup reached redirectUri
+   * and no callback page ran there, "aborted" on signal, "timeout" after
+   * authTimeoutMs.
    */
   authorize(options?: CallOptions): Promise<void>;
   /** Signs out: revokes the grant where the server supports it (RFC 7009) and deletes it here and in other tabs. */
