@@ -21,6 +21,11 @@ const SEVER_WINDOW_MS = 3000;
 export const SEVERED_TIMEOUT_MS = 120000;
 // After a real close, results still in flight get this long to arrive.
 const CLOSE_GRACE_MS = 1500;
+// A window whose document at the redirect URI has loaded gets this long
+// for the callback module there to send its result; after that, no
+// callback module ran there (the app's server answered with another page,
+// often the app itself by a single-page app's fallback route).
+const UNHANDLED_GRACE_MS = 3000;
 
 /**
  * The login window of one authorization attempt. Open it synchronously in
@@ -35,17 +40,23 @@ export class LoginWindow {
   #relayed = false;
   #closedAt = 0;
   #onClosed;
+  #onUnhandled;
+  #redirect = null; // the redirect URI without query or fragment
+  #landedAt = 0; // when the window's document at the redirect URI had loaded
 
   #severedTimeoutMs;
 
   /**
    * onClosed() is called once when a person closed the window before the
    * flow ended; for a window hidden by COOP, when no result came within
-   * severedTimeoutMs.
+   * severedTimeoutMs. onUnhandled(url) is called once when the window's
+   * document at the redirect URI (url, without query) loaded and no
+   * result came from it within UNHANDLED_GRACE_MS.
    */
-  constructor(onClosed, severedTimeoutMs = SEVERED_TIMEOUT_MS) {
+  constructor(onClosed, severedTimeoutMs = SEVERED_TIMEOUT_MS, onUnhandled = () => {}) {
     this.#onClosed = onClosed;
     this.#severedTimeoutMs = severedTimeoutMs;
+    this.#onUnhandled = onUnhandled;
   }
 
   /** Opens a blank same-origin popup; false when the browser blocked it. */
@@ -87,6 +98,12 @@ export class LoginWindow {
   /** Sends the popup to the authorization URL and starts watching it. */
   navigate(url) {
     if (!this.#win) throw new Error("no login window");
+    this.#redirect = null;
+    this.#landedAt = 0;
+    try {
+      const r = new URL(new URL(url).searchParams.get("redirect_uri") ?? "");
+      this.#redirect = r.origin + r.pathname;
+    } catch { /* no redirect URI to watch for */ }
     if (this.#win.closed) {
       // Closed while it still said "Connecting…": a person's close.
       this.#navigatedAt = -Infinity;
@@ -106,6 +123,7 @@ export class LoginWindow {
       try {
         if (this.#win?.location.href === "about:blank") this.#navigatedAt = Date.now();
       } catch { /* on the server's page: cross-origin */ }
+      this.#watchLanding();
       return;
     }
     const now = Date.now();
@@ -122,6 +140,29 @@ export class LoginWindow {
       clearInterval(this.#timer);
       this.#win = null;
       this.#onClosed();
+    }
+  }
+
+  /**
+   * Once the window is back on this origin at the redirect URI and its
+   * document has loaded, the callback module there has UNHANDLED_GRACE_MS
+   * to send its result (relayed()); else no such module ran there, and
+   * waiting longer would only end in authTimeoutMs.
+   */
+  #watchLanding() {
+    if (!this.#win || this.#relayed || !this.#redirect) return;
+    if (!this.#landedAt) {
+      let here = null;
+      try {
+        const loc = this.#win.location;
+        if (loc.origin + loc.pathname === this.#redirect && this.#win.document.readyState === "complete") here = loc;
+      } catch { /* at the authorization server: cross-origin until it sends the window back */ }
+      if (here) this.#landedAt = Date.now();
+      return;
+    }
+    if (Date.now() - this.#landedAt >= UNHANDLED_GRACE_MS) {
+      clearInterval(this.#timer);
+      this.#onUnhandled(this.#redirect);
     }
   }
 
@@ -188,6 +229,8 @@ export class CallbackReceiver {
       console.warn("mcp: ignored a sign-in result for another origin");
       return;
     }
+    const state = url.searchParams.get("state");
+    for (const w of this.#windows) if (state && w.state === state) w.relayed();
     if (this.#seen.has(url.href)) return;
     this.#seen.add(url.href);
     if (this.#seen.size > 64) this.#seen.delete(this.#seen.values().next().value);

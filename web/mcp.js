@@ -265,11 +265,17 @@ function checkFunctions(what, options, kinds) {
  */
 const functionsAs = (kinds) => (k, v) => typeof v === "function" ? (kinds[k] === "function" ? true : {}) : v;
 
-/** A client's options as Go reads them, with the page's defaults. */
+/**
+ * A client's options as Go reads them, with the page's defaults. A
+ * redirectUri the page gives resolves against the page; the default,
+ * oauth/callback.html, against this module (beside it in the package).
+ */
 function clientOptionsJSON(options) {
-  let redirectUri = options.redirectUri ?? "oauth/callback.html";
+  let redirectUri = options.redirectUri;
   try {
-    redirectUri = new URL(redirectUri, import.meta.url).href;
+    redirectUri = redirectUri === undefined
+      ? new URL("oauth/callback.html", import.meta.url).href
+      : new URL(redirectUri, globalThis.location?.href).href;
   } catch { /* not a URL: Go says so */ }
   const sent = { ...options, redirectUri, clientName: options.clientName ?? globalThis.document?.title ?? "" };
   return JSON.parse(JSON.stringify(sent, functionsAs(CLIENT_OPTIONS)));
@@ -329,6 +335,23 @@ class Host {
   }
 }
 
+/**
+ * Throws redirect_unhandled when this page is itself a redirect sign-in's
+ * return (a result in its query, a return address the sign-in left) that
+ * no callback module took: the app's server answered at the redirect URI
+ * with this page.
+ */
+function unhandledReturn() {
+  const q = new URLSearchParams(globalThis.location?.search ?? "");
+  let returning = null;
+  try { returning = sessionStorage.getItem(RETURN_KEY); } catch { /* storage off */ }
+  if (!returning || !q.has("state") || !(q.has("code") || q.has("error"))) return;
+  sessionStorage.removeItem(RETURN_KEY);
+  const at = location.origin + location.pathname;
+  throw new MCPError("redirect_unhandled", `The sign-in came back to ${at}, but no page there finished it. Import mcpwasm/callback on that page, or pass a redirectUri whose page does.`,
+    { detail: `the redirect sign-in returned to ${at} and no callback module (mcpwasm/callback, oauth/callback.html) ran there; it left no result for handleCallback()` });
+}
+
 /** The loaded module: a factory of clients, one per MCP server. */
 class MCP {
   #api;
@@ -377,7 +400,10 @@ class MCP {
   async handleCallback(url) {
     if (url === undefined) {
       url = sessionStorage.getItem(CALLBACK_KEY) ?? undefined;
-      if (url === undefined) return false;
+      if (url === undefined) {
+        unhandledReturn();
+        return false;
+      }
       sessionStorage.removeItem(CALLBACK_KEY);
     }
     if (typeof url !== "string" && !(url instanceof URL)) throw invalid("handleCallback(): url must be a string or URL");
@@ -707,7 +733,11 @@ class Client extends EventTarget {
     const lw = new LoginWindow(() => {
       // A person closed the window: the sign-in ends as declined.
       if (lw === this.#login) this.#dismissed?.resolve();
-    }, this._options.severedPopupTimeoutMs);
+    }, this._options.severedPopupTimeoutMs, (url) => {
+      // The window reached the redirect URI and nothing there sent the
+      // result: the sign-in ends redirect_unhandled.
+      if (lw === this.#login) this.#dismissed?.resolve(url);
+    });
     if (!lw.open(`mcpwasm-login-${Math.random().toString(36).slice(2)}`)) return null;
     this.#login = lw;
     this.#unwatch = this.#receiver?.watch(lw);
@@ -731,7 +761,9 @@ class Client extends EventTarget {
     lw.navigate(url);
   }
 
-  // host.authDismissed: settles when a person closes the sign-in window.
+  // host.authDismissed: resolves when a person closes the sign-in window
+  // (undefined), or with the redirect URI it reached when no callback
+  // module ran there.
   _authDismissed() {
     this.#dismissed?.reject(new Error("superseded"));
     return new Promise((resolve, reject) => { this.#dismissed = { resolve, reject }; });
@@ -766,6 +798,11 @@ class Client extends EventTarget {
       this.#state = detail.state;
       this.#session(detail.session);
       if (detail.error) detail.error = errorOf(detail.error);
+      // An end the page must act on is said once, as a sentence; the Go
+      // chain stays in the error's detail (and at console.debug).
+      if ((detail.state === "failed" || detail.state === "declined") && detail.error) {
+        console.warn(`mcp: ${this.url}: ${detail.state}: ${detail.error.message}`);
+      }
     }
     this.dispatchEvent(new CustomEvent(type, { detail: detail ?? {} }));
   }

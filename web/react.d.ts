@@ -21,13 +21,22 @@ export interface UseMcpClientOptions extends ClientOptions, HookLoadOptions {
 }
 
 export interface UseMcpClientResult {
-  /** "loading" until the module is loaded and the client made, then the client's state. */
+  /**
+   * "loading" until the module is loaded and the client made, then the
+   * client's state; "failed" when no client could be made (a bad option, a
+   * failed load: error says which, and every call rejects with it).
+   */
   state: ClientState | "loading";
   /** The client, once made (null while "loading"). */
   client: Client | null;
   /** The server's tools, refreshed on connect and on toolschanged. */
   tools: readonly Tool[];
-  /** The last error (of the state, a load or a call the hook made). */
+  /**
+   * The latest failure: of the state (its statechange error), the load, or
+   * a call made through this hook (authorize, connect, callTool, logout;
+   * not an abort). A state without an error, or a call that succeeds,
+   * clears it.
+   */
   error: MCPError | Error | null;
   serverInfo: Implementation | null;
   /**
@@ -57,8 +66,9 @@ export interface UseCatalogResult {
   /** The catalog, once made (null while loading). */
   catalog: Catalog | null;
   loading: boolean;
+  /** The failure of the load or of mcp.catalog() (the hook's calls then reject with it), or of the latest tool refresh. */
   error: MCPError | Error | null;
-  /** An agent over the catalog's tools (throws while loading). */
+  /** An agent over the catalog's tools (throws while loading, and the creation error when the catalog failed). */
   agent(options: AgentOptions): Agent;
   /** Signs in to one server: call it from a click handler (synchronous, like useMcpClient's). */
   authorize(id: string, options?: CallOptions): Promise<void>;

@@ -78,7 +78,7 @@ class ClientStore extends Store {
     try {
       mcp = await load({ wasmURL, onProgress: onLoadProgress });
     } catch (error) {
-      this.set({ state: "failed", error });
+      this.#failed(error);
       return;
     }
     if (this.disposed) return;
@@ -86,7 +86,7 @@ class ClientStore extends Store {
     try {
       client = mcp.client(this.url, clientOptions);
     } catch (error) {
-      this.set({ state: "failed", error });
+      this.#failed(error);
       return;
     }
     if (onElicitation) client.onElicitation = onElicitation;
@@ -109,6 +109,30 @@ class ClientStore extends Store {
         if (client.state !== "needs_auth") this.set({ error });
       });
     }
+  }
+
+  /** No client could be made: the hook's calls reject with error from now on. */
+  #failed(error) {
+    this.failure = error;
+    if (!this.disposed) console.warn(`mcp: ${this.url}: failed: ${error.message}`);
+    this.set({ state: "failed", error });
+  }
+
+  /**
+   * Runs a call of the client (started synchronously, so authorize() keeps
+   * the click's gesture): error follows its outcome, the latest failure
+   * or null after a success. An abort the page asked for is no failure.
+   */
+  run(what, call) {
+    const client = this.client;
+    if (!client) return this.failure ? Promise.reject(this.failure) : notReady(what);
+    const p = call(client);
+    p.then(() => {
+      if (client === this.client) this.set({ error: null });
+    }, (error) => {
+      if (client === this.client && error?.code !== "aborted") this.set({ error });
+    });
+    return p;
   }
 
   #refreshTools() {
@@ -150,10 +174,12 @@ export function useMcpClient(url, options = {}) {
   const snap = useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
   // authorize() calls client.authorize() synchronously: inside a click
   // handler it keeps the user gesture, so the sign-in window may open.
-  const authorize = useCallback((opts) => store.client ? store.client.authorize(opts) : notReady("authorize()"), [store]);
-  const connect = useCallback((opts) => store.client ? store.client.connect(opts) : notReady("connect()"), [store]);
-  const callTool = useCallback((name, args, opts) => store.client ? store.client.callTool(name, args, opts) : notReady("callTool()"), [store]);
-  const logout = useCallback((opts) => store.client ? store.client.logout(opts) : notReady("logout()"), [store]);
+  // Each rejects with the client's creation error when none could be made
+  // (a typo'd option: state "failed").
+  const authorize = useCallback((opts) => store.run("authorize()", (c) => c.authorize(opts)), [store]);
+  const connect = useCallback((opts) => store.run("connect()", (c) => c.connect(opts)), [store]);
+  const callTool = useCallback((name, args, opts) => store.run("callTool()", (c) => c.callTool(name, args, opts)), [store]);
+  const logout = useCallback((opts) => store.run("logout()", (c) => c.logout(opts)), [store]);
   return { ...snap, authorize, connect, callTool, logout };
 }
 
@@ -175,6 +201,8 @@ class CatalogStore extends Store {
       if (this.disposed) return;
       cat = mcp.catalog(config);
     } catch (error) {
+      this.failure = error;
+      console.warn(`mcp: catalog(): ${error.message}`);
       this.set({ error, loading: false });
       return;
     }
@@ -218,11 +246,11 @@ export function useCatalog(config = {}) {
   const store = useStore(key, () => new CatalogStore(config));
   const snap = useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
   const agent = useCallback((options) => {
-    if (!store.catalog) throw Object.assign(new Error("agent(): the catalog is not created yet"), { code: "invalid_argument" });
+    if (!store.catalog) throw store.failure ?? Object.assign(new Error("agent(): the catalog is not created yet"), { code: "invalid_argument" });
     return store.catalog.agent(options);
   }, [store]);
   // Synchronous in the click handler, like useMcpClient's authorize().
-  const authorize = useCallback((id, opts) => store.catalog ? store.catalog.authorize(id, opts) : notReady("authorize()"), [store]);
-  const callTool = useCallback((name, args, opts) => store.catalog ? store.catalog.callTool(name, args, opts) : notReady("callTool()"), [store]);
+  const authorize = useCallback((id, opts) => store.catalog ? store.catalog.authorize(id, opts) : store.failure ? Promise.reject(store.failure) : notReady("authorize()"), [store]);
+  const callTool = useCallback((name, args, opts) => store.catalog ? store.catalog.callTool(name, args, opts) : store.failure ? Promise.reject(store.failure) : notReady("callTool()"), [store]);
   return { ...snap, agent, authorize, callTool };
 }
