@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -304,6 +305,37 @@ func TestDisconnectEndsARunningConnect(t *testing.T) {
 			srv.CloseClientConnections()
 			t.Fatalf("%d GET streams still open after Close: the disconnected connect's session outlived it", n)
 		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// TestCallWithoutSessionSaysTheState: a call without a session rejects
+// with the cause of the client's state, never protocol "not connected"
+// while a sign-in runs or after one failed.
+func TestCallWithoutSessionSaysTheState(t *testing.T) {
+	c := newClient(t, "http://127.0.0.1:9/mcp", Options{})
+	popup := mcperr.New(mcperr.PopupBlocked, "oauth: popup blocked")
+	for _, tc := range []struct {
+		state State
+		err   error
+		want  mcperr.Code
+	}{
+		{StateAuthorizing, nil, mcperr.AuthRequired},
+		{StateNeedsAuth, nil, mcperr.AuthRequired},
+		{StateNeedsAuth, popup, mcperr.PopupBlocked},
+		{StateDeclined, nil, mcperr.Declined},
+		{StateFailed, &mcperr.UnhandledRedirect{URL: "http://127.0.0.1:9/cb"}, mcperr.RedirectUnhandled},
+		{StateIdle, nil, mcperr.Protocol},
+	} {
+		c.mu.Lock()
+		c.state, c.stateErr = tc.state, tc.err
+		c.mu.Unlock()
+		_, err := c.ListTools(ctxT(t))
+		if got := mcperr.CodeOf(err, ""); got != tc.want {
+			t.Errorf("a call in %s (cause %v): %v; want %s", tc.state, tc.err, err, tc.want)
+		}
+		if msg, _ := mcperr.Present(err); tc.want != mcperr.Protocol && !strings.Contains(msg, "127.0.0.1:9") {
+			t.Errorf("a call in %s: message %q does not name the server", tc.state, msg)
 		}
 	}
 }
