@@ -653,6 +653,10 @@ func TestAuthTimeoutEndsAnUnfinishedLogin(t *testing.T) {
 		t.Fatalf("a login nobody finishes: %+v; want timeout", r)
 	}
 	t.Logf("unfinished login ended: %s (%s), state %s", r.Error.Code, r.Error.Message, r.State)
+	// It says the sign-in was not finished, not that the server was slow.
+	if !strings.Contains(r.Error.Message, "was not finished within 1.5 seconds") || strings.Contains(r.Error.Message, "did not answer") || r.State != "declined" {
+		t.Errorf("the unfinished sign-in says %q (state %s); want that it was not finished within 1.5 seconds, state declined", r.Error.Message, r.State)
+	}
 }
 
 func TestOtherTabsFollowSignInAndSignOut(t *testing.T) {

@@ -3,6 +3,7 @@ package mcperr
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -135,19 +136,19 @@ func render(tmpl, host string, status int, url string, within time.Duration) str
 		"{url}", url, "{within}", duration(within)).Replace(tmpl)
 }
 
-// duration says d as a person would: "5 minutes", "90 seconds", "1 minute".
+// duration says d as a person would: "5 minutes", "1 minute", "90
+// seconds", "1.5 seconds".
 func duration(d time.Duration) string {
-	unit, n := "second", int64(d/time.Second)
-	switch {
-	case d >= time.Minute && d%time.Minute == 0:
-		unit, n = "minute", int64(d/time.Minute)
-	case d < time.Second:
-		return d.String()
+	if d >= time.Minute && d%time.Minute == 0 {
+		if d == time.Minute {
+			return "1 minute"
+		}
+		return fmt.Sprintf("%d minutes", d/time.Minute)
 	}
-	if n != 1 {
-		unit += "s"
+	if d == time.Second {
+		return "1 second"
 	}
-	return fmt.Sprintf("%d %s", n, unit)
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " seconds"
 }
 
 // phrase names the server at host in a sentence.

@@ -52,6 +52,8 @@ func TestPresent(t *testing.T) {
 		{fmt.Errorf("x: %w", context.Canceled), "The request to the server was aborted.", "canceled"},
 		{mcperr.AtServer(&mcperr.Error{Code: mcperr.Timeout, Msg: "oauth: login not finished", Err: &mcperr.SignInUnfinished{Within: 5 * time.Minute}}, "127.0.0.1:38081"),
 			"The sign-in to the server at 127.0.0.1:38081 was not finished within 5 minutes. Call authorize() from a click to try again, or allow more time with authTimeoutMs.", "nobody finished the sign-in within 5m0s"},
+		{mcperr.AtServer(fmt.Errorf("x: %w", &mcperr.SignInUnfinished{Within: 1500 * time.Millisecond}), "h"),
+			"The sign-in to the server at h was not finished within 1.5 seconds. Call authorize() from a click to try again, or allow more time with authTimeoutMs.", "1.5s"},
 		{mcperr.AtServer(fmt.Errorf("x: %w", &mcperr.SignInUnfinished{Within: 90 * time.Second}), "h"),
 			"The sign-in to the server at h was not finished within 90 seconds. Call authorize() from a click to try again, or allow more time with authTimeoutMs.", "1m30s"},
 		{mcperr.AtServer(fmt.Errorf("oauth: %w", &mcperr.UnhandledRedirect{URL: "http://127.0.0.1:5173/assets/oauth/callback.html"}), "mcp.example.com"),
