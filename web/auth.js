@@ -146,11 +146,15 @@ export class LoginWindow {
   /**
    * Once the window is back on this origin at the redirect URI and its
    * document has loaded, the callback module there has UNHANDLED_GRACE_MS
-   * to send its result (relayed()); else no such module ran there, and
-   * waiting longer would only end in authTimeoutMs.
+   * to run (it marks its window) or send its result (relayed()); else no
+   * such module ran there, and waiting longer would only end in
+   * authTimeoutMs.
    */
   #watchLanding() {
     if (!this.#win || this.#relayed || !this.#redirect) return;
+    try {
+      if (this.#win.__mcpwasmCallback === true) return; // oauth/callback.js ran there: it speaks for itself
+    } catch { /* cross-origin */ }
     if (!this.#landedAt) {
       let here = null;
       try {

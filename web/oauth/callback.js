@@ -20,6 +20,11 @@ const CHANNEL = "mcpwasm-oauth";
 const RETURN_KEY = "mcpwasm:returnTo";
 const CALLBACK_KEY = "mcpwasm:callback";
 
+// The sign-in window's opener reads this (same origin) to know that a
+// callback receiver ran here, whatever it found in the URL: without it, a
+// window at the redirect URI ends the sign-in as redirect_unhandled.
+window.__mcpwasmCallback = true;
+
 const status = document.getElementById("status");
 const hint = document.getElementById("hint");
 const say = (text) => {
