@@ -113,3 +113,53 @@ func TestCallsRejectWithTheStateCause(t *testing.T) {
 		t.Errorf("console.warn for the failed client: %q; want one sentence saying it could not be reached", after.Warnings)
 	}
 }
+
+// TestRedirectModeReturnWithoutCallback: in authMode "redirect" the tab
+// itself comes back to a redirect URI whose page is the app's own (no
+// callback module ran there): mcp.handleCallback() on that page rejects
+// redirect_unhandled, naming the page, instead of answering false as if
+// no sign-in had happened.
+func TestRedirectModeReturnWithoutCallback(t *testing.T) {
+	w := newWorld(t, devserver.AuthConfig{})
+	opts := `{ authMode: "redirect", redirectUri: "blank.html", authTimeoutMs: 120000 }`
+	w.eval(fmt.Sprintf(`void (window.c = mcp.client(%q, %s), window.result = null)`, w.MCPURL, opts), nil)
+	if err := w.win.Gesture(w.ctx, `c.authorize().catch((e) => { result = { error: { name: e.name, code: e.code, message: e.message }, state: c.state }; })`); err != nil {
+		t.Fatal(err)
+	}
+	var at string
+	w.waitFor("the consent page in the tab", func() bool {
+		_ = w.win.Eval(w.ctx, `window.result?.error ? "failed" : document.readyState === "complete" && document.querySelector("#approve") ? "consent" : ""`, &at)
+		return at != ""
+	})
+	if at == "failed" {
+		var early loginResult
+		w.eval(`window.result`, &early)
+		w.signedIn(early)
+		return
+	}
+	if err := w.win.Click(w.ctx, "#approve"); err != nil {
+		t.Fatalf("consent page in the same tab: %v", err)
+	}
+	w.waitFor("the return to the app page", func() bool {
+		var back bool
+		_ = w.win.Eval(w.ctx, `location.pathname === "/e2e/blank.html" && new URLSearchParams(location.search).has("state") && document.readyState === "complete"`, &back)
+		return back
+	})
+	w.load(w.win)
+	var got struct {
+		Taken *bool `json:"taken"`
+		Error jsErr `json:"error"`
+		Again bool  `json:"again"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const r = await mcp.handleCallback().then((taken) => ({ taken }), %s);
+		// Said once: a second call has nothing more to say.
+		return { ...r, again: await mcp.handleCallback() };
+	})()`, catchJS), &got)
+	if got.Error.Code != "redirect_unhandled" || !strings.Contains(got.Error.Message, w.PageURL+"/e2e/blank.html") || !strings.Contains(got.Error.Message, "mcpwasm/callback") {
+		t.Fatalf("handleCallback() on a return no callback module took: taken %v, %+v; want redirect_unhandled naming %s/e2e/blank.html", got.Taken, got.Error, w.PageURL)
+	}
+	if got.Again {
+		t.Errorf("a second handleCallback() = true; want false")
+	}
+}
