@@ -201,6 +201,21 @@ func TestReadmeReactComponent(t *testing.T) {
 	e.consent(popup, "deny")
 	waitApp(e, "the declined message with the Sign in button", hasSignIn+` && /declined/i.test(document.body.innerText)`)
 	checkAppErrors(e)
+	// The callback page closes the denied window; a window event of its
+	// would otherwise pass for the next popup's.
+	me := chromedp.FromContext(e.ctx).Target.TargetID
+	e.waitFor("the denied sign-in window to close", func() bool {
+		targets, err := chromedp.Targets(e.ctx)
+		if err != nil {
+			return false
+		}
+		for _, ti := range targets {
+			if ti.Type == "page" && ti.OpenerID == me {
+				return false
+			}
+		}
+		return true
+	})
 
 	popups = e.ownPopup()
 	e.do("click Sign in again", chromedp.Click(signIn))
