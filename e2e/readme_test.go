@@ -29,7 +29,14 @@ import (
 // <!-- /name -->.
 func readmeSection(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	return markedSection(t, "README.md", name)
+}
+
+// markedSection is the text of a file of the repository between
+// <!-- name --> and <!-- /name -->.
+func markedSection(t *testing.T, file, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(file)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +44,7 @@ func readmeSection(t *testing.T, name string) string {
 	open, end := "<!-- "+name+" -->", "<!-- /"+name+" -->"
 	i, j := strings.Index(s, open), strings.Index(s, end)
 	if i < 0 || j < i {
-		t.Fatalf("README.md has no %s … %s section", open, end)
+		t.Fatalf("%s has no %s … %s section", file, open, end)
 	}
 	return s[i+len(open) : j]
 }
@@ -175,13 +182,17 @@ func checkConsentName(e *demoEnv, popup context.Context) {
 	}
 }
 
-// TestReadmeReactComponent builds README.md's React src/main.jsx into a
-// Vite app (the index.html and vite.config.js of a new Vite React app, the
-// packed tarball and examples/react-vite's pinned node_modules) and drives
-// it: Sign in, Deny on the consent page (the component shows why and the
+// TestReadmeReactComponent builds README.md's React src/main.jsx (the
+// package's README shows the same) into a Vite app (the index.html and
+// vite.config.js of a new Vite React app, the packed tarball and
+// examples/react-vite's pinned node_modules) and drives it: Sign in, Deny on the consent page (the component shows why and the
 // Sign in button again, with no uncaught error), Sign in again, Approve,
 // and a tool call's result.
 func TestReadmeReactComponent(t *testing.T) {
+	// The package's README shows the same main.jsx.
+	if pkg := markedSection(t, "web/README.npm.md", "react-component"); pkg != readmeSection(t, "react-component") {
+		t.Errorf("web/README.npm.md's react-component section differs from README.md's; keep them the same (this test builds README.md's)")
+	}
 	b := buildNpm(t)
 	mainJSX := replaceOnce(t, "README.md's React main.jsx", readmeCode(t, "react-component"),
 		`const MCP_URL = "`+readmeServerURL+`";`,
