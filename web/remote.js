@@ -21,7 +21,7 @@ export const KINDS = ["client", "catalog", "agent"];
  * The version of these messages together with the operation and callback
  * tables: a worker of another version of mcp.js is not used.
  */
-export const PROTOCOL = `2:${Object.entries(OPS).map(([k, v]) => `${k}${v ? "!" : ""}`).join(",")}:${HOSTS.join(",")}`;
+export const PROTOCOL = `3:${Object.entries(OPS).map(([k, v]) => `${k}${v ? "!" : ""}`).join(",")}:${HOSTS.join(",")}`;
 
 /** An error as it crosses the boundary. */
 export function wireError(e, fallbackCode = "protocol") {
