@@ -6,7 +6,8 @@
 # JOBS passes run at once (each pass has its own browser, servers and
 # profile, so they share no state; 2 at once was the fastest measured on 2
 # cores). Each pass's output is printed when it ends, its lines prefixed
-# with [engine mode]; the last lines give one summary per engine, and the exit status is non-zero when any pass failed.
+# with [engine mode]; the last lines give one summary per engine, and the
+# exit status is non-zero when any pass failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
