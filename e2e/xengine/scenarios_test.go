@@ -178,7 +178,7 @@ func (w *world) popupSignIn(clientOpts string) loginResult {
 
 // reloadAndConnect reloads the page, loads mcp.js again and connects
 // with the stored grant; it returns the requests that took and the sum
-// a tool call computed.
+// a tool call computed, and fails the test for any page error so far.
 func (w *world) reloadAndConnect(clientOpts string) (map[string]int, float64) {
 	w.t.Helper()
 	before := w.snapshot()
@@ -199,6 +199,9 @@ func (w *world) reloadAndConnect(clientOpts string) (map[string]int, float64) {
 	if got.State != "connected" {
 		w.t.Errorf("after reload: state %s; want connected", got.State)
 	}
+	// Nothing the unloaded page left running (a stream being read, a
+	// pending request) may end in an uncaught error.
+	w.noPageErrors()
 	return w.diff(before), got.Sum
 }
 
