@@ -497,6 +497,12 @@ func (w *world) twoTabsSignedIn(ttl time.Duration) (engine.Window, time.Time, bo
 	w.track(tabB)
 	w.navigate(tabB, w.PageURL+"/e2e/blank.html")
 	w.load(tabB)
+	var runtimes [2]string
+	w.eval(`mcp.runtime`, &runtimes[0])
+	w.evalIn(tabB, `mcp.runtime`, &runtimes[1])
+	if runtimes[0] != runtimes[1] {
+		w.t.Fatalf("the tabs run in runtimes %q and %q; want both in the pass's (MCPWASM_E2E_RUNTIME=%s)", runtimes[0], runtimes[1], runtimeMode())
+	}
 	w.evalIn(tabB, fmt.Sprintf(`(async () => { window.c = mcp.client(%q); await c.connect(); })()`, w.MCPURL), nil)
 	if n := w.refreshes(); n != 0 {
 		w.t.Fatalf("%d refreshes before the token was due: the sign-in and the second tab took more than half the token's %v lifetime; raise ttl", n, ttl)
