@@ -529,8 +529,14 @@ func (w *world) refreshes() (ok int) {
 // the lock is all that stands between B and a second refresh), then use
 // the token A stored: exactly one refresh request reaches the endpoint.
 func TestTwoTabsRefreshWaitsForTheLock(t *testing.T) {
-	const ttl = 30 * time.Second
+	// Long enough for the sign-in and the second tab's start to use the
+	// first token on a loaded machine.
+	const ttl = 60 * time.Second
 	w := newWorld(t, devserver.AuthConfig{TokenTTL: ttl})
+	tabB, issued, ok := w.twoTabsSignedIn(ttl)
+	if !ok {
+		return
+	}
 	arrived := make(chan struct{}, 8)
 	release := make(chan struct{})
 	var released sync.Once
@@ -549,10 +555,6 @@ func TestTwoTabsRefreshWaitsForTheLock(t *testing.T) {
 		}
 	}
 	w.mu.Unlock()
-	tabB, issued, ok := w.twoTabsSignedIn(ttl)
-	if !ok {
-		return
-	}
 	// From half its life on, each tab refreshes the token before its next
 	// request.
 	due := issued.Add(ttl/2 + 500*time.Millisecond)
