@@ -555,11 +555,8 @@ func TestTwoTabsRefreshWaitsForTheLock(t *testing.T) {
 		}
 	}
 	w.mu.Unlock()
-	// From half its life on, each tab refreshes the token before its next
-	// request; a tab counts that life from when the token reached it, a
-	// moment after the server issued it, so the calls come at three
-	// quarters of it (before the expiry, which must not decide this).
-	due := issued.Add(ttl * 3 / 4)
+	// Once the token has expired, each tab's next request needs a refresh.
+	due := issued.Add(ttl + 300*time.Millisecond)
 	time.Sleep(time.Until(due))
 	call := func(tab engine.Window, a int) {
 		w.evalIn(tab, fmt.Sprintf(`void (window.sum = null, c.callTool("add", { a: %d, b: 1 }).then(
@@ -569,7 +566,13 @@ func TestTwoTabsRefreshWaitsForTheLock(t *testing.T) {
 	select {
 	case <-arrived:
 	case <-time.After(30 * time.Second):
-		t.Fatal("tab A's call sent no refresh request in 30 s")
+		var sum any
+		_ = w.win.Eval(w.ctx, `window.sum`, &sum)
+		var kinds []string
+		for _, ev := range w.AS.Events() {
+			kinds = append(kinds, ev.Kind+" "+ev.Err)
+		}
+		t.Fatalf("tab A's call sent no refresh request in 30 s (its call: %v; the authorization server saw: %v; requests by kind: %v)", sum, kinds, w.snapshot())
 	}
 	call(tabB, 1)
 	// Tab B now wants the same refresh: it waits for the lock A holds
