@@ -3,30 +3,23 @@ package e2e
 import (
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
+	"github.com/mcpwasm/mcpwasm/e2e/internal/npmapp"
 )
 
 // npmBuild is the npm package as a user gets it and the example app built
-// from it: made once per test binary, by the first test that needs it.
-type npmBuild struct {
-	Pkg     string // the package directory (what the tarball holds)
-	Tarball string
-	App     string // examples/react-vite
-	Prod    string // vite build: the app's dist
-	Dev     string // vite build --mode development (React's development build, StrictMode active)
-}
+// from it (production and development builds): made once per test
+// binary, by the first test that needs it.
+type npmBuild = npmapp.Build
 
 var (
 	npmOnce sync.Once
@@ -35,78 +28,24 @@ var (
 )
 
 // buildNpm packs the package from this tree's web/ and the wasm module of
-// the e2e build (npm pack), installs the tarball into examples/react-vite
-// (npm install --no-save: its other packages come from its lockfile through
-// make deps) and builds the app twice with Vite. It fails the test when
-// a step fails; later tests fail with the same message.
+// the e2e build and builds examples/react-vite with it (npmapp.Make). It
+// fails the test when a step fails; later tests fail with the same
+// message.
 func buildNpm(t *testing.T) *npmBuild {
 	t.Helper()
 	npmOnce.Do(func() {
-		b, err := doBuildNpm()
-		if err != "" {
-			npmErr = err
-			return
+		tmp, err := os.MkdirTemp("", "e2e-npm-")
+		if err == nil {
+			npmOut, err = npmapp.Make(repoRoot, webDir, tmp, true)
 		}
-		npmOut = b
+		if err != nil {
+			npmErr = err.Error()
+		}
 	})
 	if npmOut == nil {
 		t.Fatal(npmErr)
 	}
 	return npmOut
-}
-
-func doBuildNpm() (*npmBuild, string) {
-	app := filepath.Join(repoRoot, "examples", "react-vite")
-	if _, err := os.Stat(filepath.Join(app, "node_modules", ".bin", "vite")); err != nil {
-		return nil, "examples/react-vite has no node_modules: run make deps (npm ci from its lockfile)"
-	}
-	tmp, err := os.MkdirTemp("", "e2e-npm-")
-	if err != nil {
-		return nil, err.Error()
-	}
-	b := &npmBuild{Pkg: filepath.Join(tmp, "npm"), App: app, Prod: filepath.Join(tmp, "prod"), Dev: filepath.Join(tmp, "dev")}
-	if err := webbuild.Npm(repoRoot, webDir, b.Pkg, "0.0.0-e2e"); err != nil {
-		return nil, "writing the npm package: " + err.Error()
-	}
-	run := func(dir string, name string, args ...string) (string, string) {
-		cmd := exec.Command(name, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "NO_COLOR=1", "npm_config_update_notifier=false")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return "", name + " " + strings.Join(args, " ") + " (in " + dir + "): " + err.Error() + "\n" + string(out)
-		}
-		return string(out), ""
-	}
-	out, msg := run(b.Pkg, "npm", "pack", "--silent", "--pack-destination", tmp)
-	if msg != "" {
-		return nil, msg
-	}
-	b.Tarball = filepath.Join(tmp, strings.TrimSpace(lastLine(out)))
-	// The install and builds use the example app's node_modules: one
-	// e2e process at a time (scripts/e2e.sh runs one per runtime mode).
-	if lock, err := os.OpenFile(filepath.Join(os.TempDir(), "mcpwasm-e2e-react-vite.lock"), os.O_CREATE|os.O_RDWR, 0o600); err == nil {
-		defer lock.Close()
-		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err == nil {
-			defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-		}
-	}
-	if _, msg := run(app, "npm", "install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error", b.Tarball); msg != "" {
-		return nil, msg
-	}
-	vite := filepath.Join(app, "node_modules", ".bin", "vite")
-	if _, msg := run(app, vite, "build", "--logLevel", "warn", "--outDir", b.Prod); msg != "" {
-		return nil, msg
-	}
-	if _, msg := run(app, vite, "build", "--logLevel", "warn", "--mode", "development", "--outDir", b.Dev); msg != "" {
-		return nil, msg
-	}
-	return b, ""
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
 
 // wasmAssetRE is the name Vite gives the emitted module: a content hash

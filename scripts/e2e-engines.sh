@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # make e2e-engines: the cross-engine scenarios (e2e/xengine) in each engine
 # (ENGINES="chromium firefox webkit") and runtime mode of load()
-# (E2E_MODES="auto main"): one test binary and one web bundle serve every
-# pass; JOBS passes run at once (each pass has its own browser, servers
-# and profile, so they share no state; 2 at once was the fastest measured
-# on 2 cores). Each pass's output is printed when
-# it ends, its lines prefixed with [engine mode]; the last lines give one
-# summary per engine, and the exit status is non-zero when any pass failed.
+# (E2E_MODES="auto main"): one test binary, one web bundle and one build
+# of the React example app from the packed npm package serve every pass;
+# JOBS passes run at once (each pass has its own browser, servers and
+# profile, so they share no state; 2 at once was the fastest measured on 2
+# cores). Each pass's output is printed when it ends, its lines prefixed
+# with [engine mode]; the last lines give one summary per engine, and the
+# exit status is non-zero when any pass failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,9 +20,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 start=$(date +%s)
 "$GO" test -c -o "$tmp/xengine.test" ./e2e/xengine || { echo "e2e-engines: the test binary does not build"; exit 1; }
-mkdir "$tmp/web"
-(cd e2e/xengine && MCPWASM_E2E_BUILD="$tmp/web" "$tmp/xengine.test") || { echo "e2e-engines: the web bundle does not build"; exit 1; }
-echo "e2e-engines: built the test binary and the web bundle in $(( $(date +%s) - start ))s; engines: $engines; modes: $modes; $jobs at once"
+mkdir "$tmp/web" "$tmp/app"
+(cd e2e/xengine && MCPWASM_E2E_BUILD="$tmp/web" MCPWASM_E2E_APP="$tmp/app" "$tmp/xengine.test") || { echo "e2e-engines: the web bundle or the React example app does not build"; exit 1; }
+echo "e2e-engines: built the test binary, the web bundle and the React example app (from the packed npm package) in $(( $(date +%s) - start ))s; engines: $engines; modes: $modes; $jobs at once"
 
 # The slowest engines first, so the pool's tail is short.
 passes=()
@@ -39,7 +40,7 @@ done
 run_pass() {
   local engine=${1%.*} mode=${1#*.} s status
   s=$(date +%s)
-  (cd e2e/xengine && MCPWASM_E2E_ENGINE=$engine MCPWASM_E2E_RUNTIME=$mode MCPWASM_E2E_WEB="$tmp/web" \
+  (cd e2e/xengine && MCPWASM_E2E_ENGINE=$engine MCPWASM_E2E_RUNTIME=$mode MCPWASM_E2E_WEB="$tmp/web" MCPWASM_E2E_APP="$tmp/app" \
     "$tmp/xengine.test" -test.count=1 -test.v -test.timeout=20m) >"$tmp/$1.log" 2>&1
   status=$?
   echo "$status $(( $(date +%s) - s ))" >"$tmp/$1.status"

@@ -157,7 +157,12 @@ func (a *app) newClient(url string, raw json.RawMessage, also func(mcpclient.Eve
 		ClientVersion: version,
 		Headers:       o.Headers,
 		Transport:     mcpclient.Transport(o.Transport),
-		Hints:         a.hints,
+		// The MCP requests go through fetch as the OAuth ones do (jsfetch):
+		// net/http's own fetch path leaves the rejection of a response
+		// stream's cancel() unhandled, which a page reports as an
+		// uncaught error when it unloads during an event stream.
+		HTTPClient: &http.Client{Transport: baseTransport()},
+		Hints:      a.hints,
 		OnEvent: func(ev mcpclient.Event) {
 			a.host.event(id, ev.Type, ev.Data)
 			if also != nil {

@@ -42,6 +42,9 @@ type cdpTab struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	errs   []string
+	// preloads are the tab's preload scripts, which the tabs it opens
+	// (NewTab) get too, as Firefox's and WebKit's do.
+	preloads []string
 }
 
 func openCDPTab(ctx context.Context, parent context.Context, opts ...chromedp.ContextOption) (*cdpTab, error) {
@@ -104,10 +107,16 @@ func (w *cdpTab) with(ctx context.Context) (context.Context, func()) {
 }
 
 func (w *cdpTab) Preload(ctx context.Context, src string) error {
-	return w.run(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+	err := w.run(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src})
 		return err
 	}))
+	if err == nil {
+		w.mu.Lock()
+		w.preloads = append(w.preloads, src)
+		w.mu.Unlock()
+	}
+	return err
 }
 
 func (w *cdpTab) Navigate(ctx context.Context, url string) error {
@@ -164,7 +173,21 @@ func (w *cdpTab) Click(ctx context.Context, selector string) error {
 
 func (w *cdpTab) NewTab(ctx context.Context) (Window, error) {
 	// A child of this tab's context opens in the same browser context.
-	return openCDPTab(ctx, w.tab)
+	t, err := openCDPTab(ctx, w.tab)
+	if err != nil {
+		return nil, err
+	}
+	// A preload script is per target in CDP: the new tab gets this one's.
+	w.mu.Lock()
+	preloads := append([]string(nil), w.preloads...)
+	w.mu.Unlock()
+	for _, src := range preloads {
+		if err := t.Preload(ctx, src); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 func (w *cdpTab) Errors(context.Context) ([]string, error) {

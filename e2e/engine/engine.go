@@ -50,7 +50,8 @@ type Window interface {
 	// Click waits until an element matching the CSS selector is in the
 	// page, then clicks it (with user activation).
 	Click(ctx context.Context, selector string) error
-	// NewTab opens another tab sharing this window's storage.
+	// NewTab opens another tab sharing this window's storage and its
+	// preload scripts.
 	NewTab(ctx context.Context) (Window, error)
 	// Errors returns the page errors and console errors so far.
 	Errors(ctx context.Context) ([]string, error)

@@ -7,12 +7,16 @@
 package xengine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,6 +28,7 @@ import (
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
 	"github.com/mcpwasm/mcpwasm/e2e/engine"
+	"github.com/mcpwasm/mcpwasm/e2e/internal/npmapp"
 	"github.com/mcpwasm/mcpwasm/internal/cors"
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
 	"github.com/mcpwasm/mcpwasm/internal/webbuild"
@@ -32,6 +37,8 @@ import (
 var (
 	browser engine.Browser
 	webDir  string
+	repo    string // the repository's root
+	appDir  string // npmapp.Make's output, when built before the run
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -43,10 +50,21 @@ func run(m *testing.M) int {
 	// MCPWASM_E2E_BUILD=dir builds the web bundle into dir and stops;
 	// MCPWASM_E2E_WEB=dir tests that bundle (scripts/e2e-engines.sh builds
 	// one for every engine and runtime).
+	// With MCPWASM_E2E_APP=dir as well, it also builds the React example
+	// app from the packed npm package into dir, and MCPWASM_E2E_APP=dir
+	// then tests that app (else the scenario that needs it builds it).
+	repo = root
+	appDir = os.Getenv("MCPWASM_E2E_APP")
 	if dir := os.Getenv("MCPWASM_E2E_BUILD"); dir != "" {
 		if err := buildWeb(root, dir); err != nil {
 			fmt.Fprintln(os.Stderr, "xengine: building the web bundle:", err)
 			return 1
+		}
+		if appDir != "" {
+			if _, err := npmapp.Make(root, dir, appDir, false); err != nil {
+				fmt.Fprintln(os.Stderr, "xengine: building the React example app:", err)
+				return 1
+			}
 		}
 		return 0
 	}
@@ -129,6 +147,9 @@ type world struct {
 	AS       *authserver.Server
 
 	preloaded bool // the runtime mode is set by a preload script
+	// onRefresh, when set, is called (on the server's goroutine, before
+	// the authorization server answers) for each refresh-token request.
+	onRefresh func()
 	mu        sync.Mutex
 	counts    map[string]int
 	cancelled []string
@@ -144,6 +165,17 @@ func (d *delegate) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.h.Serve
 // window with storage of its own on the blank page and loads mcp.js into
 // it as window.mcp.
 func newWorld(t *testing.T, ac devserver.AuthConfig) *world {
+	t.Helper()
+	w := newServers(t, ac, os.DirFS(webDir), nil)
+	w.open()
+	w.navigate(w.win, w.PageURL+"/e2e/blank.html")
+	w.load(w.win)
+	return w
+}
+
+// newServers starts a scenario's servers: the page origin serves site
+// (and the routes routes adds), the others as newWorld says.
+func newServers(t *testing.T, ac devserver.AuthConfig, site fs.FS, routes func(w *world, mux *http.ServeMux)) *world {
 	t.Helper()
 	ac.Enabled = true
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -164,7 +196,7 @@ func newWorld(t *testing.T, ac devserver.AuthConfig) *world {
 	}
 	w.PageURL, w.MCPURL, w.ASURL, w.MCP2URL, w.ModelURL = base("page"), pc.MCPURL, pc.ASURL, pc.MCP2URL, pc.ModelURL
 	origins, err := devserver.Handlers(devserver.Config{
-		Web: os.DirFS(webDir), Demo: true, Auth: ac,
+		Web: site, Demo: true, Auth: ac,
 		DemoOptions: demo.Options{CORS: cors.Options{AllowHeaders: []string{"X-Api-Key"}}},
 	}, pc)
 	if err != nil {
@@ -173,11 +205,11 @@ func newWorld(t *testing.T, ac devserver.AuthConfig) *world {
 	for _, o := range origins {
 		switch o.Name {
 		case "page":
-			dPage.h = w.pageHandler(o.Handler)
+			dPage.h = w.pageHandler(o.Handler, routes)
 		case "mcp":
 			dMCP.h = w.counting(o.Handler)
 		case "as":
-			dAS.h = w.counting(o.Handler)
+			dAS.h = w.counting(w.refreshGate(o.Handler))
 			w.AS = o.AuthServer
 		case "mcp2":
 			dMCP2.h = o.Handler
@@ -196,17 +228,20 @@ func newWorld(t *testing.T, ac devserver.AuthConfig) *world {
 	}}))
 	t.Cleanup(open.Close)
 	w.OpenURL = open.URL + demo.StreamablePath
+	return w
+}
 
-	win, err := browser.NewWindow(ctx)
+// open opens the scenario's window, with storage of its own, on
+// about:blank.
+func (w *world) open() {
+	w.t.Helper()
+	win, err := browser.NewWindow(w.ctx)
 	if err != nil {
-		t.Fatalf("opening a window: %v", err)
+		w.t.Fatalf("opening a window: %v", err)
 	}
 	w.track(win)
 	w.win = win
 	w.preload(win)
-	w.navigate(win, w.PageURL+"/e2e/blank.html")
-	w.load(win)
-	return w
 }
 
 // preload sets the runtime mode before any page script, where the engine
@@ -223,8 +258,11 @@ func (w *world) preload(win engine.Window) {
 	}
 }
 
-func (w *world) pageHandler(site http.Handler) http.Handler {
+func (w *world) pageHandler(site http.Handler, routes func(w *world, mux *http.ServeMux)) http.Handler {
 	mux := http.NewServeMux()
+	if routes != nil {
+		routes(w, mux)
+	}
 	page := func(csp string) http.HandlerFunc {
 		return func(rw http.ResponseWriter, r *http.Request) {
 			rw.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -252,6 +290,28 @@ func (w *world) pageHandler(site http.Handler) http.Handler {
 	})
 	mux.Handle("/", w.counting(site))
 	return mux
+}
+
+// refreshGate calls onRefresh for each token request with
+// grant_type=refresh_token before h answers it.
+func (w *world) refreshGate(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.mu.Lock()
+		hook := w.onRefresh
+		w.mu.Unlock()
+		if hook != nil && r.Method == http.MethodPost && r.URL.Path == "/token" {
+			body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+			if err != nil {
+				http.Error(rw, err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if form, err := url.ParseQuery(string(body)); err == nil && form.Get("grant_type") == "refresh_token" {
+				hook()
+			}
+		}
+		h.ServeHTTP(rw, r)
+	})
 }
 
 // counting counts requests (not preflights) by kind.
