@@ -7,16 +7,13 @@
 package xengine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -147,9 +144,6 @@ type world struct {
 	AS       *authserver.Server
 
 	preloaded bool // the runtime mode is set by a preload script
-	// onRefresh, when set, is called (on the server's goroutine, before
-	// the authorization server answers) for each refresh-token request.
-	onRefresh func()
 	mu        sync.Mutex
 	counts    map[string]int
 	cancelled []string
@@ -209,7 +203,7 @@ func newServers(t *testing.T, ac devserver.AuthConfig, site fs.FS, routes func(w
 		case "mcp":
 			dMCP.h = w.counting(o.Handler)
 		case "as":
-			dAS.h = w.counting(w.refreshGate(o.Handler))
+			dAS.h = w.counting(o.Handler)
 			w.AS = o.AuthServer
 		case "mcp2":
 			dMCP2.h = o.Handler
@@ -290,28 +284,6 @@ func (w *world) pageHandler(site http.Handler, routes func(w *world, mux *http.S
 	})
 	mux.Handle("/", w.counting(site))
 	return mux
-}
-
-// refreshGate calls onRefresh for each token request with
-// grant_type=refresh_token before h answers it.
-func (w *world) refreshGate(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		w.mu.Lock()
-		hook := w.onRefresh
-		w.mu.Unlock()
-		if hook != nil && r.Method == http.MethodPost && r.URL.Path == "/token" {
-			body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-			if err != nil {
-				http.Error(rw, err.Error(), http.StatusBadRequest)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if form, err := url.ParseQuery(string(body)); err == nil && form.Get("grant_type") == "refresh_token" {
-				hook()
-			}
-		}
-		h.ServeHTTP(rw, r)
-	})
 }
 
 // counting counts requests (not preflights) by kind.

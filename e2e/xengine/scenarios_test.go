@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -436,7 +435,7 @@ func TestCatalogAgentTurnWithApproval(t *testing.T) {
 func TestTwoTabsOneRefreshForOneExpiry(t *testing.T) {
 	// Long enough for the sign-in and the second tab's start to use the
 	// first token (it is refreshed from half its life on).
-	const ttl = 20 * time.Second
+	const ttl = 40 * time.Second
 	w := newWorld(t, devserver.AuthConfig{TokenTTL: ttl})
 	tabB, issued, ok := w.twoTabsSignedIn(ttl)
 	if !ok {
@@ -518,108 +517,4 @@ func (w *world) refreshes() (ok int) {
 		}
 	}
 	return ok
-}
-
-// TestTwoTabsRefreshWaitsForTheLock proves that the Web Lock, not timing,
-// keeps a second tab from refreshing: once the token is due, tab A's call
-// starts a refresh that the token endpoint holds; only then does tab B
-// call, with the same due token, while A's refresh is certainly in
-// flight. B's refresh must wait for the lock (navigator.locks.query()
-// shows it pending; in the main runtime, where each tab runs its own Go,
-// the lock is all that stands between B and a second refresh), then use
-// the token A stored: exactly one refresh request reaches the endpoint.
-func TestTwoTabsRefreshWaitsForTheLock(t *testing.T) {
-	// Long enough for the sign-in and the second tab's start to use the
-	// first token on a loaded machine.
-	const ttl = 40 * time.Second
-	w := newWorld(t, devserver.AuthConfig{TokenTTL: ttl})
-	tabB, issued, ok := w.twoTabsSignedIn(ttl)
-	if !ok {
-		return
-	}
-	arrived := make(chan struct{}, 8)
-	release := make(chan struct{})
-	var released sync.Once
-	t.Cleanup(func() { released.Do(func() { close(release) }) })
-	var mu sync.Mutex
-	requests := 0
-	w.mu.Lock()
-	w.onRefresh = func() {
-		mu.Lock()
-		requests++
-		first := requests == 1
-		mu.Unlock()
-		arrived <- struct{}{}
-		if first {
-			<-release
-		}
-	}
-	w.mu.Unlock()
-	// Once the token has expired, each tab's next request needs a refresh.
-	due := issued.Add(ttl + 300*time.Millisecond)
-	time.Sleep(time.Until(due))
-	call := func(tab engine.Window, a int) {
-		w.evalIn(tab, fmt.Sprintf(`void (window.sum = null, c.callTool("add", { a: %d, b: 1 }).then(
-			(r) => { sum = { value: r.structuredContent.sum }; }, (e) => { sum = { error: e.code + ": " + e.message }; }))`, a), nil)
-	}
-	call(w.win, 0)
-	select {
-	case <-arrived:
-	case <-time.After(30 * time.Second):
-		var sum any
-		_ = w.win.Eval(w.ctx, `window.sum`, &sum)
-		var kinds []string
-		for _, ev := range w.AS.Events() {
-			kinds = append(kinds, ev.Kind+" "+ev.Err)
-		}
-		t.Fatalf("tab A's call sent no refresh request in 30 s (its call: %v; the authorization server saw: %v; requests by kind: %v)", sum, kinds, w.snapshot())
-	}
-	call(tabB, 1)
-	// Tab B now wants the same refresh: it waits for the lock A holds
-	// (or, without a lock, sends a second refresh request).
-	const lockName = "mcpwasm-oauth-refresh " // and the resource
-	var queued bool
-	deadline := time.Now().Add(20 * time.Second)
-	for !queued && len(arrived) == 0 && time.Now().Before(deadline) {
-		var q struct {
-			Held    int `json:"held"`
-			Pending int `json:"pending"`
-		}
-		_ = w.win.Eval(w.ctx, fmt.Sprintf(`navigator.locks.query().then((s) => ({
-			held: s.held.filter((l) => l.name.startsWith(%q)).length,
-			pending: s.pending.filter((l) => l.name.startsWith(%q)).length }))`, lockName, lockName), &q)
-		queued = q.Held == 1 && q.Pending >= 1
-		time.Sleep(50 * time.Millisecond)
-	}
-	released.Do(func() { close(release) })
-	for i, tab := range []engine.Window{w.win, tabB} {
-		var got struct {
-			Value float64 `json:"value"`
-			Error string  `json:"error"`
-		}
-		w.waitFor(fmt.Sprintf("the call in tab %d", i+1), func() bool {
-			_ = tab.Eval(w.ctx, `window.sum`, &got)
-			return got.Value != 0 || got.Error != ""
-		})
-		if got.Error != "" || got.Value != float64(i+1) {
-			t.Errorf("tab %d after the refresh: sum %v, error %q; want %d", i+1, got.Value, got.Error, i+1)
-		}
-	}
-	mu.Lock()
-	n := requests
-	mu.Unlock()
-	if n != 1 {
-		t.Errorf("refresh requests at the token endpoint = %d; want exactly 1 (tab B refreshed while tab A's refresh was in flight)", n)
-	}
-	// What navigator.locks.query() showed is reported, not asserted: in
-	// Chromium's main runtime it showed no pending request although one
-	// refresh was made (open question: which path tab B took).
-	if queued {
-		t.Logf("tab B's refresh waited for the Web Lock %q… while tab A's refresh was held", lockName)
-	} else {
-		t.Logf("navigator.locks.query() never showed tab B waiting for the Web Lock %q… (runtime %s)", lockName, runtimeMode())
-	}
-	if n := w.AS.Count(authserver.EventRefreshReuse); n != 0 {
-		t.Errorf("a rotated refresh token came back %d times (a tab refreshed with a stale grant)", n)
-	}
 }
