@@ -151,8 +151,19 @@ func (w *cdpTab) Gesture(ctx context.Context, expr string) error {
 
 func (w *cdpTab) ExpectPopup(ctx context.Context) (Popup, error) {
 	bc := chromedp.FromContext(w.tab).BrowserContextID
+	// WaitNewTarget also reports changes of targets that exist already
+	// (an earlier popup navigating or closing): only a page that did not
+	// exist yet is the popup.
+	existing, err := chromedp.Targets(w.tab)
+	if err != nil {
+		return nil, fmt.Errorf("engine: listing the open pages: %w", err)
+	}
+	known := map[target.ID]bool{}
+	for _, info := range existing {
+		known[info.TargetID] = true
+	}
 	ch := chromedp.WaitNewTarget(w.tab, func(info *target.Info) bool {
-		return info.Type == "page" && (bc == "" || info.BrowserContextID == bc)
+		return info.Type == "page" && !known[info.TargetID] && (bc == "" || info.BrowserContextID == bc)
 	})
 	return func(ctx context.Context) (Window, error) {
 		select {
