@@ -2,8 +2,9 @@
 # make e2e: the e2e suite in each runtime mode of load() (MCPWASM_E2E_RUNTIME),
 # "auto" and "main" by default (E2E_MODES="auto main"), the passes at once:
 # one test binary and one web bundle serve them all. Each pass's output is
-# printed when it ends, its lines prefixed with its mode; the last lines say
-# which modes passed, and the exit status is non-zero when any failed.
+# printed when it ends, its lines prefixed with its mode (a pass that passed
+# prints only its slowest tests); the last lines say which modes passed,
+# and the exit status is non-zero when any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +24,7 @@ for mode in $modes; do
   (
     cd e2e
     s=$(date +%s)
-    MCPWASM_E2E_RUNTIME=$mode MCPWASM_E2E_WEB="$tmp/web" "$tmp/e2e.test" -test.count=1 -test.timeout=40m "$@" >"$tmp/$mode.log" 2>&1
+    MCPWASM_E2E_RUNTIME=$mode MCPWASM_E2E_WEB="$tmp/web" "$tmp/e2e.test" -test.v -test.count=1 -test.timeout=40m "$@" >"$tmp/$mode.log" 2>&1
     status=$?
     echo "$status $(( $(date +%s) - s ))" >"$tmp/$mode.status"
     exit $status
@@ -36,7 +37,13 @@ declare -a summary
 for mode in $modes; do
   wait "${pids[$mode]}"
   read -r status secs <"$tmp/$mode.status" || { status=1; secs=0; }
-  sed "s/^/[e2e $mode] /" "$tmp/$mode.log"
+  if [ "$status" -eq 0 ]; then
+    # A pass that passed: its slowest tests, not its verbose log.
+    echo "[e2e $mode] passed; the slowest tests:"
+    sed -n 's/^--- PASS: \([^ ]*\) (\([0-9.]*\)s)$/\2 \1/p' "$tmp/$mode.log" | sort -rn | head -12 | sed "s/^/[e2e $mode]   /"
+  else
+    sed "s/^/[e2e $mode] /" "$tmp/$mode.log"
+  fi
   if [ "$status" -eq 0 ]; then
     summary+=("$(printf '  e2e runtime=%-6s passed  %4dm%02ds' "$mode" $((secs / 60)) $((secs % 60)))")
   else

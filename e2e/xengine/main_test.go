@@ -172,7 +172,9 @@ func newWorld(t *testing.T, ac devserver.AuthConfig) *world {
 func newServers(t *testing.T, ac devserver.AuthConfig, site fs.FS, routes func(w *world, mux *http.ServeMux)) *world {
 	t.Helper()
 	ac.Enabled = true
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// A scenario's budget: the longest (a Deny, a sign-in, a reload in
+	// WebKit) took 3 minutes on 2 cores running other browsers too.
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	t.Cleanup(cancel)
 	w := &world{t: t, ctx: ctx, counts: map[string]int{}}
 	var dPage, dMCP, dAS, dMCP2, dModel delegate
