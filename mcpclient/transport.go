@@ -64,7 +64,7 @@ const protocol20260728 = "2026-07-28"
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if standaloneStream(req) {
-		return t.detached(req), nil
+		return t.detached(req)
 	}
 	return t.roundTrip(req)
 }
@@ -78,33 +78,57 @@ func standaloneStream(req *http.Request) bool {
 		req.Header.Get("Mcp-Protocol-Version") != "" && req.Header.Get("Last-Event-ID") == ""
 }
 
+// detachAfter is how long the request for a session's stream of server
+// messages may hold the connect before it is detached.
+const detachAfter = 2 * time.Second
+
 // detached answers the request for a session's stream of server messages
-// at once, with an event stream fed by the real response when it comes.
-// go-sdk opens that stream after initialize and sends
-// notifications/initialized only once the request returns; a browser need
-// not settle a fetch before the first bytes of the body (Firefox does not
-// for this GET), so a server with nothing to say yet (the agents package's
-// McpAgent on workerd) would hold the connect forever. A refusal (405,
-// another 4xx, a body that is not an event stream), which go-sdk takes
-// as "this server offers no such stream", leaves the stream open and
-// empty until the session ends; an error ends it, as go-sdk's own read
-// would.
-func (t *roundTripper) detached(req *http.Request) *http.Response {
+// as the server does when it answers within detachAfter (the usual case:
+// the server then knows the stream before connect() returns, so a
+// notification it sends right after is not lost), else with an event
+// stream fed by the real response when it comes. go-sdk opens that stream
+// after initialize and sends notifications/initialized only once the
+// request returns; a browser need not settle a fetch before the first
+// bytes of the body (Firefox does not for this GET), so a server with
+// nothing to say yet (the agents package's McpAgent on workerd) would
+// hold the connect forever. Once detached, a refusal (405, another 4xx, a
+// body that is not an event stream), which go-sdk takes as "this server
+// offers no such stream", leaves the stream open and empty until the
+// session ends; an error ends it, as go-sdk's own read would.
+func (t *roundTripper) detached(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	pr, pw := io.Pipe()
+	type answer struct {
+		resp *http.Response
+		err  error
+	}
+	answered := make(chan answer, 1)
 	go func() {
 		resp, err := t.roundTrip(req)
-		if err != nil {
-			pw.CloseWithError(err)
+		answered <- answer{resp, err}
+	}()
+	wait := time.NewTimer(detachAfter)
+	defer wait.Stop()
+	select {
+	case a := <-answered:
+		return a.resp, a.err
+	case <-wait.C:
+	case <-ctx.Done():
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		a := <-answered
+		if a.err != nil {
+			pw.CloseWithError(a.err)
 			return
 		}
+		resp := a.resp
 		defer resp.Body.Close()
 		if !ok(resp.StatusCode) || mediaType(resp) != "text/event-stream" {
 			<-ctx.Done()
 			pw.CloseWithError(ctx.Err())
 			return
 		}
-		_, err = io.Copy(pw, resp.Body)
+		_, err := io.Copy(pw, resp.Body)
 		pw.CloseWithError(err) // nil: EOF
 	}()
 	return &http.Response{
@@ -112,7 +136,7 @@ func (t *roundTripper) detached(req *http.Request) *http.Response {
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: pr,
 		ContentLength: -1, Request: req,
-	}
+	}, nil
 }
 
 func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
