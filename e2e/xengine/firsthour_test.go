@@ -126,19 +126,8 @@ func TestRedirectModeReturnWithoutCallback(t *testing.T) {
 	if err := w.win.Gesture(w.ctx, `c.authorize().catch((e) => { result = { error: { name: e.name, code: e.code, message: e.message }, state: c.state }; })`); err != nil {
 		t.Fatal(err)
 	}
-	var at string
-	w.waitFor("the consent page in the tab", func() bool {
-		_ = w.win.Eval(w.ctx, `window.result?.error ? "failed" : document.readyState === "complete" && document.querySelector("#approve") ? "consent" : ""`, &at)
-		return at != ""
-	})
-	if at == "failed" {
-		var early loginResult
-		w.eval(`window.result`, &early)
-		w.signedIn(early)
+	if !w.approveInTab() {
 		return
-	}
-	if err := w.win.Click(w.ctx, "#approve"); err != nil {
-		t.Fatalf("consent page in the same tab: %v", err)
 	}
 	w.waitFor("the return to the app page", func() bool {
 		var back bool

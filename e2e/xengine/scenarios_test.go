@@ -271,19 +271,8 @@ func TestRedirectSignIn(t *testing.T) {
 	}
 	// Either the tab goes to the consent page, or authorize() fails
 	// first and says so on this page (an engine's expected failure).
-	var at string
-	w.waitFor("the consent page in the tab", func() bool {
-		_ = w.win.Eval(w.ctx, `window.result?.error ? "failed" : document.readyState === "complete" && document.querySelector("#approve") ? "consent" : ""`, &at)
-		return at != ""
-	})
-	if at == "failed" {
-		var early loginResult
-		w.eval(`window.result`, &early)
-		w.signedIn(early)
+	if !w.approveInTab() {
 		return
-	}
-	if err := w.win.Click(w.ctx, "#approve"); err != nil {
-		t.Fatalf("consent page in the same tab: %v", err)
 	}
 	w.waitFor("the return to the app page", func() bool {
 		var path string
@@ -517,4 +506,26 @@ func (w *world) refreshes() (ok int) {
 		}
 	}
 	return ok
+}
+
+// approveInTab waits for a redirect-mode sign-in to bring the tab to the
+// consent page and approves there; false when authorize() failed first
+// (an engine's expected failure, judged by signedIn).
+func (w *world) approveInTab() bool {
+	w.t.Helper()
+	var at string
+	w.waitFor("the consent page in the tab", func() bool {
+		_ = w.win.Eval(w.ctx, `window.result?.error ? "failed" : document.readyState === "complete" && document.querySelector("#approve") ? "consent" : ""`, &at)
+		return at != ""
+	})
+	if at == "failed" {
+		var early loginResult
+		w.eval(`window.result`, &early)
+		w.signedIn(early)
+		return false
+	}
+	if err := w.win.Click(w.ctx, "#approve"); err != nil {
+		w.t.Fatalf("consent page in the same tab: %v", err)
+	}
+	return true
 }
