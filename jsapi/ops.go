@@ -298,7 +298,7 @@ var Hosts = []Host{
 	{"sample", []string{"target", "paramsJSON"}, "Promise<resultJSON>", "the page's onSampling"},
 	{"openAuth", []string{"target", "url"}, "Promise<void>", "shows the authorization URL (the popup, or the page in redirect mode)"},
 	{"authDismissed", []string{"target"}, "Promise<string | undefined>", "resolves when the person closes the sign-in window (undefined), or with the redirect URI the window reached when no callback receiver ran there"},
-	{"closeAuth", []string{"target"}, "", "the sign-in ended: close its window"},
+	{"closeAuth", []string{"target", "state"}, "", "the sign-in whose authorization URL carried state ended: close its window (not a later sign-in's)"},
 	{"lock", []string{"name"}, "Promise<release function>", "a Web Lock across the tabs of the origin"},
 	{"announce", []string{"changeJSON"}, "", "tells the other tabs about a grant change"},
 	{"saveHints", []string{"json"}, "", "what each server negotiated (no secrets), for the next page"},

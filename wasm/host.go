@@ -116,7 +116,9 @@ func (w webLocks) Lock(ctx context.Context, name string) (func(), error) {
 // redirect mode, by sending the page there). host.authDismissed resolves
 // when a person closes that window, or with the URL it reached when it
 // came back to the redirect URI and no callback receiver ran there; when
-// the flow ends, host.closeAuth closes it.
+// the flow ends, host.closeAuth closes it: that flow's window only (named
+// by the authorization URL's state), since the person may have started
+// the next sign-in by the time this one's end reaches the page.
 type popupCourier struct {
 	host host
 	id   int
@@ -138,9 +140,13 @@ func (p popupCourier) Open(ctx context.Context, authURL string) (<-chan error, e
 		}
 		close(ended)
 	}()
+	state := ""
+	if u, err := url.Parse(authURL); err == nil {
+		state = u.Query().Get("state")
+	}
 	go func() {
 		<-ctx.Done()
-		p.host.call("closeAuth", target(p.id))
+		p.host.call("closeAuth", target(p.id), state)
 	}()
 	return ended, nil
 }

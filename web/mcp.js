@@ -317,7 +317,7 @@ class Host {
       sample: (target, json) => this.#to(target)._handle("onSampling", json),
       openAuth: async (target, url) => this.#to(target)._openAuth(url),
       authDismissed: (target) => this.#to(target)._authDismissed(),
-      closeAuth: (target) => this.targets.get(target)?._closeAuth(),
+      closeAuth: (target, state) => this.targets.get(target)?._closeAuth(state),
       lock: acquireLock,
       announce: (json) => this.grants?.postMessage(JSON.parse(json)),
       saveHints: (json) => { try { localStorage.setItem(HINTS_KEY, json); } catch { /* storage off */ } },
@@ -637,10 +637,23 @@ class Client extends EventTarget {
    */
   authorize({ signal } = {}) {
     if (this.#closed) return Promise.reject(closedError());
-    return this.#call("client.authorize", { popup: this._popup(), ...this.#handlers() }, signal).then((s) => this.#session(s), (e) => {
-      this._closeAuth();
+    const popup = this._popup();
+    const lw = this._login;
+    return this.#call("client.authorize", { popup, ...this.#handlers() }, signal).then((s) => this.#session(s), (e) => {
+      this._closeAuthOf(lw);
       throw e;
     });
+  }
+
+  /** The sign-in window showing now, if any. */
+  get _login() { return this.#login; }
+
+  /**
+   * A sign-in call failed: the window it opened closes, but not another:
+   * its rejection can arrive after the person clicked Sign in again.
+   */
+  _closeAuthOf(lw) {
+    if (this.#login === lw) this._closeAuth();
   }
 
   /** Opens the sign-in window in the user's gesture: "open", "blocked", "redirect" or "none" (identityAssertion: no window). */
@@ -725,7 +738,9 @@ class Client extends EventTarget {
    * second call joins the running flow.
    */
   #openWindow() {
-    if (this.#login?.isOpen && this.#login.state) {
+    // Only a sign-in still running is joined: once it said "declined" (its
+    // window may still be closing), a click asks again in a new window.
+    if (this.#login?.isOpen && this.#login.state && this.#state === "authorizing") {
       this.#login.focus();
       return this.#login;
     }
@@ -769,8 +784,11 @@ class Client extends EventTarget {
     return new Promise((resolve, reject) => { this.#dismissed = { resolve, reject }; });
   }
 
-  // host.closeAuth: the sign-in ended.
-  _closeAuth() {
+  // host.closeAuth: the sign-in ended. From Go, state names the sign-in
+  // (its authorization URL's state): the end of an earlier one, arriving
+  // after the person started the next, leaves the next one's window open.
+  _closeAuth(state) {
+    if (state && this.#login && this.#login.state !== state) return;
     this.#dismissed?.reject(new Error("the sign-in ended"));
     this.#dismissed = null;
     this.#unwatch?.();
@@ -909,10 +927,11 @@ class Catalog extends EventTarget {
     }
     const c = this.#servers.get(id);
     const popup = this.#statuses[id]?.state === "declined" ? c._popup() : null;
+    const lw = c._login;
     const enabled = this.#call("catalog.enable", { server: id });
     if (!popup) return enabled.then(() => {});
     return enabled.then(() => this.#call("catalog.authorize", { server: id, popup })).then(() => {}, (e) => {
-      c._closeAuth();
+      c._closeAuthOf(lw);
       throw e;
     });
   }
@@ -929,8 +948,10 @@ class Catalog extends EventTarget {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.#call("catalog.authorize", { server: id, popup: c._popup() }, signal).catch((e) => {
-      c._closeAuth();
+    const popup = c._popup();
+    const lw = c._login;
+    return this.#call("catalog.authorize", { server: id, popup }, signal).catch((e) => {
+      c._closeAuthOf(lw);
       throw e;
     });
   }
