@@ -85,30 +85,32 @@ func (w *world) appState(want string) {
 }
 
 // TestReactAppFromTarball: the Vite + React example app, built from the
-// packed npm package, signs in through the consent page in a popup that
-// returns to the app's own /oauth/callback route, calls a tool and shows
+// packed npm package, survives a Deny on the consent page and signs in
+// again through a popup that returns to the app's own /oauth/callback
+// route, calls a tool and shows
 // its result, and after a reload is still signed in; no page error and
 // no Content-Security-Policy violation on the way.
 func TestReactAppFromTarball(t *testing.T) {
 	w := appWorld(t)
 	w.navigate(w.win, w.PageURL+"/")
 	w.appState("needs_auth")
-	wait, err := w.win.ExpectPopup(w.ctx)
-	if err != nil {
-		t.Fatal(err)
+	// A Deny first: the app shows it and offers the sign-in again, with
+	// no uncaught rejection of authorize() (checked at the end).
+	w.appSignIn("#deny")
+	w.appState("declined")
+	var shown string
+	_ = w.win.Eval(w.ctx, `document.querySelector("#error")?.textContent ?? ""`, &shown)
+	if !strings.Contains(strings.ToLower(shown), "declined") {
+		t.Errorf("after Deny the app shows %q; want the decline said", shown)
 	}
-	if err := w.win.Click(w.ctx, "#sign-in"); err != nil {
-		t.Fatalf("clicking Sign in: %v", err)
-	}
-	popup, err := wait(w.ctx)
-	if err != nil {
-		t.Fatalf("the sign-in popup: %v", err)
-	}
-	w.track(popup)
-	if err := popup.Click(w.ctx, "#approve"); err != nil {
-		t.Fatalf("approving on the consent page: %v", err)
-	}
+	w.appSignIn("#approve")
 	w.appState("connected")
+	// As a person would: the tools are listed, then Add is pressed.
+	w.waitFor("the tool list", func() bool {
+		var listed bool
+		_ = w.win.Eval(w.ctx, `document.querySelector('#tools li[data-tool="add"]') !== null`, &listed)
+		return listed
+	})
 	if err := w.win.Click(w.ctx, "#add"); err != nil {
 		t.Fatalf("clicking Add: %v", err)
 	}
@@ -131,6 +133,27 @@ func TestReactAppFromTarball(t *testing.T) {
 		}
 	}
 	w.noPageErrors()
+}
+
+// appSignIn clicks the app's Sign in button and the consent page's
+// button (#approve or #deny) in the popup it opens.
+func (w *world) appSignIn(button string) {
+	w.t.Helper()
+	wait, err := w.win.ExpectPopup(w.ctx)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := w.win.Click(w.ctx, "#sign-in"); err != nil {
+		w.t.Fatalf("clicking Sign in: %v", err)
+	}
+	popup, err := wait(w.ctx)
+	if err != nil {
+		w.t.Fatalf("the sign-in popup: %v", err)
+	}
+	w.track(popup)
+	if err := popup.Click(w.ctx, button); err != nil {
+		w.t.Fatalf("clicking %s on the consent page: %v", button, err)
+	}
 }
 
 // noPageErrors fails the test for the window's uncaught exceptions,

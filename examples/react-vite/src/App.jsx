@@ -57,9 +57,10 @@ function Server({ url }) {
       )}
       {state === "connected" && (
         <>
-          <ul id="tools">{tools.map((t) => <li key={t.name} data-tool={t.name}>{t.name}</li>)}</ul>
+          {/* The button first: the tool list, which arrives after "connected", does not move it under the pointer. */}
           <button id="add" onClick={add}>Add 2 and 40</button>
           <output id="result">{result}</output>
+          <ul id="tools">{tools.map((t) => <li key={t.name} data-tool={t.name}>{t.name}</li>)}</ul>
         </>
       )}
     </section>
