@@ -54,6 +54,7 @@ wait
 
 failed=0
 declare -a summary
+failures=()
 for engine in $engines; do
   line=$(printf '  e2e-engines %-8s' "$engine")
   for mode in $modes; do
@@ -72,10 +73,28 @@ for engine in $engines; do
     line+=$(printf '  %s: %s %d/%d' "$mode" "$word" "$pass" $((pass + fail)))
     [ "$expected" -gt 0 ] && line+=" ($expected ended at a written-down expected failure)"
     line+=$(printf ' %dm%02ds;' $((secs / 60)) $((secs % 60)))
+    # CI shows the tail of the output: name what failed there, with the
+    # failing test's own lines, not only above among thousands.
+    for t in $(sed -n 's/^--- FAIL: \([^ ]*\).*/\1/p' "$tmp/$p.log"); do
+      failures+=("[$engine $mode] $t:")
+      while IFS= read -r l; do failures+=("    $l"); done < <(awk -v t="$t" '
+        $0 ~ "^=== (RUN|CONT) +"t"$" {on=1; next}
+        $0 ~ "^=== (RUN|CONT|PAUSE)" {on=0}
+        on && $0 ~ /_test\.go:[0-9]+:/ {print; n++}
+        END {}' "$tmp/$p.log" | tail -n 12)
+    done
+    if [ "$status" -ne 0 ] && ! grep -q '^--- FAIL' "$tmp/$p.log"; then
+      failures+=("[$engine $mode] exit $status with no failed test: the last lines were")
+      while IFS= read -r l; do failures+=("    $l"); done < <(tail -n 15 "$tmp/$p.log")
+    fi
   done
   summary+=("$line")
 done
 echo
 echo "e2e-engines: $(( $(date +%s) - start ))s in all"
 printf '%s\n' "${summary[@]}"
+if [ "${#failures[@]}" -gt 0 ]; then
+  echo "e2e-engines: what failed"
+  printf '  %s\n' "${failures[@]}"
+fi
 exit $failed

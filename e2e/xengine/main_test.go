@@ -112,8 +112,14 @@ func runtimeMode() string {
 
 // bootJS is the first script of every test page: it records uncaught
 // errors, rejections and console errors in globalThis.__e2eErrors (the
-// only error log classic WebDriver has).
+// only error log classic WebDriver has), and in globalThis.__e2eTrace the
+// page's clicks and its crossings into and out of the runtime (mcp.js's
+// trace hook), printed when a scenario fails.
 const bootJS = `(() => {
+  const trace = globalThis.__e2eTrace = [];
+  const note = (what) => { trace.push([Date.now(), what]); if (trace.length > 80) trace.shift(); };
+  globalThis.__mcpwasmTrace = (dir, what) => note(dir + " " + what);
+  addEventListener("click", (e) => note("click " + (e.target?.id ? "#" + e.target.id : e.target?.tagName)), true);
   const errs = globalThis.__e2eErrors = [];
   addEventListener("error", (e) => errs.push("uncaught: " + (e.error?.stack || e.message)));
   addEventListener("unhandledrejection", (e) => errs.push("unhandled rejection: " + (e.reason?.stack || e.reason)));
@@ -144,8 +150,10 @@ type world struct {
 	AS       *authserver.Server
 
 	preloaded bool // the runtime mode is set by a preload script
+	start     time.Time
 	mu        sync.Mutex
 	counts    map[string]int
+	trace     []string // the servers' requests, printed when the scenario fails
 	cancelled []string
 	windows   []engine.Window
 	closed    map[engine.Window]bool
@@ -176,7 +184,8 @@ func newServers(t *testing.T, ac devserver.AuthConfig, site fs.FS, routes func(w
 	// WebKit) took 3 minutes on 2 cores running other browsers too.
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	t.Cleanup(cancel)
-	w := &world{t: t, ctx: ctx, counts: map[string]int{}}
+	w := &world{t: t, ctx: ctx, counts: map[string]int{}, start: time.Now()}
+	t.Cleanup(w.logTrace)
 	var dPage, dMCP, dAS, dMCP2, dModel delegate
 	servers := map[string]*httptest.Server{}
 	for name, d := range map[string]*delegate{"page": &dPage, "mcp": &dMCP, "as": &dAS, "mcp2": &dMCP2, "model": &dModel} {
@@ -201,16 +210,16 @@ func newServers(t *testing.T, ac devserver.AuthConfig, site fs.FS, routes func(w
 	for _, o := range origins {
 		switch o.Name {
 		case "page":
-			dPage.h = w.pageHandler(o.Handler, routes)
+			dPage.h = w.tracing("page", w.pageHandler(o.Handler, routes))
 		case "mcp":
-			dMCP.h = w.counting(o.Handler)
+			dMCP.h = w.tracing("mcp", w.counting(o.Handler))
 		case "as":
-			dAS.h = w.counting(o.Handler)
+			dAS.h = w.tracing("as", w.counting(o.Handler))
 			w.AS = o.AuthServer
 		case "mcp2":
-			dMCP2.h = o.Handler
+			dMCP2.h = w.tracing("mcp2", o.Handler)
 		case "model":
-			dModel.h = o.Handler
+			dModel.h = w.tracing("model", o.Handler)
 		}
 	}
 	for _, s := range servers {
@@ -315,6 +324,100 @@ func (w *world) counting(h http.Handler) http.Handler {
 	})
 }
 
+// tracing records each request to the server named name, when it came and
+// when (and how) it was answered: a scenario that fails in CI, where only
+// the output remains, shows what the page asked last and what hung.
+func (w *world) tracing(name string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		what := name + " " + r.Method + " " + r.URL.Path
+		if m := r.Header.Get("Mcp-Method"); m != "" {
+			what += " (" + m + ")"
+		}
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" && len(id) > 6 {
+			what += " session …" + id[len(id)-6:]
+		}
+		w.record(what + " began")
+		sw := &statusWriter{ResponseWriter: rw}
+		began := time.Now()
+		h.ServeHTTP(sw, r)
+		w.record(fmt.Sprintf("%s ended %d after %.2fs", what, sw.status, time.Since(began).Seconds()))
+	})
+}
+
+func (w *world) record(line string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.trace = append(w.trace, fmt.Sprintf("%7.2fs %s", time.Since(w.start).Seconds(), line))
+}
+
+// logTrace prints the last requests of a failed scenario.
+func (w *world) logTrace() {
+	if !w.t.Failed() {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	tr := w.trace
+	if len(tr) > 60 {
+		tr = tr[len(tr)-60:]
+	}
+	w.t.Logf("the servers' last %d requests (of %d):\n  %s", len(tr), len(w.trace), strings.Join(tr, "\n  "))
+}
+
+// logPage prints what a failed scenario's window last did (bootJS's
+// trace, on the servers' clock) and the state its page shows.
+func (w *world) logPage(ctx context.Context, win engine.Window, n int) {
+	var page struct {
+		URL   string   `json:"url"`
+		Trace [][2]any `json:"trace"`
+		Shows string   `json:"shows"`
+	}
+	err := win.Eval(ctx, `(() => ({
+		url: location.href,
+		trace: globalThis.__e2eTrace ?? [],
+		shows: (document.querySelector("main, body")?.innerText ?? "").slice(0, 600),
+	}))()`, &page)
+	if err != nil {
+		w.t.Logf("window %d: its page did not answer: %v", n, err)
+		return
+	}
+	var lines []string
+	for _, e := range page.Trace {
+		ms, _ := e[0].(float64)
+		lines = append(lines, fmt.Sprintf("%7.2fs %v", (ms-float64(w.start.UnixMilli()))/1000, e[1]))
+	}
+	w.t.Logf("window %d (%s) at %s; its last crossings and clicks:\n  %s\nit shows: %q", n, browser.Name(), page.URL, strings.Join(lines, "\n  "), page.Shows)
+}
+
+// statusWriter remembers a response's status and passes Flush on (event
+// streams need it).
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
 func (w *world) snapshot() map[string]int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -373,6 +476,9 @@ func (w *world) closeWindow(win engine.Window, n int) {
 	if errs, err := win.Errors(ctx); err == nil && len(pageErrors(errs)) > 0 {
 		errs = pageErrors(errs)
 		w.t.Logf("page errors in window %d (%s):\n  %s", n, browser.Name(), strings.Join(errs, "\n  "))
+	}
+	if w.t.Failed() {
+		w.logPage(ctx, win, n)
 	}
 	_ = win.Close()
 }
