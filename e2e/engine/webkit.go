@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -37,6 +39,7 @@ const elementKey = "element-6066-11e4-a52e-4f735466cecf"
 // session of its own: a MiniBrowser with its own (ephemeral) storage.
 type webkit struct {
 	xvfb, driver *exec.Cmd
+	display      string // Xvfb's display number
 	base         string // http://127.0.0.1:port
 	browser      string
 	version      string
@@ -77,44 +80,66 @@ func startWebKit(ctx context.Context) (Browser, error) {
 		w.Close()
 		return nil, fmt.Errorf("engine: Xvfb did not start a display within 30s")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	w.display = d
+	if err := w.startDriver(); err != nil {
 		w.Close()
 		return nil, err
+	}
+	return w, nil
+}
+
+// startDriver starts WebKitWebDriver on the display and waits until it is
+// ready.
+func (w *webkit) startDriver() error {
+	driverPath, _ := webkitPaths()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	w.base = fmt.Sprintf("http://127.0.0.1:%d", port)
 	w.driver = exec.Command(driverPath, fmt.Sprintf("--port=%d", port), "--host=127.0.0.1")
-	w.driver.Env = append(os.Environ(), "DISPLAY=:"+d)
+	w.driver.Env = append(os.Environ(), "DISPLAY=:"+w.display)
+	// Its own process group: a restart takes its MiniBrowsers down too.
+	w.driver.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if os.Getenv("MCPWASM_E2E_DEBUG") != "" {
 		w.driver.Stderr = os.Stderr
 	}
 	if err := w.driver.Start(); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("engine: starting %s: %w", driverPath, err)
+		return fmt.Errorf("engine: starting %s: %w", driverPath, err)
 	}
 	for i := 0; ; i++ {
 		var st struct {
 			Ready bool `json:"ready"`
 		}
-		if err := w.do(ctx, "GET", "/status", nil, &st); err == nil && st.Ready {
+		if err := w.do(context.Background(), "GET", "/status", nil, &st); err == nil && st.Ready {
 			break
 		}
 		if i > 300 {
-			w.Close()
-			return nil, fmt.Errorf("engine: %s not ready within 30s", driverPath)
+			return fmt.Errorf("engine: %s not ready within 30s", driverPath)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return w, nil
+	return nil
+}
+
+// stopDriver ends WebKitWebDriver and the MiniBrowsers it started.
+func (w *webkit) stopDriver() {
+	if w.driver == nil || w.driver.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-w.driver.Process.Pid, syscall.SIGKILL)
+	_ = w.driver.Wait()
+	w.driver = nil
 }
 
 func (w *webkit) Name() string    { return "webkit" }
 func (w *webkit) Version() string { return w.version }
 
 func (w *webkit) Close() error {
-	for _, c := range []*exec.Cmd{w.driver, w.xvfb} {
+	w.stopDriver()
+	for _, c := range []*exec.Cmd{w.xvfb} {
 		if c != nil && c.Process != nil {
 			_ = c.Process.Kill()
 			_ = c.Wait()
@@ -187,8 +212,24 @@ func (w *webkit) NewWindow(ctx context.Context) (Window, error) {
 			"args":   []string{"--automation"},
 		},
 	}}}
-	if err := w.do(ctx, "POST", "/session", caps, &r); err != nil {
-		return nil, err
+	// Starting MiniBrowser on 2 busy cores has once hung the driver for
+	// minutes: a session that is not created in time restarts the driver
+	// (and says so); launching the browser is not what the tests test.
+	for attempt := 1; ; attempt++ {
+		sctx, cancel := context.WithTimeout(ctx, sessionTimeout)
+		err := w.do(sctx, "POST", "/session", caps, &r)
+		cancel()
+		if err == nil {
+			break
+		}
+		if attempt == 2 || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "engine: WebKitWebDriver created no session within %s; restarting it\n", sessionTimeout)
+		w.stopDriver()
+		if err := w.startDriver(); err != nil {
+			return nil, err
+		}
 	}
 	w.version = r.Capabilities.BrowserName + " (WebKitGTK " + r.Capabilities.BrowserVersion + ")"
 	s := &wdSession{w: w, id: r.SessionID}
@@ -204,6 +245,9 @@ func (w *webkit) NewWindow(ctx context.Context) (Window, error) {
 	s.current = h
 	return &wdWindow{s: s, handle: h, main: true}, nil
 }
+
+// sessionTimeout bounds the creation of a session (a MiniBrowser's start).
+const sessionTimeout = 90 * time.Second
 
 // wdSession is one WebDriver session; commands go to its current window,
 // so each is sent after switching to the window it is for.
