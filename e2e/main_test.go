@@ -228,6 +228,25 @@ func (e *env) openTabIn(parent context.Context, opts ...chromedp.ContextOption) 
 // default.
 func runtimeMode() string { return os.Getenv("MCPWASM_E2E_RUNTIME") }
 
+// autoPassOnly skips t in the passes of other runtimes, saying why: what t
+// checks does not depend on where Go runs, and the auto pass (the default
+// runtime, a worker) runs it. The main runtime's own paths are tested by
+// the rest of this suite and by e2e/xengine in every engine.
+func autoPassOnly(t *testing.T, why string) {
+	t.Helper()
+	if m := runtimeMode(); m != "" && m != "auto" {
+		t.Skipf("runs in the auto pass only (the %s pass would add minutes, not coverage): %s", m, why)
+	}
+}
+
+// Why autoPassOnly tests run once.
+const (
+	demoInDefaultRuntime    = "the demo page as make run serves it, in the default runtime; the main runtime of its catalog, agent and sign-in runs in TestCatalog*, TestAgent*, TestLogin* and e2e/xengine"
+	packageInDefaultRuntime = "the packed package in a stranger's app, in the default runtime; the main runtime from the same tarball runs in e2e/xengine TestReactAppFromTarball"
+	readmeInDefaultRuntime  = "the README's snippets as pasted, in the default runtime"
+	interopInGoCore         = "servers of other authors differ in protocol, handled by the Go core the same in every runtime"
+)
+
 // onMainThread says whether the suite's pages run the Go runtime on the
 // main thread ("main"); else in a worker (mcp.js's default, "auto", picks
 // a SharedWorker in Chromium).
