@@ -46,7 +46,8 @@ func TestHostileCallback(t *testing.T) {
 			opts:   `{ authTimeoutMs: 20000, severedPopupTimeoutMs: 3000 }`, code: "declined"},
 		{name: "callback without state → not taken, no token request, timeout",
 			tamper: editCallback(func(_ *hostileAuthEnv, q url.Values) { q.Del("state") }),
-			opts:   `{ authTimeoutMs: 3000 }`, code: "timeout"},
+			// Long enough for the popup to reach the callback page on 2 busy cores.
+			opts: `{ authTimeoutMs: 12000 }`, code: "timeout"},
 		{name: "callback iss names another issuer → state_mismatch",
 			tamper: editCallback(func(e *hostileAuthEnv, q url.Values) { q.Set("iss", e.Attacker.URL) }),
 			opts:   `{ authTimeoutMs: 20000 }`, code: "state_mismatch", msg: "issuer"},

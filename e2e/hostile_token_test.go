@@ -123,7 +123,7 @@ func TestHostileToken(t *testing.T) {
 // open forever; with authTimeoutMs 3000 authorize() rejects timeout, and
 // the next authorize() signs in.
 func TestHostileTokenEndpointNeverAnswers(t *testing.T) {
-	t.Run("token endpoint never answers, authTimeoutMs 3000 → timeout, the next authorize() works", func(t *testing.T) {
+	t.Run("token endpoint never answers, authTimeoutMs 12000 → timeout, the next authorize() works", func(t *testing.T) {
 		t.Parallel()
 		done := make(chan struct{})
 		var held atomic.Bool
@@ -137,7 +137,8 @@ func TestHostileTokenEndpointNeverAnswers(t *testing.T) {
 			})
 		}})
 		t.Cleanup(func() { close(done) })
-		r := e.login(`{ authTimeoutMs: 3000 }`)
+		// Long enough for the popup to reach the token request on 2 busy cores.
+		r := e.login(`{ authTimeoutMs: 12000 }`)
 		wantErr(t, r, "timeout")
 		e.popupsClosed()
 		e.noGrant(false)
