@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/e2e/internal/respstatus"
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
@@ -335,13 +336,13 @@ func TestLogoutRevokesAndEmptiesStorage(t *testing.T) {
 				return
 			}
 			revokes := e.AS.Count("revoke")
-			sw := &statusWriter{ResponseWriter: w}
+			sw := &respstatus.Writer{ResponseWriter: w}
 			h.ServeHTTP(sw, r)
-			if sw.status == 0 {
-				sw.status = http.StatusOK // nothing written
+			if sw.Status == 0 {
+				sw.Status = http.StatusOK // nothing written
 			}
 			mu.Lock()
-			deletes = append(deletes, deleteSeen{sw.status, revokes})
+			deletes = append(deletes, deleteSeen{sw.Status, revokes})
 			mu.Unlock()
 		})
 	})

@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/e2e/internal/respstatus"
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
@@ -45,38 +44,6 @@ func (l *wireLog) stolen() string {
 	return l.token
 }
 
-// statusWriter keeps the status of a response, streaming included.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(w.ResponseWriter).Hijack()
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // record wraps the "mcp" origin's handler so that l sees its requests.
 func (l *wireLog) record(_ *authEnv, name string, h http.Handler) http.Handler {
 	if name != "mcp" {
@@ -88,12 +55,12 @@ func (l *wireLog) record(_ *authEnv, name string, h http.Handler) http.Handler {
 			return
 		}
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &respstatus.Writer{ResponseWriter: w}
 		h.ServeHTTP(sw, r)
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.seen = append(l.seen, mcpSeen{scheme: scheme, proof: r.Header.Get("DPoP") != "",
-			status: sw.status, challenge: w.Header().Get("WWW-Authenticate")})
+			status: sw.Status, challenge: w.Header().Get("WWW-Authenticate")})
 		if token != "" {
 			l.token = token
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mcpwasm/mcpwasm/e2e/internal/respstatus"
 	"github.com/mcpwasm/mcpwasm/internal/webbuild"
 	"github.com/mcpwasm/mcpwasm/internal/webserve"
 )
@@ -120,7 +121,7 @@ func TestReadmePlainPage(t *testing.T) {
 	e := newSiteEnv(t, true, os.DirFS(webDir), func(mux *http.ServeMux) {
 		site := http.StripPrefix("/app", webserve.Handler(os.DirFS(dir)))
 		mux.HandleFunc("/app/", func(w http.ResponseWriter, r *http.Request) {
-			rec := &statusWriter{ResponseWriter: w}
+			rec := &respstatus.Writer{ResponseWriter: w}
 			mu.Lock()
 			body := pageHTML
 			mu.Unlock()
@@ -131,7 +132,7 @@ func TestReadmePlainPage(t *testing.T) {
 				site.ServeHTTP(rec, r)
 			}
 			mu.Lock()
-			statuses[strings.TrimPrefix(r.URL.Path, "/app/")] = rec.status
+			statuses[strings.TrimPrefix(r.URL.Path, "/app/")] = rec.Status
 			mu.Unlock()
 		})
 	})

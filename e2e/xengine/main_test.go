@@ -26,6 +26,7 @@ import (
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
 	"github.com/mcpwasm/mcpwasm/e2e/engine"
 	"github.com/mcpwasm/mcpwasm/e2e/internal/npmapp"
+	"github.com/mcpwasm/mcpwasm/e2e/internal/respstatus"
 	"github.com/mcpwasm/mcpwasm/internal/cors"
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
 	"github.com/mcpwasm/mcpwasm/internal/webbuild"
@@ -337,10 +338,10 @@ func (w *world) tracing(name string, h http.Handler) http.Handler {
 			what += " session …" + id[len(id)-6:]
 		}
 		w.record(what + " began")
-		sw := &statusWriter{ResponseWriter: rw}
+		sw := &respstatus.Writer{ResponseWriter: rw}
 		began := time.Now()
 		h.ServeHTTP(sw, r)
-		w.record(fmt.Sprintf("%s ended %d after %.2fs", what, sw.status, time.Since(began).Seconds()))
+		w.record(fmt.Sprintf("%s ended %d after %.2fs", what, sw.Status, time.Since(began).Seconds()))
 	})
 }
 
@@ -388,35 +389,6 @@ func (w *world) logPage(ctx context.Context, win engine.Window, n int) {
 	}
 	w.t.Logf("window %d (%s) at %s; its last crossings and clicks:\n  %s\nit shows: %q", n, browser.Name(), page.URL, strings.Join(lines, "\n  "), page.Shows)
 }
-
-// statusWriter remembers a response's status and passes Flush on (event
-// streams need it).
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
-}
-
-func (s *statusWriter) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (w *world) snapshot() map[string]int {
 	w.mu.Lock()
