@@ -12,8 +12,8 @@
 # Uses the same pinned tools as scripts/conformance-native.sh (Node 22 from
 # npm's "node" package and the suite, in conformance/node_modules), installed
 # on first use under the same stamp, so either script installs for both.
-# Scenarios run one at a time. Prints one PASS/FAIL line per scenario and
-# "N passed, N failed"; exits non-zero when a scenario not listed in
+# Scenarios run CONFORMANCE_JOBS (2) at a time. Prints one PASS/FAIL line
+# per scenario and "N passed, N failed"; exits non-zero when a scenario not listed in
 # conformance/browser/expected-failures.yml fails. A listed scenario that
 # passes prints XPASS: remove it from the file.
 set -euo pipefail
@@ -33,6 +33,22 @@ trap 'rm -rf "$bindir"' EXIT
 export MCPWASM_BROWSER_CLIENT="$bindir/conformance-browser"
 # Build (or reuse) the wasm + web/ bundle now, outside the scenarios' timeouts.
 "$MCPWASM_BROWSER_CLIENT" -repo "$root" -prepare >/dev/null
+# One Chromium for every scenario, each in a browser context of its own:
+# starting a browser was most of a scenario's time.
+"$MCPWASM_BROWSER_CLIENT" -serve-browser >"$bindir/browser-url" 2>"$bindir/browser.log" &
+browser_pid=$!
+trap 'kill "$browser_pid" 2>/dev/null; wait "$browser_pid" 2>/dev/null; rm -rf "$bindir"' EXIT
+for _ in $(seq 600); do
+  [[ -s "$bindir/browser-url" ]] && break
+  kill -0 "$browser_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [[ ! -s "$bindir/browser-url" ]]; then
+  echo "conformance-browser: the shared Chromium did not start:" >&2
+  cat "$bindir/browser.log" >&2
+  exit 1
+fi
+export MCPWASM_CONFORMANCE_BROWSER="$(cat "$bindir/browser-url")"
 client="$conf/browser/client.sh"
 if [[ "$client" == *" "* ]]; then
   echo "conformance-browser: the suite splits --command on spaces; move the checkout to a path without spaces ($client)" >&2

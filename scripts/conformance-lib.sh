@@ -126,51 +126,96 @@ conformance_modern_wire() {
 }
 
 # conformance_run COMMAND EXPECTED_FILE TIMEOUT_MS OUTDIR SCENARIO...: runs
-# each scenario, one at a time, against the client COMMAND (NAME@VERSION:
-# the scenario NAME with --spec-version VERSION); prints a
-# PASS/FAIL/XFAIL/XPASS/NOTRUN line each and "N passed, N failed, N not
+# each scenario against the client COMMAND (NAME@VERSION: the scenario NAME
+# with --spec-version VERSION), CONFORMANCE_JOBS at a time (2 by default:
+# a scenario mostly waits on its client's start, and every scenario's
+# servers listen on ports of their own); prints a PASS/FAIL/XFAIL/XPASS/
+# NOTRUN line each, in the order given, and "N passed, N failed, N not
 # run"; returns non-zero when a scenario not listed in EXPECTED_FILE fails.
 # A scenario whose checks are all SKIPPED (the client never did what it
 # tests), or that the suite skips as not applicable, is NOT RUN: listed by
 # name at the end, never counted as passed.
 conformance_run() {
   local cmd="$1" expected_file="$2" timeout="$3" outdir="$4"; shift 4
-  local expected t0=$SECONDS passed=0 failed=0 xfail=0 s st log notrun=() name wire
+  local jobs="${CONFORMANCE_JOBS:-2}" t0=$SECONDS passed=0 failed=0 xfail=0
+  local notrun=() n=$# i=0 next=0 s verdict
+  if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then
+    echo "conformance: CONFORMANCE_JOBS must be a positive number, not \"$jobs\"" >&2
+    return 2
+  fi
+  local expected
   expected=" $(sed -n 's/^[[:space:]]*-[[:space:]]*\([^#[:space:]]*\).*/\1/p' "$expected_file" | tr '\n' ' ') "
   mkdir -p "$outdir"
+  local scenarios=("$@")
+  # Prints the finished results from $next on, in order, and counts them.
+  conformance_flush() {
+    while [[ $next -lt $n && -f "$outdir/$next.result" ]]; do
+      cat "$outdir/$next.result"
+      read -r verdict _ <"$outdir/$next.result"
+      case "$verdict" in
+        PASS | XPASS) passed=$((passed + 1)) ;;
+        XFAIL) xfail=$((xfail + 1)) ;;
+        NOTRUN) notrun+=("${scenarios[$next]}") ;;
+        *) failed=$((failed + 1)) ;;
+      esac
+      next=$((next + 1))
+    done
+  }
+  # Only this function's jobs count: the caller may run its own (a shared
+  # browser) in the background.
+  local running=() p still
   for s in "$@"; do
-    name="${s%@*}" wire=()
-    [[ "$s" == *@* ]] && wire=(--spec-version "${s#*@}")
-    log="$outdir/$(echo "$s" | tr '/@' '__').log"
-    st=$SECONDS
-    if conformance client --command "$cmd" --scenario "$name" "${wire[@]}" --timeout "$timeout" -o "$outdir" >"$log" 2>&1 \
-       && grep -q "OVERALL: PASSED" "$log"; then
-      if [[ "$(conformance_checked "$outdir" "$name")" == 0 ]]; then
-        echo "NOTRUN $s (every check SKIPPED) $((SECONDS - st))s"
-        notrun+=("$s")
-      elif [[ "$expected" == *" $name "* ]]; then
-        echo "XPASS $s (listed in ${expected_file#$root/} but passed: remove it) $((SECONDS - st))s"
-        passed=$((passed + 1))
-      else
-        echo "PASS $s $(grep -o 'Passed: [0-9]*/[0-9]*' "$log" | head -1) $((SECONDS - st))s"
-        passed=$((passed + 1))
-      fi
-    elif grep -q '^SKIPPED: scenario' "$log"; then
-      echo "NOTRUN $s ($(grep -m1 '^SKIPPED: scenario' "$log")) $((SECONDS - st))s"
-      notrun+=("$s")
-    elif [[ "$expected" == *" $name "* ]]; then
-      echo "XFAIL $s (listed in ${expected_file#$root/}) $((SECONDS - st))s"
-      xfail=$((xfail + 1))
-    else
-      echo "FAIL $s $(grep -o 'Passed: [0-9]*/[0-9]*' "$log" | head -1) $((SECONDS - st))s"
-      sed 's/^/    /' "$log" | grep -v '^\s*$' | tail -40
-      failed=$((failed + 1))
-    fi
+    while :; do
+      still=()
+      for p in "${running[@]}"; do
+        if kill -0 "$p" 2>/dev/null; then still+=("$p"); else wait "$p" || true; fi
+      done
+      running=("${still[@]}")
+      conformance_flush
+      [[ ${#running[@]} -lt $jobs ]] && break
+      sleep 0.2
+    done
+    (conformance_one "$cmd" "$expected" "${expected_file#$root/}" "$timeout" "$outdir/$i" "$s" >"$outdir/$i.partial" 2>&1 || true
+      mv "$outdir/$i.partial" "$outdir/$i.result") &
+    running+=($!)
+    i=$((i + 1))
   done
+  for p in "${running[@]}"; do wait "$p" || true; done
+  conformance_flush
   echo "$passed passed, $((failed + xfail)) failed, ${#notrun[@]} not run"
-  echo "($xfail of the failures expected; $((SECONDS - t0))s)"
+  echo "($xfail of the failures expected; $((SECONDS - t0))s, $jobs at a time)"
   if (( ${#notrun[@]} )); then
     echo "not run (every check SKIPPED, or not applicable): ${notrun[*]}"
   fi
-  (( failed == 0 ))
+  [[ $failed -eq 0 && $next -eq $n ]]
+}
+
+# conformance_one COMMAND EXPECTED NAME_OF_EXPECTED_FILE TIMEOUT_MS OUTDIR
+# SCENARIO: runs one scenario with its results in OUTDIR (a directory of its
+# own, so a run at another wire of the same scenario is not read for it);
+# prints its verdict line first, then, for an unexpected failure, the end
+# of its log.
+conformance_one() {
+  local cmd="$1" expected="$2" expected_name="$3" timeout="$4" outdir="$5" s="$6"
+  local name="${s%@*}" wire=() st=$SECONDS log
+  [[ "$s" == *@* ]] && wire=(--spec-version "${s#*@}")
+  mkdir -p "$outdir"
+  log="$outdir/$(echo "$s" | tr '/@' '__').log"
+  if conformance client --command "$cmd" --scenario "$name" "${wire[@]}" --timeout "$timeout" -o "$outdir" >"$log" 2>&1 \
+     && grep -q "OVERALL: PASSED" "$log"; then
+    if [[ "$(conformance_checked "$outdir" "$name")" == 0 ]]; then
+      echo "NOTRUN $s (every check SKIPPED) $((SECONDS - st))s"
+    elif [[ "$expected" == *" $name "* ]]; then
+      echo "XPASS $s (listed in $expected_name but passed: remove it) $((SECONDS - st))s"
+    else
+      echo "PASS $s $(grep -o 'Passed: [0-9]*/[0-9]*' "$log" | head -1) $((SECONDS - st))s"
+    fi
+  elif grep -q '^SKIPPED: scenario' "$log"; then
+    echo "NOTRUN $s ($(grep -m1 '^SKIPPED: scenario' "$log")) $((SECONDS - st))s"
+  elif [[ "$expected" == *" $name "* ]]; then
+    echo "XFAIL $s (listed in $expected_name) $((SECONDS - st))s"
+  else
+    echo "FAIL $s $(grep -o 'Passed: [0-9]*/[0-9]*' "$log" | head -1) $((SECONDS - st))s"
+    sed 's/^/    /' "$log" | grep -v '^\s*$' | tail -40
+  fi
 }

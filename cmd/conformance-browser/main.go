@@ -47,6 +47,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
 
 	"github.com/mcpwasm/mcpwasm/internal/confsteps"
 	"github.com/mcpwasm/mcpwasm/internal/headless"
@@ -64,7 +65,14 @@ func main() {
 	repo := flag.String("repo", "", "repository root (default: found from the working directory)")
 	timeout := flag.Duration("timeout", 80*time.Second, "deadline of the whole run (keep it under the suite's --timeout)")
 	prepare := flag.Bool("prepare", false, "only build (or find) the web bundle and print its directory")
+	serveBrowser := flag.Bool("serve-browser", false, "start the headless Chromium that runs share, print its DevTools URL (for "+sharedBrowserEnv+") and keep it until SIGTERM or SIGINT")
 	flag.Parse()
+	if *serveBrowser {
+		if err := serveSharedBrowser(); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 
 	root, err := findRepo(*repo)
 	if err != nil {
@@ -214,14 +222,15 @@ func run(ctx context.Context, root, scenario, serverURL string, cctx map[string]
 	defer closeBrowser()
 	watchConsole(tab, "page")
 	// Log the popups (the sign-in windows) too: their console and where they went.
+	own := chromedp.FromContext(tab).BrowserContextID
 	_ = chromedp.ListenBrowser(tab, func(ev any) {
 		switch e := ev.(type) {
 		case *target.EventTargetCreated:
-			if e.TargetInfo.Type == "page" {
+			if e.TargetInfo.Type == "page" && (own == "" || e.TargetInfo.BrowserContextID == own) {
 				log.Printf("window opened: %s %s", e.TargetInfo.TargetID, e.TargetInfo.URL)
 			}
 		case *target.EventTargetInfoChanged:
-			if e.TargetInfo.Type == "page" {
+			if e.TargetInfo.Type == "page" && (own == "" || e.TargetInfo.BrowserContextID == own) {
 				log.Printf("window %s at %s", e.TargetInfo.TargetID, e.TargetInfo.URL)
 			}
 		case *target.EventTargetDestroyed:
@@ -318,15 +327,53 @@ func step(tab context.Context, expr string, gesture bool) (result, error) {
 	return r, nil
 }
 
-// startChromium starts a fresh headless Chromium and returns its first tab.
-// The suite's test servers send no CORS headers: for conformance runs only,
-// web security is off.
+// sharedBrowserEnv names the DevTools URL of a Chromium that
+// -serve-browser started: a run then opens its tab in a browser context of
+// its own in that browser instead of starting one (scripts/conformance-
+// browser.sh shares one across scenarios: starting Chromium was most of a
+// scenario's time).
+const sharedBrowserEnv = "MCPWASM_CONFORMANCE_BROWSER"
+
+// startChromium returns a tab in a fresh browser profile: a new browser
+// context of the shared browser when $MCPWASM_CONFORMANCE_BROWSER names
+// one, else a new headless Chromium. The suite's test servers send no CORS
+// headers: for conformance runs only, web security is off.
 func startChromium(ctx context.Context) (context.Context, func(), error) {
+	if u := os.Getenv(sharedBrowserEnv); u != "" {
+		alloc, cancelAlloc := remote.NewAllocator(ctx, u, remote.NoModifyURL)
+		tab, cancel := chromedp.NewContext(alloc, chromedp.WithNewBrowserContext())
+		if err := chromedp.Do(tab); err != nil {
+			cancel()
+			cancelAlloc()
+			return nil, nil, fmt.Errorf("the shared browser at %s ($%s): %w", u, sharedBrowserEnv, err)
+		}
+		return tab, func() { cancel(); cancelAlloc() }, nil
+	}
 	b, err := headless.Start(ctx, chromedp.Flag("disable-web-security", true))
 	if err != nil {
 		return nil, nil, err
 	}
 	return b.Ctx, b.Close, nil
+}
+
+// serveSharedBrowser is -serve-browser: Chromium as startChromium starts
+// it, its DevTools URL on stdout, until SIGTERM or SIGINT.
+func serveSharedBrowser() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := headless.Start(context.Background(), chromedp.Flag("disable-web-security", true),
+		chromedp.Flag("remote-debugging-port", "0"), remote.WebSocket)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	u, err := b.DevToolsURL()
+	if err != nil {
+		return err
+	}
+	fmt.Println(u)
+	<-ctx.Done()
+	return nil
 }
 
 // watchConsole copies a target's console messages and exceptions to stderr.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/chromedp/chromedp"
@@ -75,6 +76,21 @@ func Start(ctx context.Context, extra ...chromedp.ExecAllocatorOption) (*Browser
 		cancel:  func() { cancel(); cancelAlloc() },
 		profile: profile,
 	}, nil
+}
+
+// DevToolsURL is the browser's DevTools WebSocket URL, for another process
+// to drive it (chromedp.NewRemoteAllocator), read from the
+// DevToolsActivePort file Chromium writes into its profile.
+func (b *Browser) DevToolsURL() (string, error) {
+	raw, err := os.ReadFile(filepath.Join(b.profile, "DevToolsActivePort"))
+	if err != nil {
+		return "", fmt.Errorf("headless: the DevTools port: %w", err)
+	}
+	port, path, ok := strings.Cut(strings.TrimSpace(string(raw)), "\n")
+	if !ok || port == "" || !strings.HasPrefix(path, "/devtools/browser/") {
+		return "", fmt.Errorf("headless: unexpected DevToolsActivePort %q", raw)
+	}
+	return "ws://127.0.0.1:" + port + path, nil
 }
 
 // Close stops the browser and removes its profile.
