@@ -18,7 +18,7 @@ import (
 // run during a slow tool, and an OpenAI-compatible endpoint with an API key
 // works without the key reaching storage, the log or the page.
 func TestDemoChat(t *testing.T) {
-	autoPassOnly(t, demoInDefaultRuntime)
+	onlyInPass(t, "auto", demoInDefaultRuntime)
 	t.Parallel()
 	e := newDemoEnv(t, false)
 	call := func(server, tool string) string {

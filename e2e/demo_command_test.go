@@ -19,7 +19,7 @@ import (
 // way to a sign-in shows no error (no red banner, no error in the log),
 // and a real sign-in through the popup connects and lists the tools.
 func TestDemoCommandOnOtherPorts(t *testing.T) {
-	autoPassOnly(t, "the devserver command on other ports and the page it serves, in the default runtime")
+	onlyInPass(t, "auto", "the devserver command on other ports and the page it serves, in the default runtime")
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "devserver")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/devserver")

@@ -21,7 +21,7 @@ import (
 // default), the result, progress and cancellation of "slow", elicitation,
 // sampling, list_changed, and keeps a full-page screenshot as an artifact.
 func TestDemoPage(t *testing.T) {
-	autoPassOnly(t, demoInDefaultRuntime)
+	onlyInPass(t, "auto", demoInDefaultRuntime)
 	t.Parallel()
 	e := newDemoEnv(t, false)
 

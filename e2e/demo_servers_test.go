@@ -16,7 +16,7 @@ import (
 // entries and leaves out a command entry with the catalog's warning, each
 // format's export shows, and Disable / Enable / Remove work.
 func TestDemoServers(t *testing.T) {
-	autoPassOnly(t, demoInDefaultRuntime)
+	onlyInPass(t, "auto", demoInDefaultRuntime)
 	t.Parallel()
 	e := newDemoEnv(t, true)
 	row := func(id string) string { return fmt.Sprintf(`#servers li.server[data-server=%q]`, id) }

@@ -14,7 +14,7 @@ import (
 // opened by itself), sign in through the popup, reload and stay signed in,
 // sign out.
 func TestDemoPageSignInReloadSignOut(t *testing.T) {
-	autoPassOnly(t, demoInDefaultRuntime)
+	onlyInPass(t, "auto", demoInDefaultRuntime)
 	t.Parallel()
 	e := newDemoEnv(t, true)
 	waitState := func(want string) {

@@ -12,7 +12,7 @@ import (
 // is declined and its error says so; Sign in again opens the popup, the
 // approval connects, and a tool call works.
 func TestNpmReactDenyThenSignInAgain(t *testing.T) {
-	autoPassOnly(t, packageInDefaultRuntime)
+	onlyInPass(t, "auto", packageInDefaultRuntime)
 	b := buildNpm(t)
 	e := newAppEnv(t, true, b.Prod)
 	e.do("open the app", chromedp.Navigate(e.PageURL+"/"))

@@ -165,6 +165,7 @@ func letGo(t *testing.T, h *hostileEnv, _ *hostile.Server, _ []step) {
 // failure is the documented code, the session (or at least the runtime)
 // survives.
 func TestHostileMCP(t *testing.T) {
+	onlyInPass(t, "main", hostileInGoCore)
 	sseHello := func(w http.ResponseWriter, endpoint string) {
 		hostile.StartSSE(w)
 		fmt.Fprintf(w, "event: endpoint\ndata: %s\n\n", endpoint)

@@ -44,6 +44,7 @@ func sanitised(t *testing.T, msg string) {
 // after one token request; no grant is stored, the bad token is never sent
 // anywhere, no script runs, the popup is closed.
 func TestHostileToken(t *testing.T) {
+	onlyInPass(t, "main", hostileInGoCore)
 	for _, c := range []struct {
 		name   string
 		tamper authTamper

@@ -79,7 +79,7 @@ func startEverything(t *testing.T) string {
 // TestInteropServerEverything talks to a server nobody here wrote: the
 // reference TypeScript server, over its own CORS.
 func TestInteropServerEverything(t *testing.T) {
-	autoPassOnly(t, interopInGoCore)
+	onlyInPass(t, "auto", interopInGoCore)
 	url := startEverything(t)
 	e := newEnv(t)
 	var got struct {
@@ -225,7 +225,7 @@ var interopChecks = []string{"connect", "capabilities", "list", "structured", "p
 // transport "auto" as a new user would, in Chromium. The matrix is logged
 // as a table.
 func TestInterop(t *testing.T) {
-	autoPassOnly(t, interopInGoCore)
+	onlyInPass(t, "main", interopInGoCore)
 	results := map[string]map[string]string{}
 	for _, s := range interopServers {
 		res := map[string]string{}

@@ -228,23 +228,27 @@ func (e *env) openTabIn(parent context.Context, opts ...chromedp.ContextOption) 
 // default.
 func runtimeMode() string { return os.Getenv("MCPWASM_E2E_RUNTIME") }
 
-// autoPassOnly skips t in the passes of other runtimes, saying why: what t
-// checks does not depend on where Go runs, and the auto pass (the default
-// runtime, a worker) runs it. The main runtime's own paths are tested by
-// the rest of this suite and by e2e/xengine in every engine.
-func autoPassOnly(t *testing.T, why string) {
+// onlyInPass skips t in the passes of runtimes other than mode, saying
+// why: what t checks does not depend on where Go runs, so one pass runs
+// it. The auto pass (the default runtime, a worker) runs what a stranger
+// meets first; the main pass what the Go core alone decides, which keeps
+// the two passes about as long. The runtimes' own paths are tested by the
+// rest of this suite and by e2e/xengine in every engine. Run without
+// MCPWASM_E2E_RUNTIME, the suite runs every test.
+func onlyInPass(t *testing.T, mode, why string) {
 	t.Helper()
-	if m := runtimeMode(); m != "" && m != "auto" {
-		t.Skipf("runs in the auto pass only (the %s pass would add minutes, not coverage): %s", m, why)
+	if m := runtimeMode(); m != "" && m != mode {
+		t.Skipf("runs in the %s pass only (the %s pass would add minutes, not coverage): %s", mode, m, why)
 	}
 }
 
-// Why autoPassOnly tests run once.
+// Why onlyInPass tests run once.
 const (
 	demoInDefaultRuntime    = "the demo page as make run serves it, in the default runtime; the main runtime of its catalog, agent and sign-in runs in TestCatalog*, TestAgent*, TestLogin* and e2e/xengine"
 	packageInDefaultRuntime = "the packed package in a stranger's app, in the default runtime; the main runtime from the same tarball runs in e2e/xengine TestReactAppFromTarball"
 	readmeInDefaultRuntime  = "the README's snippets as pasted, in the default runtime"
 	interopInGoCore         = "servers of other authors differ in protocol, handled by the Go core the same in every runtime"
+	hostileInGoCore         = "what a hostile server sends is checked by the Go core, the same code in every runtime; the sign-in window and its relay, which differ by runtime, are attacked in both passes (TestHostileCallback*)"
 )
 
 // onMainThread says whether the suite's pages run the Go runtime on the

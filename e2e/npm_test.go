@@ -18,7 +18,7 @@ import (
 // TestNpmPackage checks the package.json of the installed tarball: what a
 // bundler and TypeScript read to find the modules and their types.
 func TestNpmPackage(t *testing.T) {
-	autoPassOnly(t, packageInDefaultRuntime)
+	onlyInPass(t, "auto", packageInDefaultRuntime)
 	b := buildNpm(t)
 	installed := filepath.Join(b.App, "node_modules", "mcpwasm")
 	if fi, err := os.Lstat(installed); err != nil || fi.Mode()&os.ModeSymlink != 0 {
@@ -70,7 +70,7 @@ func TestNpmPackage(t *testing.T) {
 // which imports mcpwasm, mcpwasm/react and mcpwasm/callback as installed
 // from the tarball.
 func TestNpmTypes(t *testing.T) {
-	autoPassOnly(t, packageInDefaultRuntime)
+	onlyInPass(t, "auto", packageInDefaultRuntime)
 	b := buildNpm(t)
 	tsc := filepath.Join(repoRoot, "e2e", "node", "node_modules", ".bin", "tsc")
 	cmd := exec.Command(tsc, "-p", filepath.Join(b.App, "types"))
@@ -85,7 +85,7 @@ func TestNpmTypes(t *testing.T) {
 // redirect URI is an app route using mcpwasm/callback, calls a tool, stays
 // signed in across a reload, and closes its session on unmount.
 func TestNpmReactApp(t *testing.T) {
-	autoPassOnly(t, packageInDefaultRuntime)
+	onlyInPass(t, "auto", packageInDefaultRuntime)
 	b := buildNpm(t)
 	asset := wasmAsset(t, b.Prod)
 	e := newAppEnv(t, true, b.Prod)
@@ -150,7 +150,7 @@ func TestNpmReactApp(t *testing.T) {
 // build, StrictMode double-mounting effects): the hook makes one connection
 // and, on Sign in, one popup.
 func TestNpmReactStrictMode(t *testing.T) {
-	autoPassOnly(t, packageInDefaultRuntime)
+	onlyInPass(t, "auto", packageInDefaultRuntime)
 	b := buildNpm(t)
 	e := newAppEnv(t, true, b.Dev)
 
@@ -245,7 +245,7 @@ client.connect().catch(() => {});
 // through the package's static oauth/callback.html. It also measures
 // navigation → first connected against the React app's production build.
 func TestNpmPlainPageCSP(t *testing.T) {
-	autoPassOnly(t, packageInDefaultRuntime)
+	onlyInPass(t, "auto", packageInDefaultRuntime)
 	b := buildNpm(t)
 	var e *demoEnv
 	e = newSiteEnv(t, true, os.DirFS(b.Prod), func(mux *http.ServeMux) {
@@ -304,7 +304,7 @@ func origin(u string) string {
 // servers behind one tool list, the protected one signed in from its
 // button, and every session closed on unmount.
 func TestNpmReactCatalog(t *testing.T) {
-	autoPassOnly(t, packageInDefaultRuntime)
+	onlyInPass(t, "auto", packageInDefaultRuntime)
 	b := buildNpm(t)
 	e := newAppEnv(t, true, b.Prod)
 	e.do("open the catalog view", chromedp.Navigate(e.PageURL+"/?view=catalog"),

@@ -82,7 +82,7 @@ var backtickedRE = regexp.MustCompile("`([^`]+)`")
 // connects, signs in through the popup (the consent page shows the
 // clientName) and calls a tool, with no request failing.
 func TestReadmePlainPage(t *testing.T) {
-	autoPassOnly(t, readmeInDefaultRuntime)
+	onlyInPass(t, "auto", readmeInDefaultRuntime)
 	var files []string
 	for _, m := range backtickedRE.FindAllStringSubmatch(readmeSection(t, "plain-page-files"), -1) {
 		files = append(files, m[1])
@@ -191,7 +191,7 @@ func checkConsentName(e *demoEnv, popup context.Context) {
 // Sign in button again, with no uncaught error), Sign in again, Approve,
 // and a tool call's result.
 func TestReadmeReactComponent(t *testing.T) {
-	autoPassOnly(t, readmeInDefaultRuntime)
+	onlyInPass(t, "auto", readmeInDefaultRuntime)
 	// The package's README shows the same main.jsx.
 	if pkg := markedSection(t, "web/README.npm.md", "react-component"); pkg != readmeSection(t, "react-component") {
 		t.Errorf("web/README.npm.md's react-component section differs from README.md's; keep them the same (this test builds README.md's)")
