@@ -9,7 +9,9 @@
 # and replaces its section of BENCHMARKS.md; BENCH_ONLY=perf likewise runs
 # only the start-up breakdown and memory scenario (issue 16), and
 # BENCH_ONLY=runtime the runtime-mode scenario (issue 18: long tasks, the
-# worker's message hop, a second tab, memory with three tabs).
+# worker's message hop, a second tab, memory with three tabs), and
+# BENCH_ONLY=engines where Go runs, per call, in Chromium, Firefox and
+# WebKit (firefox-esr, webkit2gtk-driver and xvfb from Debian when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +19,9 @@ need=()
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || [ -n "${CHROMIUM:-}" ] || need+=(chromium)
 command -v brotli >/dev/null 2>&1 || need+=(brotli)
 command -v wasm-opt >/dev/null 2>&1 || need+=(binaryen)
+command -v firefox-esr >/dev/null 2>&1 || [ -n "${FIREFOX:-}" ] || need+=(firefox-esr)
+command -v WebKitWebDriver >/dev/null 2>&1 || need+=(webkit2gtk-driver)
+command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
 if [ ${#need[@]} -gt 0 ]; then
   echo "bench: installing ${need[*]} from Debian"
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -135,11 +135,15 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
     const trace = typeof globalThis.__mcpwasmTrace === "function" ? globalThis.__mcpwasmTrace : null;
     const host = new Host(trace);
     let mcp = null;
-    // A test hook: globalThis.__mcpwasmRefuseKeys, a list of modes, makes
+    // Test hooks, each a list of modes: globalThis.__mcpwasmRefuseKeys makes
     // those workers act as if they could not store WebCrypto keys (as
-    // WebKit's SharedWorker), so that Chromium takes that path too.
-    const refuseKeysForTest = Array.isArray(globalThis.__mcpwasmRefuseKeys) && globalThis.__mcpwasmRefuseKeys.includes(mode);
-    const remote = new Remote(mode, { wasmURL: url.href, hints: readHints(), refuseKeysForTest }, host.callbacks(), errorOf,
+    // WebKit's SharedWorker), so that Chromium takes that path too;
+    // globalThis.__mcpwasmTrustKeys skips the check, so that a benchmark can
+    // time WebKit's SharedWorker against a server without sign-in.
+    const listed = (hook) => Array.isArray(hook) && hook.includes(mode);
+    const refuseKeysForTest = listed(globalThis.__mcpwasmRefuseKeys);
+    const trustKeysForTest = listed(globalThis.__mcpwasmTrustKeys);
+    const remote = new Remote(mode, { wasmURL: url.href, hints: readHints(), refuseKeysForTest, trustKeysForTest }, host.callbacks(), errorOf,
       (err) => mcp?._ended(err), onProgress && ((l, t) => {
         try { onProgress(l, t); } catch (e) { console.error("mcp: onProgress threw", e); }
       }));

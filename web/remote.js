@@ -4,7 +4,7 @@
 // work the same in every runtime mode.
 //
 // Messages, page → worker: hello {wasmURL, hints, protocol, progress,
-// refuseKeysForTest? (a test hook)},
+// refuseKeysForTest?, trustKeysForTest? (test hooks)},
 // call {id, op, args, bind?, signal?, progress?}, abort {id},
 // hostReply {id, value | error}, bye, crash {test: true} (a test hook).
 // Worker → page: ready {version, runtimeId}, failed {error}, stale,

@@ -236,13 +236,14 @@ class Tab {
     }
   }
 
-  async #hello({ wasmURL, hints, protocol, progress, refuseKeysForTest }) {
+  async #hello({ wasmURL, hints, protocol, progress, refuseKeysForTest, trustKeysForTest }) {
     if (protocol !== PROTOCOL) {
       this.post({ t: "stale" }); // a worker of another version of mcp.js: the page starts its own
       return;
     }
-    // A test hook (refuseKeysForTest): Chromium takes WebKit's path.
-    const why = refuseKeysForTest === true ? "a test asked for it" : await keysRefusal();
+    // Test hooks: refuseKeysForTest (Chromium takes WebKit's path),
+    // trustKeysForTest (a benchmark times WebKit's SharedWorker).
+    const why = refuseKeysForTest === true ? "a test asked for it" : trustKeysForTest === true ? null : await keysRefusal();
     if (why) {
       this.post({ t: "nokeys", reason: why }); // the page runs Go elsewhere
       return;

@@ -77,12 +77,12 @@ func main() {
 	flag.IntVar(&cfg.agentTurns, "agent-turns", defaultAgentTurns, "measured turns per loop in the agent step overhead scenario")
 	flag.IntVar(&cfg.agentWarm, "agent-warm", defaultAgentWarm, "warm-up turns per loop before the measured agent turns")
 	flag.IntVar(&cfg.rtRuns, "rt-runs", defaultRtRuns, "measured runs of the runtime-mode scenario (issue 18), after one warm-up run")
-	flag.StringVar(&cfg.only, "only", os.Getenv("BENCH_ONLY"), `"agent": run only the agent step overhead scenario, "perf": only the start-up breakdown and memory scenario (issue 16), "runtime": only the runtime-mode scenario (issue 18); each replaces its section of the report (default $BENCH_ONLY)`)
+	flag.StringVar(&cfg.only, "only", os.Getenv("BENCH_ONLY"), `"agent": run only the agent step overhead scenario, "perf": only the start-up breakdown and memory scenario (issue 16), "runtime": only the runtime-mode scenario (issue 18), "engines": only where Go runs in Chromium, Firefox and WebKit; each replaces its section of the report (default $BENCH_ONLY)`)
 	flag.Var(&also, "also", "NAME=DIR: also benchmark the wasm module built from the source tree DIR (repeatable)")
 	flag.Parse()
 	cfg.also = also
-	if cfg.only != "" && cfg.only != "agent" && cfg.only != "perf" && cfg.only != "runtime" {
-		fmt.Fprintf(os.Stderr, "bench: -only %q: the scenarios that run alone are \"agent\", \"perf\" and \"runtime\"\n", cfg.only)
+	if cfg.only != "" && cfg.only != "agent" && cfg.only != "perf" && cfg.only != "runtime" && cfg.only != "engines" {
+		fmt.Fprintf(os.Stderr, "bench: -only %q: the scenarios that run alone are \"agent\", \"perf\", \"runtime\" and \"engines\"\n", cfg.only)
 		os.Exit(2)
 	}
 	_, file, _, _ := runtime.Caller(0)
@@ -135,6 +135,9 @@ func run(cfg config) error {
 	}
 	if cfg.only == "perf" {
 		return runPerfOnly(cfg, rep, webDir)
+	}
+	if cfg.only == "engines" {
+		return runEnginesOnly(cfg, rep, webDir)
 	}
 	if err := esbuild(benchDir, filepath.Join(webDir, "ts-client.js")); err != nil {
 		return err
@@ -327,6 +330,9 @@ func run(cfg config) error {
 		return err
 	}
 	if err := runtimeScenario(br, srv, cfg, rep); err != nil {
+		return err
+	}
+	if err := enginesScenario(srv, cfg, rep); err != nil {
 		return err
 	}
 	rep.elapsed = time.Since(start)

@@ -38,6 +38,7 @@ type report struct {
 	agent     *agentResult                         // the agent step overhead scenario
 	perf      *perfResult                          // issue 16: start-up breakdown, memory
 	runtime   *runtimeResult                       // issue 18: the runtime modes
+	engines   *engineResult                        // where Go runs, in each engine
 }
 
 func (r *report) add(client, metric string, v float64) {
@@ -297,6 +298,7 @@ func (r *report) markdown() string {
 	w("%s", r.agentMarkdown())
 	w("%s", r.perfMarkdown())
 	w("%s", r.runtimeMarkdown())
+	w("%s", r.enginesMarkdown())
 	w("%s", r.goalsMarkdown())
 
 	// Size contributors.
