@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"time"
 )
 
 // agentSectionTitle starts the scenario's section of the report; a run
@@ -97,18 +96,7 @@ func runAgentOnly(cfg config, rep *report, webDir string) error {
 	if err := agentScenario(br, srv, cfg, rep); err != nil {
 		return err
 	}
-	rep.elapsed = time.Since(rep.start)
-	md := rep.agentMarkdown()
-	fmt.Print(md)
-	if cfg.out == "" {
-		return nil
-	}
-	out := reportPath(cfg)
-	if err := spliceAgentSection(out, md); err != nil {
-		return err
-	}
-	logf("wrote the agent section of %s in %s", out, rep.elapsed.Round(time.Second))
-	return nil
+	return writeSection(cfg, rep, rep.agentMarkdown(), "the agent section", spliceAgentSection)
 }
 
 // agentCommand is the command line that measures the section.

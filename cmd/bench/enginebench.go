@@ -224,16 +224,5 @@ func runEnginesOnly(cfg config, rep *report, webDir string) error {
 	if err := enginesScenario(srv, cfg, rep); err != nil {
 		return err
 	}
-	rep.elapsed = time.Since(rep.start)
-	md := rep.enginesMarkdown()
-	fmt.Print(md)
-	if cfg.out == "" {
-		return nil
-	}
-	out := reportPath(cfg)
-	if err := spliceSection(out, enginesSectionTitle, md); err != nil {
-		return err
-	}
-	logf("wrote the engines section of %s in %s", out, rep.elapsed.Round(time.Second))
-	return nil
+	return writeSection(cfg, rep, rep.enginesMarkdown(), "the engines section", sectionSplicer(enginesSectionTitle))
 }

@@ -173,6 +173,28 @@ func spliceSection(out, title, section string) error {
 	return os.WriteFile(out, []byte(s[:i]+section+s[end:]), 0o644)
 }
 
+// writeSection ends an -only run: it prints the section md and, unless
+// cfg.out is empty, puts it into the report file with splice, keeping the
+// report's other sections.
+func writeSection(cfg config, rep *report, md, what string, splice func(out, md string) error) error {
+	rep.elapsed = time.Since(rep.start)
+	fmt.Print(md)
+	if cfg.out == "" {
+		return nil
+	}
+	out := reportPath(cfg)
+	if err := splice(out, md); err != nil {
+		return err
+	}
+	logf("wrote %s of %s in %s", what, out, rep.elapsed.Round(time.Second))
+	return nil
+}
+
+// sectionSplicer is spliceSection for the section that starts with title.
+func sectionSplicer(title string) func(out, md string) error {
+	return func(out, md string) error { return spliceSection(out, title, md) }
+}
+
 // runPerfOnly is `-only perf`: the module build, the servers, Chromium and
 // the start-up and memory scenario; the report keeps its other sections.
 func runPerfOnly(cfg config, rep *report, webDir string) error {
@@ -190,18 +212,7 @@ func runPerfOnly(cfg config, rep *report, webDir string) error {
 	if err := perfScenario(br, srv, cfg, rep); err != nil {
 		return err
 	}
-	rep.elapsed = time.Since(rep.start)
-	md := rep.perfMarkdown()
-	fmt.Print(md)
-	if cfg.out == "" {
-		return nil
-	}
-	out := reportPath(cfg)
-	if err := spliceSection(out, perfSectionTitle, md); err != nil {
-		return err
-	}
-	logf("wrote the issue 16 section of %s in %s", out, rep.elapsed.Round(time.Second))
-	return nil
+	return writeSection(cfg, rep, rep.perfMarkdown(), "the issue 16 section", sectionSplicer(perfSectionTitle))
 }
 
 // perfCommand is the command line that measures the section.

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"time"
 )
 
 // runtimeSectionTitle starts issue 18's section of the report; a run with
@@ -335,18 +334,7 @@ func runRuntimeOnly(cfg config, rep *report, webDir string) error {
 	if err := runtimeScenario(br, srv, cfg, rep); err != nil {
 		return err
 	}
-	rep.elapsed = time.Since(rep.start)
-	md := rep.runtimeMarkdown()
-	fmt.Print(md)
-	if cfg.out == "" {
-		return nil
-	}
-	out := reportPath(cfg)
-	if err := spliceSection(out, runtimeSectionTitle, md); err != nil {
-		return err
-	}
-	logf("wrote the issue 18 section of %s in %s", out, rep.elapsed.Round(time.Second))
-	return nil
+	return writeSection(cfg, rep, rep.runtimeMarkdown(), "the issue 18 section", sectionSplicer(runtimeSectionTitle))
 }
 
 // sortedKeys are m's keys in order.
