@@ -229,6 +229,9 @@ type CatalogOptions struct {
 	ServerTools       bool            `json:"serverTools,omitempty"`
 }
 
+// Rules are CatalogRules.
+func (*CatalogOptions) Rules() []Rule { return CatalogRules }
+
 // BreakerOptions configure each server's circuit breaker.
 type BreakerOptions struct {
 	Failures   int      `json:"failures,omitempty"`
@@ -243,6 +246,9 @@ type AgentOptions struct {
 	AuthWaitMs *float64     `json:"authWaitMs,omitempty"`
 }
 
+// Rules are AgentRules.
+func (*AgentOptions) Rules() []Rule { return AgentRules }
+
 // ModelOptions describe the agent's model: mcp.models.openai(…),
 // mcp.models.anthropic(…), or a JavaScript function (kind "custom").
 type ModelOptions struct {
@@ -253,6 +259,12 @@ type ModelOptions struct {
 	Headers   map[string]string `json:"headers,omitempty"`
 	MaxTokens int               `json:"maxTokens,omitempty"`
 }
+
+// Rules are CallRules.
+func (*CallTool) Rules() []Rule { return CallRules }
+
+// Rules are CallRules.
+func (*CatalogCallTool) Rules() []Rule { return CallRules }
 
 // Ops is the table of operations.
 var Ops = []Op{

@@ -3,8 +3,7 @@ package jsapi
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -31,7 +30,7 @@ type ClientOptions struct {
 	SeveredPopupTimeoutMs *float64          `json:"severedPopupTimeoutMs,omitempty"`
 	Transport             string            `json:"transport,omitempty"`
 	// DPoP is "auto", true or false (see [ClientOptions.DPoPMode]).
-	DPoP json.RawMessage `json:"dpop,omitempty" js:"string|boolean"`
+	DPoP json.RawMessage `json:"dpop,omitempty" js:"any"`
 	// Enterprise-managed authorization (ID-JAG): the page's SSO ID token,
 	// exchanged at its identity provider; no popup.
 	IdentityAssertion   bool   `json:"identityAssertion,omitempty" js:"function"`
@@ -46,7 +45,7 @@ type ClientOptions struct {
 }
 
 // DPoPMode returns the dpop option as an oauth.DPoPMode value: "auto"
-// (also when unset), "on" (true) or "off" (false). Validate has checked it.
+// (also when unset), "on" (true) or "off" (false). Decode has checked it.
 func (o *ClientOptions) DPoPMode() string {
 	switch string(bytes.TrimSpace(o.DPoP)) {
 	case "true":
@@ -57,8 +56,10 @@ func (o *ClientOptions) DPoPMode() string {
 	return "auto"
 }
 
-// optionKind is what JS type an option has: "string", "boolean", "number",
-// "array", "object" or "function".
+// optionKind is what JS type an option has: "string", "boolean",
+// "number", "integer", "array" (of strings), "record" (an object of
+// strings), "object", or from a js tag "function" or "any" (its rules
+// check it).
 func optionKind(f reflect.StructField) string {
 	if k := f.Tag.Get("js"); k != "" {
 		return k
@@ -72,29 +73,46 @@ func optionKind(f reflect.StructField) string {
 		return "string"
 	case reflect.Bool:
 		return "boolean"
-	case reflect.Float64, reflect.Int:
+	case reflect.Float64:
 		return "number"
+	case reflect.Int:
+		return "integer"
 	case reflect.Slice:
 		return "array"
+	case reflect.Map:
+		return "record"
 	}
 	return "object"
 }
 
-// Option is one option name with its JS kind.
+// Option is one option name with its JS kind; an object option made of
+// options of its own (breaker, model) lists them in Fields.
 type Option struct {
-	Name string
-	Kind string
+	Name   string   `json:"name"`
+	Kind   string   `json:"kind"`
+	Fields []Option `json:"fields,omitempty"`
 }
 
 // OptionsOf lists the options of an options struct (ClientOptions, …), in
 // declaration order.
 func OptionsOf(v any) []Option {
-	t := reflect.TypeOf(v)
+	return optionsOf(reflect.TypeOf(v))
+}
+
+func optionsOf(t reflect.Type) []Option {
 	var out []Option
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		out = append(out, Option{name, optionKind(f)})
+		o := Option{Name: name, Kind: optionKind(f)}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if o.Kind == "object" && ft.Kind() == reflect.Struct {
+			o.Fields = optionsOf(ft)
+		}
+		out = append(out, o)
 	}
 	return out
 }
@@ -107,54 +125,116 @@ func names(opts []Option) []string {
 	return n
 }
 
-// Decode reads what options into v (a pointer to an options struct): an
-// unknown option, or a value of the wrong type, is an invalid_argument
-// error that names the option and what it must be.
+// Decode reads what options into v (a pointer to an options struct) and
+// checks them: an unknown option, a value of the wrong type, or one that
+// breaks a rule of the struct's Rules is an invalid_argument error that
+// names the option and what it must be. web/rules.js makes the same
+// checks in the same order, from the same tables.
 func Decode(what string, data []byte, v any) error {
-	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
-		return nil
+	var rules []Rule
+	if r, ok := v.(ruled); ok {
+		rules = r.Rules()
 	}
-	opts := OptionsOf(reflect.ValueOf(v).Elem().Interface())
-	// encoding/json matches names without regard to case; an option
-	// spelt differently is a mistake to report, not to accept.
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(data, &keys); err != nil {
+	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
+		return Check(what, rules, nil)
+	}
+	var o map[string]any
+	if err := json.Unmarshal(data, &o); err != nil || o == nil {
 		return invalid("%s: options must be an object", what)
 	}
-	for k := range keys {
+	if err := checkKinds(what, OptionsOf(reflect.ValueOf(v).Elem().Interface()), o, ""); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return invalid("%s: %v", what, err)
+	}
+	return Check(what, rules, data)
+}
+
+// checkKinds reports the first unknown option (in name order: encoding/json
+// matches names without regard to case, and an option spelt differently is
+// a mistake to report, not to accept), then the first option of the wrong
+// kind (in declaration order).
+func checkKinds(what string, opts []Option, o map[string]any, prefix string) error {
+	keys := make([]string, 0, len(o))
+	for k := range o {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
 		if !slices.Contains(names(opts), k) {
-			return invalid("%s: unknown option %q; known: %s", what, k, strings.Join(names(opts), ", "))
+			return invalid("%s: unknown option %q; known: %s", what, prefix+k, strings.Join(names(opts), ", "))
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		return nil
-	}
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &te):
-		name, _, _ := strings.Cut(te.Field, ".")
-		for _, o := range opts {
-			if o.Name == name {
-				return invalid("%s: %s must be %s", what, name, article(o.Kind))
+	for _, opt := range opts {
+		v, ok := o[opt.Name]
+		if !ok || v == nil {
+			continue
+		}
+		if !fits(opt.Kind, v) {
+			return invalid("%s: %s must be %s", what, prefix+opt.Name, article(opt.Kind))
+		}
+		if m, isObj := v.(map[string]any); isObj && opt.Fields != nil {
+			if err := checkKinds(what, opt.Fields, m, prefix+opt.Name+"."); err != nil {
+				return err
 			}
 		}
-		return invalid("%s: %s has the wrong type", what, te.Field)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return invalid("%s: unknown option %q; known: %s", what, field, strings.Join(names(opts), ", "))
 	}
-	return invalid("%s: %v", what, err)
+	return nil
 }
+
+// fits says whether v, decoded from JSON, has the JS kind.
+func fits(kind string, v any) bool {
+	switch kind {
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "boolean", "function": // a function crosses as true
+		_, ok := v.(bool)
+		return ok
+	case "number":
+		_, ok := v.(float64)
+		return ok
+	case "integer":
+		n, ok := v.(float64)
+		return ok && n == math.Trunc(n) && math.Abs(n) < 1<<53
+	case "array":
+		l, ok := v.([]any)
+		return ok && !slices.ContainsFunc(l, func(e any) bool { _, s := e.(string); return !s })
+	case "record":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, e := range m {
+			if _, s := e.(string); !s {
+				return false
+			}
+		}
+		return true
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	case "any": // a rule checks the value
+		return true
+	}
+	panic("jsapi: unknown option kind " + kind)
+}
+
+// ruled is an options struct with rules (see Rule).
+type ruled interface{ Rules() []Rule }
+
+// Rules are ClientRules.
+func (*ClientOptions) Rules() []Rule { return ClientRules }
 
 func article(kind string) string {
 	switch kind {
 	case "array":
 		return "an array"
-	case "object":
+	case "object", "record":
 		return "an object"
+	case "integer":
+		return "a whole number"
 	case "function":
 		return "a function"
 	}
@@ -163,94 +243,4 @@ func article(kind string) string {
 
 func invalid(format string, args ...any) error {
 	return mcperr.New(mcperr.InvalidArgument, format, args...)
-}
-
-// Validate checks the values of the options (their types were checked by
-// Decode) and fills in defaults that do not depend on the page.
-func (o *ClientOptions) Validate() error {
-	oneOf := func(name, v string, allowed ...string) error {
-		if v != "" && !slices.Contains(allowed, v) {
-			return invalid("client(): %s must be %s", name, quoteList(allowed))
-		}
-		return nil
-	}
-	positive := func(name string, v *float64) error {
-		if v != nil && !(*v > 0) {
-			return invalid("client(): %s must be a positive number of milliseconds", name)
-		}
-		return nil
-	}
-	for _, err := range []error{
-		oneOf("storage", o.Storage, "indexeddb", "memory"),
-		oneOf("authMode", o.AuthMode, "popup", "redirect"),
-		oneOf("transport", o.Transport, "auto", "streamable", "sse"),
-		positive("authTimeoutMs", o.AuthTimeoutMs),
-		positive("severedPopupTimeoutMs", o.SeveredPopupTimeoutMs),
-	} {
-		if err != nil {
-			return err
-		}
-	}
-	if d := string(bytes.TrimSpace(o.DPoP)); d != "" && d != `"auto"` && d != "true" && d != "false" {
-		return invalid(`client(): dpop must be "auto", true or false`)
-	}
-	if o.AuthMode == "redirect" && o.Storage == "memory" {
-		return invalid(`client(): authMode "redirect" needs storage "indexeddb": the page is gone while the user signs in`)
-	}
-	if o.ClientSecret != "" && o.ClientID == "" {
-		return invalid("client(): clientSecret needs clientId (a secret belongs to a pre-registered client)")
-	}
-	return o.validateGrant()
-}
-
-// validateGrant checks the options of the sign-in without a popup
-// (identityAssertion and the idp… options) and refuses the grants a page
-// must not run (grant "client_credentials", "workload_identity").
-func (o *ClientOptions) validateGrant() error {
-	switch o.Grant {
-	case "", "authorization_code":
-	case "client_credentials":
-		return invalid(`client(): grant "client_credentials" is refused in a page: its client secret or private key would be public to everyone who loads the page. Run that grant on a server (the Go package oauth, Config.ClientCredentials) and hand the page its tokens through accessToken`)
-	case "workload_identity":
-		return invalid(`client(): grant "workload_identity" is refused in a page: a workload identity belongs to a server, and its credential would be public to everyone who loads the page. Run that grant on a server (the Go package oauth, Config.WorkloadIdentity) and hand the page its tokens through accessToken`)
-	default:
-		return invalid(`client(): grant must be "authorization_code" (refused in a page: "client_credentials", "workload_identity")`)
-	}
-	if !o.IdentityAssertion {
-		for _, f := range []struct{ name, v string }{
-			{"idpTokenEndpoint", o.IdPTokenEndpoint}, {"idpIssuer", o.IdPIssuer}, {"idpClientId", o.IdPClientID},
-			{"idpClientSecret", o.IdPClientSecret}, {"idpSubjectTokenType", o.IdPSubjectTokenType},
-		} {
-			if f.v != "" {
-				return invalid("client(): %s needs identityAssertion (the function returning the user's ID token)", f.name)
-			}
-		}
-		return nil
-	}
-	switch {
-	case o.AccessToken:
-		return invalid("client(): identityAssertion and accessToken exclude each other: the page supplies either its tokens or the user's ID token")
-	case o.Grant != "":
-		return invalid("client(): identityAssertion signs in by enterprise-managed authorization; leave grant unset")
-	case o.IdPTokenEndpoint == "" && o.IdPIssuer == "":
-		return invalid("client(): identityAssertion needs idpTokenEndpoint or idpIssuer (the identity provider that exchanges the ID token)")
-	case o.IdPClientID == "":
-		return invalid("client(): identityAssertion needs idpClientId (this app's client ID at the identity provider)")
-	case o.ClientID == "":
-		return invalid("client(): identityAssertion needs clientId (this app's client ID at the MCP server's authorization server)")
-	case o.ClientMetadataURL != "":
-		return invalid("client(): clientMetadataUrl is for the popup sign-in; leave it unset with identityAssertion")
-	}
-	return nil
-}
-
-func quoteList(l []string) string {
-	q := make([]string, len(l))
-	for i, s := range l {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	if len(q) == 1 {
-		return q[0]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }

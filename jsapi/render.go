@@ -28,9 +28,29 @@ func RenderJS() []byte {
 		}
 		w("});\n\n")
 	}
-	options("CLIENT_OPTIONS", "The options of mcp.client() and the JavaScript type of each (Go checks their values).", ClientOptions{})
+	options("CLIENT_OPTIONS", "The options of mcp.client() and the JavaScript type of each.", ClientOptions{})
 	options("CATALOG_OPTIONS", "The options of mcp.catalog().", CatalogOptions{})
 	options("AGENT_OPTIONS", "The options of cat.agent().", AgentOptions{})
+	w("/** Each options object's options, with the fields of object options: what rules.js checks kinds against. */\nexport const OPTION_LISTS = Object.freeze({\n")
+	for _, l := range []struct {
+		name string
+		v    any
+	}{{"client", ClientOptions{}}, {"catalog", CatalogOptions{}}, {"agent", AgentOptions{}}} {
+		w("  %s: %s,\n", l.name, js(OptionsOf(l.v)))
+	}
+	w("});\n\n")
+	w("/** The rules of each options object (see Rule in the Go package jsapi), in the order they are checked. */\nexport const RULES = Object.freeze({\n")
+	for _, l := range []struct {
+		name  string
+		rules []Rule
+	}{{"client", ClientRules}, {"catalog", CatalogRules}, {"agent", AgentRules}, {"call", CallRules}} {
+		w("  %s: [\n", l.name)
+		for _, r := range l.rules {
+			w("    %s,\n", js(r))
+		}
+		w("  ],\n")
+	}
+	w("});\n\n")
 	w("/** The operations the wasm module exports (invoke(name, argsJSON, signal, onProgress)); true marks one that answers at once, not with a Promise. */\nexport const OPS = Object.freeze({\n")
 	for _, o := range Ops {
 		w("  %s: %v,\n", js(o.Name), o.Sync)

@@ -41,9 +41,6 @@ func (a *app) opNewAgent(_ context.Context, args jsapi.NewAgent, _ jsCall) (any,
 	}
 	wait := defaultAuthWait
 	if o.AuthWaitMs != nil {
-		if *o.AuthWaitMs < 0 {
-			return nil, mcperr.New(mcperr.InvalidArgument, "agent(): authWaitMs must be 0 or more")
-		}
 		wait = ms(o.AuthWaitMs)
 	}
 	ag, err := agent.New(agent.Config{Model: model, Tools: ce.cat, System: o.System, MaxSteps: o.MaxSteps, AuthWait: wait})

@@ -82,17 +82,12 @@ func newApp(hv jsbridge.Value, hintsJSON string) *app {
 	return a
 }
 
-// transport, set at link time to "net/http" (-ldflags "-X
-// main.transport=net/http"), makes the module send through net/http's own
-// fetch path instead of jsfetch: make bench builds that variant to show
-// the before/after of the transport.
-var transport string
-
 // baseTransport is what sends every request of the module: jsfetch where
-// there is a fetch (unless built with transport "net/http"), else
-// net/http's transport.
+// there is a fetch, else net/http's transport. A benchmark build with the
+// tag nethttp_transport sends through net/http's own fetch path instead,
+// to compare the two.
 func baseTransport() http.RoundTripper {
-	if transport != "net/http" && jsfetch.Available() {
+	if !netHTTPTransport && jsfetch.Available() {
 		return &jsfetch.Transport{}
 	}
 	return http.DefaultTransport
@@ -141,9 +136,6 @@ func (a *app) store(kind string) oauth.Store {
 func (a *app) newClient(url string, raw json.RawMessage, also func(mcpclient.Event)) (int, error) {
 	var o jsapi.ClientOptions
 	if err := jsapi.Decode("client()", raw, &o); err != nil {
-		return 0, err
-	}
-	if err := o.Validate(); err != nil {
 		return 0, err
 	}
 	a.mu.Lock()

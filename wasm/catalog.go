@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -120,8 +122,6 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 	}
 	doc := map[string]json.RawMessage{}
 	switch {
-	case len(o.Servers) > 0 && len(o.MCPServers) > 0:
-		return nil, mcperr.New(mcperr.InvalidArgument, "catalog(): give servers or mcpServers, not both")
 	case len(o.MCPServers) > 0:
 		doc["mcpServers"] = o.MCPServers
 	default:
@@ -134,6 +134,12 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 	servers, warnings, err := catalog.ParseServers(raw)
 	if err != nil {
 		return nil, err
+	}
+	ids := slices.Sorted(maps.Keys(servers))
+	for _, id := range ids {
+		if err := checkServerOptions(id, servers[id]); err != nil {
+			return nil, err
+		}
 	}
 	a.mu.Lock()
 	a.nextCatalog++
@@ -177,6 +183,13 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 	return r, nil
 }
 
+// checkServerOptions checks a catalog server's client options, naming the
+// server (as web/rules.js does) before the catalog makes its client.
+func checkServerOptions(id string, sc catalog.ServerConfig) error {
+	var o jsapi.ClientOptions
+	return jsapi.Decode(fmt.Sprintf("catalog: server %q", id), sc.Client, &o)
+}
+
 // dropClients forgets the page clients of a catalog's servers (the catalog
 // closed them).
 func (a *app) dropClients(ce *catalogEntry, only ...string) {
@@ -218,6 +231,9 @@ func (a *app) opCatalogAdd(_ context.Context, args jsapi.CatalogAdd, _ jsCall) (
 		}
 		if len(warnings) > 0 {
 			return nil, warnings[0]
+		}
+		if err := checkServerOptions(args.Server, servers[args.Server]); err != nil {
+			return nil, err
 		}
 		if err := ce.cat.Add(args.Server, servers[args.Server]); err != nil {
 			return nil, err

@@ -39,6 +39,11 @@ func op[A any](fn func(ctx context.Context, args A, c jsCall) (any, error)) hand
 					return nil, mcperr.New(mcperr.InvalidArgument, "mcp: bad arguments: %v", err)
 				}
 			}
+			if r, ok := any(&args).(interface{ Rules() []jsapi.Rule }); ok {
+				if err := jsapi.Check("callTool()", r.Rules(), raw); err != nil {
+					return nil, err
+				}
+			}
 			return fn(ctx, args, c)
 		},
 	}
@@ -243,9 +248,6 @@ func (a *app) opGetPrompt(ctx context.Context, args jsapi.GetPrompt, _ jsCall) (
 }
 
 func (a *app) opCallTool(ctx context.Context, args jsapi.CallTool, c jsCall) (any, error) {
-	if args.TimeoutMs < 0 {
-		return nil, mcperr.New(mcperr.InvalidArgument, "mcp: timeoutMs must be a positive number")
-	}
 	if args.TimeoutMs > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(args.TimeoutMs*float64(time.Millisecond)))

@@ -8,7 +8,7 @@ export const CODES = Object.freeze(["auth_required","declined","popup_blocked","
 /** The states of a client. */
 export const STATES = Object.freeze(["idle","connecting","needs_auth","authorizing","connected","declined","failed","closed"]);
 
-/** The options of mcp.client() and the JavaScript type of each (Go checks their values). */
+/** The options of mcp.client() and the JavaScript type of each. */
 export const CLIENT_OPTIONS = Object.freeze({
   clientName: "string",
   redirectUri: "string",
@@ -16,7 +16,7 @@ export const CLIENT_OPTIONS = Object.freeze({
   clientId: "string",
   clientMetadataUrl: "string",
   clientSecret: "string",
-  headers: "object",
+  headers: "record",
   accessToken: "function",
   storage: "string",
   interactive: "boolean",
@@ -24,7 +24,7 @@ export const CLIENT_OPTIONS = Object.freeze({
   authTimeoutMs: "number",
   severedPopupTimeoutMs: "number",
   transport: "string",
-  dpop: "string|boolean",
+  dpop: "any",
   identityAssertion: "function",
   idpTokenEndpoint: "string",
   idpIssuer: "string",
@@ -38,8 +38,8 @@ export const CLIENT_OPTIONS = Object.freeze({
 export const CATALOG_OPTIONS = Object.freeze({
   servers: "object",
   mcpServers: "object",
-  maxServers: "number",
-  maxToolsPerServer: "number",
+  maxServers: "integer",
+  maxToolsPerServer: "integer",
   callTimeoutMs: "number",
   breaker: "object",
   approve: "function",
@@ -50,8 +50,60 @@ export const CATALOG_OPTIONS = Object.freeze({
 export const AGENT_OPTIONS = Object.freeze({
   model: "object",
   system: "string",
-  maxSteps: "number",
+  maxSteps: "integer",
   authWaitMs: "number",
+});
+
+/** Each options object's options, with the fields of object options: what rules.js checks kinds against. */
+export const OPTION_LISTS = Object.freeze({
+  client: [{"name":"clientName","kind":"string"},{"name":"redirectUri","kind":"string"},{"name":"scopes","kind":"array"},{"name":"clientId","kind":"string"},{"name":"clientMetadataUrl","kind":"string"},{"name":"clientSecret","kind":"string"},{"name":"headers","kind":"record"},{"name":"accessToken","kind":"function"},{"name":"storage","kind":"string"},{"name":"interactive","kind":"boolean"},{"name":"authMode","kind":"string"},{"name":"authTimeoutMs","kind":"number"},{"name":"severedPopupTimeoutMs","kind":"number"},{"name":"transport","kind":"string"},{"name":"dpop","kind":"any"},{"name":"identityAssertion","kind":"function"},{"name":"idpTokenEndpoint","kind":"string"},{"name":"idpIssuer","kind":"string"},{"name":"idpClientId","kind":"string"},{"name":"idpClientSecret","kind":"string"},{"name":"idpSubjectTokenType","kind":"string"},{"name":"grant","kind":"string"}],
+  catalog: [{"name":"servers","kind":"object"},{"name":"mcpServers","kind":"object"},{"name":"maxServers","kind":"integer"},{"name":"maxToolsPerServer","kind":"integer"},{"name":"callTimeoutMs","kind":"number"},{"name":"breaker","kind":"object","fields":[{"name":"failures","kind":"integer"},{"name":"cooldownMs","kind":"number"}]},{"name":"approve","kind":"function"},{"name":"serverTools","kind":"boolean"}],
+  agent: [{"name":"model","kind":"object","fields":[{"name":"kind","kind":"string"},{"name":"baseURL","kind":"string"},{"name":"apiKey","kind":"string"},{"name":"model","kind":"string"},{"name":"headers","kind":"record"},{"name":"maxTokens","kind":"integer"}]},{"name":"system","kind":"string"},{"name":"maxSteps","kind":"integer"},{"name":"authWaitMs","kind":"number"}],
+});
+
+/** The rules of each options object (see Rule in the Go package jsapi), in the order they are checked. */
+export const RULES = Object.freeze({
+  client: [
+    {"if":[{"option":"storage","set":true}],"then":[{"option":"storage","in":["indexeddb","memory"]}],"message":"storage must be \"indexeddb\" or \"memory\""},
+    {"if":[{"option":"authMode","set":true}],"then":[{"option":"authMode","in":["popup","redirect"]}],"message":"authMode must be \"popup\" or \"redirect\""},
+    {"if":[{"option":"transport","set":true}],"then":[{"option":"transport","in":["auto","streamable","sse"]}],"message":"transport must be \"auto\", \"streamable\" or \"sse\""},
+    {"if":[{"option":"authTimeoutMs","set":true}],"then":[{"option":"authTimeoutMs","above":0}],"message":"authTimeoutMs must be a positive number of milliseconds"},
+    {"if":[{"option":"severedPopupTimeoutMs","set":true}],"then":[{"option":"severedPopupTimeoutMs","above":0}],"message":"severedPopupTimeoutMs must be a positive number of milliseconds"},
+    {"if":[{"option":"dpop","set":true}],"then":[{"option":"dpop","in":["auto",true]}],"message":"dpop must be \"auto\", true or false"},
+    {"if":[{"option":"authMode","in":["redirect"]},{"option":"storage","in":["memory"]}],"message":"authMode \"redirect\" needs storage \"indexeddb\": the page is gone while the user signs in"},
+    {"if":[{"option":"clientSecret","set":true}],"then":[{"option":"clientId","set":true}],"message":"clientSecret needs clientId (a secret belongs to a pre-registered client)"},
+    {"if":[{"option":"grant","in":["client_credentials"]}],"message":"grant \"client_credentials\" is refused in a page: its client secret or private key would be public to everyone who loads the page. Run that grant on a server (the Go package oauth, Config.ClientCredentials) and hand the page its tokens through accessToken"},
+    {"if":[{"option":"grant","in":["workload_identity"]}],"message":"grant \"workload_identity\" is refused in a page: a workload identity belongs to a server, and its credential would be public to everyone who loads the page. Run that grant on a server (the Go package oauth, Config.WorkloadIdentity) and hand the page its tokens through accessToken"},
+    {"if":[{"option":"grant","set":true}],"then":[{"option":"grant","in":["authorization_code"]}],"message":"grant must be \"authorization_code\" (refused in a page: \"client_credentials\", \"workload_identity\")"},
+    {"if":[{"option":"idpTokenEndpoint","set":true}],"then":[{"option":"identityAssertion","set":true}],"message":"idpTokenEndpoint needs identityAssertion (the function returning the user's ID token)"},
+    {"if":[{"option":"idpIssuer","set":true}],"then":[{"option":"identityAssertion","set":true}],"message":"idpIssuer needs identityAssertion (the function returning the user's ID token)"},
+    {"if":[{"option":"idpClientId","set":true}],"then":[{"option":"identityAssertion","set":true}],"message":"idpClientId needs identityAssertion (the function returning the user's ID token)"},
+    {"if":[{"option":"idpClientSecret","set":true}],"then":[{"option":"identityAssertion","set":true}],"message":"idpClientSecret needs identityAssertion (the function returning the user's ID token)"},
+    {"if":[{"option":"idpSubjectTokenType","set":true}],"then":[{"option":"identityAssertion","set":true}],"message":"idpSubjectTokenType needs identityAssertion (the function returning the user's ID token)"},
+    {"if":[{"option":"identityAssertion","set":true},{"option":"accessToken","set":true}],"message":"identityAssertion and accessToken exclude each other: the page supplies either its tokens or the user's ID token"},
+    {"if":[{"option":"identityAssertion","set":true},{"option":"grant","set":true}],"message":"identityAssertion signs in by enterprise-managed authorization; leave grant unset"},
+    {"if":[{"option":"identityAssertion","set":true}],"then":[{"option":"idpTokenEndpoint","set":true},{"option":"idpIssuer","set":true}],"message":"identityAssertion needs idpTokenEndpoint or idpIssuer (the identity provider that exchanges the ID token)"},
+    {"if":[{"option":"identityAssertion","set":true}],"then":[{"option":"idpClientId","set":true}],"message":"identityAssertion needs idpClientId (this app's client ID at the identity provider)"},
+    {"if":[{"option":"identityAssertion","set":true}],"then":[{"option":"clientId","set":true}],"message":"identityAssertion needs clientId (this app's client ID at the MCP server's authorization server)"},
+    {"if":[{"option":"identityAssertion","set":true},{"option":"clientMetadataUrl","set":true}],"message":"clientMetadataUrl is for the popup sign-in; leave it unset with identityAssertion"},
+  ],
+  catalog: [
+    {"if":[{"option":"servers","set":true},{"option":"mcpServers","set":true}],"message":"give servers or mcpServers, not both"},
+    {"if":[{"option":"maxServers","set":true}],"then":[{"option":"maxServers","above":0}],"message":"maxServers must be a positive number"},
+    {"if":[{"option":"maxToolsPerServer","set":true}],"then":[{"option":"maxToolsPerServer","above":0}],"message":"maxToolsPerServer must be a positive number"},
+    {"if":[{"option":"callTimeoutMs","set":true}],"then":[{"option":"callTimeoutMs","above":0}],"message":"callTimeoutMs must be a positive number of milliseconds"},
+    {"if":[{"option":"breaker.failures","set":true}],"then":[{"option":"breaker.failures","above":0}],"message":"breaker.failures must be a positive number"},
+    {"if":[{"option":"breaker.cooldownMs","set":true}],"then":[{"option":"breaker.cooldownMs","above":0}],"message":"breaker.cooldownMs must be a positive number of milliseconds"},
+  ],
+  agent: [
+    {"then":[{"option":"model.kind","in":["openai","anthropic","custom"]}],"message":"model must be mcp.models.openai(…), mcp.models.anthropic(…) or an async function"},
+    {"if":[{"option":"maxSteps","set":true}],"then":[{"option":"maxSteps","above":0}],"message":"maxSteps must be a positive number"},
+    {"if":[{"option":"authWaitMs","set":true}],"then":[{"option":"authWaitMs","atLeast":0}],"message":"authWaitMs must be 0 or more"},
+    {"if":[{"option":"model.maxTokens","set":true}],"then":[{"option":"model.maxTokens","above":0}],"message":"model.maxTokens must be a positive number"},
+  ],
+  call: [
+    {"if":[{"option":"timeoutMs","set":true}],"then":[{"option":"timeoutMs","above":0}],"message":"timeoutMs must be a positive number of milliseconds"},
+  ],
 });
 
 /** The operations the wasm module exports (invoke(name, argsJSON, signal, onProgress)); true marks one that answers at once, not with a Promise. */

@@ -14,15 +14,16 @@
 // MessagePort (remote.js). This module keeps what only a page can do:
 // the login window (opened in the user's gesture), relaying sign-in results
 // and grant changes between tabs, the page's handlers, and DOM events. Every
-// rejection is an MCPError. Option values are checked in Go; this module
-// checks only what JSON cannot carry (functions, AbortSignals).
+// rejection is an MCPError. Options are checked by rules.js from Go's
+// tables before anything is sent, so that the factories throw at once in
+// every runtime; Go checks them again from the same tables.
 import { Go } from "./wasm_exec.js"; // Go's wasm_exec.js as an ES module (written at build time; sets no global)
 import { CODES, CLIENT_OPTIONS, CATALOG_OPTIONS, AGENT_OPTIONS, OPS, HOSTS } from "./jsapi.js";
 import {
   CallbackReceiver, LoginWindow, acquireLock, GRANTS_CHANNEL, RETURN_KEY, CALLBACK_KEY,
 } from "./auth.js";
 import { Remote, Refused } from "./remote.js";
-import { catalogAddProblem, clientProblem } from "./validate.js";
+import { callProblem, clientProblem, optionsProblem, readEntry, sentence } from "./rules.js";
 
 /** The error every rejection of this API uses; `code` is one of CODES. */
 export class MCPError extends Error {
@@ -263,6 +264,27 @@ function checkFunctions(what, options, kinds) {
 }
 
 /**
+ * Throws the invalid_argument error Go gives for catalog options (as JSON
+ * sends them), and returns the warnings of the servers it leaves out.
+ */
+function catalogProblems(options) {
+  const problem = optionsProblem("catalog()", "catalog", options);
+  if (problem) throw invalid(sentence(problem));
+  const servers = options.servers ?? options.mcpServers ?? {};
+  const warnings = [];
+  for (const id of Object.keys(servers).sort()) {
+    const entry = readEntry(id, servers[id]);
+    if (entry.problem) {
+      warnings.push(entry.problem);
+      continue;
+    }
+    const bad = optionsProblem(`catalog: server ${JSON.stringify(id)}`, "client", entry.config);
+    if (bad) throw invalid(sentence(bad));
+  }
+  return warnings;
+}
+
+/**
  * Functions cannot travel as JSON: a function option is sent as true (Go
  * learns that there is one); a function anywhere else as {} (Go says the
  * option has the wrong type).
@@ -277,9 +299,8 @@ const functionsAs = (kinds) => (k, v) => typeof v === "function" ? (kinds[k] ===
 function clientOptionsJSON(options) {
   let redirectUri = options.redirectUri;
   try {
-    redirectUri = redirectUri === undefined
-      ? new URL("oauth/callback.html", import.meta.url).href
-      : new URL(redirectUri, globalThis.location?.href).href;
+    if (redirectUri === undefined) redirectUri = new URL("oauth/callback.html", import.meta.url).href;
+    else if (typeof redirectUri === "string") redirectUri = new URL(redirectUri, globalThis.location?.href).href;
   } catch { /* not a URL: Go says so */ }
   const sent = { ...options, redirectUri, clientName: options.clientName ?? globalThis.document?.title ?? "" };
   return JSON.parse(JSON.stringify(sent, functionsAs(CLIENT_OPTIONS)));
@@ -427,9 +448,6 @@ class MCP {
     for (const c of this.#host.targets.values()) c._fail?.(err);
   }
 
-  /** Whether the Go runtime runs in a worker (the page validates synchronous calls itself). */
-  get _remote() { return !!this.#api.remote; }
-
   /** For tests: an id of the worker runtime serving this page (undefined on the main thread). */
   get _runtimeId() { return this.#api.runtimeId; }
 
@@ -500,11 +518,8 @@ class MCP {
     if (typeof url !== "string" && !(url instanceof URL)) throw invalid("client(): url must be a string or URL");
     checkFunctions("client()", options, CLIENT_OPTIONS);
     const sent = clientOptionsJSON(options);
-    if (this.#api.remote) {
-      // Go cannot answer synchronously from a worker: the page checks what it would refuse.
-      const problem = clientProblem(String(url), sent);
-      if (problem) throw invalid(problem);
-    }
+    const problem = clientProblem(String(url), sent);
+    if (problem) throw invalid(problem);
     const { id } = this._invokeSync("client.new", { url: String(url), options: sent }, (next) => {
       const id = next();
       return { bind: { client: id }, result: { id } };
@@ -534,34 +549,38 @@ class MCP {
    */
   catalog(config = {}) {
     checkFunctions("catalog()", config, CATALOG_OPTIONS);
-    const servers = config.servers ?? config.mcpServers ?? {};
-    if (servers === null || typeof servers !== "object" || Array.isArray(servers)) throw invalid("catalog(): servers must be an object of server configurations");
+    const key = config.servers === undefined && config.mcpServers !== undefined ? "mcpServers" : "servers";
     const sent = { ...config };
-    const wire = {};
-    for (const [id, sc] of Object.entries(servers)) {
-      if (sc !== null && typeof sc === "object" && !Array.isArray(sc)) {
-        checkFunctions(`catalog(): server "${id}":`, sc, CLIENT_OPTIONS);
-        wire[id] = "command" in sc ? sc : clientOptionsJSON(sc);
-      } else {
-        wire[id] = sc;
+    let servers = {};
+    if (config[key] !== null && typeof config[key] === "object" && !Array.isArray(config[key])) {
+      servers = config[key];
+      const wire = {};
+      for (const [id, sc] of Object.entries(servers)) {
+        if (sc !== null && typeof sc === "object" && !Array.isArray(sc)) {
+          checkFunctions(`catalog(): server "${id}":`, sc, CLIENT_OPTIONS);
+          wire[id] = "command" in sc ? sc : clientOptionsJSON(sc);
+        } else {
+          wire[id] = sc;
+        }
       }
+      sent[key] = wire;
     }
-    if (config.mcpServers !== undefined) sent.mcpServers = wire;
-    else sent.servers = wire;
+    const options = JSON.parse(JSON.stringify(sent, functionsAs(CATALOG_OPTIONS)));
+    const warnings = catalogProblems(options);
     let cat;
-    const created = this._invokeSync("catalog.new", { options: JSON.parse(JSON.stringify(sent, functionsAs(CATALOG_OPTIONS))) }, (next) => {
+    const created = this._invokeSync("catalog.new", { options }, (next) => {
       // The page's ids for the catalog and for each server Go may accept (a
       // stdio server is left out: its id maps to nothing).
       const id = next();
       const clients = {};
       for (const [s, sc] of Object.entries(servers)) {
-        if (sc !== null && typeof sc === "object" && !Array.isArray(sc) && !("command" in sc)) clients[s] = next();
+        if (!readEntry(s, options.servers?.[s] ?? options.mcpServers?.[s]).problem) clients[s] = next();
       }
       return { bind: { catalog: id, clients }, result: { id, clients }, settled: (r) => cat?._created(r) };
     });
-    cat = new Catalog(this, created, servers, config.approve, config.maxServers);
+    cat = new Catalog(this, { ...created, warnings: created.warnings ?? warnings }, servers, config.approve, config.maxServers);
     this.#host.targets.set(`catalog:${created.id}`, cat);
-    for (const w of created.warnings ?? []) console.warn(`mcp: catalog(): ${w}`);
+    for (const w of cat.warnings) console.warn(`mcp: catalog(): ${w}`);
     return cat;
   }
 
@@ -680,7 +699,8 @@ class Client extends EventTarget {
     if (typeof name !== "string" || name === "") throw invalid("callTool(): name must be a non-empty string");
     if (args === null || typeof args !== "object" || Array.isArray(args)) throw invalid("callTool(): arguments must be a plain object");
     if (onProgress !== undefined && typeof onProgress !== "function") throw invalid("callTool(): onProgress must be a function");
-    if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0)) throw invalid("callTool(): timeoutMs must be a positive number");
+    const problem = callProblem({ timeoutMs });
+    if (problem) throw invalid(problem);
     let json;
     try {
       json = JSON.stringify(args);
@@ -897,16 +917,26 @@ class Catalog extends EventTarget {
     if (typeof id !== "string" || id === "") throw invalid("add(): id must be a non-empty string");
     checkFunctions(`add("${id}"):`, config, CLIENT_OPTIONS);
     const sent = clientOptionsJSON(config);
-    if (this.#mcp._remote) {
-      // Go cannot answer synchronously from a worker: the page checks what it would refuse.
-      const problem = catalogAddProblem(id, sent, new Set(this.#servers.keys()), this.#max);
-      if (problem) throw invalid(problem);
-    }
+    const problem = this.#addProblem(id, sent);
+    if (problem) throw invalid(sentence(problem));
     const { client } = this.#mcp._invokeSync("catalog.add", { id: this.#id, server: id, config: sent }, (next) => {
       const client = next();
       return { bind: { client }, result: { client } };
     });
     this.#servers.set(id, this.#mcp._wrap(client, config?.url ?? config?.serverUrl ?? "", config));
+  }
+
+  /** Go's refusal of add(id, sent), or null. */
+  #addProblem(id, sent) {
+    const entry = readEntry(id, sent);
+    if (entry.problem) return entry.problem;
+    const bad = optionsProblem(`catalog: server ${JSON.stringify(id)}`, "client", entry.config);
+    if (bad) return bad;
+    if (this.#servers.has(id)) return `catalog: server ${JSON.stringify(id)} exists; remove it first`;
+    if (this.#servers.size >= this.#max) return `catalog: the catalog holds ${this.#max} servers already, the most allowed (maxServers)`;
+    // mcpclient.New's header checks: Go names only the server.
+    if (clientProblem(entry.url, entry.config)) return `catalog: server ${JSON.stringify(id)}`;
+    return null;
   }
 
   /** Removes a server; its session ends. */
@@ -969,6 +999,8 @@ class Catalog extends EventTarget {
   /** Calls a tool by its exported name; every outcome but an abort resolves (an honest isError result). */
   callTool(name, args = {}, { signal, onProgress, timeoutMs } = {}) {
     if (onProgress !== undefined && typeof onProgress !== "function") return Promise.reject(invalid("callTool(): onProgress must be a function"));
+    const problem = callProblem({ timeoutMs });
+    if (problem) return Promise.reject(invalid(problem));
     const progress = onProgress && ((p) => {
       try { onProgress(JSON.parse(p)); } catch (e) { console.error("mcp: onProgress threw", e); }
     });
@@ -986,8 +1018,10 @@ class Catalog extends EventTarget {
     const model = options.model;
     let spec = model;
     if (typeof model === "function") spec = { kind: "custom" };
-    else if (model === null || typeof model !== "object") throw invalid("agent(): model must be mcp.models.openai(…), mcp.models.anthropic(…) or an async function");
-    const { id } = this.#mcp._invokeSync("agent.new", { catalog: this.#id, options: { ...options, model: spec } }, (next) => {
+    const sent = JSON.parse(JSON.stringify({ ...options, model: spec }, functionsAs(AGENT_OPTIONS)));
+    const problem = optionsProblem("agent()", "agent", sent);
+    if (problem) throw invalid(sentence(problem));
+    const { id } = this.#mcp._invokeSync("agent.new", { catalog: this.#id, options: sent }, (next) => {
       const id = next();
       return { bind: { agent: id }, result: { id } };
     });
@@ -1006,11 +1040,9 @@ class Catalog extends EventTarget {
     this.#mcp._target(`catalog:${this.#id}`, null);
   }
 
-  /** A worker runtime's answer to catalog.new: the statuses and warnings it knows. */
+  /** A worker runtime's answer to catalog.new: the statuses it knows. */
   _created(r) {
     for (const [id, st] of Object.entries(r.statuses ?? {})) this.#statuses[id] ??= st;
-    this.warnings = Object.freeze([...(r.warnings ?? [])]);
-    for (const w of this.warnings) console.warn(`mcp: catalog(): ${w}`);
   }
 
   // host.approve
