@@ -144,6 +144,20 @@ func sanitize(s string) string {
 	return b.String()
 }
 
+// sanitizeList sanitizes the entries of l for an error message, showing
+// at most eight.
+func sanitizeList(l []string) string {
+	var out []string
+	for i, s := range l {
+		if i == 8 {
+			out = append(out, "…")
+			break
+		}
+		out = append(out, sanitize(s))
+	}
+	return strings.Join(out, " ")
+}
+
 // isCode reports whether err carries the given code.
 func isCode(err error, code mcperr.Code) bool {
 	var c mcperr.Coder
