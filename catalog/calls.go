@@ -31,7 +31,8 @@ type outcome struct {
 // do (the server needs a sign-in, was declined, is disabled, is paused by
 // its breaker, refused approval, timed out, could not be reached; the name
 // is unknown; the arguments are not JSON or fail the tool's input schema).
-// The only errors are aborted (ctx ended) and closed (the catalog is).
+// The only errors are aborted (ctx ended), closed (the catalog is) and
+// invalid_argument (a negative opts.Timeout).
 func (c *Catalog) CallTool(ctx context.Context, name string, args json.RawMessage, opts CallOptions) (*mcp.CallToolResult, error) {
 	o, err := c.call(ctx, name, args, opts)
 	if err != nil {
@@ -46,7 +47,7 @@ func (c *Catalog) CallTool(ctx context.Context, name string, args json.RawMessag
 // ModelCall runs one tool call as a model asked for it: args is the
 // arguments' JSON text (empty for none). It resolves as [Catalog.CallTool]
 // does and renders the outcome for the model (see [ToolResult]). The only
-// errors are aborted and closed.
+// errors are aborted, closed and invalid_argument (a negative opts.Timeout).
 func (c *Catalog) ModelCall(ctx context.Context, name, args string, opts CallOptions) (ToolResult, error) {
 	o, err := c.call(ctx, name, []byte(args), opts)
 	if err != nil {
@@ -61,6 +62,9 @@ func (c *Catalog) call(ctx context.Context, name string, raw []byte, opts CallOp
 	o := outcome{name: name}
 	if c.isClosed() {
 		return o, errClosed
+	}
+	if err := c.checkCallOptions(opts); err != nil {
+		return o, err
 	}
 	if err := ctx.Err(); err != nil {
 		return o, aborted(err)
@@ -110,22 +114,42 @@ func (c *Catalog) call(ctx context.Context, name string, raw []byte, opts CallOp
 		o.text = say(textSchema, display, name, problem)
 		return o, nil
 	}
-	if c.cfg.Approve != nil && !readOnly(t) {
-		req := ApprovalRequest{ID: e.id, Tool: t.Name, Name: name, Args: args, Annotations: t.Annotations}
-		yes, err := c.cfg.Approve(ctx, req)
-		if ctx.Err() != nil {
-			return o, aborted(ctx.Err())
-		}
-		approved := err == nil && yes
-		if opts.OnApproval != nil {
-			opts.OnApproval(req, approved)
-		}
-		if !approved {
-			o.text = say(textRefused, display, name)
-			return o, nil
-		}
+	approved, err := c.askApproval(ctx, ApprovalRequest{ID: e.id, Tool: t.Name, Name: name, Args: args, Annotations: t.Annotations}, t, opts)
+	if err != nil {
+		return o, err
+	}
+	if !approved {
+		o.text = say(textRefused, display, name)
+		return o, nil
 	}
 	return c.invoke(ctx, e, t, o, args, opts)
+}
+
+// checkCallOptions refuses options that would otherwise silently become
+// defaults.
+func (c *Catalog) checkCallOptions(opts CallOptions) error {
+	if opts.Timeout < 0 {
+		return mcperr.New(mcperr.InvalidArgument, "catalog: CallOptions.Timeout must not be negative; use 0 for Config.CallTimeout (%v)", c.cfg.CallTimeout)
+	}
+	return nil
+}
+
+// askApproval asks the approval hook about req, unless there is none or t
+// is read-only, and reports the decision to opts.OnApproval. Its only error
+// is aborted.
+func (c *Catalog) askApproval(ctx context.Context, req ApprovalRequest, t *mcp.Tool, opts CallOptions) (bool, error) {
+	if c.cfg.Approve == nil || readOnly(t) {
+		return true, nil
+	}
+	yes, err := c.cfg.Approve(ctx, req)
+	if ctx.Err() != nil {
+		return false, aborted(ctx.Err())
+	}
+	approved := err == nil && yes
+	if opts.OnApproval != nil {
+		opts.OnApproval(req, approved)
+	}
+	return approved, nil
 }
 
 // readOnly reports whether the server annotated t readOnlyHint: true. The

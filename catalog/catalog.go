@@ -3,11 +3,17 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
+	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/mcpwasm/mcpwasm/mcpclient"
+	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
 // Format names a model provider's tool format.
@@ -60,7 +66,7 @@ type ServerConfig struct {
 // BreakerConfig configures each server's circuit breaker.
 type BreakerConfig struct {
 	Failures int           // consecutive failures that open it; default 3
-	Cooldown time.Duration // how long it stays open; default 30 s
+	Cooldown time.Duration // how long it stays open; 0 means 30 s; not negative
 }
 
 // ApprovalRequest is what the approval hook is asked before a call.
@@ -82,7 +88,7 @@ type Config struct {
 	Servers           map[string]ServerConfig
 	MaxServers        int           // default 32
 	MaxToolsPerServer int           // default 128
-	CallTimeout       time.Duration // default 60 s
+	CallTimeout       time.Duration // 0 means 60 s; not negative
 	Breaker           BreakerConfig
 	// Approve, when set, is asked before every call of a tool that is not
 	// annotated readOnlyHint: true (the meta tool catalog_enable_server
@@ -102,12 +108,6 @@ type Config struct {
 	// events, one at a time and in order, outside the catalog's lock (it
 	// may call the catalog). It must not block.
 	OnEvent func(Event)
-}
-
-// Event is a catalog event; Data is JSON-marshalable.
-type Event struct {
-	Type string // "statuschange", "toolschanged", "authrequired", "warning"
-	Data any
 }
 
 // Status is what [Catalog.Status] reports for one server.
@@ -130,7 +130,7 @@ type Tool struct {
 
 // CallOptions tune one call.
 type CallOptions struct {
-	Timeout    time.Duration // of the request to the server; default Config.CallTimeout
+	Timeout    time.Duration // of the request to the server; 0 means Config.CallTimeout; not negative
 	OnProgress func(*mcp.ProgressNotificationParams)
 	// AuthWait, when > 0, makes a call to a server that needs sign-in wait
 	// this long (real time) for the host to sign in through
@@ -162,4 +162,275 @@ type ToolResult struct {
 	Blocks   []Block             `json:"blocks,omitempty"`
 	IsError  bool                `json:"isError"`
 	Result   *mcp.CallToolResult `json:"result,omitempty"` // when the server answered
+}
+
+// Defaults of [Config].
+const (
+	DefaultMaxServers        = 32
+	DefaultMaxToolsPerServer = 128
+	DefaultCallTimeout       = 60 * time.Second
+	DefaultBreakerFailures   = 3
+	DefaultBreakerCooldown   = 30 * time.Second
+)
+
+// Catalog is many MCP servers behind one tool list: it connects them lazily
+// and in parallel, keeps each one's status and circuit breaker, names their
+// tools uniquely for a model, and routes a model's tool calls back, turning
+// every outcome into a result the model can read. It is safe for concurrent
+// use.
+type Catalog struct {
+	cfg     Config
+	life    context.Context // cancelled by Close
+	stop    context.CancelFunc
+	flights singleflight.Group
+
+	mu        sync.Mutex
+	closed    bool
+	entries   map[string]*entry
+	serial    int                  // instance counter for server events
+	names     map[string]toolKey   // exported name → tool, for every known tool
+	exported  map[toolKey]string   // the reverse
+	listed    []Tool               // what Tools returns
+	published map[string]string    // id → signature of its part of listed
+	pending   []Event              // events to deliver, in order
+	draining  bool                 // a goroutine is delivering pending
+	meta      map[string]*mcp.Tool // the meta tools, when enabled
+	renamed   bool                 // a tool list changed: names must be assigned again
+}
+
+// entry is one server of the catalog. Its fields are guarded by Catalog.mu.
+type entry struct {
+	id      string
+	cfg     ServerConfig
+	srv     Server
+	serial  int // events from another instance are stale
+	gen     int // bumped by disable, enable and authorize: older results are stale
+	enabled bool
+	latched bool // the user declined: no Connect or Authorize until a user action
+
+	state mcpclient.State
+	err   *mcpclient.Error // why the last attempt failed, for Status
+	cause error            // the same error, for texts
+
+	tools      []*mcp.Tool // filtered and capped; nil until listed
+	toolsVer   int         // bumped when tools change
+	stale      bool        // the server announced a tool change
+	avail      bool        // the last connect or list succeeded
+	refreshing bool
+	again      bool // another refresh was asked for while one ran
+	schemas    map[string]*jsonschema.Resolved
+
+	notified  bool // authrequired was fired for the current sign-in need
+	connFails int  // consecutive failed connection attempts
+	nextTry   time.Time
+	br        *breaker
+
+	wake chan struct{} // closed and replaced on every change
+	last *Status       // the status last announced
+}
+
+// New validates cfg and returns a catalog. Nothing connects yet: each
+// server connects on the first [Catalog.Tools], [Catalog.ToolsFor],
+// [Catalog.CallTool] or [Catalog.ModelCall] that needs it. The Factory is
+// called for every server now (it must not connect either).
+func New(cfg Config) (*Catalog, error) {
+	bad := func(format string, args ...any) error {
+		return mcperr.New(mcperr.InvalidArgument, "catalog: "+format, args...)
+	}
+	if cfg.Factory == nil {
+		return nil, bad("Config.Factory is required")
+	}
+	if cfg.MaxServers <= 0 {
+		cfg.MaxServers = DefaultMaxServers
+	}
+	if cfg.MaxToolsPerServer <= 0 {
+		cfg.MaxToolsPerServer = DefaultMaxToolsPerServer
+	}
+	if cfg.CallTimeout < 0 {
+		return nil, bad("Config.CallTimeout must not be negative; use 0 for the default (%v)", DefaultCallTimeout)
+	}
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = DefaultCallTimeout
+	}
+	if cfg.Breaker.Failures <= 0 {
+		cfg.Breaker.Failures = DefaultBreakerFailures
+	}
+	if cfg.Breaker.Cooldown < 0 {
+		return nil, bad("Config.Breaker.Cooldown must not be negative; use 0 for the default (%v)", DefaultBreakerCooldown)
+	}
+	if cfg.Breaker.Cooldown == 0 {
+		cfg.Breaker.Cooldown = DefaultBreakerCooldown
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = realClock{}
+	}
+	if len(cfg.Servers) > cfg.MaxServers {
+		return nil, bad("%d servers configured; at most %d (maxServers) are allowed", len(cfg.Servers), cfg.MaxServers)
+	}
+	ids := slices.Sorted(maps.Keys(cfg.Servers))
+	for _, id := range ids {
+		if err := validateServer(id, cfg.Servers[id]); err != nil {
+			return nil, err
+		}
+	}
+	c := &Catalog{
+		cfg:       cfg,
+		entries:   make(map[string]*entry, len(ids)),
+		names:     map[string]toolKey{},
+		published: map[string]string{},
+	}
+	c.cfg.Servers = nil // the entries hold them from now on
+	c.life, c.stop = context.WithCancel(context.Background())
+	if cfg.ServerTools {
+		c.meta = metaTools()
+	}
+	for _, id := range ids {
+		e, err := c.newEntry(id, cfg.Servers[id])
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.mu.Lock()
+		c.entries[id] = e
+		c.mu.Unlock()
+	}
+	c.update(func() {})
+	return c, nil
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (c *Catalog) now() time.Time { return c.cfg.Clock.Now() }
+
+// newEntry makes the entry and its server; the caller adds it.
+func (c *Catalog) newEntry(id string, sc ServerConfig) (*entry, error) {
+	sc.AllowTools = slices.Clone(sc.AllowTools)
+	sc.DenyTools = slices.Clone(sc.DenyTools)
+	sc.Client = slices.Clone(sc.Client)
+	e := &entry{
+		id:      id,
+		cfg:     sc,
+		enabled: sc.Enabled == nil || *sc.Enabled,
+		br:      newBreaker(c.cfg.Breaker),
+		wake:    make(chan struct{}),
+	}
+	if err := c.makeServer(e, nil); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// makeServer calls the Factory for e; its events reach onServerEvent.
+// With old (Enable remaking a closed server), the new server replaces old
+// only while e is current and still holds old: one made for a catalog
+// closed or an entry removed meanwhile, or beaten by a concurrent Enable,
+// is closed at once instead of left behind.
+func (c *Catalog) makeServer(e *entry, old Server) error {
+	c.mu.Lock()
+	c.serial++
+	serial := c.serial
+	c.mu.Unlock()
+	srv, err := c.cfg.Factory(e.id, e.cfg, func(ev mcpclient.Event) { c.onServerEvent(e, serial, ev) })
+	if err != nil {
+		return mcperr.Wrap(mcperr.CodeOf(err, mcperr.InvalidArgument), err, "catalog: server "+quote(e.id))
+	}
+	if srv == nil {
+		return mcperr.New(mcperr.InvalidArgument, "catalog: the Factory returned no server for %q", e.id)
+	}
+	st := srv.State()
+	c.mu.Lock()
+	if old != nil && (!c.current(e) || e.srv != old) {
+		closed := c.closed
+		c.mu.Unlock()
+		_ = srv.Close()
+		if closed {
+			return errClosed
+		}
+		return nil
+	}
+	e.srv, e.serial, e.state = srv, serial, st
+	c.mu.Unlock()
+	return nil
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// errClosed is what every method returns once the catalog is closed.
+var errClosed = mcperr.New(mcperr.Closed, "catalog: the catalog is closed; create a new one")
+
+// current reports whether e is still the catalog's entry for its id.
+func (c *Catalog) current(e *entry) bool { return !c.closed && c.entries[e.id] == e }
+
+// IDs returns the ids of the servers, sorted.
+func (c *Catalog) IDs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Sorted(maps.Keys(c.entries))
+}
+
+// Server returns the [Server] of id (for a server made by [FromClient],
+// [ClientOf] gives its client).
+func (c *Catalog) Server(id string) (Server, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[id]
+	if !ok {
+		return nil, false
+	}
+	return e.srv, true
+}
+
+// Config returns the configuration of server id.
+func (c *Catalog) Config(id string) (ServerConfig, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[id]
+	if !ok {
+		return ServerConfig{}, false
+	}
+	return e.cfg, true
+}
+
+func (c *Catalog) lookup(id string) (*entry, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errClosed
+	}
+	e, ok := c.entries[id]
+	if !ok {
+		return nil, mcperr.New(mcperr.InvalidArgument, "catalog: there is no server %q", id)
+	}
+	return e, nil
+}
+
+// Close closes every server. Later calls fail with an error coded closed;
+// calls waiting for a sign-in end with it too.
+func (c *Catalog) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	var srvs []Server
+	for _, e := range c.entries {
+		if e.srv != nil {
+			srvs = append(srvs, e.srv)
+		}
+		e.changedLocked()
+	}
+	c.mu.Unlock()
+	if c.stop != nil {
+		c.stop()
+	}
+	var first error
+	for _, s := range srvs {
+		if err := s.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

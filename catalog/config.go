@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -26,9 +27,10 @@ import (
 // denyTools fill the [ServerConfig] fields; every other key goes, unchanged,
 // into [ServerConfig.Client] as one JSON object for the [Factory].
 //
-// An entry that cannot be used is left out and reported in the warnings,
-// while the rest still load: an entry with a command (a local stdio server,
-// which a web page cannot start), a url that is not absolute http(s), a bad
+// An entry that cannot be used ([ParseEntry] fails) is left out and
+// reported in the warnings, while the rest still load: an entry with a
+// command (a local stdio server, which a web page cannot start; its warning
+// matches [ErrLocalServer]), a url that is not absolute http(s), a bad
 // allow/deny pattern, an empty id. The error return is for a document that
 // is not JSON or has neither form. Every error is coded invalid_argument.
 func ParseServers(data []byte) (map[string]ServerConfig, []error, error) {
@@ -62,7 +64,7 @@ func ParseServers(data []byte) (map[string]ServerConfig, []error, error) {
 	out := make(map[string]ServerConfig, len(entries))
 	var warnings []error
 	for _, id := range ids {
-		sc, err := parseEntry(id, entries[id])
+		sc, err := ParseEntry(id, entries[id])
 		if err != nil {
 			warnings = append(warnings, err)
 			continue
@@ -75,19 +77,26 @@ func ParseServers(data []byte) (map[string]ServerConfig, []error, error) {
 // catalogKeys are the entry keys that fill ServerConfig fields.
 var catalogKeys = []string{"url", "title", "description", "enabled", "allowTools", "denyTools"}
 
-func parseEntry(id string, raw json.RawMessage) (ServerConfig, error) {
-	bad := func(format string, args ...any) error {
-		return mcperr.New(mcperr.InvalidArgument, "catalog: server %q: "+format, append([]any{id}, args...)...)
-	}
+// ErrLocalServer is matched (errors.Is) by the error [ParseEntry] and
+// [ParseServers] give for a local command (stdio) server entry.
+var ErrLocalServer = errors.New("catalog: a local command (stdio) server")
+
+// ParseEntry reads and validates one server entry, raw, as it appears under
+// id in either form of [ParseServers]. For a local command (stdio) server it
+// returns an error matching [ErrLocalServer]: an entry for a desktop host,
+// which a web page cannot start, that a caller may skip with a warning. Any
+// other error means the entry is malformed. Every error is coded
+// invalid_argument.
+func ParseEntry(id string, raw json.RawMessage) (ServerConfig, error) {
 	if id == "" {
 		return ServerConfig{}, mcperr.New(mcperr.InvalidArgument, "catalog: a server has an empty id; give it a name")
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return ServerConfig{}, bad("the entry must be a JSON object")
+		return ServerConfig{}, entryError(id, "the entry must be a JSON object")
 	}
 	if _, ok := m["command"]; ok {
-		return ServerConfig{}, stdioError(id)
+		return ServerConfig{}, &localServerError{id}
 	}
 	var sc ServerConfig
 	// Hosts spell the URL "url" or "serverUrl".
@@ -101,7 +110,7 @@ func parseEntry(id string, raw json.RawMessage) (ServerConfig, error) {
 	if d, ok := m["disabled"]; ok {
 		var off bool
 		if err := json.Unmarshal(d, &off); err != nil {
-			return ServerConfig{}, bad("disabled must be true or false")
+			return ServerConfig{}, entryError(id, "disabled must be true or false")
 		}
 		if _, both := m["enabled"]; !both {
 			on := !off
@@ -109,7 +118,26 @@ func parseEntry(id string, raw json.RawMessage) (ServerConfig, error) {
 		}
 		delete(m, "disabled")
 	}
-	// "type" (hosts) or "transport" names the transport.
+	if err := normalizeTransport(id, m); err != nil {
+		return ServerConfig{}, err
+	}
+	if err := takeFields(id, &sc, m); err != nil {
+		return ServerConfig{}, err
+	}
+	client, err := json.Marshal(m) // map keys come out sorted
+	if err != nil {
+		return ServerConfig{}, entryError(id, "%v", err)
+	}
+	sc.Client = client
+	if err := validateServer(id, sc); err != nil {
+		return ServerConfig{}, err
+	}
+	return sc, nil
+}
+
+// normalizeTransport replaces the entry's "type" (hosts) or "transport" by
+// the client option transport: "streamable", "sse" or "auto".
+func normalizeTransport(id string, m map[string]json.RawMessage) error {
 	for _, k := range []string{"type", "transport"} {
 		v, ok := m[k]
 		if !ok {
@@ -117,11 +145,11 @@ func parseEntry(id string, raw json.RawMessage) (ServerConfig, error) {
 		}
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
-			return ServerConfig{}, bad("%s must be a string", k)
+			return entryError(id, "%s must be a string", k)
 		}
 		switch strings.ToLower(s) {
 		case "stdio":
-			return ServerConfig{}, stdioError(id)
+			return &localServerError{id}
 		case "http", "streamable-http", "streamable_http", "streamablehttp", "streamable":
 			s = "streamable"
 		case "sse":
@@ -129,11 +157,16 @@ func parseEntry(id string, raw json.RawMessage) (ServerConfig, error) {
 		case "auto", "":
 			s = "auto"
 		default:
-			return ServerConfig{}, bad("transport %q is not one of \"http\", \"streamable-http\", \"sse\"", s)
+			return entryError(id, "transport %q is not one of \"http\", \"streamable-http\", \"sse\"", s)
 		}
 		delete(m, k)
 		m["transport"], _ = json.Marshal(s)
 	}
+	return nil
+}
+
+// takeFields moves the catalogKeys of server id's entry m into sc.
+func takeFields(id string, sc *ServerConfig, m map[string]json.RawMessage) error {
 	fields := map[string]any{
 		"url": &sc.URL, "title": &sc.Title, "description": &sc.Description,
 		"allowTools": &sc.AllowTools, "denyTools": &sc.DenyTools,
@@ -147,37 +180,38 @@ func parseEntry(id string, raw json.RawMessage) (ServerConfig, error) {
 		if k == "enabled" {
 			var on bool
 			if err := json.Unmarshal(v, &on); err != nil {
-				return ServerConfig{}, bad("enabled must be true or false")
+				return entryError(id, "enabled must be true or false")
 			}
 			sc.Enabled = &on
 			continue
 		}
 		if err := json.Unmarshal(v, fields[k]); err != nil {
-			return ServerConfig{}, bad("%s has the wrong type", k)
+			return entryError(id, "%s has the wrong type", k)
 		}
 	}
-	client, err := json.Marshal(m) // map keys come out sorted
-	if err != nil {
-		return ServerConfig{}, bad("%v", err)
-	}
-	sc.Client = client
-	if err := validateServer(id, sc); err != nil {
-		return ServerConfig{}, err
-	}
-	return sc, nil
+	return nil
 }
 
-func stdioError(id string) error {
-	return mcperr.New(mcperr.InvalidArgument,
-		"server %q is a local command (stdio) server; a web page can only reach servers over HTTP: give it a url", id)
+// localServerError is the error of a local command (stdio) server entry.
+type localServerError struct{ id string }
+
+func (e *localServerError) Error() string {
+	return fmt.Sprintf("server %q is a local command (stdio) server; a web page can only reach servers over HTTP: give it a url", e.id)
+}
+
+func (e *localServerError) MCPErrorCode() mcperr.Code { return mcperr.InvalidArgument }
+
+func (e *localServerError) Is(target error) bool { return target == ErrLocalServer }
+
+// entryError is an invalid_argument error about server id's entry.
+func entryError(id, format string, args ...any) error {
+	return mcperr.New(mcperr.InvalidArgument, "catalog: server %q: "+format, append([]any{id}, args...)...)
 }
 
 // validateServer checks one entry: a non-empty id, an absolute http(s) URL,
 // valid allow/deny patterns, and a Client that is a JSON object when set.
 func validateServer(id string, sc ServerConfig) error {
-	bad := func(format string, args ...any) error {
-		return mcperr.New(mcperr.InvalidArgument, "catalog: server %q: "+format, append([]any{id}, args...)...)
-	}
+	bad := func(format string, args ...any) error { return entryError(id, format, args...) }
 	if id == "" {
 		return mcperr.New(mcperr.InvalidArgument, "catalog: a server has an empty id; give it a name")
 	}

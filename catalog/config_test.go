@@ -2,10 +2,13 @@ package catalog
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
@@ -92,6 +95,63 @@ func TestParseServers(t *testing.T) {
 	}
 }
 
+func TestParseEntry(t *testing.T) {
+	tests := []struct {
+		name  string
+		entry string
+		want  ServerConfig
+		err   string // "" for none
+		local bool   // the error matches ErrLocalServer
+	}{{
+		name:  "valid",
+		entry: `{"url": "https://a.example.com/mcp", "title": "A", "allowTools": ["search_*"], "clientId": "abc"}`,
+		want:  ServerConfig{URL: "https://a.example.com/mcp", Title: "A", AllowTools: []string{"search_*"}, Client: json.RawMessage(`{"clientId":"abc"}`)},
+	}, {
+		name:  "serverUrl alias",
+		entry: `{"serverUrl": "https://b.example.com/sse", "type": "sse", "disabled": true}`,
+		want:  ServerConfig{URL: "https://b.example.com/sse", Enabled: boolp(false), Client: json.RawMessage(`{"transport":"sse"}`)},
+	}, {
+		name:  "command",
+		entry: `{"command": "npx", "args": ["-y", "server"]}`,
+		err:   `server "x" is a local command (stdio) server; a web page can only reach servers over HTTP: give it a url`,
+		local: true,
+	}, {
+		name:  "stdio type",
+		entry: `{"type": "stdio", "url": "http://127.0.0.1/x"}`,
+		err:   `server "x" is a local command (stdio) server; a web page can only reach servers over HTTP: give it a url`,
+		local: true,
+	}, {
+		name:  "bad glob",
+		entry: `{"url": "https://c.example.com/mcp", "denyTools": ["[a-"]}`,
+		err:   `catalog: server "x": denyTools entry "[a-" is not a valid glob pattern`,
+	}, {
+		name:  "bad transport",
+		entry: `{"url": "https://d.example.com/mcp", "transport": "websocket"}`,
+		err:   `catalog: server "x": transport "websocket" is not one of "http", "streamable-http", "sse"`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseEntry("x", json.RawMessage(tt.entry))
+			if tt.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("ParseEntry (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.err {
+				t.Fatalf("ParseEntry: %v; want %q", err, tt.err)
+			}
+			wantCode(t, err, mcperr.InvalidArgument)
+			if local := errors.Is(err, ErrLocalServer); local != tt.local {
+				t.Errorf("errors.Is(err, ErrLocalServer) = %v; want %v", local, tt.local)
+			}
+		})
+	}
+}
+
 func TestParseServersDocumentErrors(t *testing.T) {
 	for _, doc := range []string{
 		`not json`,
@@ -124,6 +184,8 @@ func TestNewValidates(t *testing.T) {
 		{"too many", Config{Factory: fs, Servers: many, MaxServers: 3}, "catalog: 4 servers configured; at most 3 (maxServers) are allowed"},
 		{"bad url", Config{Factory: fs, Servers: servers("x", "mcp.example.com")}, `catalog: server "x": url "mcp.example.com" is not an absolute http(s) URL`},
 		{"bad deny", Config{Factory: fs, Servers: map[string]ServerConfig{"x": {URL: "https://x.example.com", DenyTools: []string{"\\"}}}}, `catalog: server "x": denyTools entry "\\" is not a valid glob pattern`},
+		{"negative call timeout", Config{Factory: fs, CallTimeout: -time.Second}, "catalog: Config.CallTimeout must not be negative; use 0 for the default (1m0s)"},
+		{"negative cooldown", Config{Factory: fs, Breaker: BreakerConfig{Cooldown: -time.Second}}, "catalog: Config.Breaker.Cooldown must not be negative; use 0 for the default (30s)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,5 +211,29 @@ func TestNewValidates(t *testing.T) {
 	err := small.Add("b", ServerConfig{URL: "https://b.example.com/mcp"})
 	if err == nil || !strings.Contains(err.Error(), "maxServers") {
 		t.Errorf("Add beyond the cap: %v; want an error naming maxServers", err)
+	}
+}
+
+// A negative call timeout is refused rather than taken for the default.
+func TestNegativeCallTimeout(t *testing.T) {
+	srv := &fakeServer{tools: []*mcp.Tool{tool("t", true)}}
+	cat, _ := newCatalog(t, Config{Servers: servers("s", "https://s.example.com/mcp"), Factory: fakes(map[string]*fakeServer{"s": srv})})
+	ctx := ctxT(t)
+	opts := CallOptions{Timeout: -time.Second}
+	const want = "catalog: CallOptions.Timeout must not be negative; use 0 for Config.CallTimeout (1m0s)"
+	_, err := cat.CallTool(ctx, "s_t", nil, opts)
+	if err == nil || err.Error() != want {
+		t.Fatalf("CallTool: %v; want %q", err, want)
+	}
+	wantCode(t, err, mcperr.InvalidArgument)
+	_, err = cat.ModelCall(ctx, "s_t", "{}", opts)
+	wantCode(t, err, mcperr.InvalidArgument)
+	_, err = cat.HandleToolCalls(ctx, FormatOpenAI, json.RawMessage(`[]`), opts)
+	wantCode(t, err, mcperr.InvalidArgument)
+	if n := srv.calls.Load(); n != 0 {
+		t.Errorf("server calls = %d; want 0", n)
+	}
+	if r, err := cat.ModelCall(ctx, "s_t", "{}", CallOptions{}); err != nil || r.IsError {
+		t.Errorf("ModelCall with default options = %+v, %v; want a result", r, err)
 	}
 }

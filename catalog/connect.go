@@ -40,6 +40,9 @@ type openError struct {
 
 func (e *openError) Error() string { return "catalog: the circuit breaker is open" }
 
+// connectLimit bounds how many servers [Catalog.Tools] connects at once.
+const connectLimit = 4
+
 // Tools returns the aggregated tool list: the tools of every enabled server
 // that is connected, under their exported names, then the meta tools when
 // Config.ServerTools is set. Servers not connected yet are connected first,

@@ -38,8 +38,8 @@
 // disabled or paused by its breaker, the user refused approval, the call
 // timed out, the arguments are not JSON or fail the tool's input schema,
 // the name is unknown). A model told the truth does not claim that a server
-// it could not use answered. Only an aborted context (and a closed catalog)
-// is an error.
+// it could not use answered. Only an aborted context, a closed catalog and
+// a negative [CallOptions].Timeout are errors.
 //
 // A declined sign-in latches: the catalog does not connect or sign in to
 // that server again until the host calls [Catalog.Authorize] or

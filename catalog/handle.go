@@ -236,8 +236,11 @@ func argText(raw json.RawMessage) json.RawMessage {
 // Every call gets a result, malformed ones (unknown name, arguments that
 // are not JSON or fail the schema, a missing id) included, saying what is
 // wrong. The only errors are aborted (ctx), closed, and invalid_argument
-// for a document that is not of the format.
+// for a document that is not of the format or a negative opts.Timeout.
 func (c *Catalog) HandleToolCalls(ctx context.Context, f Format, calls json.RawMessage, opts CallOptions) (json.RawMessage, error) {
+	if err := c.checkCallOptions(opts); err != nil {
+		return nil, err
+	}
 	list, err := ParseToolCalls(f, calls)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,94 @@
+package catalog
+
+// The types of [Event].
+const (
+	EventStatusChange = "statuschange" // Data: StatusChange
+	EventToolsChanged = "toolschanged" // Data: ToolsChanged
+	EventAuthRequired = "authrequired" // Data: AuthRequired
+	EventWarning      = "warning"      // Data: Warning
+)
+
+// Event is a catalog event; Data is JSON-marshalable.
+type Event struct {
+	Type string // "statuschange", "toolschanged", "authrequired", "warning"
+	Data any
+}
+
+// StatusChange is the Data of a "statuschange" [Event]: a server's state,
+// tool count or breaker changed.
+type StatusChange struct {
+	ID     string `json:"id"`
+	Status Status `json:"status"`
+}
+
+// ToolsChanged is the Data of a "toolschanged" [Event]: the aggregated tool
+// list changed, for these servers.
+type ToolsChanged struct {
+	IDs []string `json:"ids"`
+}
+
+// AuthRequired is the Data of an "authrequired" [Event]: the server needs
+// the user to sign in; call [Catalog.Authorize] from a user action.
+type AuthRequired struct {
+	ID string `json:"id"`
+}
+
+// Warning is the Data of a "warning" [Event]: something was left out, for
+// example tools beyond MaxToolsPerServer.
+type Warning struct {
+	ID      string `json:"id"`
+	Message string `json:"message"`
+}
+
+// update runs fn under the lock, announces what changed, and delivers the
+// events after unlocking.
+func (c *Catalog) update(fn func()) {
+	c.mu.Lock()
+	fn()
+	c.syncLocked()
+	c.mu.Unlock()
+	c.flush()
+}
+
+// emitLocked queues an event; flush delivers it.
+func (c *Catalog) emitLocked(typ string, data any) {
+	if c.cfg.OnEvent != nil {
+		c.pending = append(c.pending, Event{Type: typ, Data: data})
+	}
+}
+
+// flush delivers queued events in order, outside the lock. One goroutine
+// delivers at a time; events queued meanwhile (even by OnEvent itself) are
+// delivered by it too, so OnEvent may call the catalog.
+func (c *Catalog) flush() {
+	c.mu.Lock()
+	if c.draining {
+		c.mu.Unlock()
+		return
+	}
+	c.draining = true
+	for len(c.pending) > 0 {
+		evs := c.pending
+		c.pending = nil
+		c.mu.Unlock()
+		c.deliver(evs)
+		c.mu.Lock()
+	}
+	c.draining = false
+	c.mu.Unlock()
+}
+
+// deliver calls OnEvent; should it panic, the next flush still delivers.
+func (c *Catalog) deliver(evs []Event) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.mu.Lock()
+			c.draining = false
+			c.mu.Unlock()
+			panic(r)
+		}
+	}()
+	for _, ev := range evs {
+		c.cfg.OnEvent(ev)
+	}
+}
