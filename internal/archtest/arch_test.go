@@ -3,18 +3,21 @@
 package archtest
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// browserDirs may import syscall/js (through safejs); their files carry the
-// js && wasm build tag.
+// browserDirs may import syscall/js (through safejs); their files that call
+// JavaScript carry the js && wasm build tag, the rest build natively too.
 var browserDirs = []string{"jsbridge", "wasm", "storage/indexeddb"}
 
 func repoRoot(t *testing.T) string {
@@ -32,8 +35,19 @@ func TestBrowserFilesCarryBuildTag(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasPrefix(string(b), "//go:build js && wasm\n") {
-				t.Errorf("%s: first line must be //go:build js && wasm", f)
+			parsed, err := parser.ParseFile(token.NewFileSet(), f, b, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			js := dir == "wasm" // package main of GOOS=js
+			for _, imp := range parsed.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				if p == "syscall/js" || strings.HasPrefix(p, "github.com/hack-pad/safejs") || p == "github.com/mcpwasm/mcpwasm/jsbridge" {
+					js = true
+				}
+			}
+			if js && !strings.HasPrefix(string(b), "//go:build js && wasm") {
+				t.Errorf("%s: calls JavaScript; its first line must be //go:build js && wasm", f)
 			}
 		}
 	}

@@ -12,10 +12,6 @@ import (
 	"github.com/mcpwasm/mcpwasm/oauth"
 )
 
-// storeDPoP holds the DPoP key pairs: {k: id, privateKey, publicKey}, the
-// CryptoKeys as structured clones (never exported).
-const storeDPoP = "dpop"
-
 // DPoPKeys returns the page's DPoP keys ([oauth.DPoPKeys]), kept in the
 // store's database: ECDSA P-256 key pairs made by WebCrypto with a
 // non-extractable private key, stored as CryptoKey objects, so that no
@@ -38,7 +34,7 @@ type idbDPoPKeys struct {
 // time, so that a key another tab deleted and replaced is not used from a
 // stale copy.
 func (k *idbDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error) {
-	db, ok := k.s.backend(ctx).(*idbKV)
+	db, ok := k.s.idb(ctx)
 	if !ok {
 		return k.mem.Key(ctx, id)
 	}
@@ -53,7 +49,7 @@ func (k *idbDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error)
 		if err != nil {
 			return nil, err
 		}
-		rec, err = jsbridge.NewObject(map[string]any{"k": id, "privateKey": priv, "publicKey": pub})
+		rec, err = recordToJS(dpopRecord(id, priv, pub))
 		if err != nil {
 			return nil, storageErr(err, "cannot encode the DPoP key")
 		}
@@ -64,8 +60,8 @@ func (k *idbDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error)
 			}
 		}
 	}
-	priv, err1 := rec.Get("privateKey")
-	pub, err2 := rec.Get("publicKey")
+	priv, err1 := rec.Get(propPrivateKey)
+	pub, err2 := rec.Get(propPublicKey)
 	if err1 != nil || err2 != nil || priv.IsUndefined() || pub.IsUndefined() {
 		return nil, storageErr(fmt.Errorf("missing CryptoKey"), "the stored DPoP key is unreadable")
 	}
@@ -74,7 +70,7 @@ func (k *idbDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error)
 
 // DeleteKey implements [oauth.DPoPKeys].
 func (k *idbDPoPKeys) DeleteKey(ctx context.Context, id string) error {
-	db, ok := k.s.backend(ctx).(*idbKV)
+	db, ok := k.s.idb(ctx)
 	if !ok {
 		return k.mem.DeleteKey(ctx, id)
 	}

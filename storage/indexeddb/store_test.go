@@ -1,28 +1,18 @@
-//go:build js && wasm
-
 package indexeddb
-
-// These tests run under Node (make wasmtest), which has WebCrypto and
-// structuredClone but no IndexedDB: they cover the memory fallback, the
-// WebCrypto DPoP keys and what a key IndexedDB refuses says. The IndexedDB
-// path itself is tested in the browser (e2e: TestWorkerThatCannotStoreKeys,
-// TestDPoPSignInReloadAndStolenToken).
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
-	"math/big"
+	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/jsbridge"
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mcpwasm/mcpwasm/mcperr"
-	"github.com/mcpwasm/mcpwasm/oauth"
 )
 
 func ctxT(t *testing.T) context.Context {
@@ -31,124 +21,210 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-// TestWithoutIndexedDBKeepsRecordsInMemory: without IndexedDB the store
-// says why once, keeps its records for this page (not shared), and its DPoP
-// keys are in memory too.
-func TestWithoutIndexedDBKeepsRecordsInMemory(t *testing.T) {
-	ctx := ctxT(t)
+// opened returns a store whose database opens as db.
+func opened(t *testing.T, db kv) *Store {
+	return newStore(func(context.Context) (kv, error) { return db, nil },
+		func(err error) { t.Errorf("onFallback(%v) although the database opened", err) })
+}
+
+// TestUnopenableDatabaseFallsBackToMemoryOnce: when the database cannot be
+// opened, concurrent first callers open it once, with a context of its own
+// (theirs has ended), the callback hears why once, and the records live in
+// memory, not shared with other pages.
+func TestUnopenableDatabaseFallsBackToMemoryOnce(t *testing.T) {
+	openErr := storageErr(errors.New("indexedDB is not available"), "cannot open the database")
+	var opens atomic.Int32
+	var mu sync.Mutex
 	var told []error
-	s := New("test", func(err error) { told = append(told, err) })
-	if err := s.Fallback(); err == nil || mcperr.CodeOf(err, "") != mcperr.Storage || !strings.Contains(err.Error(), "indexedDB is not available") {
-		t.Fatalf("Fallback() = %v; want a storage error saying indexedDB is not available", err)
+	s := newStore(func(ctx context.Context) (kv, error) {
+		opens.Add(1)
+		if ctx.Err() != nil {
+			t.Errorf("open got a context that has ended (%v): one caller's would decide for the page", ctx.Err())
+		}
+		return nil, openErr
+	}, func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, err)
+	})
+
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			g := fixtureGrant()
+			g.Resource += "/" + string(rune('a'+i))
+			if err := s.PutGrant(gone, g); err != nil {
+				t.Errorf("PutGrant on the fallback: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+
+	if n := opens.Load(); n != 1 {
+		t.Errorf("open ran %d times; want once", n)
+	}
+	if len(told) != 1 || told[0] != openErr {
+		t.Errorf("onFallback heard %v; want once, the open error", told)
+	}
+	if err := s.Fallback(); err != openErr {
+		t.Errorf("Fallback() = %v; want the open error", err)
 	}
 	if s.Shared() {
-		t.Error("Shared() = true on the memory fallback; want false")
+		t.Error("Shared() = true on the memory fallback; other pages cannot see its records")
 	}
-	g := &oauth.Grant{Resource: "https://mcp.example.com/mcp", AccessToken: "at-secret", TokenType: "Bearer"}
-	if err := s.PutGrant(ctx, g); err != nil {
-		t.Fatal(err)
+	if _, ok := s.backend(context.Background()).(*memKV); !ok {
+		t.Errorf("the fallback backend is %T; want memory", s.backend(context.Background()))
 	}
-	got, err := s.GetGrant(ctx, g.Resource)
-	if err != nil || got == nil || got.AccessToken != "at-secret" {
-		t.Fatalf("GetGrant = %+v, %v; want the stored grant", got, err)
-	}
-	if err := s.Clear(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s.GetGrant(ctx, g.Resource); err != nil || got != nil {
-		t.Errorf("after Clear, GetGrant = %+v, %v; want none", got, err)
-	}
-	if len(told) != 1 {
-		t.Errorf("the fallback callback ran %d times; want once", len(told))
-	}
-	k1, err := s.DPoPKeys().Key(ctx, "reg-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k2, err := s.DPoPKeys().Key(ctx, "reg-1")
-	if err != nil || k1 != k2 {
-		t.Errorf("the DPoP key of one id changed within the page (%v)", err)
-	}
-}
-
-// TestDPoPKeySignsAndCannotBeExported: a memory DPoP key is a WebCrypto
-// ECDSA P-256 pair whose private key is not extractable; its signatures
-// verify against the public JWK it reports.
-func TestDPoPKeySignsAndCannotBeExported(t *testing.T) {
-	ctx := ctxT(t)
-	key, err := NewMemoryDPoPKeys().Key(ctx, "reg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wk := key.(*webKey)
-	ext, _ := wk.priv.Get("extractable")
-	if b, err := ext.Bool(); err != nil || b {
-		t.Errorf("the private key's extractable = %v (%v); want false", b, err)
-	}
-	subtle, err := subtleCrypto()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := subtle.Call("exportKey", "jwk", wk.priv)
-	if err == nil {
-		_, err = jsbridge.Await(ctx, p)
-	}
-	if err == nil {
-		t.Error("exportKey of the private key succeeded; want it refused")
-	}
-
-	input := []byte("header.payload")
-	sig, err := key.Sign(ctx, input)
-	if err != nil || len(sig) != 64 {
-		t.Fatalf("Sign = %d bytes, %v; want 64", len(sig), err)
-	}
-	x, y := key.PublicJWK()
-	xb, _ := base64.RawURLEncoding.DecodeString(x)
-	yb, _ := base64.RawURLEncoding.DecodeString(y)
-	pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(xb), Y: new(big.Int).SetBytes(yb)}
-	h := sha256.Sum256(input)
-	if !ecdsa.Verify(pub, h[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
-		t.Error("the signature does not verify with the reported public key")
-	}
-}
-
-// TestKeyThatCannotBeStoredSaysSignInCannotStart: a CryptoKey that the
-// browser cannot clone into IndexedDB (the DataCloneError of WebKit's
-// SharedWorker; here Node's, for a value that cannot be cloned) gives a
-// storage error that says sign-in cannot start and what can (in a worker,
-// another runtime; on a page, storage "memory"), and the message a person
-// reads says the request stopped.
-func TestKeyThatCannotBeStoredSaysSignInCannotStart(t *testing.T) {
-	clone, err := jsbridge.Global().Get("structuredClone")
-	if err != nil || clone.IsUndefined() {
-		t.Fatal("this Node has no structuredClone")
-	}
-	fn, _ := jsbridge.Global().Get("Function")
-	notClonable, err := fn.New("return 1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, cloneErr := jsbridge.Call(clone, notClonable)
-	if cloneErr == nil {
-		t.Fatal("structuredClone of a function succeeded")
-	}
-	err = keyStoreErr(cloneErr, "the DPoP key")
-	if mcperr.CodeOf(err, "") != mcperr.Storage || !errors.Is(err, cloneErr) {
-		t.Errorf("keyStoreErr = %v; want a storage error wrapping the clone error", err)
-	}
-	// Node is not a worker: the advice is the one for a page.
-	for _, want := range []string{"cannot store the DPoP key", "sign-in cannot start", `storage: "memory"`} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("keyStoreErr = %q; want it to say %q", err, want)
+	for i := range 8 {
+		want := fixtureGrant()
+		want.Resource += "/" + string(rune('a'+i))
+		got, err := s.GetGrant(ctxT(t), want.Resource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("grant %d from memory (-want +got):\n%s", i, d)
 		}
 	}
-	// Another failure (quota, a closed database) names no runtime.
-	other := keyStoreErr(errors.New("QuotaExceededError"), "the DPoP key")
-	if strings.Contains(other.Error(), "runtime") || strings.Contains(other.Error(), "memory") {
-		t.Errorf("keyStoreErr of a quota error = %q; want no advice about clones", other)
+}
+
+// TestOpenedDatabaseHoldsTheRecords: with the database open there is no
+// fallback, the records go to the database and are shared.
+func TestOpenedDatabaseHoldsTheRecords(t *testing.T) {
+	ctx := ctxT(t)
+	db := &memKV{}
+	s := opened(t, db)
+	if err := s.PutGrant(ctx, fixtureGrant()); err != nil {
+		t.Fatal(err)
 	}
-	msg, _ := mcperr.Present(mcperr.AtServer(err, "mcp.example.com"))
-	if want := "The browser could not store or use the sign-in for the server at mcp.example.com (IndexedDB or WebCrypto failed), so the request stopped. The detail says why and what to do."; msg != want {
-		t.Errorf("Present = %q; want %q", msg, want)
+	if _, found, _ := db.get(ctx, storeGrants, fixtureGrant().Resource); !found {
+		t.Error("the grant is not in the opened database")
+	}
+	if err := s.Fallback(); err != nil {
+		t.Errorf("Fallback() = %v; want nil", err)
+	}
+	if !s.Shared() {
+		t.Error("Shared() = false with the database open")
+	}
+}
+
+// TestEachKindIsKeyedAsStored: every kind has its object store and its key
+// there (records stored under another key would be lost), reads back equal
+// and is deleted alone.
+func TestEachKindIsKeyedAsStored(t *testing.T) {
+	ctx := ctxT(t)
+	db := &memKV{}
+	s := opened(t, db)
+	g, c, m, p := fixtureGrant(), fixtureClient(), fixtureMetadata(), fixturePending()
+	kinds := []struct {
+		store, key string
+		want       any
+		put        func() error
+		get        func() (any, error)
+		del        func() error
+	}{
+		{storeGrants, g.Resource, g,
+			func() error { return s.PutGrant(ctx, g) },
+			func() (any, error) { return s.GetGrant(ctx, g.Resource) },
+			func() error { return s.DeleteGrant(ctx, g.Resource) }},
+		{storeClients, c.Issuer + "\x00" + c.RedirectURI, c,
+			func() error { return s.PutClient(ctx, c) },
+			func() (any, error) { return s.GetClient(ctx, c.Issuer, c.RedirectURI) },
+			func() error { return s.DeleteClient(ctx, c.Issuer, c.RedirectURI) }},
+		{storeMetadata, m.Key, m,
+			func() error { return s.PutMetadata(ctx, m) },
+			func() (any, error) { return s.GetMetadata(ctx, m.Key) },
+			func() error { return s.DeleteMetadata(ctx, m.Key) }},
+		{storePending, p.State, p,
+			func() error { return s.PutPending(ctx, p) },
+			func() (any, error) { return s.GetPending(ctx, p.State) },
+			func() error { return s.DeletePending(ctx, p.State) }},
+	}
+	for _, k := range kinds {
+		if got, err := k.get(); err != nil || !reflect.ValueOf(got).IsNil() {
+			t.Errorf("%s: before Put, Get = %v, %v; want nil, nil", k.store, got, err)
+		}
+		if err := k.put(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(db.m) != len(kinds) {
+		t.Errorf("the database holds %d records; want %d", len(db.m), len(kinds))
+	}
+	for i, k := range kinds {
+		if _, found, _ := db.get(ctx, k.store, k.key); !found {
+			t.Errorf("no record in %s under %q", k.store, k.key)
+		}
+		got, err := k.get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(k.want, got); d != "" {
+			t.Errorf("%s read back (-want +got):\n%s", k.store, d)
+		}
+		if err := k.del(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := k.get(); err != nil || !reflect.ValueOf(got).IsNil() {
+			t.Errorf("%s: after Delete, Get = %v, %v; want nil, nil", k.store, got, err)
+		}
+		if n := len(db.m); n != len(kinds)-i-1 {
+			t.Errorf("after deleting the %s record, %d records are left; want %d", k.store, n, len(kinds)-i-1)
+		}
+	}
+}
+
+// TestClearKeepsOnlyTheWrappingKey: Clear empties every object store but
+// the keys, in the database and on the memory fallback alike.
+func TestClearKeepsOnlyTheWrappingKey(t *testing.T) {
+	ctx := ctxT(t)
+	all := []string{storeGrants, storeClients, storeMetadata, storePending, storeDPoP, storeKeys}
+
+	mem := &memKV{}
+	db := &fakeDB{}
+	backends := []struct {
+		name string
+		kv   kv
+		seed func(store string) error
+		has  func(store string) bool
+	}{
+		{"memory", mem,
+			func(store string) error { return mem.put(ctx, store, "x", []byte("{}")) },
+			func(store string) bool { _, ok, _ := mem.get(ctx, store, "x"); return ok }},
+		{"database", &sealedKV{db: db, sl: newGCMSealer(t, make([]byte, 32))},
+			func(store string) error { return db.writeRecord(ctx, store, map[string]any{propKey: "x"}) },
+			func(store string) bool { return db.stores[store]["x"] != nil }},
+	}
+	for _, b := range backends {
+		for _, st := range all {
+			if err := b.seed(st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := opened(t, b.kv).Clear(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range all {
+			if got, want := b.has(st), st == storeKeys; got != want {
+				t.Errorf("%s: after Clear, a record in %s: %v; want %v", b.name, st, got, want)
+			}
+		}
+	}
+}
+
+// TestCorruptRecordIsAStorageError: a record that is not the JSON of its
+// kind is a "storage" error, not an absent record.
+func TestCorruptRecordIsAStorageError(t *testing.T) {
+	ctx := ctxT(t)
+	db := &memKV{}
+	s := opened(t, db)
+	if err := db.put(ctx, storeGrants, "r", []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.GetGrant(ctx, "r")
+	if g != nil || mcperr.CodeOf(err, "") != mcperr.Storage || !strings.Contains(err.Error(), "corrupt record in grants") {
+		t.Errorf("GetGrant = %v, %v; want a storage error about a corrupt record in grants", g, err)
 	}
 }

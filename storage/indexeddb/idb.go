@@ -1,0 +1,353 @@
+//go:build js && wasm
+
+package indexeddb
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/jsbridge"
+)
+
+// migrations[i] upgrades a database from version i to i+1. The database
+// version is len(migrations).
+var migrations = []func(db jsbridge.Value) error{
+	// 0 → 1: the first schema.
+	func(db jsbridge.Value) error {
+		for _, name := range []string{storeGrants, storeClients, storeMetadata, storePending, storeKeys} {
+			opts, err := jsbridge.NewObject(map[string]any{"keyPath": propKey})
+			if err != nil {
+				return err
+			}
+			if _, err := db.Call("createObjectStore", name, opts); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+	// 1 → 2: the DPoP key pairs (see DPoPKeys).
+	func(db jsbridge.Value) error {
+		opts, err := jsbridge.NewObject(map[string]any{"keyPath": propKey})
+		if err != nil {
+			return err
+		}
+		_, err = db.Call("createObjectStore", storeDPoP, opts)
+		return err
+	},
+}
+
+// New returns the store of database name; nothing is opened yet.
+// onFallback, when set, is called once if IndexedDB cannot be opened and
+// memory is used instead.
+func New(name string, onFallback func(error)) *Store {
+	return newStore(func(ctx context.Context) (kv, error) {
+		db, err := open(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		d := &idbDB{db: db}
+		return &sealedKV{db: d, sl: d}, nil
+	}, onFallback)
+}
+
+// idb returns the store's database; false on the memory fallback.
+func (s *Store) idb(ctx context.Context) (*idbDB, bool) {
+	b, ok := s.backend(ctx).(*sealedKV)
+	if !ok {
+		return nil, false
+	}
+	d, ok := b.db.(*idbDB)
+	return d, ok
+}
+
+// open opens (creating or upgrading) the database name. It fails with a
+// "storage" error when IndexedDB is unavailable.
+func open(ctx context.Context, name string) (jsbridge.Value, error) {
+	fail := func(err error, what string) (jsbridge.Value, error) {
+		return jsbridge.Undefined(), storageErr(err, what)
+	}
+	idb, err := jsbridge.Global().Get("indexedDB")
+	if err != nil || idb.IsUndefined() || idb.IsNull() {
+		return fail(fmt.Errorf("indexedDB is not available"), "cannot open the database")
+	}
+	req, err := idb.Call("open", name, len(migrations))
+	if err != nil {
+		return fail(err, "indexedDB.open threw (storage disabled?)")
+	}
+	upgradeErr := make(chan error, 1)
+	onUpgrade, err := jsbridge.Func(func(args []jsbridge.Value) (any, error) {
+		ev := jsbridge.Arg(args, 0)
+		oldV, _ := ev.Get("oldVersion")
+		old, _ := oldV.Int()
+		db, _ := req.Get("result")
+		for v := old; v < len(migrations); v++ {
+			if err := migrations[v](db); err != nil {
+				upgradeErr <- fmt.Errorf("migrating from version %d: %w", v, err)
+				return nil, nil
+			}
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return fail(err, "cannot open the database")
+	}
+	defer onUpgrade.Release()
+	if err := req.Set("onupgradeneeded", onUpgrade); err != nil {
+		return fail(err, "cannot open the database")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second) // "blocked" never settles
+	defer cancel()
+	db, err := jsbridge.AwaitEvents(ctx, req, "result", []string{"success"}, []string{"error", "blocked"})
+	if err != nil {
+		return fail(err, "cannot open the database")
+	}
+	select {
+	case err := <-upgradeErr:
+		return fail(err, "cannot upgrade the database")
+	default:
+	}
+	// A newer page in another tab wants to upgrade the schema: step aside
+	// (this page's store then fails with "storage" errors; a reload fixes it).
+	onVersionChange, err := jsbridge.Func(func([]jsbridge.Value) (any, error) {
+		_, _ = db.Call("close")
+		return nil, nil
+	})
+	if err == nil {
+		_ = db.Set("onversionchange", onVersionChange)
+	}
+	return db, nil
+}
+
+// idbDB is IndexedDB ([recordDB]) and its WebCrypto wrapping key
+// ([sealer]).
+type idbDB struct {
+	db jsbridge.Value // IDBDatabase
+
+	keyMu sync.Mutex
+	key   jsbridge.Value // CryptoKey, non-extractable AES-GCM; loaded on first use
+	keyOK bool
+}
+
+func (s *idbDB) readRecord(ctx context.Context, store, key string) (storedRecord, bool, error) {
+	v, err := s.getRecord(ctx, store, key)
+	if err != nil || v.IsUndefined() {
+		return storedRecord{}, false, err
+	}
+	rec, err := recordFromJS(store, v)
+	if err != nil {
+		return storedRecord{}, false, err
+	}
+	return rec, true, nil
+}
+
+// recordFromJS reads a record of a [kv] store.
+func recordFromJS(store string, v jsbridge.Value) (storedRecord, error) {
+	if !sealed(store) {
+		j, _ := v.Get(propJSON)
+		str, err := jsbridge.String(j, "metadata record")
+		if err != nil {
+			return storedRecord{}, storageErr(err, "corrupt metadata record")
+		}
+		return storedRecord{JSON: str}, nil
+	}
+	ivJS, _ := v.Get(propIV)
+	ctJS, _ := v.Get(propCT)
+	iv, err := jsbridge.Bytes(ivJS)
+	if err != nil {
+		return storedRecord{}, storageErr(err, "corrupt record in "+store)
+	}
+	ct, err := jsbridge.Bytes(ctJS)
+	if err != nil {
+		return storedRecord{}, storageErr(err, "corrupt record in "+store)
+	}
+	return storedRecord{IV: iv, CT: ct}, nil
+}
+
+func (s *idbDB) writeRecord(ctx context.Context, store string, rec map[string]any) error {
+	v, err := recordToJS(rec)
+	if err != nil {
+		return storageErr(err, "cannot encode")
+	}
+	return s.write(ctx, store, "put", v)
+}
+
+// recordToJS makes the object of a record's properties: a []byte becomes
+// a Uint8Array, the rest (strings, CryptoKeys) is set as is.
+func recordToJS(rec map[string]any) (jsbridge.Value, error) {
+	props := make(map[string]any, len(rec))
+	for name, v := range rec {
+		if b, ok := v.([]byte); ok {
+			a, err := jsbridge.Uint8Array(b)
+			if err != nil {
+				return jsbridge.Undefined(), err
+			}
+			v = a
+		}
+		props[name] = v
+	}
+	return jsbridge.NewObject(props)
+}
+
+func (s *idbDB) deleteRecord(ctx context.Context, store, key string) error {
+	return s.write(ctx, store, "delete", key)
+}
+
+func (s *idbDB) clearStore(ctx context.Context, store string) error {
+	return s.write(ctx, store, "clear", nil)
+}
+
+func (s *idbDB) seal(ctx context.Context, iv, plain []byte) ([]byte, error) {
+	return s.crypt(ctx, "encrypt", iv, plain)
+}
+
+func (s *idbDB) unseal(ctx context.Context, iv, ct []byte) ([]byte, error) {
+	return s.crypt(ctx, "decrypt", iv, ct)
+}
+
+// cryptoKey returns the wrapping key, loading it, or generating and storing
+// it, on first use: a page that never stores a secret never pays for it.
+func (s *idbDB) cryptoKey(ctx context.Context) (jsbridge.Value, error) {
+	s.keyMu.Lock()
+	defer s.keyMu.Unlock()
+	if !s.keyOK {
+		if err := s.loadKey(ctx); err != nil {
+			return jsbridge.Undefined(), err
+		}
+		s.keyOK = true
+	}
+	return s.key, nil
+}
+
+// loadKey reads the wrapping key, generating and storing it when there is none.
+func (s *idbDB) loadKey(ctx context.Context) error {
+	rec, err := s.getRecord(ctx, storeKeys, keyID)
+	if err != nil {
+		return err
+	}
+	if rec.IsUndefined() {
+		subtle, err := subtleCrypto()
+		if err != nil {
+			return err
+		}
+		alg, _ := jsbridge.NewObject(map[string]any{"name": "AES-GCM", "length": 256})
+		usages := []any{"encrypt", "decrypt"}
+		p, err := subtle.Call("generateKey", alg, false, usages)
+		if err != nil {
+			return storageErr(err, "cannot create the encryption key")
+		}
+		key, err := jsbridge.Await(ctx, p)
+		if err != nil {
+			return storageErr(err, "cannot create the encryption key")
+		}
+		rec, _ = recordToJS(keyRecord(key))
+		// add, not put: when another tab won the race, use its key.
+		if werr := s.write(ctx, storeKeys, "add", rec); werr != nil {
+			rec, err = s.getRecord(ctx, storeKeys, keyID)
+			if err != nil || rec.IsUndefined() {
+				return keyStoreErr(werr, "the encryption key of the stored sign-ins")
+			}
+		}
+	}
+	key, err := rec.Get(propCryptoKey)
+	if err != nil || key.IsUndefined() {
+		return storageErr(err, "the stored encryption key is unreadable")
+	}
+	s.key = key
+	return nil
+}
+
+// keyStoreErr is [keyStoreError] where this code runs.
+func keyStoreErr(werr error, what string) error { return keyStoreError(werr, what, inWorker()) }
+
+// inWorker says whether this code runs in a worker (of any kind).
+func inWorker() bool {
+	scope, err := jsbridge.Global().Get("WorkerGlobalScope")
+	if err != nil || scope.IsUndefined() {
+		return false
+	}
+	ok, _ := jsbridge.Global().InstanceOf(scope)
+	return ok
+}
+
+func subtleCrypto() (jsbridge.Value, error) {
+	c, err := jsbridge.Global().Get("crypto")
+	if err == nil {
+		var s jsbridge.Value
+		if s, err = c.Get("subtle"); err == nil && !s.IsUndefined() {
+			return s, nil
+		}
+	}
+	return jsbridge.Undefined(), storageErr(fmt.Errorf("crypto.subtle is unavailable (not a secure context?)"), "no WebCrypto")
+}
+
+// getRecord reads one record (undefined when absent).
+func (s *idbDB) getRecord(ctx context.Context, store, key string) (jsbridge.Value, error) {
+	tx, err := s.db.Call("transaction", store, "readonly")
+	if err != nil {
+		return jsbridge.Undefined(), storageErr(err, "cannot start a read")
+	}
+	os, _ := tx.Call("objectStore", store)
+	req, err := os.Call("get", key)
+	if err != nil {
+		return jsbridge.Undefined(), storageErr(err, "cannot read")
+	}
+	v, err := jsbridge.AwaitEvents(ctx, req, "result", []string{"success"}, []string{"error"})
+	if err != nil {
+		return jsbridge.Undefined(), storageErr(err, "cannot read "+store)
+	}
+	return v, nil
+}
+
+// write runs one put/add/delete/clear in its own transaction and waits
+// until the transaction commits.
+func (s *idbDB) write(ctx context.Context, store, op string, arg any) error {
+	tx, err := s.db.Call("transaction", store, "readwrite")
+	if err != nil {
+		return storageErr(err, "cannot start a write")
+	}
+	os, _ := tx.Call("objectStore", store)
+	if arg == nil {
+		_, err = os.Call(op)
+	} else {
+		_, err = os.Call(op, arg)
+	}
+	if err != nil {
+		_, _ = tx.Call("abort")
+		return storageErr(err, "cannot write "+store)
+	}
+	if _, err := jsbridge.AwaitEvents(ctx, tx, "", []string{"complete"}, []string{"error", "abort"}); err != nil {
+		return storageErr(err, "cannot write "+store+" (quota?)")
+	}
+	return nil
+}
+
+func (s *idbDB) crypt(ctx context.Context, op string, iv, data []byte) ([]byte, error) {
+	subtle, err := subtleCrypto()
+	if err != nil {
+		return nil, err
+	}
+	ivJS, err := jsbridge.Uint8Array(iv)
+	if err != nil {
+		return nil, storageErr(err, op)
+	}
+	dataJS, err := jsbridge.Uint8Array(data)
+	if err != nil {
+		return nil, storageErr(err, op)
+	}
+	key, err := s.cryptoKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	alg, _ := jsbridge.NewObject(map[string]any{"name": "AES-GCM", "iv": ivJS})
+	p, err := subtle.Call(op, alg, key, dataJS)
+	if err != nil {
+		return nil, storageErr(err, "cannot "+op)
+	}
+	out, err := jsbridge.Await(ctx, p)
+	if err != nil {
+		return nil, storageErr(err, "cannot "+op+" (a record from another key?)")
+	}
+	return jsbridge.Bytes(out)
+}
