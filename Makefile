@@ -110,7 +110,9 @@ conformance-browser:
 ## conformance: both conformance runs
 conformance: conformance-native conformance-browser
 
-## bench: payload, start-up, connect and call latency vs the TypeScript SDK and native go-sdk, agent step overhead vs a JS loop, in Chromium; writes BENCHMARKS.md (BENCH_ONLY=agent: only the agent scenario; BENCH_ONLY=perf: only the start-up breakdown and memory; BENCH_ONLY=runtime: only the runtime modes of issue 18)
+## bench: payload, start-up, connect and call latency vs the TypeScript SDK and native go-sdk, agent step overhead vs a JS loop, in Chromium; writes BENCHMARKS.md
+## (BENCH_ONLY=agent: only the agent scenario; perf: only the start-up breakdown and memory; runtime: only load()'s runtime modes;
+## engines: only the per-call cost of each runtime in Chromium, Firefox and WebKit; npm: only the React example from the npm package against the demo page)
 bench:
 	scripts/bench.sh
 

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# Runs the benchmark of issue 5 (`make bench`): installs what it needs
-# (Chromium, brotli and binaryen from Debian when missing; the pinned
-# @modelcontextprotocol/sdk and esbuild in cmd/bench/), then `go run ./cmd/bench`,
-# which builds, serves on loopback, drives headless Chromium, prints the
-# table and writes BENCHMARKS.md. Extra arguments go to the bench program
-# (for example `-runs 7`, `-quick`, `-also fetch=/path/to/other/tree`);
-# BENCH_ONLY=agent runs only the agent step overhead scenario (issue 14)
-# and replaces its section of BENCHMARKS.md; BENCH_ONLY=perf likewise runs
-# only the start-up breakdown and memory scenario (issue 16), and
-# BENCH_ONLY=runtime the runtime-mode scenario (issue 18: long tasks, the
-# worker's message hop, a second tab, memory with three tabs), and
-# BENCH_ONLY=engines where Go runs, per call, in Chromium, Firefox and
-# WebKit (firefox-esr, webkit2gtk-driver and xvfb from Debian when missing).
+# Runs the benchmark (`make bench`): installs what it needs (Chromium,
+# brotli and binaryen from Debian when missing; the pinned
+# @modelcontextprotocol/sdk and esbuild in cmd/bench/, and Vite and React in
+# examples/react-vite/), then `go run ./cmd/bench`, which builds, serves on
+# loopback, drives headless Chromium, prints the table and writes
+# BENCHMARKS.md. Extra arguments go to the bench program (for example
+# `-runs 7`, `-quick`, `-also fetch=/path/to/other/tree`).
+# BENCH_ONLY=<scenario> runs one scenario alone and replaces its section of
+# BENCHMARKS.md: agent (the agent loop's step overhead), perf (the start-up
+# breakdown, memory and payload), runtime (load()'s runtime modes: long
+# tasks, the worker's message hop, a second tab, memory with three tabs),
+# engines (where Go runs, per call, in Chromium, Firefox and WebKit;
+# firefox-esr, webkit2gtk-driver and xvfb from Debian when missing) or npm
+# (the React example built from the npm package against the demo page).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +33,12 @@ fi
 if [ ! -f cmd/bench/node_modules/.package-lock.json ] || [ cmd/bench/package-lock.json -nt cmd/bench/node_modules/.package-lock.json ]; then
   echo "bench: installing the pinned npm packages of bench/"
   (cd cmd/bench && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+# The npm scenario builds examples/react-vite against the packed package.
+if [ ! -f examples/react-vite/node_modules/.package-lock.json ] || [ examples/react-vite/package-lock.json -nt examples/react-vite/node_modules/.package-lock.json ]; then
+  echo "bench: installing the pinned npm packages of examples/react-vite/"
+  (cd examples/react-vite && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 exec go run ./cmd/bench -out BENCHMARKS.md "$@"

@@ -18,12 +18,13 @@ import (
 	"github.com/mcpwasm/mcpwasm/demo/model"
 )
 
-// The "agent step overhead" scenario (issue 14): the time the agent loop
-// adds between the model's last byte and the next model request, tool time
-// excluded, for the Go agent (cat.agent) and for the same loop written
-// directly in JS in the bench page, both against the scripted stand-in
-// model and the demo MCP server. Timing is taken at the servers, which run
-// in this process: one clock for both ends of every gap.
+// The "agent step overhead" scenario (-only agent runs it alone): the time
+// the agent loop adds between the model's last byte and the next model
+// request, tool time excluded, for the Go agent (cat.agent) and for the
+// same loop written directly in JS in the bench page, both against the
+// scripted stand-in model and the demo MCP server. Timing is taken at the
+// servers, which run in this process: one clock for both ends of every
+// gap.
 
 //go:embed pages/agentloop.js
 var agentHarnessJS string

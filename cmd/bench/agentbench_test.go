@@ -47,19 +47,19 @@ func TestStepOverheads(t *testing.T) {
 
 func TestSpliceAgentSection(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "B.md")
-	sec := agentSectionTitle + " (issue 14)\n\nnew\n\n"
+	sec := agentSectionTitle + "\n\nnew\n\n"
 	cases := []struct{ old, want string }{
 		{"", sec},
 		{"# B\n\n## A\n\na\n", "# B\n\n## A\n\na\n\n" + sec},
-		{"# B\n\n" + agentSectionTitle + " (issue 14)\n\nold\n\n## Z\n\nz\n", "# B\n\n" + sec + "## Z\n\nz\n"},
-		{"# B\n\n" + agentSectionTitle + " (issue 14)\n\nold\n", "# B\n\n" + sec},
+		{"# B\n\n" + agentSectionTitle + "\n\nold\n\n## Z\n\nz\n", "# B\n\n" + sec + "## Z\n\nz\n"},
+		{"# B\n\n" + agentSectionTitle + "\n\nold\n", "# B\n\n" + sec},
 	}
 	for _, c := range cases {
 		os.Remove(out)
 		if c.old != "" {
 			os.WriteFile(out, []byte(c.old), 0o644)
 		}
-		if err := spliceAgentSection(out, sec); err != nil {
+		if err := sectionSplicer(agentSectionTitle)(out, sec); err != nil {
 			t.Fatal(err)
 		}
 		b, _ := os.ReadFile(out)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 )
@@ -30,7 +29,7 @@ func (r *report) agentMarkdown() string {
 	}
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	w("%s (issue 14)\n\n", agentSectionTitle)
+	w("%s\n\n", agentSectionTitle)
 	w("What the agent loop adds per step: the time between the model's last byte and the next model request, minus the tool time in between. ")
 	w("Timed at the servers, which run in the bench process (one clock): the arrival of each `POST %s` at the scripted stand-in model (`demo/model`, streaming, no pause between events) and the return of its handler (last byte written and flushed); the arrival and response of each `tools/call` at the demo MCP server. ", "/v1/chat/completions")
 	w("Overhead of a step = (arrival of model request k+1 − end of model response k) − (tools/call time inside that gap).\n\n")
@@ -56,29 +55,6 @@ func (r *report) agentMarkdown() string {
 	return b.String()
 }
 
-// spliceAgentSection replaces the agent section of the report file out
-// (or appends it) and writes the file.
-func spliceAgentSection(out, section string) error {
-	old, err := os.ReadFile(out)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	s := string(old)
-	i := strings.Index(s, agentSectionTitle)
-	if i < 0 {
-		if s != "" && !strings.HasSuffix(s, "\n\n") {
-			s += "\n"
-		}
-		return os.WriteFile(out, []byte(s+section), 0o644)
-	}
-	rest := s[i+len(agentSectionTitle):]
-	end := len(s)
-	if j := strings.Index(rest, "\n## "); j >= 0 {
-		end = i + len(agentSectionTitle) + j + 1
-	}
-	return os.WriteFile(out, []byte(s[:i]+section+s[end:]), 0o644)
-}
-
 // runAgentOnly is `-only agent`: the module build, the servers, Chromium
 // and the agent scenario; the report file keeps its other sections.
 func runAgentOnly(cfg config, rep *report, webDir string) error {
@@ -96,7 +72,7 @@ func runAgentOnly(cfg config, rep *report, webDir string) error {
 	if err := agentScenario(br, srv, cfg, rep); err != nil {
 		return err
 	}
-	return writeSection(cfg, rep, rep.agentMarkdown(), "the agent section", spliceAgentSection)
+	return writeSection(cfg, rep, rep.agentMarkdown(), "the agent section", sectionSplicer(agentSectionTitle))
 }
 
 // agentCommand is the command line that measures the section.

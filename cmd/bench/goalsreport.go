@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// goalsSectionTitle starts the goals table of issue 16, written by a full
-// run only (it needs the side-by-side table, the start-up breakdown and
-// the runtime scenario of the same run).
-const goalsSectionTitle = "## Issue 16's goals met and missed"
+// goalsSectionTitle starts the table of the performance goals, written by
+// a full run only (it needs the side-by-side table, the start-up breakdown
+// and the runtime scenario of the same run).
+const goalsSectionTitle = "## Performance goals met and missed"
 
 // pkgCode sums the code of the packages named (and their subpackages)
 // in the package table.
@@ -71,7 +71,7 @@ func (p *perfResult) startupTaskPhases() string {
 	return "the longest task that started in each phase of the cold loads: " + strings.Join(parts, "; ")
 }
 
-// goalsMarkdown is issue 16's goals table from this run's figures ("" when
+// goalsMarkdown is the goals table from this run's figures ("" when
 // a part it needs did not run).
 func (r *report) goalsMarkdown() string {
 	p, rt := r.perf, r.runtime

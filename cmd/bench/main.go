@@ -1,14 +1,17 @@
 // Command bench measures what a page pays for mcpwasm, side by side with the
 // official TypeScript SDK client in the same Chromium against the same demo
-// MCP server, and a native go-sdk client as the floor (issue 5): payload,
-// start-up, connect, callTool latency and throughput, memory; and the
-// agent loop's per-step overhead against the same loop written in JS
-// (issue 14, agentbench.go; -only agent runs that alone); the start-up
-// breakdown, memory and payload of issue 16 (perfbench.go, -only perf) and
-// the runtime modes of issue 18 (runtimebench.go, -only runtime); and the
-// goals of issue 16 from the figures of one run. It builds what
-// it needs, serves it on loopback, drives headless Chromium with chromedp,
-// prints a Markdown report and writes it to BENCHMARKS.md.
+// MCP server, and a native go-sdk client as the floor: payload, start-up,
+// connect, callTool latency and throughput, memory. Its other scenarios
+// also run alone with -only: the agent loop's per-step overhead against
+// the same loop written in JS (agentbench.go, -only agent); the start-up
+// breakdown, memory and payload (perfbench.go, -only perf); load()'s
+// runtime modes (runtimebench.go, -only runtime); where Go runs, per call,
+// in Chromium, Firefox and WebKit (enginebench.go, -only engines); and the
+// React example built from the npm package against the demo page
+// (npmbench.go, -only npm). A full run also rates the performance goals on
+// its own figures (goalsreport.go). It builds what it needs, serves it on
+// loopback, drives headless Chromium with chromedp, prints a Markdown
+// report and writes it to BENCHMARKS.md.
 //
 //	scripts/bench.sh            # installs the pinned npm packages, then:
 //	go run ./cmd/bench -out BENCHMARKS.md
@@ -25,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,13 +80,13 @@ func main() {
 	flag.BoolVar(&cfg.jsonResponse, "json-response", false, "serve the demo with application/json POST responses instead of SSE")
 	flag.IntVar(&cfg.agentTurns, "agent-turns", defaultAgentTurns, "measured turns per loop in the agent step overhead scenario")
 	flag.IntVar(&cfg.agentWarm, "agent-warm", defaultAgentWarm, "warm-up turns per loop before the measured agent turns")
-	flag.IntVar(&cfg.rtRuns, "rt-runs", defaultRtRuns, "measured runs of the runtime-mode scenario (issue 18), after one warm-up run")
-	flag.StringVar(&cfg.only, "only", os.Getenv("BENCH_ONLY"), `"agent": run only the agent step overhead scenario, "perf": only the start-up breakdown and memory scenario (issue 16), "runtime": only the runtime-mode scenario (issue 18), "engines": only where Go runs in Chromium, Firefox and WebKit; each replaces its section of the report (default $BENCH_ONLY)`)
+	flag.IntVar(&cfg.rtRuns, "rt-runs", defaultRtRuns, "measured runs of the runtime-mode and engines scenarios, after one warm-up run")
+	flag.StringVar(&cfg.only, "only", os.Getenv("BENCH_ONLY"), `"agent": run only the agent step overhead scenario, "perf": only the start-up breakdown and memory scenario, "runtime": only the runtime-mode scenario, "engines": only where Go runs in Chromium, Firefox and WebKit, "npm": only the React example from the npm package against the demo page; each replaces its section of the report (default $BENCH_ONLY)`)
 	flag.Var(&also, "also", "NAME=DIR: also benchmark the wasm module built from the source tree DIR (repeatable)")
 	flag.Parse()
 	cfg.also = also
-	if cfg.only != "" && cfg.only != "agent" && cfg.only != "perf" && cfg.only != "runtime" && cfg.only != "engines" {
-		fmt.Fprintf(os.Stderr, "bench: -only %q: the scenarios that run alone are \"agent\", \"perf\", \"runtime\" and \"engines\"\n", cfg.only)
+	if cfg.only != "" && !slices.Contains(onlyScenarios, cfg.only) {
+		fmt.Fprintf(os.Stderr, "bench: -only %q: the scenarios that run alone are %q\n", cfg.only, onlyScenarios)
 		os.Exit(2)
 	}
 	_, file, _, _ := runtime.Caller(0)
@@ -92,6 +96,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// onlyScenarios are the values of -only.
+var onlyScenarios = []string{"agent", "perf", "runtime", "engines", "npm"}
 
 // defaultRtRuns is the runtime-mode scenario's default number of runs.
 const defaultRtRuns = 3
@@ -139,6 +146,9 @@ func run(cfg config) error {
 	if cfg.only == "engines" {
 		return runEnginesOnly(cfg, rep, webDir)
 	}
+	if cfg.only == "npm" {
+		return runNpmOnly(cfg, rep, webDir, tmp)
+	}
 	if err := esbuild(benchDir, filepath.Join(webDir, "ts-client.js")); err != nil {
 		return err
 	}
@@ -163,15 +173,15 @@ func run(cfg config) error {
 		builds = append(builds, build{label: "variant " + v.name + " (" + v.dir + ", make build flags)", file: w})
 		clients = append(clients, clientDef{"a:" + v.name, "(a·" + v.name + ")", "/v/" + v.name + "/wasm.html", "mcp.wasm"})
 	}
-	// The per-call transport's before/after (issue 16): the same tree with
-	// net/http's fetch path instead of jsfetch.
+	// The same tree built with the tag nethttp_transport, which sends through
+	// net/http's own fetch path instead of jsfetch: what jsfetch saves per call.
 	if cfg.only == "" {
 		dir := filepath.Join(webDir, "v", "net-http")
 		if err := copyWeb(cfg.root, dir); err != nil {
 			return err
 		}
 		w := filepath.Join(dir, "mcp.wasm")
-		flags := []string{"-trimpath", "-ldflags=-s -w -X main.version=bench -X main.transport=net/http"}
+		flags := append([]string{"-tags", "nethttp_transport"}, wasmFlags...)
 		if err := webbuild.BuildWasm(cfg.root, w, flags...); err != nil {
 			return err
 		}
@@ -333,6 +343,9 @@ func run(cfg config) error {
 		return err
 	}
 	if err := enginesScenario(srv, cfg, rep); err != nil {
+		return err
+	}
+	if err := npmScenario(br, cfg, rep, webDir, tmp); err != nil {
 		return err
 	}
 	rep.elapsed = time.Since(start)

@@ -19,10 +19,10 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// The start-up and memory scenario of issue 16 (-only perf runs it alone):
-// where navigation → ready goes, phase by phase, with the main thread's
-// long tasks; and what 1, 10 and 100 clients, many calls and a catalog of
-// 10 servers leave in wasm memory and the JS heap.
+// The start-up and memory scenario (-only perf runs it alone): where
+// navigation → ready goes, phase by phase, with the main thread's long
+// tasks; and what 1, 10 and 100 clients, many calls and a catalog of 10
+// servers leave in wasm memory and the JS heap.
 
 // startupPhases are the phases of a load, each from one mark to the next
 // (the marks are set by cmd/bench/pages/startup.html).

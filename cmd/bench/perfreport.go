@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// perfSectionTitle starts issue 16's section of the report; a run with
+// perfSectionTitle starts the scenario's section of the report; a run with
 // -only perf replaces that section of the existing report.
-const perfSectionTitle = "## Start-up breakdown, memory and payload (issue 16)"
+const perfSectionTitle = "## Start-up breakdown, memory and payload"
 
 // perfMarkdown is the scenario's section ("" when it did not run).
 func (r *report) perfMarkdown() string {
@@ -67,7 +67,7 @@ func (r *report) perfMarkdown() string {
 // as its text says.
 const startupNotes = `What is whose: the page's own scripts and the download are the network's; compile and instantiate are V8's (Liftoff compiles while the body streams in; the reload uses the code cache); the Go runtime phase is the runtime's start (heap, scheduler) and the init of every linked package — ours have no package-level work (no ` + "`init`" + ` functions, regexps, templates or tables built at start-up; the remaining package-level work is the standard library's and the dependencies', e.g. jsonschema-go compiles one regexp at init); ` + "`main.main`" + ` is our start-up (it reads the boot object, builds the operation table, hands the API over).
 
-What is left to overlap: mcp.js's ` + "`preload()`" + ` (issue 18) starts the fetch and compile of mcp.wasm (or the worker that does them) as the page imports mcp.js, and ` + "`load()`" + ` joins it, so the request goes out while the page's own code still runs; the first table row is what that overlap can win at most on a first visit (this page calls ` + "`load()`" + ` at once, so it measures the plain path). Compile already overlaps the download (` + "`instantiateStreaming`" + `); the "last byte → instantiated" row is the compile left after the last byte, which a faster download cannot shorten. The main-thread long tasks are the synchronous part of instantiate and the Go runtime's start (one task until ` + "`main.main`" + ` yields): this page pins ` + "`load({ runtime: \"main\" })`" + ` to show them; the runtime section below measures the same load with the runtime in a worker, the default.
+What is left to overlap: mcp.js's ` + "`preload()`" + ` starts the fetch and compile of mcp.wasm (or the worker that does them) as the page imports mcp.js, and ` + "`load()`" + ` joins it, so the request goes out while the page's own code still runs; the first table row is what that overlap can win at most on a first visit (this page calls ` + "`load()`" + ` at once, so it measures the plain path). Compile already overlaps the download (` + "`instantiateStreaming`" + `); the "last byte → instantiated" row is the compile left after the last byte, which a faster download cannot shorten. The main-thread long tasks are the synchronous part of instantiate and the Go runtime's start (one task until ` + "`main.main`" + ` yields): this page pins ` + "`load({ runtime: \"main\" })`" + ` to show them; the runtime section below measures the same load with the runtime in a worker, the default.
 `
 
 // memoryNotes reads the memory table.
@@ -85,7 +85,7 @@ var largePackages = []struct {
 		"crypto/tls, crypto/x509, crypto/rsa, crypto/dsa, most of crypto/internal/fips140 and math/big",
 		"`net/http`'s client `Transport` (js/wasm still links the native dialer and TLS stack next to its fetch path); also golang.org/x/oauth2/internal (x509 key parsing for JWT configs we do not use)",
 		"nothing at run time in a browser: every request goes through fetch",
-		"not while go-sdk's `mcp` package builds on `http.Client` and `http.Request`: our requests already go through our own fetch transport (`jsbridge/jsfetch`), but the linker keeps `net/http`'s `Transport` for go-sdk's default client; the issue's outside measurement puts a build without it at 2.59 → 2.41 MB brotli"},
+		"not while go-sdk's `mcp` package builds on `http.Client` and `http.Request`: our requests already go through our own fetch transport (`jsbridge/jsfetch`), but the linker keeps `net/http`'s `Transport` for go-sdk's default client; a build without it measured 2.41 MB brotli against 2.59 MB with it (once, outside this bench)"},
 	{[]string{"net_http", "net", "vendor_golang.org_x_net"},
 		"net/http (+ http2, internal) and net",
 		"go-sdk's Streamable HTTP and SSE transports, golang.org/x/oauth2, our own OAuth and transport code",
@@ -212,7 +212,7 @@ func runPerfOnly(cfg config, rep *report, webDir string) error {
 	if err := perfScenario(br, srv, cfg, rep); err != nil {
 		return err
 	}
-	return writeSection(cfg, rep, rep.perfMarkdown(), "the issue 16 section", sectionSplicer(perfSectionTitle))
+	return writeSection(cfg, rep, rep.perfMarkdown(), "the start-up, memory and payload section", sectionSplicer(perfSectionTitle))
 }
 
 // perfCommand is the command line that measures the section.

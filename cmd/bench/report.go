@@ -36,9 +36,10 @@ type report struct {
 	varied    map[string]bool                      // client/phase whose counts differed between runs
 	assetHow  map[string]map[string]string         // client → cold/warm → how the asset came
 	agent     *agentResult                         // the agent step overhead scenario
-	perf      *perfResult                          // issue 16: start-up breakdown, memory
-	runtime   *runtimeResult                       // issue 18: the runtime modes
+	perf      *perfResult                          // the start-up breakdown, memory and payload
+	runtime   *runtimeResult                       // load()'s runtime modes
 	engines   *engineResult                        // where Go runs, in each engine
+	npm       *npmResult                           // the React example against the demo page
 }
 
 func (r *report) add(client, metric string, v float64) {
@@ -159,7 +160,7 @@ func (r *report) markdown() string {
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	cores := runtime.NumCPU()
 	w("# Benchmarks\n\n")
-	w("Written by `make bench` (`scripts/bench.sh`). Issue 5 is the spec; re-run to refresh.\n\n")
+	w("Written by `make bench` (`scripts/bench.sh`); re-run to refresh.\n\n")
 	w("- Date: %s\n", r.start.Format("2006-01-02 15:04 MST"))
 	w("- Machine: %s/%s, %d cores, %s\n", runtime.GOOS, runtime.GOARCH, cores, cpuModel())
 	w("- Chromium: %s (headless, via chromedp)\n", r.chromium)
@@ -276,7 +277,7 @@ func (r *report) markdown() string {
 	w("%s.\n\n", strings.Join(hows, "; "))
 	for _, cl := range cols {
 		if cl.key == "a:net-http" {
-			w("(a·net/http) is the same tree built with `-X main.transport=net/http`: its requests go through net/http's own fetch path instead of `jsbridge/jsfetch`, the per-call transport kept for issue 16; its ratio to (a) is that change's before/after (above 1× for times, below 1× for throughput: jsfetch wins).\n\n")
+			w("(a·net/http) is the same tree built with `-tags nethttp_transport`: its requests go through net/http's own fetch path instead of `jsbridge/jsfetch`, the module's transport; its ratio to (a) compares the two (above 1× for times, below 1× for throughput: jsfetch is faster).\n\n")
 		}
 	}
 
@@ -299,6 +300,7 @@ func (r *report) markdown() string {
 	w("%s", r.perfMarkdown())
 	w("%s", r.runtimeMarkdown())
 	w("%s", r.enginesMarkdown())
+	w("%s", r.npmMarkdown())
 	w("%s", r.goalsMarkdown())
 
 	// Size contributors.

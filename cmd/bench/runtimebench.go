@@ -13,12 +13,12 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// The runtime scenario of issue 18 (-only runtime runs it alone): where
-// the Go runtime runs (load()'s runtime option) against the TS SDK in the
-// same Chromium: the page's main-thread long tasks and a 10 ms timer's
-// delay during load, first connect and sequential calls; per-call latency
-// and throughput through the worker's message hop; a second and third tab
-// of the same app; memory with three tabs open against one.
+// The runtime scenario (-only runtime runs it alone): where the Go runtime
+// runs (load()'s runtime option) against the TS SDK in the same Chromium:
+// the page's main-thread long tasks and a 10 ms timer's delay during load,
+// first connect and sequential calls; per-call latency and throughput
+// through the worker's message hop; a second and third tab of the same
+// app; memory with three tabs open against one.
 
 // rtClient is one column of the scenario: a runtime mode of mcpwasm, or
 // the TS SDK.

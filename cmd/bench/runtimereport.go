@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// runtimeSectionTitle starts issue 18's section of the report; a run with
-// -only runtime replaces that section of the existing report.
-const runtimeSectionTitle = "## Runtime modes: long tasks, the message hop, a second tab (issue 18)"
+// runtimeSectionTitle starts the scenario's section of the report; a run
+// with -only runtime replaces that section of the existing report.
+const runtimeSectionTitle = "## Runtime modes: long tasks, the message hop, a second tab"
 
 // rtPhases are the windows long tasks are counted in, by their start, ms
 // since navigation.
@@ -269,8 +269,8 @@ func (r *report) runtimeMarkdown() string {
 	return b.String()
 }
 
-// runtimeGoals is issue 18's goals table, computed from this scenario's
-// figures.
+// runtimeGoals is the runtime modes' goals table, computed from this
+// scenario's figures.
 func (r *report) runtimeGoals() string {
 	p := r.runtime
 	var b strings.Builder
@@ -281,7 +281,7 @@ func (r *report) runtimeGoals() string {
 		}
 		return "missed"
 	}
-	w("### Issue 18's goals in this run\n\n| goal | client | measured | status |\n| --- | --- | --- | --- |\n")
+	w("### The runtime modes' goals in this run\n\n| goal | client | measured | status |\n| --- | --- | --- | --- |\n")
 	for _, c := range rtClients {
 		var worst float64
 		var where string
@@ -334,7 +334,7 @@ func runRuntimeOnly(cfg config, rep *report, webDir string) error {
 	if err := runtimeScenario(br, srv, cfg, rep); err != nil {
 		return err
 	}
-	return writeSection(cfg, rep, rep.runtimeMarkdown(), "the issue 18 section", sectionSplicer(runtimeSectionTitle))
+	return writeSection(cfg, rep, rep.runtimeMarkdown(), "the runtime section", sectionSplicer(runtimeSectionTitle))
 }
 
 // sortedKeys are m's keys in order.

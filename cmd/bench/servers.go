@@ -21,8 +21,9 @@ import (
 )
 
 // counter counts the requests an origin receives, by kind: discovery,
-// registration, token (the OAuth kinds, zero until issue 6 wires the
-// authorization server in) and MCP, the latter split by HTTP method and
+// registration, token (the OAuth kinds: zero against the demo server
+// without sign-in, counted in the OAuth phase against the protected one and
+// its authorization server) and MCP, the latter split by HTTP method and
 // JSON-RPC method so the extra round trips are visible.
 type counter struct {
 	mu sync.Mutex
