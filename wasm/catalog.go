@@ -224,18 +224,14 @@ func (a *app) withCatalog(id int, fn func(*catalogEntry) (any, error)) (any, err
 
 func (a *app) opCatalogAdd(_ context.Context, args jsapi.CatalogAdd, _ jsCall) (any, error) {
 	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
-		raw, _ := json.Marshal(map[string]map[string]json.RawMessage{"servers": {args.Server: args.Config}})
-		servers, warnings, err := catalog.ParseServers(raw)
+		sc, err := catalog.ParseEntry(args.Server, args.Config)
 		if err != nil {
 			return nil, err
 		}
-		if len(warnings) > 0 {
-			return nil, warnings[0]
-		}
-		if err := checkServerOptions(args.Server, servers[args.Server]); err != nil {
+		if err := checkServerOptions(args.Server, sc); err != nil {
 			return nil, err
 		}
-		if err := ce.cat.Add(args.Server, servers[args.Server]); err != nil {
+		if err := ce.cat.Add(args.Server, sc); err != nil {
 			return nil, err
 		}
 		ce.mu.Lock()

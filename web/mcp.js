@@ -17,12 +17,12 @@
 // rejection is an MCPError. Options are checked by rules.js from Go's
 // tables before anything is sent, so that the factories throw at once in
 // every runtime; Go checks them again from the same tables.
-import { Go } from "./wasm_exec.js"; // Go's wasm_exec.js as an ES module (written at build time; sets no global)
 import { CODES, CLIENT_OPTIONS, CATALOG_OPTIONS, AGENT_OPTIONS, OPS, HOSTS } from "./jsapi.js";
 import {
-  CallbackReceiver, LoginWindow, acquireLock, GRANTS_CHANNEL, RETURN_KEY, CALLBACK_KEY,
+  CallbackReceiver, LoginWindow, acquireLock, RETURN_KEY, CALLBACK_KEY,
 } from "./auth.js";
 import { Remote, Refused } from "./remote.js";
+import { instantiate, invokeJSON, listenGrants, newGo, run } from "./boot.js";
 import { callProblem, clientProblem, optionsProblem, readEntry, sentence } from "./rules.js";
 
 /** The error every rejection of this API uses; `code` is one of CODES. */
@@ -161,56 +161,35 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
     return mcp;
   }
   notice("on the main thread");
-  const go = new Go();
-  let wasm; // the WebAssembly.Instance
+  const go = newGo();
   // preload() fetched and compiled it already (or tried: null).
   const compiled = early?.href === url.href ? await early.module : null;
   early = null;
-  if (compiled) {
-    wasm = await WebAssembly.instantiate(compiled, go.importObject);
-  } else {
-    let response;
-    try {
-      response = await fetch(url);
-    } catch (e) {
-      throw new MCPError("network", `load(): cannot fetch ${url}: ${e.message}`, { cause: e });
-    }
-    if (!response.ok) {
-      throw new MCPError("http", `load(): ${url} answered HTTP ${response.status}`, { status: response.status });
-    }
-    const counted = withProgress(response, onProgress);
-    const type = (response.headers.get("Content-Type") || "").split(";")[0].trim();
-    if (type === "application/wasm" && WebAssembly.instantiateStreaming) {
-      wasm = (await WebAssembly.instantiateStreaming(counted, go.importObject)).instance;
-    } else {
-      // The server sent another MIME type: compile from the bytes instead.
-      wasm = (await WebAssembly.instantiate(await counted.arrayBuffer(), go.importObject)).instance;
-    }
-  }
+  const progress = onProgress && ((l, t) => {
+    try { onProgress(l, t); } catch (e) { console.error("mcp: onProgress threw", e); }
+  });
+  const wasm = await instantiate(url, go, { compiled, onProgress: progress, makeError: (code, message, status) => new MCPError(code, message, { status }) });
   // A test hook: a function at globalThis.__mcpwasmTrace hears of every
   // crossing between this module and Go ("js→go", op) and ("go→js", callback).
   const trace = typeof globalThis.__mcpwasmTrace === "function" ? globalThis.__mcpwasmTrace : null;
   const host = new Host(trace);
-  let exited; // resolves with an MCPError when the Go program ends
-  const api = await new Promise((resolve, reject) => {
-    globalThis.__mcpwasmBoot = {
-      makeError: goError,
-      ready: resolve,
-      host: host.callbacks(),
-      // What each server negotiated (transport, protocol version; no
-      // secrets), so a reload skips the probes.
-      hints: readHints(),
-    };
-    exited = go.run(wasm).then(
-      () => new MCPError("closed", "the Go runtime exited; reload the page"),
-      (e) => asMCPError(e),
-    );
-    exited.then(reject);
+  let mcp = null;
+  let ended = null; // the MCPError of the Go program's end
+  const api = await run(go, wasm, {
+    makeError: goError,
+    host: host.callbacks(),
+    // What each server negotiated (transport, protocol version; no
+    // secrets), so a reload skips the probes.
+    hints: readHints(),
+  }, (e) => {
+    ended = e === undefined ? new MCPError("closed", "the Go runtime exited; reload the page") : asMCPError(e);
+    mcp?._exited(ended); // never silently: every pending call rejects
   });
-  delete globalThis.__mcpwasmBoot;
-  const mcp = new MCP(api, go, url, host, trace, api.version);
-  // Never silently: if the runtime ends later, every pending call rejects.
-  exited.then((err) => mcp._exited(err));
+  mcp = new MCP(api, go, url, host, trace, api.version);
+  if (ended) mcp._exited(ended);
+  // Other tabs' grant changes: Go applies them to this page's clients (a
+  // worker runtime hears them itself).
+  host.grants = listenGrants((change) => mcp._invoke("grants.apply", change).catch(() => {}));
   return mcp;
 }
 
@@ -230,29 +209,6 @@ function readHints() {
   } catch {
     return "{}"; // storage disabled: probe every time
   }
-}
-
-/** Reports download progress while the body streams through. */
-function withProgress(response, onProgress) {
-  if (!onProgress || !response.body) return response;
-  const encoded = response.headers.get("Content-Encoding");
-  const total = Number(
-    response.headers.get("X-Decoded-Content-Length") ??
-      (encoded && encoded !== "identity" ? 0 : response.headers.get("Content-Length") ?? 0),
-  ) || 0;
-  let loaded = 0;
-  const report = () => {
-    try { onProgress(loaded, total); } catch (e) { console.error("mcp: onProgress threw", e); }
-  };
-  report();
-  const body = response.body.pipeThrough(new TransformStream({
-    transform(chunk, controller) {
-      loaded += chunk.byteLength;
-      report();
-      controller.enqueue(chunk);
-    },
-  }));
-  return new Response(body, { status: response.status, headers: response.headers });
 }
 
 /** Throws unless every option of kind "function" in kinds is a function. */
@@ -317,7 +273,7 @@ class Host {
   constructor(trace) { this.#trace = trace; }
   /** The page's ids of its clients, catalogs and agents in a worker runtime. */
   nextLocal = 0;
-  grants = "BroadcastChannel" in globalThis ? new BroadcastChannel(GRANTS_CHANNEL) : null;
+  grants = null; // the BroadcastChannel of grant notices (main thread only)
 
   #to(target) {
     const c = this.targets.get(target);
@@ -402,12 +358,6 @@ class MCP {
         if (!r.taken) throw new Error(r.error?.message ?? "no sign-in of this page waits for that state");
       });
     }
-    // Other tabs' grant changes: Go applies them to this page's clients (a
-    // worker runtime hears them itself).
-    if (!api.remote) host.grants?.addEventListener("message", (ev) => {
-      const { kind, resource } = ev.data ?? {};
-      if (typeof kind === "string") this._invoke("grants.apply", { kind, resource }).catch(() => {});
-    });
   }
 
   #deliver(url) {
@@ -476,15 +426,13 @@ class MCP {
     if (this.#api.remote) return this.#api.invoke(op, args, signal, onProgress);
     let p;
     try {
-      p = this.#api.invoke(op, JSON.stringify(args), signal, onProgress);
+      p = invokeJSON(this.#api, op, args, { signal, onProgress });
     } catch (e) {
       return Promise.reject(asMCPError(e, "closed")); // the runtime is gone
     }
-    if (p instanceof Error) return Promise.reject(p);
     return new Promise((resolve, reject) => {
       this.#pending.add(reject);
-      Promise.resolve(p).then((json) => resolve(json === undefined ? undefined : JSON.parse(json)), reject)
-        .finally(() => this.#pending.delete(reject));
+      p.then(resolve, reject).finally(() => this.#pending.delete(reject));
     });
   }
 
@@ -508,9 +456,7 @@ class MCP {
     }
     if (this.#exit || this.#go.exited) throw this.#exit ?? new MCPError("closed", "the Go runtime exited; reload the page");
     this.#trace?.("js→go", op);
-    const r = this.#api.invoke(op, JSON.stringify(args));
-    if (r instanceof Error) throw r;
-    return r === undefined ? undefined : JSON.parse(r);
+    return invokeJSON(this.#api, op, args, { sync: true });
   }
 
   /** Creates a client for the MCP server at url. Throws MCPError invalid_argument on bad input. */

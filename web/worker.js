@@ -12,10 +12,10 @@
 // tab says goodbye or its port closes. Page-wide callbacks run here: Web
 // Locks, the grant notices between runtimes (BroadcastChannel); saveHints
 // goes to a tab (workers have no localStorage).
-import { Go } from "./wasm_exec.js";
 import { OPS, HOSTS } from "./jsapi.js";
-import { acquireLock, GRANTS_CHANNEL } from "./auth.js";
+import { acquireLock } from "./auth.js";
 import { PROTOCOL, KINDS, wireError } from "./remote.js";
+import { instantiate, invokeJSON, listenGrants, newGo, run } from "./boot.js";
 
 /** An Error like the page's MCPError, for Go's error factory (crosses as wireError). */
 function makeError(code, message, status, detail, rpcCode) {
@@ -52,7 +52,6 @@ function keysRefusal() {
   })().catch(() => null);
   return keysProbe;
 }
-let booting = Promise.resolve(); // Go reads globalThis.__mcpwasmBoot at start: one start at a time
 
 /** One Go runtime of one build of mcp.wasm and the tabs it serves. */
 class Runtime {
@@ -61,7 +60,7 @@ class Runtime {
   nextRun = 0;
   api = null;
   exited = null; // the wire error once Go ended
-  grants = "BroadcastChannel" in globalThis ? new BroadcastChannel(GRANTS_CHANNEL) : null;
+  grants = null; // the BroadcastChannel of grant notices
 
   constructor(key) {
     this.key = key;
@@ -70,37 +69,14 @@ class Runtime {
   }
 
   async start(wasmURL, hints, progress) {
-    const response = await fetch(wasmURL);
-    if (!response.ok) throw makeError("http", `load(): ${wasmURL} answered HTTP ${response.status}`, response.status);
-    const go = new Go();
-    const type = (response.headers.get("Content-Type") || "").split(";")[0].trim();
-    const counted = progress ? withProgress(response, progress) : response;
-    const result = type === "application/wasm" && WebAssembly.instantiateStreaming
-      ? await WebAssembly.instantiateStreaming(counted, go.importObject)
-      : await WebAssembly.instantiate(await counted.arrayBuffer(), go.importObject);
-    const turn = booting;
-    let done;
-    booting = new Promise((r) => { done = r; });
-    await turn;
-    try {
-      this.api = await new Promise((resolve, reject) => {
-        globalThis.__mcpwasmBoot = { makeError, ready: resolve, host: this.#callbacks(), hints };
-        go.run(result.instance).then(
-          () => this.#exit({ code: "closed", message: "the mcpwasm runtime exited; the next call starts a new one" }),
-          (e) => this.#exit({ code: "closed", message: `the mcpwasm runtime crashed (${e?.message ?? e}); the next call starts a new one` }),
-        );
-        this.died = reject;
-      });
-    } finally {
-      delete globalThis.__mcpwasmBoot;
-      done();
-    }
+    const go = newGo();
+    const instance = await instantiate(wasmURL, go, { onProgress: progress, makeError });
+    this.api = await run(go, instance, { makeError, host: this.#callbacks(), hints }, (e) => this.#exit(e === undefined
+      ? { code: "closed", message: "the mcpwasm runtime exited; the next call starts a new one" }
+      : { code: "closed", message: `the mcpwasm runtime crashed (${e?.message ?? e}); the next call starts a new one` }));
     // Other runtimes' grant changes (older builds, main-thread or
     // dedicated-worker tabs): this runtime applies them to its clients.
-    this.grants?.addEventListener("message", (ev) => {
-      const { kind, resource } = ev.data ?? {};
-      if (typeof kind === "string") this.invoke("grants.apply", { kind, resource }).catch(() => {});
-    });
+    this.grants = listenGrants((change) => this.invoke("grants.apply", change).catch(() => {}));
     return this;
   }
 
@@ -113,7 +89,6 @@ class Runtime {
     if (this.exited) return;
     this.exited = err;
     runtimes.delete(this.key);
-    this.died?.(makeError(err.code, err.message));
     for (const tab of this.tabs) tab.post({ t: "exit", error: err });
     this.grants?.close();
   }
@@ -121,9 +96,7 @@ class Runtime {
   /** Calls op with args (an object); a Promise of its parsed result. */
   invoke(op, args, signal, onProgress) {
     if (this.exited) return Promise.reject(this.exited);
-    const r = this.api.invoke(op, JSON.stringify(args), signal, onProgress);
-    if (r instanceof Error) return Promise.reject(r);
-    return Promise.resolve(r).then((json) => (json === undefined ? undefined : JSON.parse(json)));
+    return invokeJSON(this.api, op, args, { signal, onProgress });
   }
 
   /** The host object Go calls; targeted callbacks go to the owning tab. */
@@ -157,26 +130,6 @@ class Runtime {
     }
     return cb;
   }
-}
-
-/** Reports download progress while the body streams through. */
-function withProgress(response, progress) {
-  if (!response.body) return response;
-  const encoded = response.headers.get("Content-Encoding");
-  const total = Number(
-    response.headers.get("X-Decoded-Content-Length") ??
-      (encoded && encoded !== "identity" ? 0 : response.headers.get("Content-Length") ?? 0),
-  ) || 0;
-  let loaded = 0;
-  progress(loaded, total);
-  const body = response.body.pipeThrough(new TransformStream({
-    transform(chunk, controller) {
-      loaded += chunk.byteLength;
-      progress(loaded, total);
-      controller.enqueue(chunk);
-    },
-  }));
-  return new Response(body, { status: response.status, headers: response.headers });
 }
 
 /**
@@ -347,9 +300,7 @@ class Tab {
     if (OPS[op]) {
       // A synchronous operation: its result is ready before the next message is handled.
       try {
-        const r = rt.api.invoke(op, JSON.stringify(goArgs));
-        if (r instanceof Error) throw r;
-        const v = r === undefined ? undefined : JSON.parse(r);
+        const v = invokeJSON(rt.api, op, goArgs, { sync: true });
         p = Promise.resolve(bind ? this.#bind(op, bind, v) ?? v : v);
       } catch (e) {
         if (bind) this.#fail(bind, wireError(e));
