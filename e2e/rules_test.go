@@ -251,15 +251,18 @@ func TestOptionRulesMatchGo(t *testing.T) {
 			} catch (e) { return text(e); }
 		};
 		// Go in wasm, asked directly (the main-thread runtime's operations).
-		const goCat = onMain._invokeSync("catalog.new", { options: {} }).id;
+		const goCat = "direct-catalog", goClient = "direct-client";
+		onMain._invokeSync("catalog.new", { id: goCat, options: {} });
 		const RU = new globalThis.URL("/oauth/callback.html", location.href).href;
-		const goClient = onMain._invokeSync("client.new", { url: URL, options: { redirectUri: RU } }).id;
+		onMain._invokeSync("client.new", { id: goClient, url: URL, options: { redirectUri: RU } });
+		let n = 0;
 		const direct = async (c) => {
+			const id = "direct-" + ++n;
 			try {
 				switch (c.kind) {
-				case "client": onMain._invokeSync("client.new", { url: URL, options: { redirectUri: RU, ...c.options } }); break;
-				case "catalog": onMain._invokeSync("catalog.new", { options: c.options }); break;
-				case "agent": onMain._invokeSync("agent.new", { catalog: goCat, options: c.options }); break;
+				case "client": onMain._invokeSync("client.new", { id, url: URL, options: { redirectUri: RU, ...c.options } }); break;
+				case "catalog": onMain._invokeSync("catalog.new", { id, options: c.options }); break;
+				case "agent": onMain._invokeSync("agent.new", { id, catalog: goCat, options: c.options }); break;
 				case "call": await onMain._invoke("client.callTool", { id: goClient, name: "echo", ...c.options }); break;
 				}
 				return "no error";

@@ -40,9 +40,11 @@ func loadIn(e *env, name, runtime string) {
 	})()`, name, name, runtime, name), nil)
 }
 
-// TestSyncErrorsMatchAcrossRuntimes: client() throws the same
-// invalid_argument errors, synchronously, whether Go runs on the main
-// thread or in a worker (where the page checks the options itself).
+// TestSyncErrorsMatchAcrossRuntimes: client() and catalog.add() throw the
+// same invalid_argument errors, synchronously, whether Go runs on the main
+// thread or in a worker, and they are Go's: the same input given to Go in
+// wasm directly (the main thread's operations) is refused with the same
+// sentence.
 func TestSyncErrorsMatchAcrossRuntimes(t *testing.T) {
 	e := newEnv(t)
 	loadIn(e, "onMain", "main")
@@ -84,6 +86,7 @@ func TestSyncErrorsMatchAcrossRuntimes(t *testing.T) {
 		Case   string `json:"case"`
 		Main   string `json:"main"`
 		Worker string `json:"worker"`
+		Go     string `json:"go"`
 	}
 	e.eval(fmt.Sprintf(`(() => {
 		const URL = %q;
@@ -92,7 +95,16 @@ func TestSyncErrorsMatchAcrossRuntimes(t *testing.T) {
 			try { m.client(...args); return "no error"; }
 			catch (e) { return e.code + ": " + e.message; }
 		};
-		return cases.map((args, i) => ({ case: String(i), main: attempt(onMain, args), worker: attempt(inWorker, args) }));
+		// What mcp.js sends Go: functions as true, the redirect URI resolved.
+		const RU = new globalThis.URL("/oauth/callback.html", location.href).href;
+		const sent = (o) => JSON.parse(JSON.stringify(o, (k, v) => typeof v === "function" ? true : v));
+		let n = 0;
+		const direct = (args) => {
+			if (typeof args[0] !== "string" || (args[1] !== undefined && (typeof args[1] !== "object" || args[1] === null))) return "page only";
+			try { onMain._invokeSync("client.new", { id: "direct-" + ++n, url: args[0], options: { redirectUri: RU, ...sent(args[1] ?? {}) } }); return "no error"; }
+			catch (e) { return e.code + ": " + e.message; }
+		};
+		return cases.map((args, i) => ({ case: String(i), main: attempt(onMain, args), worker: attempt(inWorker, args), go: direct(args) }));
 	})()`, e.MCPURL, strings.Join(bad, ",\n")), &got)
 	if len(got) != len(bad) {
 		t.Fatalf("got %d results for %d cases", len(got), len(bad))
@@ -101,8 +113,8 @@ func TestSyncErrorsMatchAcrossRuntimes(t *testing.T) {
 		if !strings.HasPrefix(g.Main, "invalid_argument: ") {
 			t.Errorf("%s on the main thread: %s; want invalid_argument", bad[i], g.Main)
 		}
-		if g.Main != g.Worker {
-			t.Errorf("%s:\n  main:   %s\n  worker: %s", bad[i], g.Main, g.Worker)
+		if g.Main != g.Worker || (g.Go != "page only" && g.Go != g.Main) {
+			t.Errorf("%s:\n  main:   %s\n  worker: %s\n  go:     %s", bad[i], g.Main, g.Worker, g.Go)
 		}
 	}
 
@@ -136,10 +148,17 @@ func TestSyncErrorsMatchAcrossRuntimes(t *testing.T) {
 			try { c.add(...args); return "no error"; }
 			catch (e) { return e.code + ": " + e.message; }
 		};
-		const out = cases.map((args, i) => ({ case: String(i), main: attempt(cats[0], args), worker: attempt(cats[1], args) }));
+		const RU = new globalThis.URL("/oauth/callback.html", location.href).href;
+		onMain._invokeSync("catalog.new", { id: "direct", options: { servers: { one: { url: URL, redirectUri: RU } }, maxServers: 2 } });
+		const direct = (args) => {
+			try { onMain._invokeSync("catalog.add", { id: "direct", server: args[0], config: { redirectUri: RU, ...args[1] } }); return "no error"; }
+			catch (e) { return e.code + ": " + e.message; }
+		};
+		const out = cases.map((args, i) => ({ case: String(i), main: attempt(cats[0], args), worker: attempt(cats[1], args), go: direct(args) }));
 		// Full: the third server is one too many.
 		for (const c of cats) c.add("two", { url: URL });
-		out.push({ case: "full", main: attempt(cats[0], ["three", { url: URL }]), worker: attempt(cats[1], ["three", { url: URL }]) });
+		direct(["two", { url: URL }]);
+		out.push({ case: "full", main: attempt(cats[0], ["three", { url: URL }]), worker: attempt(cats[1], ["three", { url: URL }]), go: direct(["three", { url: URL }]) });
 		return out;
 	})()`, e.MCPURL, strings.Join(badAdd, ",\n")), &got)
 	badAdd = append(badAdd, "a third server (maxServers 2)")
@@ -150,8 +169,8 @@ func TestSyncErrorsMatchAcrossRuntimes(t *testing.T) {
 		if !strings.HasPrefix(g.Main, "invalid_argument: ") {
 			t.Errorf("catalog.add%s on the main thread: %s; want invalid_argument", badAdd[i], g.Main)
 		}
-		if g.Main != g.Worker {
-			t.Errorf("catalog.add%s:\n  main:   %s\n  worker: %s", badAdd[i], g.Main, g.Worker)
+		if g.Main != g.Worker || g.Go != g.Main {
+			t.Errorf("catalog.add%s:\n  main:   %s\n  worker: %s\n  go:     %s", badAdd[i], g.Main, g.Worker, g.Go)
 		}
 	}
 }

@@ -40,45 +40,47 @@ type Host struct {
 
 // The arguments of the operations.
 type (
-	// NewClient creates a client.
+	// NewClient creates a client with the id the page chose (unique among
+	// the runtime's clients; a worker prefixes each tab's ids).
 	NewClient struct {
+		ID      string          `json:"id"`
 		URL     string          `json:"url"`
 		Options json.RawMessage `json:"options"` // ClientOptions, checked by Decode
 	}
 	// ClientRef names a client.
 	ClientRef struct {
-		ID int `json:"id"`
+		ID string `json:"id"`
 	}
 	// Connect connects a client; the flags say which page handlers exist.
 	Connect struct {
-		ID          int  `json:"id"`
-		Elicitation bool `json:"elicitation,omitempty"`
-		Sampling    bool `json:"sampling,omitempty"`
+		ID          string `json:"id"`
+		Elicitation bool   `json:"elicitation,omitempty"`
+		Sampling    bool   `json:"sampling,omitempty"`
 	}
 	// Authorize signs a client in; Popup says whether mcp.js could open
 	// the sign-in window in the user's gesture: "open", "blocked",
 	// "redirect" (the page itself goes) or "none" (no window: the client
 	// signs in with identityAssertion).
 	Authorize struct {
-		ID          int    `json:"id"`
+		ID          string `json:"id"`
 		Popup       string `json:"popup"`
 		Elicitation bool   `json:"elicitation,omitempty"`
 		Sampling    bool   `json:"sampling,omitempty"`
 	}
 	// ReadResource reads a resource.
 	ReadResource struct {
-		ID  int    `json:"id"`
+		ID  string `json:"id"`
 		URI string `json:"uri"`
 	}
 	// GetPrompt renders a prompt.
 	GetPrompt struct {
-		ID        int               `json:"id"`
+		ID        string            `json:"id"`
 		Name      string            `json:"name"`
 		Arguments map[string]string `json:"arguments,omitempty"`
 	}
 	// CallTool calls a tool.
 	CallTool struct {
-		ID        int             `json:"id"`
+		ID        string          `json:"id"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments,omitempty"`
 		TimeoutMs float64         `json:"timeoutMs,omitempty"`
@@ -96,10 +98,6 @@ type (
 
 // The results of the operations.
 type (
-	// ClientCreated is the new client's id.
-	ClientCreated struct {
-		ID int `json:"id"`
-	}
 	// Delivered says whether a sign-in took a callback URL, whose server it
 	// was for, and how it ended when it was finished from storage.
 	Delivered struct {
@@ -138,82 +136,76 @@ type (
 type (
 	// NewCatalog makes a catalog from the options of mcp.catalog(),
 	// checked by Decode as CatalogOptions.
+	// The id is the page's; the client of its server s is "<id>/<s>".
 	NewCatalog struct {
+		ID      string          `json:"id"`
 		Options json.RawMessage `json:"options"`
 	}
-	// CatalogCreated is the new catalog's id, the client of each server,
-	// and the warnings of its configuration (entries that were left out).
+	// CatalogCreated is the warnings of the new catalog's configuration
+	// (entries that were left out) and the status of each server.
 	CatalogCreated struct {
-		ID       int            `json:"id"`
-		Clients  map[string]int `json:"clients"`
-		Warnings []string       `json:"warnings,omitempty"`
-		Statuses any            `json:"statuses"`
+		Warnings []string `json:"warnings,omitempty"`
+		Statuses any      `json:"statuses"`
 	}
 	// CatalogRef names a catalog.
 	CatalogRef struct {
-		ID int `json:"id"`
+		ID string `json:"id"`
 	}
 	// CatalogServer names one server of a catalog.
 	CatalogServer struct {
-		ID     int    `json:"id"`
+		ID     string `json:"id"`
 		Server string `json:"server"`
 	}
-	// CatalogAdd adds a server with its configuration (as in servers).
+	// CatalogAdd adds a server with its configuration (as in servers);
+	// its client's id is "<id>/<server>".
 	CatalogAdd struct {
-		ID     int             `json:"id"`
+		ID     string          `json:"id"`
 		Server string          `json:"server"`
 		Config json.RawMessage `json:"config"`
 	}
-	// CatalogAdded is the client of an added server.
-	CatalogAdded struct {
-		Client int `json:"client"`
-	}
 	// CatalogAuthorize signs in to one server (see Authorize for Popup).
 	CatalogAuthorize struct {
-		ID     int    `json:"id"`
+		ID     string `json:"id"`
 		Server string `json:"server"`
 		Popup  string `json:"popup"`
 	}
 	// CatalogFormat names a tool format.
 	CatalogFormat struct {
-		ID     int    `json:"id"`
+		ID     string `json:"id"`
 		Format string `json:"format"`
 	}
 	// CatalogCallTool calls a tool by its exported name.
 	CatalogCallTool struct {
-		ID        int             `json:"id"`
+		ID        string          `json:"id"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments,omitempty"`
 		TimeoutMs float64         `json:"timeoutMs,omitempty"`
 	}
 	// CatalogToolCalls runs a model's tool calls of a format.
 	CatalogToolCalls struct {
-		ID     int             `json:"id"`
+		ID     string          `json:"id"`
 		Format string          `json:"format"`
 		Calls  json.RawMessage `json:"calls"`
 	}
 	// NewAgent makes an agent over a catalog, with the options of
 	// cat.agent(), checked by Decode as AgentOptions.
 	NewAgent struct {
-		Catalog int             `json:"catalog"`
+		ID      string          `json:"id"`
+		Catalog string          `json:"catalog"`
 		Options json.RawMessage `json:"options"`
-	}
-	// AgentCreated is the new agent's id.
-	AgentCreated struct {
-		ID int `json:"id"`
 	}
 	// AgentRun runs one turn: input is a string or a list of messages
 	// (the OpenAI Chat Completions shapes); Run names the run for the
 	// host's model callback (a custom model). Events arrive through the
 	// call's callback.
 	AgentRun struct {
-		ID    int             `json:"id"`
-		Run   int             `json:"run"`
+		ID    string          `json:"id"`
+		Run   string          `json:"run"`
 		Input json.RawMessage `json:"input"`
 	}
 	// AgentRef names an agent.
 	AgentRef struct {
-		ID int `json:"id"`
+		ID string `json:"id"`
 	}
 )
 
@@ -268,7 +260,7 @@ func (*CatalogCallTool) Rules() []Rule { return CallRules }
 
 // Ops is the table of operations.
 var Ops = []Op{
-	{"client.new", NewClient{}, ClientCreated{}, "creates a client for an MCP server", true},
+	{"client.new", NewClient{}, nil, "creates a client for an MCP server", true},
 	{"client.connect", Connect{}, Session{}, "connects and initializes", false},
 	{"client.authorize", Authorize{}, Session{}, "signs in (from a user action), then connects", false},
 	{"client.logout", ClientRef{}, nil, "revokes and deletes the grant; the session ends", false},
@@ -285,7 +277,7 @@ var Ops = []Op{
 	{"grants.apply", GrantChange{}, nil, "a grant change another tab announced", false},
 	{"storage.clear", struct{}{}, nil, "deletes every stored grant, registration and metadata", false},
 	{"catalog.new", NewCatalog{}, CatalogCreated{}, "makes a catalog of servers; nothing connects yet", true},
-	{"catalog.add", CatalogAdd{}, CatalogAdded{}, "adds a server", true},
+	{"catalog.add", CatalogAdd{}, nil, "adds a server", true},
 	{"catalog.remove", CatalogServer{}, nil, "removes a server (its session ends)", false},
 	{"catalog.enable", CatalogServer{}, nil, "enables a server (a user action: clears its decline)", false},
 	{"catalog.disable", CatalogServer{}, nil, "disables a server (its session ends)", false},
@@ -295,7 +287,7 @@ var Ops = []Op{
 	{"catalog.callTool", CatalogCallTool{}, Any{}, "calls a tool by its exported name", false},
 	{"catalog.handleToolCalls", CatalogToolCalls{}, Any{}, "a model's tool calls in, tool-result messages out", false},
 	{"catalog.close", CatalogRef{}, nil, "closes every server", false},
-	{"agent.new", NewAgent{}, AgentCreated{}, "makes an agent over a catalog", true},
+	{"agent.new", NewAgent{}, nil, "makes an agent over a catalog", true},
 	{"agent.run", AgentRun{}, Any{}, "runs one turn (signal, onEvent)", false},
 	{"agent.close", AgentRef{}, nil, "forgets an agent", true},
 }

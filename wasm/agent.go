@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
@@ -48,14 +47,18 @@ func (a *app) opNewAgent(_ context.Context, args jsapi.NewAgent, _ jsCall) (any,
 		return nil, err
 	}
 	a.mu.Lock()
-	a.nextAgent++
-	id := a.nextAgent
-	a.agents[id] = ag
+	_, used := a.agents[args.ID]
+	if !used {
+		a.agents[args.ID] = ag
+	}
 	a.mu.Unlock()
+	if err := checkID("agent", args.ID, used); err != nil {
+		return nil, err
+	}
 	ce.mu.Lock()
-	ce.agents[id] = ag
+	ce.agents[args.ID] = ag
 	ce.mu.Unlock()
-	return jsapi.AgentCreated{ID: id}, nil
+	return nil, nil
 }
 
 // model makes the agent's model: an adapter over fetch, or the page's
@@ -74,12 +77,12 @@ func (a *app) model(o jsapi.ModelOptions) (agent.Model, error) {
 
 // customModel asks the page's model function of the run in ctx.
 func (a *app) customModel(ctx context.Context, req agent.Request, onText func(string)) (agent.Message, error) {
-	run, _ := ctx.Value(runKey{}).(int)
+	run, _ := ctx.Value(runKey{}).(string)
 	b, err := json.Marshal(req)
 	if err != nil {
 		return agent.Message{}, err
 	}
-	v, err := a.host.await(ctx, "model", fmt.Sprintf("run:%d", run), string(b))
+	v, err := a.host.await(ctx, "model", "run:"+run, string(b))
 	if err != nil {
 		return agent.Message{}, err
 	}
@@ -100,7 +103,7 @@ func (a *app) customModel(ctx context.Context, req agent.Request, onText func(st
 	return m, nil
 }
 
-func (a *app) agent(id int) (*agent.Agent, error) {
+func (a *app) agent(id string) (*agent.Agent, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ag, ok := a.agents[id]

@@ -39,17 +39,15 @@ type app struct {
 	memory  *oauth.MemoryStore // storage: "memory"
 	memKeys oauth.DPoPKeys     // the DPoP keys of storage "memory"
 
-	mu          sync.Mutex
-	nextID      int
-	clients     map[int]*clientEntry
-	nextCatalog int
-	catalogs    map[int]*catalogEntry
-	nextAgent   int
-	agents      map[int]*agent.Agent
+	// The page's objects by the ids it chose.
+	mu       sync.Mutex
+	clients  map[string]*clientEntry
+	catalogs map[string]*catalogEntry
+	agents   map[string]*agent.Agent
 }
 
 type clientEntry struct {
-	id   int
+	id   string
 	c    *mcpclient.Client
 	opts jsapi.ClientOptions
 	// ctx is the parent of every call of this client; close() cancels it,
@@ -68,9 +66,9 @@ func newApp(hv jsbridge.Value, hintsJSON string) *app {
 		registry: oauth.NewRegistry(),
 		memory:   oauth.NewMemoryStore(),
 		memKeys:  indexeddb.NewMemoryDPoPKeys(),
-		clients:  make(map[int]*clientEntry),
-		catalogs: make(map[int]*catalogEntry),
-		agents:   make(map[int]*agent.Agent),
+		clients:  make(map[string]*clientEntry),
+		catalogs: make(map[string]*catalogEntry),
+		agents:   make(map[string]*agent.Agent),
 	}
 	a.hints = &mcpclient.Hints{Persist: func(b []byte) { a.host.call("saveHints", string(b)) }}
 	a.hints.Load([]byte(hintsJSON))
@@ -113,7 +111,7 @@ func (a *app) entries() []*clientEntry {
 	return out
 }
 
-func (a *app) entry(id int) (*clientEntry, error) {
+func (a *app) entry(id string) (*clientEntry, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e, ok := a.clients[id]
@@ -133,15 +131,17 @@ func (a *app) store(kind string) oauth.Store {
 
 // newClient makes a client from the options mcp.js sent; its events go
 // to the page, and to also when set (a catalog's server).
-func (a *app) newClient(url string, raw json.RawMessage, also func(mcpclient.Event)) (int, error) {
+func (a *app) newClient(id, url string, raw json.RawMessage, also func(mcpclient.Event)) error {
 	var o jsapi.ClientOptions
 	if err := jsapi.Decode("client()", raw, &o); err != nil {
-		return 0, err
+		return err
 	}
 	a.mu.Lock()
-	a.nextID++
-	id := a.nextID
+	_, used := a.clients[id]
 	a.mu.Unlock()
+	if err := checkID("client", id, used); err != nil {
+		return err
+	}
 	e := &clientEntry{id: id, opts: o}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	opts := mcpclient.Options{
@@ -181,7 +181,7 @@ func (a *app) newClient(url string, raw json.RawMessage, also func(mcpclient.Eve
 		h, err := a.newAuth(id, url, o)
 		if err != nil {
 			e.cancel()
-			return 0, err
+			return err
 		}
 		opts.Auth = h
 	}
@@ -191,17 +191,26 @@ func (a *app) newClient(url string, raw json.RawMessage, also func(mcpclient.Eve
 			opts.Auth.Close()
 		}
 		e.cancel()
-		return 0, err
+		return err
 	}
 	e.c = c
 	a.mu.Lock()
 	a.clients[id] = e
 	a.mu.Unlock()
-	return id, nil
+	return nil
+}
+
+// checkID refuses an empty id or one in use: the page chooses unique ids
+// (a worker prefixes each tab's), so either is a bug of the caller.
+func checkID(kind, id string, used bool) error {
+	if id == "" || used {
+		return mcperr.New(mcperr.InvalidArgument, "mcp: %s id %q is empty or in use", kind, id)
+	}
+	return nil
 }
 
 // newAuth builds the OAuth handler of client id.
-func (a *app) newAuth(id int, url string, o jsapi.ClientOptions) (*oauth.Handler, error) {
+func (a *app) newAuth(id string, url string, o jsapi.ClientOptions) (*oauth.Handler, error) {
 	ms := func(v *float64) time.Duration {
 		if v == nil {
 			return 0

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/mcpwasm/mcpwasm/jsapi"
@@ -28,9 +29,9 @@ func TestClientSecretRule(t *testing.T) {
 		{"another client ID", []*clientEntry{entry("other", "s1")}, ""},
 		{"no clients", nil, ""},
 	} {
-		a := &app{clients: map[int]*clientEntry{}}
+		a := &app{clients: map[string]*clientEntry{}}
 		for i, e := range tc.entries {
-			a.clients[i] = e
+			a.clients[fmt.Sprint(i)] = e
 		}
 		if got := a.clientSecret("https://as.example", "app"); got != tc.want {
 			t.Errorf("%s: secret %q; want %q", tc.name, got, tc.want)

@@ -24,17 +24,21 @@ import (
 // catalogEntry is one mcp.catalog() of the page: the catalog, the client
 // of each server, and the agents made over it.
 type catalogEntry struct {
-	id  int
+	id  string
 	cat *catalog.Catalog
 
 	mu      sync.Mutex
-	clients map[string]int // server id → client id
-	agents  map[int]*agent.Agent
+	clients map[string]string // server id → client id ("<catalog id>/<server id>")
+	agents  map[string]*agent.Agent
 }
 
-func catalogTarget(id int) string { return fmt.Sprintf("catalog:%d", id) }
+func catalogTarget(id string) string { return "catalog:" + id }
 
-func (a *app) catalogEntry(id int) (*catalogEntry, error) {
+// serverClient is the id of the client of server in catalog id: the page
+// knows it without asking.
+func serverClient(id, server string) string { return id + "/" + server }
+
+func (a *app) catalogEntry(id string) (*catalogEntry, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e, ok := a.catalogs[id]
@@ -53,8 +57,8 @@ func (a *app) factory(ce *catalogEntry) catalog.Factory {
 		if len(raw) == 0 {
 			raw = json.RawMessage("{}")
 		}
-		clientID, err := a.newClient(sc.URL, raw, events)
-		if err != nil {
+		clientID := serverClient(ce.id, id)
+		if err := a.newClient(clientID, sc.URL, raw, events); err != nil {
 			return nil, fmt.Errorf("server %q: %w", id, err)
 		}
 		e, err := a.entry(clientID)
@@ -92,7 +96,7 @@ func (a *app) sampling(ce *catalogEntry, server string) func(context.Context, *m
 }
 
 // approve asks the host's approve function of catalog id.
-func (a *app) approve(ctx context.Context, id int, req catalog.ApprovalRequest) (bool, error) {
+func (a *app) approve(ctx context.Context, id string, req catalog.ApprovalRequest) (bool, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return false, err
@@ -142,9 +146,12 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 		}
 	}
 	a.mu.Lock()
-	a.nextCatalog++
-	ce := &catalogEntry{id: a.nextCatalog, clients: map[string]int{}, agents: map[int]*agent.Agent{}}
+	_, used := a.catalogs[args.ID]
 	a.mu.Unlock()
+	if err := checkID("catalog", args.ID, used); err != nil {
+		return nil, err
+	}
+	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}}
 	cfg := catalog.Config{
 		Servers:           servers,
 		MaxServers:        o.MaxServers,
@@ -171,12 +178,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 	a.mu.Lock()
 	a.catalogs[ce.id] = ce
 	a.mu.Unlock()
-	r := jsapi.CatalogCreated{ID: ce.id, Clients: map[string]int{}, Statuses: cat.Statuses()}
-	ce.mu.Lock()
-	for k, v := range ce.clients {
-		r.Clients[k] = v
-	}
-	ce.mu.Unlock()
+	r := jsapi.CatalogCreated{Statuses: cat.Statuses()}
 	for _, w := range warnings {
 		r.Warnings = append(r.Warnings, w.Error())
 	}
@@ -194,7 +196,7 @@ func checkServerOptions(id string, sc catalog.ServerConfig) error {
 // closed them).
 func (a *app) dropClients(ce *catalogEntry, only ...string) {
 	ce.mu.Lock()
-	var ids []int
+	var ids []string
 	for server, id := range ce.clients {
 		if len(only) == 0 || server == only[0] {
 			ids = append(ids, id)
@@ -214,7 +216,7 @@ func (a *app) dropClients(ce *catalogEntry, only ...string) {
 
 // withCatalog runs fn for catalog id; an error other than an abort is
 // coded as fn gave it.
-func (a *app) withCatalog(id int, fn func(*catalogEntry) (any, error)) (any, error) {
+func (a *app) withCatalog(id string, fn func(*catalogEntry) (any, error)) (any, error) {
 	ce, err := a.catalogEntry(id)
 	if err != nil {
 		return nil, err
@@ -234,9 +236,7 @@ func (a *app) opCatalogAdd(_ context.Context, args jsapi.CatalogAdd, _ jsCall) (
 		if err := ce.cat.Add(args.Server, sc); err != nil {
 			return nil, err
 		}
-		ce.mu.Lock()
-		defer ce.mu.Unlock()
-		return jsapi.CatalogAdded{Client: ce.clients[args.Server]}, nil
+		return nil, nil
 	})
 }
 

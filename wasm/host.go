@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"sync"
 
@@ -16,7 +15,7 @@ import (
 // host is mcp.js's host object: the callbacks of jsapi.Hosts.
 type host struct{ v jsbridge.Value }
 
-func target(id int) string { return fmt.Sprintf("client:%d", id) }
+func target(id string) string { return "client:" + id }
 
 // eventTo sends an event to any target ("catalog:<id>", …).
 func (h host) eventTo(target, typ string, data any) {
@@ -52,7 +51,7 @@ func (h host) await(ctx context.Context, name string, args ...any) (jsbridge.Val
 }
 
 // event sends a client event; data is JSON-marshalled.
-func (h host) event(id int, typ string, data any) {
+func (h host) event(id string, typ string, data any) {
 	b, err := json.Marshal(data)
 	if err != nil {
 		return
@@ -63,7 +62,7 @@ func (h host) event(id int, typ string, data any) {
 // handler asks the page's handler name (elicit, sample) of client id and
 // decodes its answer into result; a throwing handler becomes an error the
 // server receives, never a hang.
-func (h host) handler(ctx context.Context, id int, name string, params, result any) error {
+func (h host) handler(ctx context.Context, id string, name string, params, result any) error {
 	b, err := json.Marshal(params)
 	if err != nil {
 		return err
@@ -121,7 +120,7 @@ func (w webLocks) Lock(ctx context.Context, name string) (func(), error) {
 // the next sign-in by the time this one's end reaches the page.
 type popupCourier struct {
 	host host
-	id   int
+	id   string
 }
 
 func (p popupCourier) Open(ctx context.Context, authURL string) (<-chan error, error) {

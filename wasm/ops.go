@@ -159,7 +159,7 @@ func encodeResult(v any, err error) (any, error) {
 // withClient runs fn for the client of id, under a context that also ends
 // when the client is closed: nothing outlives it, and a call it ends
 // rejects "closed".
-func (a *app) withClient(ctx context.Context, id int, fn func(context.Context, *clientEntry) (any, error)) (any, error) {
+func (a *app) withClient(ctx context.Context, id string, fn func(context.Context, *clientEntry) (any, error)) (any, error) {
 	e, err := a.entry(id)
 	if err != nil {
 		return nil, err
@@ -183,11 +183,7 @@ func (a *app) clientOp(fn func(context.Context, *clientEntry) (any, error)) func
 }
 
 func (a *app) opNewClient(_ context.Context, args jsapi.NewClient, _ jsCall) (any, error) {
-	id, err := a.newClient(args.URL, args.Options, nil)
-	if err != nil {
-		return nil, err
-	}
-	return jsapi.ClientCreated{ID: id}, nil
+	return nil, a.newClient(args.ID, args.URL, args.Options, nil)
 }
 
 func session(c *mcpclient.Client) (any, error) {

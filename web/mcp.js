@@ -211,11 +211,11 @@ function readHints() {
   }
 }
 
-/** Throws unless every option of kind "function" in kinds is a function. */
+/** Throws Go's error unless every option of kind "function" in kinds is a function (JSON cannot tell). */
 function checkFunctions(what, options, kinds) {
-  if (options === null || typeof options !== "object" || Array.isArray(options)) throw invalid(`${what} options must be an object`);
+  if (options === null || typeof options !== "object" || Array.isArray(options)) throw invalid(sentence(`${what}: options must be an object`));
   for (const [k, v] of Object.entries(options)) {
-    if (kinds[k] === "function" && typeof v !== "function" && v !== undefined) throw invalid(`${what} ${k} must be a function`);
+    if (kinds[k] === "function" && typeof v !== "function" && v !== undefined) throw invalid(sentence(`${what}: ${k} must be a function`));
   }
 }
 
@@ -271,8 +271,8 @@ class Host {
   targets = new Map(); // "client:<id>" → Client
   #trace;
   constructor(trace) { this.#trace = trace; }
-  /** The page's ids of its clients, catalogs and agents in a worker runtime. */
-  nextLocal = 0;
+  /** The last id the page chose (for a client, catalog, agent or run). */
+  lastId = 0;
   grants = null; // the BroadcastChannel of grant notices (main thread only)
 
   #to(target) {
@@ -436,27 +436,27 @@ class MCP {
     });
   }
 
+  /** A new id for an object of the page: the page chooses ids in every runtime. */
+  _newId() {
+    return String(++this.#host.lastId);
+  }
+
   /**
-   * An operation that answers at once (OPS[op] is true); throws its
-   * MCPError. In a worker runtime the page cannot wait: local(id) gives the
-   * result at once from ids the page chooses (bind says which: the worker
-   * maps them to the runtime's), the operation is sent behind it, and
-   * settled(result) hears the runtime's answer. An operation the runtime
-   * refuses there fails the object's later calls with its error.
+   * An operation that answers at once (OPS[op] is true): on the main thread
+   * its result, or its MCPError thrown; settled(result) hears the result.
+   * In a worker runtime the page does not wait: the options were checked
+   * already (rules.js), the ids are the page's, and settled hears the
+   * answer when it comes.
    */
-  _invokeSync(op, args, local) {
+  _invokeSync(op, args, settled) {
+    this.#trace?.("js→go", op);
     if (this.#api.remote) {
-      this.#trace?.("js→go", op);
-      const next = () => ++this.#host.nextLocal;
-      const { bind, result, settled } = local ? local(next) : {};
-      this.#api.invoke(op, args, undefined, undefined, bind).then(settled, (e) => {
-        console.error(`mcp: ${op}: ${e.message}`);
-      });
-      return result;
+      this.#api.invoke(op, args).then(settled, (e) => console.error(`mcp: ${op}: ${e.message}`));
+      return;
     }
     if (this.#exit || this.#go.exited) throw this.#exit ?? new MCPError("closed", "the Go runtime exited; reload the page");
-    this.#trace?.("js→go", op);
-    return invokeJSON(this.#api, op, args, { sync: true });
+    const r = invokeJSON(this.#api, op, args, { sync: true });
+    settled?.(r);
   }
 
   /** Creates a client for the MCP server at url. Throws MCPError invalid_argument on bad input. */
@@ -466,10 +466,8 @@ class MCP {
     const sent = clientOptionsJSON(options);
     const problem = clientProblem(String(url), sent);
     if (problem) throw invalid(problem);
-    const { id } = this._invokeSync("client.new", { url: String(url), options: sent }, (next) => {
-      const id = next();
-      return { bind: { client: id }, result: { id } };
-    });
+    const id = this._newId();
+    this._invokeSync("client.new", { id, url: String(url), options: sent });
     return this._wrap(id, String(url), options);
   }
 
@@ -503,7 +501,7 @@ class MCP {
       const wire = {};
       for (const [id, sc] of Object.entries(servers)) {
         if (sc !== null && typeof sc === "object" && !Array.isArray(sc)) {
-          checkFunctions(`catalog(): server "${id}":`, sc, CLIENT_OPTIONS);
+          checkFunctions(`catalog: server ${JSON.stringify(id)}`, sc, CLIENT_OPTIONS);
           wire[id] = "command" in sc ? sc : clientOptionsJSON(sc);
         } else {
           wire[id] = sc;
@@ -513,19 +511,16 @@ class MCP {
     }
     const options = JSON.parse(JSON.stringify(sent, functionsAs(CATALOG_OPTIONS)));
     const warnings = catalogProblems(options);
-    let cat;
-    const created = this._invokeSync("catalog.new", { options }, (next) => {
-      // The page's ids for the catalog and for each server Go may accept (a
-      // stdio server is left out: its id maps to nothing).
-      const id = next();
-      const clients = {};
-      for (const [s, sc] of Object.entries(servers)) {
-        if (!readEntry(s, options.servers?.[s] ?? options.mcpServers?.[s]).problem) clients[s] = next();
-      }
-      return { bind: { catalog: id, clients }, result: { id, clients }, settled: (r) => cat?._created(r) };
+    const id = this._newId();
+    let created = null; // Go's answer, at once on the main thread
+    let cat = null;
+    this._invokeSync("catalog.new", { id, options }, (r) => {
+      created = r;
+      cat?._created(r);
     });
-    cat = new Catalog(this, { ...created, warnings: created.warnings ?? warnings }, servers, config.approve, config.maxServers);
-    this.#host.targets.set(`catalog:${created.id}`, cat);
+    cat = new Catalog(this, id, servers, warnings, config.approve, config.maxServers);
+    if (created) cat._created(created);
+    this.#host.targets.set(`catalog:${id}`, cat);
     for (const w of cat.warnings) console.warn(`mcp: catalog(): ${w}`);
     return cat;
   }
@@ -821,16 +816,21 @@ class Catalog extends EventTarget {
 
   #max; // maxServers, as Go reads it
 
-  constructor(mcp, created, servers, approve, maxServers) {
+  /**
+   * id: the page's; servers: the configuration's entries; warnings: the
+   * entries left out (the rest each get a client "<id>/<server>").
+   */
+  constructor(mcp, id, servers, warnings, approve, maxServers) {
     super();
     this.#max = Number.isInteger(maxServers) && maxServers > 0 ? maxServers : 32;
     this.#mcp = mcp;
-    this.#id = created.id;
-    this.#statuses = created.statuses ?? {};
+    this.#id = id;
+    this.#statuses = {};
     this.#approve = approve;
-    this.warnings = Object.freeze([...(created.warnings ?? [])]);
-    for (const [id, clientID] of Object.entries(created.clients ?? {})) {
-      this.#servers.set(id, mcp._wrap(clientID, servers[id]?.url ?? servers[id]?.serverUrl ?? "", servers[id] ?? {}));
+    this.warnings = Object.freeze([...warnings]);
+    for (const [s, sc] of Object.entries(servers)) {
+      if (readEntry(s, sc).problem) continue;
+      this.#servers.set(s, mcp._wrap(`${id}/${s}`, sc?.url ?? sc?.serverUrl ?? "", sc ?? {}));
     }
   }
 
@@ -861,15 +861,12 @@ class Catalog extends EventTarget {
   add(id, config) {
     if (this.#closed) throw new MCPError("closed", "this catalog is closed");
     if (typeof id !== "string" || id === "") throw invalid("add(): id must be a non-empty string");
-    checkFunctions(`add("${id}"):`, config, CLIENT_OPTIONS);
+    checkFunctions(`catalog: server ${JSON.stringify(id)}`, config, CLIENT_OPTIONS);
     const sent = clientOptionsJSON(config);
     const problem = this.#addProblem(id, sent);
     if (problem) throw invalid(sentence(problem));
-    const { client } = this.#mcp._invokeSync("catalog.add", { id: this.#id, server: id, config: sent }, (next) => {
-      const client = next();
-      return { bind: { client }, result: { client } };
-    });
-    this.#servers.set(id, this.#mcp._wrap(client, config?.url ?? config?.serverUrl ?? "", config));
+    this.#mcp._invokeSync("catalog.add", { id: this.#id, server: id, config: sent });
+    this.#servers.set(id, this.#mcp._wrap(`${this.#id}/${id}`, config?.url ?? config?.serverUrl ?? "", config));
   }
 
   /** Go's refusal of add(id, sent), or null. */
@@ -960,17 +957,15 @@ class Catalog extends EventTarget {
 
   /** An agent over this catalog: cat.agent({model, system, maxSteps, authWaitMs}). */
   agent(options = {}) {
-    checkFunctions("agent():", options, AGENT_OPTIONS);
+    checkFunctions("agent()", options, AGENT_OPTIONS);
     const model = options.model;
     let spec = model;
     if (typeof model === "function") spec = { kind: "custom" };
     const sent = JSON.parse(JSON.stringify({ ...options, model: spec }, functionsAs(AGENT_OPTIONS)));
     const problem = optionsProblem("agent()", "agent", sent);
     if (problem) throw invalid(sentence(problem));
-    const { id } = this.#mcp._invokeSync("agent.new", { catalog: this.#id, options: sent }, (next) => {
-      const id = next();
-      return { bind: { agent: id }, result: { id } };
-    });
+    const id = this.#mcp._newId();
+    this.#mcp._invokeSync("agent.new", { id, catalog: this.#id, options: sent });
     const a = new Agent(this.#mcp, id, typeof model === "function" ? model : null);
     this.#agents.add(a);
     return a;
@@ -986,7 +981,7 @@ class Catalog extends EventTarget {
     this.#mcp._target(`catalog:${this.#id}`, null);
   }
 
-  /** A worker runtime's answer to catalog.new: the statuses it knows. */
+  /** Go's answer to catalog.new: the statuses it knows. */
   _created(r) {
     for (const [id, st] of Object.entries(r.statuses ?? {})) this.#statuses[id] ??= st;
   }
@@ -1004,8 +999,6 @@ class Catalog extends EventTarget {
     this.dispatchEvent(new CustomEvent(type, { detail: detail ?? {} }));
   }
 }
-
-let nextRun = 0;
 
 /** An agent: runs turns of a model over a catalog's tools. */
 class Agent {
@@ -1027,7 +1020,7 @@ class Agent {
   run(input, { signal, onEvent } = {}) {
     if (onEvent !== undefined && typeof onEvent !== "function") throw invalid("run(): onEvent must be a function");
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid("run(): signal must be an AbortSignal");
-    const run = ++nextRun;
+    const run = this.#mcp._newId();
     const model = this.#model;
     this.#mcp._target(`run:${run}`, {
       _model: async (req) => {
@@ -1047,6 +1040,6 @@ class Agent {
 
   /** Forgets the agent. */
   close() {
-    try { this.#mcp._invokeSync("agent.close", { id: this.#id }, () => ({})); } catch { /* already gone */ }
+    try { this.#mcp._invokeSync("agent.close", { id: this.#id }); } catch { /* already gone */ }
   }
 }

@@ -5,7 +5,7 @@
 //
 // Messages, page → worker: hello {wasmURL, hints, protocol, progress,
 // refuseKeysForTest?, trustKeysForTest? (test hooks)},
-// call {id, op, args, bind?, signal?, progress?}, abort {id},
+// call {id, op, args, signal?, progress?}, abort {id},
 // hostReply {id, value | error}, bye, crash {test: true} (a test hook).
 // Worker → page: ready {version, runtimeId}, failed {error}, stale,
 // nokeys {reason} (the worker cannot keep WebCrypto keys in IndexedDB),
@@ -14,14 +14,17 @@
 // Errors cross as {code, message, status?, detail?, rpcCode?}.
 import { OPS, HOSTS } from "./jsapi.js";
 
-/** The kinds of objects whose ids the page chooses (the worker maps them). */
-export const KINDS = ["client", "catalog", "agent"];
+/**
+ * The arguments that name the page's objects (the ids it chose): the
+ * worker puts its tab's prefix before each.
+ */
+export const ID_FIELDS = ["id", "catalog", "run"];
 
 /**
  * The version of these messages together with the operation and callback
  * tables: a worker of another version of mcp.js is not used.
  */
-export const PROTOCOL = `3:${Object.entries(OPS).map(([k, v]) => `${k}${v ? "!" : ""}`).join(",")}:${HOSTS.join(",")}`;
+export const PROTOCOL = `4:${Object.entries(OPS).map(([k, v]) => `${k}${v ? "!" : ""}`).join(",")}:${HOSTS.join(",")}`;
 
 /** An error as it crosses the boundary. */
 export function wireError(e, fallbackCode = "protocol") {
@@ -212,7 +215,7 @@ export class Remote {
   }
 
   /** A Promise of op's parsed result. */
-  invoke(op, args, signal, onProgress, bind) {
+  invoke(op, args, signal, onProgress) {
     let c;
     try {
       c = this.#connection();
@@ -228,7 +231,7 @@ export class Remote {
         p.unlisten = () => signal.removeEventListener("abort", abort);
       }
       c.pending.set(id, p);
-      c.post({ t: "call", id, op, args, bind, signal: !!signal, progress: !!onProgress });
+      c.post({ t: "call", id, op, args, signal: !!signal, progress: !!onProgress });
       if (signal?.aborted) c.post({ t: "abort", id });
     });
   }

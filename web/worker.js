@@ -5,16 +5,17 @@
 // same operations (OPS) and host callbacks (HOSTS) of jsapi.js as the
 // main-thread mode, checked on both sides.
 //
-// Per tab (per port) it keeps the ids the page chose for its clients,
-// catalogs, agents and agent runs and maps them to the runtime's own, so
-// the page can create objects synchronously; it routes each host callback
-// to the tab that owns its target, and releases a tab's objects when the
-// tab says goodbye or its port closes. Page-wide callbacks run here: Web
-// Locks, the grant notices between runtimes (BroadcastChannel); saveHints
-// goes to a tab (workers have no localStorage).
+// The page chooses the ids of its clients, catalogs, agents and agent runs
+// (so that it creates them synchronously); the worker prefixes them with
+// the tab's own ("t3.") on the way to Go and strips that prefix from a
+// host callback's target on the way back, which names the tab to call. It
+// releases a tab's objects when the tab says goodbye or its port closes.
+// Page-wide callbacks run here: Web Locks, the grant notices between
+// runtimes (BroadcastChannel); saveHints goes to a tab (workers have no
+// localStorage).
 import { OPS, HOSTS } from "./jsapi.js";
 import { acquireLock } from "./auth.js";
-import { PROTOCOL, KINDS, wireError } from "./remote.js";
+import { PROTOCOL, ID_FIELDS, wireError } from "./remote.js";
 import { instantiate, invokeJSON, listenGrants, newGo, run } from "./boot.js";
 
 /** An Error like the page's MCPError, for Go's error factory (crosses as wireError). */
@@ -56,8 +57,7 @@ function keysRefusal() {
 /** One Go runtime of one build of mcp.wasm and the tabs it serves. */
 class Runtime {
   tabs = new Set();
-  owners = new Map(); // "client:<go id>" etc. → {tab, target (the page's)}
-  nextRun = 0;
+  byPrefix = new Map(); // a tab's id prefix → Tab
   api = null;
   exited = null; // the wire error once Go ended
   grants = null; // the BroadcastChannel of grant notices
@@ -101,13 +101,16 @@ class Runtime {
 
   /** The host object Go calls; targeted callbacks go to the owning tab. */
   #callbacks() {
+    // A target is "<kind>:<tab prefix><the page's id>".
     const forward = (name, reply) => (target, ...args) => {
-      const owner = this.owners.get(target);
-      if (!owner) {
-        if (reply) return Promise.reject(makeError("closed", `${target.split(":")[0]} is closed`));
+      const colon = target.indexOf(":");
+      const dot = target.indexOf(".", colon);
+      const tab = dot < 0 ? undefined : this.byPrefix.get(target.slice(colon + 1, dot + 1));
+      if (!tab) {
+        if (reply) return Promise.reject(makeError("closed", `${target.slice(0, colon)} is closed`));
         return undefined;
       }
-      return owner.tab.host(name, owner.target, args, reply);
+      return tab.host(name, target.slice(0, colon + 1) + target.slice(dot + 1), args, reply);
     };
     const cb = {
       event: forward("event", false),
@@ -146,12 +149,13 @@ async function buildKey(wasmURL) {
   }
 }
 
-/** One tab: its port, its ids and its calls in flight. */
+let nextTab = 0;
+
+/** One tab: its port, its objects and its calls in flight. */
 class Tab {
   rt = null; // Runtime
-  ids = Object.fromEntries(KINDS.map((k) => [k, new Map()])); // kind → page id → go id
-  failed = new Map(); // "kind:page id" → wire error of its creation
-  runs = new Map(); // page run → runtime run
+  prefix = `t${++nextTab}.`; // before each of the tab's ids, in Go
+  owned = { client: new Set(), catalog: new Set(), agent: new Set() }; // the page's ids, released at goodbye
   calls = new Map(); // call id → AbortController
   // The page's clients with authMode "redirect": the tab leaves while their
   // sign-in goes on, so its goodbye keeps them (and their calls) for the
@@ -212,66 +216,21 @@ class Tab {
       }
       this.rt = await p;
       this.rt.tabs.add(this);
+      this.rt.byPrefix.set(this.prefix, this);
       this.post({ t: "ready", version: this.rt.api.version, runtimeId: this.rt.id });
     } catch (e) {
       this.post({ t: "failed", error: wireError(e, "network") });
     }
   }
 
-  #goID(kind, id) {
-    const g = this.ids[kind].get(id);
-    if (g === undefined) {
-      throw this.failed.get(`${kind}:${id}`) ?? { code: "closed", message: kind === "client" ? "this client is closed; create a new one with mcp.client()" : `this ${kind} is closed` };
-    }
-    return g;
-  }
-
-  #own(kind, id, goID) {
-    this.ids[kind].set(id, goID);
-    if (kind !== "agent") this.rt.owners.set(`${kind}:${goID}`, { tab: this, target: `${kind}:${id}` });
-  }
-
-  /** The runtime's arguments for the page's: its ids become the runtime's. */
-  #args(op, args) {
-    const kind = op.split(".")[0];
+  /** The runtime's arguments for the page's: each id gets the tab's prefix. */
+  #args(args) {
     const out = { ...args };
-    if (KINDS.includes(kind) && !op.endsWith(".new") && "id" in out) out.id = this.#goID(kind, out.id);
-    if (op === "agent.new") out.catalog = this.#goID("catalog", out.catalog);
-    if (op === "agent.run") {
-      const run = ++this.rt.nextRun;
-      this.runs.set(out.run, run);
-      this.rt.owners.set(`run:${run}`, { tab: this, target: `run:${out.run}` });
-      out.run = run;
-    }
+    for (const f of ID_FIELDS) if (typeof out[f] === "string") out[f] = this.prefix + out[f];
     return out;
   }
 
-  /** Records the runtime's ids of what op created under the page's (bind). */
-  #bind(op, bind, r) {
-    if (op === "client.new") this.#own("client", bind.client, r.id);
-    if (op === "catalog.add") this.#own("client", bind.client, r.client);
-    if (op === "agent.new") this.#own("agent", bind.agent, r.id);
-    if (op === "catalog.new") {
-      this.#own("catalog", bind.catalog, r.id);
-      const clients = {};
-      for (const [server, id] of Object.entries(bind.clients ?? {})) {
-        if (r.clients?.[server] === undefined) continue;
-        this.#own("client", id, r.clients[server]);
-        clients[server] = id;
-      }
-      return { ...r, id: bind.catalog, clients };
-    }
-    return undefined;
-  }
-
-  #fail(bind, err) {
-    for (const [kind, id] of Object.entries(bind ?? {})) {
-      if (kind === "clients") for (const c of Object.values(id)) this.failed.set(`client:${c}`, err);
-      else this.failed.set(`${kind}:${id}`, err);
-    }
-  }
-
-  #call({ id, op, args, bind, progress }) {
+  #call({ id, op, args, progress }) {
     const rt = this.rt;
     if (!rt || rt.exited) {
       this.post({ t: "result", id, error: rt?.exited ?? { code: "closed", message: "the mcpwasm runtime is not running" } });
@@ -281,41 +240,26 @@ class Tab {
       this.post({ t: "result", id, error: { code: "protocol", message: `mcp worker: unknown operation ${op}` } });
       return;
     }
-    let goArgs;
-    try {
-      goArgs = this.#args(op, args);
-    } catch (e) {
-      if (bind) this.#fail(bind, wireError(e));
-      this.post({ t: "result", id, error: wireError(e) });
-      return;
-    }
+    const kind = op.slice(0, op.indexOf("."));
+    if (op.endsWith(".new")) this.owned[kind]?.add(args.id);
+    const opts = op === "client.new" ? args.options : op === "catalog.add" ? args.config : null;
+    if (opts?.authMode === "redirect") this.redirect.add(op === "client.new" ? args.id : `${args.id}/${args.server}`);
     // Every call can end: by the page's signal, or when the tab goes away.
     const ac = OPS[op] ? null : new AbortController();
     if (ac) this.calls.set(id, ac);
-    if (ac && op.startsWith("client.") && this.redirect.has(args.id)) ac.keep = true;
-    const opts = op === "client.new" ? args.options : op === "catalog.add" ? args.config : null;
-    if (opts?.authMode === "redirect") this.redirect.add(bind?.client);
+    if (ac && kind === "client" && this.redirect.has(args.id)) ac.keep = true;
     const onProgress = progress ? (json) => this.post({ t: "progress", id, json }) : undefined;
     let p;
-    if (OPS[op]) {
-      // A synchronous operation: its result is ready before the next message is handled.
-      try {
-        const v = invokeJSON(rt.api, op, goArgs, { sync: true });
-        p = Promise.resolve(bind ? this.#bind(op, bind, v) ?? v : v);
-      } catch (e) {
-        if (bind) this.#fail(bind, wireError(e));
-        p = Promise.reject(e);
-      }
-    } else {
-      p = rt.invoke(op, goArgs, ac?.signal, onProgress);
+    try {
+      // A synchronous operation's result is ready before the next message is handled.
+      p = OPS[op] ? Promise.resolve(invokeJSON(rt.api, op, this.#args(args), { sync: true })) : rt.invoke(op, this.#args(args), ac?.signal, onProgress);
+    } catch (e) {
+      p = Promise.reject(e);
     }
     p.then(
       (value) => this.post({ t: "result", id, value }),
       (e) => this.post({ t: "result", id, error: wireError(e) }),
-    ).finally(() => {
-      this.calls.delete(id);
-      if (op === "agent.run") this.rt?.owners.delete(`run:${goArgs.run}`);
-    });
+    ).finally(() => this.calls.delete(id));
   }
 
   /** Calls the page's host callback name for target; a Promise of its answer when reply. */
@@ -345,17 +289,14 @@ class Tab {
     for (const ac of this.calls.values()) if (!ac.keep) ac.abort();
     for (const r of this.replies.values()) r.reject(makeError("closed", "the page that owned this object went away"));
     this.replies.clear();
-    for (const [, g] of this.ids.agent) rt.invoke("agent.close", { id: g }).catch(() => {});
-    for (const [, g] of this.ids.catalog) {
-      rt.owners.delete(`catalog:${g}`);
-      rt.invoke("catalog.close", { id: g }).catch(() => {});
-    }
-    for (const [id, g] of this.ids.client) {
-      rt.owners.delete(`client:${g}`);
-      if (!this.redirect.has(id)) rt.invoke("client.close", { id: g }).catch(() => {});
-    }
-    for (const [, run] of this.runs) rt.owners.delete(`run:${run}`);
-    for (const k of KINDS) this.ids[k].clear();
+    const close = (op, id) => rt.invoke(op, { id: this.prefix + id }).catch(() => {});
+    for (const id of this.owned.agent) close("agent.close", id);
+    for (const id of this.owned.catalog) close("catalog.close", id);
+    for (const id of this.owned.client) if (!this.redirect.has(id)) close("client.close", id);
+    // A redirect sign-in's client stays for the return; its callbacks now
+    // reject "closed", as nobody is left to answer them.
+    rt.byPrefix.delete(this.prefix);
+    for (const k of Object.keys(this.owned)) this.owned[k].clear();
   }
 }
 
