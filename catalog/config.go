@@ -74,53 +74,54 @@ func ParseServers(data []byte) (map[string]ServerConfig, []error, error) {
 	return out, warnings, nil
 }
 
-// catalogKeys are the entry keys that fill ServerConfig fields.
-var catalogKeys = []string{"url", "title", "description", "enabled", "allowTools", "denyTools"}
-
 // ErrLocalServer is matched (errors.Is) by the error [ParseEntry] and
 // [ParseServers] give for a local command (stdio) server entry.
 var ErrLocalServer = errors.New("catalog: a local command (stdio) server")
 
 // ParseEntry reads and validates one server entry, raw, as it appears under
-// id in either form of [ParseServers]. For a local command (stdio) server it
-// returns an error matching [ErrLocalServer]: an entry for a desktop host,
-// which a web page cannot start, that a caller may skip with a warning. Any
-// other error means the entry is malformed. Every error is coded
-// invalid_argument.
+// id in either form of [ParseServers], the way [EntryForm] says. For a
+// local command (stdio) server it returns an error matching
+// [ErrLocalServer]: an entry for a desktop host, which a web page cannot
+// start, that a caller may skip with a warning. Any other error means the
+// entry is malformed. Every error is coded invalid_argument.
 func ParseEntry(id string, raw json.RawMessage) (ServerConfig, error) {
+	f := &EntryForm
 	if id == "" {
-		return ServerConfig{}, mcperr.New(mcperr.InvalidArgument, "catalog: a server has an empty id; give it a name")
+		return ServerConfig{}, mcperr.New(mcperr.InvalidArgument, "%s", f.Messages.EmptyID)
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return ServerConfig{}, entryError(id, "the entry must be a JSON object")
+		return ServerConfig{}, entryError(id, "%s", f.Messages.NotObject)
 	}
-	if _, ok := m["command"]; ok {
+	if _, ok := m[f.LocalKey]; ok {
 		return ServerConfig{}, &localServerError{id}
 	}
-	var sc ServerConfig
-	// Hosts spell the URL "url" or "serverUrl".
-	if u, ok := m["serverUrl"]; ok {
-		if _, dup := m["url"]; !dup {
-			m["url"] = u
+	for _, a := range f.Aliases {
+		if v, ok := m[a[0]]; ok {
+			if _, dup := m[a[1]]; !dup {
+				m[a[1]] = v
+			}
+			delete(m, a[0])
 		}
-		delete(m, "serverUrl")
 	}
-	// Hosts say "disabled": true where this package says "enabled": false.
-	if d, ok := m["disabled"]; ok {
-		var off bool
-		if err := json.Unmarshal(d, &off); err != nil {
-			return ServerConfig{}, entryError(id, "disabled must be true or false")
+	for _, n := range f.Negations {
+		v, ok := m[n.Key]
+		if !ok {
+			continue
 		}
-		if _, both := m["enabled"]; !both {
-			on := !off
-			sc.Enabled = &on
+		var b bool
+		if err := json.Unmarshal(v, &b); err != nil {
+			return ServerConfig{}, entryError(id, "%s", n.Message)
 		}
-		delete(m, "disabled")
+		if _, both := m[n.Of]; !both {
+			m[n.Of], _ = json.Marshal(!b)
+		}
+		delete(m, n.Key)
 	}
 	if err := normalizeTransport(id, m); err != nil {
 		return ServerConfig{}, err
 	}
+	var sc ServerConfig
 	if err := takeFields(id, &sc, m); err != nil {
 		return ServerConfig{}, err
 	}
@@ -138,55 +139,43 @@ func ParseEntry(id string, raw json.RawMessage) (ServerConfig, error) {
 // normalizeTransport replaces the entry's "type" (hosts) or "transport" by
 // the client option transport: "streamable", "sse" or "auto".
 func normalizeTransport(id string, m map[string]json.RawMessage) error {
-	for _, k := range []string{"type", "transport"} {
+	f := &EntryForm
+	for _, k := range f.TransportKeys {
 		v, ok := m[k]
 		if !ok {
 			continue
 		}
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
-			return entryError(id, "%s must be a string", k)
+			return entryError(id, f.Messages.TransportString, k)
 		}
-		switch strings.ToLower(s) {
-		case "stdio":
+		t, known := f.Transports[strings.ToLower(s)]
+		switch {
+		case !known:
+			return entryError(id, f.Messages.Transport, s)
+		case t == "":
 			return &localServerError{id}
-		case "http", "streamable-http", "streamable_http", "streamablehttp", "streamable":
-			s = "streamable"
-		case "sse":
-			s = "sse"
-		case "auto", "":
-			s = "auto"
-		default:
-			return entryError(id, "transport %q is not one of \"http\", \"streamable-http\", \"sse\"", s)
 		}
 		delete(m, k)
-		m["transport"], _ = json.Marshal(s)
+		m["transport"], _ = json.Marshal(t)
 	}
 	return nil
 }
 
-// takeFields moves the catalogKeys of server id's entry m into sc.
+// takeFields moves the Fields of EntryForm from server id's entry m into sc.
 func takeFields(id string, sc *ServerConfig, m map[string]json.RawMessage) error {
 	fields := map[string]any{
-		"url": &sc.URL, "title": &sc.Title, "description": &sc.Description,
+		"url": &sc.URL, "title": &sc.Title, "description": &sc.Description, "enabled": &sc.Enabled,
 		"allowTools": &sc.AllowTools, "denyTools": &sc.DenyTools,
 	}
-	for _, k := range catalogKeys {
-		v, ok := m[k]
+	for _, fd := range EntryForm.Fields {
+		v, ok := m[fd.Name]
 		if !ok {
 			continue
 		}
-		delete(m, k)
-		if k == "enabled" {
-			var on bool
-			if err := json.Unmarshal(v, &on); err != nil {
-				return entryError(id, "enabled must be true or false")
-			}
-			sc.Enabled = &on
-			continue
-		}
-		if err := json.Unmarshal(v, fields[k]); err != nil {
-			return entryError(id, "%s has the wrong type", k)
+		delete(m, fd.Name)
+		if err := json.Unmarshal(v, fields[fd.Name]); err != nil {
+			return entryError(id, "%s", fd.Message)
 		}
 	}
 	return nil
@@ -196,7 +185,7 @@ func takeFields(id string, sc *ServerConfig, m map[string]json.RawMessage) error
 type localServerError struct{ id string }
 
 func (e *localServerError) Error() string {
-	return fmt.Sprintf("server %q is a local command (stdio) server; a web page can only reach servers over HTTP: give it a url", e.id)
+	return fmt.Sprintf(EntryForm.Messages.Local, e.id)
 }
 
 func (e *localServerError) MCPErrorCode() mcperr.Code { return mcperr.InvalidArgument }
@@ -205,33 +194,39 @@ func (e *localServerError) Is(target error) bool { return target == ErrLocalServ
 
 // entryError is an invalid_argument error about server id's entry.
 func entryError(id, format string, args ...any) error {
-	return mcperr.New(mcperr.InvalidArgument, "catalog: server %q: "+format, append([]any{id}, args...)...)
+	return mcperr.New(mcperr.InvalidArgument, EntryForm.Messages.Entry, id, fmt.Sprintf(format, args...))
 }
 
 // validateServer checks one entry: a non-empty id, an absolute http(s) URL,
 // valid allow/deny patterns, and a Client that is a JSON object when set.
 func validateServer(id string, sc ServerConfig) error {
-	bad := func(format string, args ...any) error { return entryError(id, format, args...) }
+	msg := &EntryForm.Messages
 	if id == "" {
-		return mcperr.New(mcperr.InvalidArgument, "catalog: a server has an empty id; give it a name")
+		return mcperr.New(mcperr.InvalidArgument, "%s", msg.EmptyID)
 	}
 	if sc.URL == "" {
-		return bad("it has no url; give it the http(s) URL of its MCP endpoint")
+		return entryError(id, "%s", msg.NoURL)
 	}
 	u, err := url.Parse(sc.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return bad("url %q is not an absolute http(s) URL", sc.URL)
+		return entryError(id, msg.BadURL, sc.URL)
 	}
-	if err := checkPatterns("allowTools", sc.AllowTools); err != nil {
-		return bad("%v", err)
-	}
-	if err := checkPatterns("denyTools", sc.DenyTools); err != nil {
-		return bad("%v", err)
+	for _, fd := range EntryForm.Fields {
+		if !fd.Globs {
+			continue
+		}
+		patterns := sc.AllowTools
+		if fd.Name == "denyTools" {
+			patterns = sc.DenyTools
+		}
+		if p, bad := badPattern(patterns); bad {
+			return entryError(id, msg.BadGlob, fd.Name, p)
+		}
 	}
 	if len(sc.Client) > 0 {
 		t := bytes.TrimSpace(sc.Client)
 		if len(t) == 0 || t[0] != '{' || !json.Valid(t) {
-			return bad("client options must be a JSON object")
+			return entryError(id, "client options must be a JSON object")
 		}
 	}
 	return nil

@@ -24,10 +24,10 @@ func (c *Catalog) Add(id string, sc ServerConfig) error {
 		return errClosed
 	case c.entries[id] != nil:
 		c.mu.Unlock()
-		return mcperr.New(mcperr.InvalidArgument, "catalog: server %q exists; remove it first", id)
+		return mcperr.New(mcperr.InvalidArgument, EntryForm.Messages.Exists, id)
 	case len(c.entries) >= c.cfg.MaxServers:
 		c.mu.Unlock()
-		return mcperr.New(mcperr.InvalidArgument, "catalog: the catalog holds %d servers already, the most allowed (maxServers)", c.cfg.MaxServers)
+		return mcperr.New(mcperr.InvalidArgument, EntryForm.Messages.Full, c.cfg.MaxServers)
 	}
 	c.mu.Unlock()
 	e, err := c.newEntry(id, sc)

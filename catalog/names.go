@@ -3,7 +3,6 @@ package catalog
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -133,15 +132,15 @@ func matchAny(patterns []string, name string) bool {
 	return false
 }
 
-// checkPatterns reports the first malformed pattern of an allow or deny
-// list.
-func checkPatterns(field string, patterns []string) error {
+// badPattern returns the first malformed pattern of an allow or deny
+// list (path.Match syntax).
+func badPattern(patterns []string) (string, bool) {
 	for _, p := range patterns {
 		if _, err := path.Match(p, ""); err != nil {
-			return fmt.Errorf("%s entry %q is not a valid glob pattern", field, p)
+			return p, true
 		}
 	}
-	return nil
+	return "", false
 }
 
 // filterTools applies a server's deny and allow lists (deny wins; an empty

@@ -159,7 +159,7 @@ func TestReadmePlainPage(t *testing.T) {
 			t.Errorf("the page loaded /app/%s, which README.md's plain-page list does not name", p)
 		}
 	}
-	for _, f := range []string{"mcp.js", "remote.js", "rules.js", "boot.js", "oauth/callback.html", "oauth/callback.js", "oauth/callback.css"} {
+	for _, f := range []string{"mcp.js", "remote.js", "rules.js", "boot.js", "errors.js", "options.js", "client.js", "catalog.js", "oauth/callback.html", "oauth/callback.js", "oauth/callback.css"} {
 		if statuses[f] == 0 {
 			t.Errorf("the page never loaded /app/%s", f)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwasm/mcpwasm/catalog"
 	"github.com/mcpwasm/mcpwasm/jsapi"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
@@ -284,6 +285,33 @@ func TestOptionRulesMatchGo(t *testing.T) {
 	}
 	t.Logf("%d generated cases", len(cases))
 
+	// Every key, alias, negation and transport of catalog.EntryForm, broken,
+	// given to catalog.add(): the page refuses as Go does.
+	entries := entryCases()
+	b, _ = json.Marshal(entries)
+	var gotAdd []struct{ Main, Worker, Go string }
+	e.eval(fmt.Sprintf(`(() => {
+		const URL = %q;
+		const RU = new globalThis.URL("/oauth/callback.html", location.href).href;
+		const cats = [onMain, inWorker].map((m) => m.catalog({}));
+		onMain._invokeSync("catalog.new", { id: "direct-entries", options: {} });
+		const text = (f) => { try { f(); return "no error"; } catch (e) { return e.code + ": " + e.message; } };
+		return %s.map(([id, entry]) => {
+			const withURL = (o) => (o !== null && typeof o === "object" && !Array.isArray(o) ? { redirectUri: RU, ...o } : o);
+			return {
+				Main: text(() => cats[0].add(id, entry)),
+				Worker: text(() => cats[1].add(id, entry)),
+				Go: text(() => onMain._invokeSync("catalog.add", { id: "direct-entries", server: id, config: withURL(entry) })),
+			};
+		});
+	})()`, e.MCPURL, b), &gotAdd)
+	for i, g := range gotAdd {
+		if !strings.HasPrefix(g.Go, "invalid_argument: ") || g.Main != g.Go || g.Worker != g.Go {
+			t.Errorf("catalog.add%s:\n  main:   %s\n  worker: %s\n  go:     %s", entries[i], g.Main, g.Worker, g.Go)
+		}
+	}
+	t.Logf("%d generated entries", len(entries))
+
 	// The servers a catalog leaves out are known at once, in every
 	// runtime, in Go's words.
 	var warnings [2][]string
@@ -293,4 +321,44 @@ func TestOptionRulesMatchGo(t *testing.T) {
 	if len(warnings[0]) != 3 || !slices.Equal(warnings[0], warnings[1]) {
 		t.Errorf("catalog warnings:\n  main:   %q\n  worker: %q\nwant the same three", warnings[0], warnings[1])
 	}
+}
+
+// entryCases makes, from catalog.EntryForm, an entry that each of its keys
+// refuses ([id, entry] pairs, the URL filled in by the page as URL).
+func entryCases() [][2]any {
+	f := catalog.EntryForm
+	const url = "http://127.0.0.1:1/mcp"
+	var out [][2]any
+	add := func(entry any) { out = append(out, [2]any{fmt.Sprintf("t%d", len(out)), entry}) }
+	add("not an object")
+	add(map[string]any{f.LocalKey: "npx"})
+	add(map[string]any{})
+	add(map[string]any{"url": "ftp://example.com/mcp"})
+	for _, a := range f.Aliases {
+		add(map[string]any{a[0]: "not a url"})
+	}
+	for _, n := range f.Negations {
+		add(map[string]any{"url": url, n.Key: "yes"})
+	}
+	for _, k := range f.TransportKeys {
+		add(map[string]any{"url": url, k: 5})
+		add(map[string]any{"url": url, k: "ws"})
+		for name, t := range f.Transports {
+			if t == "" {
+				add(map[string]any{"url": url, k: strings.ToUpper(name)})
+			}
+		}
+	}
+	for _, fd := range f.Fields {
+		wrong := map[string]any{"string": 5, "boolean": "yes", "array": "a b"}[fd.Kind]
+		add(map[string]any{"url": url, fd.Name: wrong})
+		if fd.Kind == "array" {
+			add(map[string]any{"url": url, fd.Name: []any{1}})
+		}
+		if fd.Globs {
+			add(map[string]any{"url": url, fd.Name: []any{"[a-"}})
+			add(map[string]any{"url": url, fd.Name: []any{`x\`}})
+		}
+	}
+	return out
 }

@@ -83,7 +83,7 @@ type (
 		ID        string          `json:"id"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments,omitempty"`
-		TimeoutMs float64         `json:"timeoutMs,omitempty"`
+		TimeoutMs *float64        `json:"timeoutMs,omitempty"`
 	}
 	// Deliver hands a callback URL to the sign-in waiting on its state.
 	Deliver struct {
@@ -179,7 +179,7 @@ type (
 		ID        string          `json:"id"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments,omitempty"`
-		TimeoutMs float64         `json:"timeoutMs,omitempty"`
+		TimeoutMs *float64        `json:"timeoutMs,omitempty"`
 	}
 	// CatalogToolCalls runs a model's tool calls of a format.
 	CatalogToolCalls struct {
@@ -252,11 +252,19 @@ type ModelOptions struct {
 	MaxTokens int               `json:"maxTokens,omitempty"`
 }
 
-// Rules are CallRules.
-func (*CallTool) Rules() []Rule { return CallRules }
+// CheckOptions checks the call's options against CallRules.
+func (c *CallTool) CheckOptions() error { return checkCall(c.TimeoutMs) }
 
-// Rules are CallRules.
-func (*CatalogCallTool) Rules() []Rule { return CallRules }
+// CheckOptions checks the call's options against CallRules.
+func (c *CatalogCallTool) CheckOptions() error { return checkCall(c.TimeoutMs) }
+
+func checkCall(timeoutMs *float64) error {
+	o := map[string]any{}
+	if timeoutMs != nil {
+		o["timeoutMs"] = *timeoutMs
+	}
+	return CheckDecoded("callTool()", CallRules, o)
+}
 
 // Ops is the table of operations.
 var Ops = []Op{

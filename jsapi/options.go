@@ -136,7 +136,7 @@ func Decode(what string, data []byte, v any) error {
 		rules = r.Rules()
 	}
 	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
-		return Check(what, rules, nil)
+		return CheckDecoded(what, rules, nil)
 	}
 	var o map[string]any
 	if err := json.Unmarshal(data, &o); err != nil || o == nil {
@@ -148,7 +148,7 @@ func Decode(what string, data []byte, v any) error {
 	if err := json.Unmarshal(data, v); err != nil {
 		return invalid("%s: %v", what, err)
 	}
-	return Check(what, rules, data)
+	return CheckDecoded(what, rules, o)
 }
 
 // checkKinds reports the first unknown option (in name order: encoding/json

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpwasm/mcpwasm/catalog"
+	"github.com/mcpwasm/mcpwasm/mcpclient"
 )
 
 // RenderJS returns web/jsapi.js: the codes, states, option kinds and the
@@ -51,6 +54,8 @@ func RenderJS() []byte {
 		w("  ],\n")
 	}
 	w("});\n\n")
+	w("/** mcpclient.New's refusals of a server URL and headers: the headers the transport sets itself, and the messages. */\nexport const CLIENT_NEW = Object.freeze(%s);\n\n", js(map[string]any{"reservedHeaders": mcpclient.ReservedHeaders, "messages": mcpclient.NewMessages}))
+	w("/** How a catalog's server entry is read (catalog.EntryForm): the keys, their aliases and kinds, the transports, the messages. */\nexport const ENTRY_FORM = Object.freeze(%s);\n\n", js(catalog.EntryForm))
 	w("/** The operations the wasm module exports (invoke(name, argsJSON, signal, onProgress)); true marks one that answers at once, not with a Promise. */\nexport const OPS = Object.freeze({\n")
 	for _, o := range Ops {
 		w("  %s: %v,\n", js(o.Name), o.Sync)

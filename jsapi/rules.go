@@ -134,21 +134,18 @@ func Check(what string, rules []Rule, options []byte) error {
 			return invalid("%s: options must be an object", what)
 		}
 	}
+	return CheckDecoded(what, rules, o)
+}
+
+// CheckDecoded is Check of options already decoded from JSON (nil for
+// none).
+func CheckDecoded(what string, rules []Rule, o map[string]any) error {
 	for _, r := range rules {
 		if !r.passes(o) {
 			return invalid("%s: %s", what, r.Message)
 		}
 	}
 	return nil
-}
-
-// CheckValue is Check of an options struct (encoded as JSON first).
-func CheckValue(what string, rules []Rule, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return invalid("%s: %v", what, err)
-	}
-	return Check(what, rules, b)
 }
 
 func (r Rule) passes(o map[string]any) bool {

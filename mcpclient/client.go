@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -143,7 +144,7 @@ type Client struct {
 func New(rawURL string, opts Options) (*Client, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, mcperr.New(mcperr.InvalidArgument, "mcp: server URL %q is not an absolute http(s) URL", rawURL)
+		return nil, mcperr.New(mcperr.InvalidArgument, NewMessages.BadURL, rawURL)
 	}
 	switch opts.Transport {
 	case "":
@@ -156,13 +157,13 @@ func New(rawURL string, opts Options) (*Client, error) {
 	names := make([]string, 0, len(opts.Headers))
 	for k, v := range opts.Headers {
 		if !httpguard.ValidHeaderName(k) {
-			return nil, mcperr.New(mcperr.InvalidArgument, "mcp: header name %q is not a valid HTTP header name", k)
+			return nil, mcperr.New(mcperr.InvalidArgument, NewMessages.HeaderName, k)
 		}
 		if !httpguard.ValidHeaderValue(v) {
-			return nil, mcperr.New(mcperr.InvalidArgument, "mcp: the value of header %q has characters a header cannot carry (control characters or non-ASCII)", k)
+			return nil, mcperr.New(mcperr.InvalidArgument, NewMessages.HeaderValue, k)
 		}
 		if forbiddenHeader(k) {
-			return nil, mcperr.New(mcperr.InvalidArgument, "mcp: header %q is set by the MCP transport itself and cannot be replaced", k)
+			return nil, mcperr.New(mcperr.InvalidArgument, NewMessages.HeaderReserved, k)
 		}
 		hdr.Set(k, v)
 		names = append(names, k)
@@ -193,15 +194,28 @@ func New(rawURL string, opts Options) (*Client, error) {
 	return c, nil
 }
 
-// forbiddenHeader reports the headers the client sets itself, which the
-// page's static headers must not replace (DPoP: the proof of each request
-// of a DPoP-bound sign-in).
+// ReservedHeaders are the headers the client sets itself, which
+// Options.Headers must not replace (DPoP: the proof of each request of a
+// DPoP-bound sign-in); canonical form.
+var ReservedHeaders = []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Content-Type", "Accept", "Last-Event-Id", "Dpop"}
+
+// NewMessages are the formats (%q) of [New]'s refusals of its arguments;
+// the page's mcp.js gives the same sentences from them (package jsapi
+// carries them).
+var NewMessages = struct {
+	BadURL         string `json:"badUrl"`
+	HeaderName     string `json:"headerName"`
+	HeaderValue    string `json:"headerValue"`
+	HeaderReserved string `json:"headerReserved"`
+}{
+	BadURL:         "mcp: server URL %q is not an absolute http(s) URL",
+	HeaderName:     "mcp: header name %q is not a valid HTTP header name",
+	HeaderValue:    "mcp: the value of header %q has characters a header cannot carry (control characters or non-ASCII)",
+	HeaderReserved: "mcp: header %q is set by the MCP transport itself and cannot be replaced",
+}
+
 func forbiddenHeader(k string) bool {
-	switch http.CanonicalHeaderKey(k) {
-	case "Mcp-Session-Id", "Mcp-Protocol-Version", "Content-Type", "Accept", "Last-Event-Id", "Dpop":
-		return true
-	}
-	return false
+	return slices.Contains(ReservedHeaders, http.CanonicalHeaderKey(k))
 }
 
 // URL returns the server URL.

@@ -129,13 +129,10 @@ func (a *app) store(kind string) oauth.Store {
 	return a.idb
 }
 
-// newClient makes a client from the options mcp.js sent; its events go
-// to the page, and to also when set (a catalog's server).
-func (a *app) newClient(id, url string, raw json.RawMessage, also func(mcpclient.Event)) error {
-	var o jsapi.ClientOptions
-	if err := jsapi.Decode("client()", raw, &o); err != nil {
-		return err
-	}
+// newClient makes a client from the options mcp.js sent (decoded and
+// checked); its events go to the page, and to also when set (a catalog's
+// server).
+func (a *app) newClient(id, url string, o jsapi.ClientOptions, also func(mcpclient.Event)) error {
 	a.mu.Lock()
 	_, used := a.clients[id]
 	a.mu.Unlock()

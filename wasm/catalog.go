@@ -30,6 +30,7 @@ type catalogEntry struct {
 	mu      sync.Mutex
 	clients map[string]string // server id → client id ("<catalog id>/<server id>")
 	agents  map[string]*agent.Agent
+	checked map[string]jsapi.ClientOptions // a server's options, decoded before its client is made
 }
 
 func catalogTarget(id string) string { return "catalog:" + id }
@@ -53,12 +54,18 @@ func (a *app) catalogEntry(id string) (*catalogEntry, error) {
 // requests go to the catalog's agent, when the host approves.
 func (a *app) factory(ce *catalogEntry) catalog.Factory {
 	return func(id string, sc catalog.ServerConfig, events func(mcpclient.Event)) (catalog.Server, error) {
-		raw := sc.Client
-		if len(raw) == 0 {
-			raw = json.RawMessage("{}")
+		ce.mu.Lock()
+		o, ok := ce.checked[id]
+		delete(ce.checked, id)
+		ce.mu.Unlock()
+		if !ok {
+			var err error
+			if o, err = serverOptions(id, sc); err != nil {
+				return nil, err
+			}
 		}
 		clientID := serverClient(ce.id, id)
-		if err := a.newClient(clientID, sc.URL, raw, events); err != nil {
+		if err := a.newClient(clientID, sc.URL, o, events); err != nil {
 			return nil, fmt.Errorf("server %q: %w", id, err)
 		}
 		e, err := a.entry(clientID)
@@ -124,26 +131,32 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 	if err := jsapi.Decode("catalog()", args.Options, &o); err != nil {
 		return nil, err
 	}
-	doc := map[string]json.RawMessage{}
-	switch {
-	case len(o.MCPServers) > 0:
-		doc["mcpServers"] = o.MCPServers
-	default:
-		doc["servers"] = o.Servers
-		if len(o.Servers) == 0 {
-			doc["servers"] = json.RawMessage("{}")
+	raw := o.Servers
+	if len(o.MCPServers) > 0 {
+		raw = o.MCPServers
+	}
+	// Decode has checked that it is an object; each entry is read once.
+	var entries map[string]json.RawMessage
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &entries); err != nil {
+			return nil, mcperr.New(mcperr.InvalidArgument, "catalog(): servers must be an object")
 		}
 	}
-	raw, _ := json.Marshal(doc)
-	servers, warnings, err := catalog.ParseServers(raw)
-	if err != nil {
-		return nil, err
-	}
-	ids := slices.Sorted(maps.Keys(servers))
-	for _, id := range ids {
-		if err := checkServerOptions(id, servers[id]); err != nil {
+	servers := make(map[string]catalog.ServerConfig, len(entries))
+	checked := make(map[string]jsapi.ClientOptions, len(entries))
+	var warnings []error
+	for _, id := range slices.Sorted(maps.Keys(entries)) {
+		sc, err := catalog.ParseEntry(id, entries[id])
+		if err != nil {
+			warnings = append(warnings, err) // left out, as ParseServers does
+			continue
+		}
+		o, err := serverOptions(id, sc)
+		if err != nil {
 			return nil, err
 		}
+		checked[id] = o
+		servers[id] = sc
 	}
 	a.mu.Lock()
 	_, used := a.catalogs[args.ID]
@@ -151,7 +164,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 	if err := checkID("catalog", args.ID, used); err != nil {
 		return nil, err
 	}
-	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}}
+	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}, checked: checked}
 	cfg := catalog.Config{
 		Servers:           servers,
 		MaxServers:        o.MaxServers,
@@ -185,11 +198,12 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 	return r, nil
 }
 
-// checkServerOptions checks a catalog server's client options, naming the
-// server (as web/rules.js does) before the catalog makes its client.
-func checkServerOptions(id string, sc catalog.ServerConfig) error {
+// serverOptions decodes and checks a catalog server's client options,
+// naming the server (as web/rules.js does).
+func serverOptions(id string, sc catalog.ServerConfig) (jsapi.ClientOptions, error) {
 	var o jsapi.ClientOptions
-	return jsapi.Decode(fmt.Sprintf("catalog: server %q", id), sc.Client, &o)
+	err := jsapi.Decode(fmt.Sprintf("catalog: server %q", id), sc.Client, &o)
+	return o, err
 }
 
 // dropClients forgets the page clients of a catalog's servers (the catalog
@@ -230,9 +244,13 @@ func (a *app) opCatalogAdd(_ context.Context, args jsapi.CatalogAdd, _ jsCall) (
 		if err != nil {
 			return nil, err
 		}
-		if err := checkServerOptions(args.Server, sc); err != nil {
+		o, err := serverOptions(args.Server, sc)
+		if err != nil {
 			return nil, err
 		}
+		ce.mu.Lock()
+		ce.checked[args.Server] = o
+		ce.mu.Unlock()
 		if err := ce.cat.Add(args.Server, sc); err != nil {
 			return nil, err
 		}
@@ -288,7 +306,7 @@ func (a *app) opCatalogToolsFor(ctx context.Context, args jsapi.CatalogFormat, _
 func (a *app) opCatalogCallTool(ctx context.Context, args jsapi.CatalogCallTool, c jsCall) (any, error) {
 	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
 		return ce.cat.CallTool(ctx, args.Name, args.Arguments, catalog.CallOptions{
-			Timeout:    ms(&args.TimeoutMs),
+			Timeout:    ms(args.TimeoutMs),
 			OnProgress: progressTo(c.onProgress),
 		})
 	})

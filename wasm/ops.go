@@ -39,8 +39,8 @@ func op[A any](fn func(ctx context.Context, args A, c jsCall) (any, error)) hand
 					return nil, mcperr.New(mcperr.InvalidArgument, "mcp: bad arguments: %v", err)
 				}
 			}
-			if r, ok := any(&args).(interface{ Rules() []jsapi.Rule }); ok {
-				if err := jsapi.Check("callTool()", r.Rules(), raw); err != nil {
+			if c, ok := any(&args).(interface{ CheckOptions() error }); ok {
+				if err := c.CheckOptions(); err != nil {
 					return nil, err
 				}
 			}
@@ -183,7 +183,11 @@ func (a *app) clientOp(fn func(context.Context, *clientEntry) (any, error)) func
 }
 
 func (a *app) opNewClient(_ context.Context, args jsapi.NewClient, _ jsCall) (any, error) {
-	return nil, a.newClient(args.ID, args.URL, args.Options, nil)
+	var o jsapi.ClientOptions
+	if err := jsapi.Decode("client()", args.Options, &o); err != nil {
+		return nil, err
+	}
+	return nil, a.newClient(args.ID, args.URL, o, nil)
 }
 
 func session(c *mcpclient.Client) (any, error) {
@@ -244,9 +248,9 @@ func (a *app) opGetPrompt(ctx context.Context, args jsapi.GetPrompt, _ jsCall) (
 }
 
 func (a *app) opCallTool(ctx context.Context, args jsapi.CallTool, c jsCall) (any, error) {
-	if args.TimeoutMs > 0 {
+	if args.TimeoutMs != nil {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(args.TimeoutMs*float64(time.Millisecond)))
+		ctx, cancel = context.WithTimeout(ctx, ms(args.TimeoutMs))
 		defer cancel()
 	}
 	progress := progressTo(c.onProgress)

@@ -3,11 +3,12 @@
 // per-call options take, so that they throw at once, with Go's message, in
 // every runtime. The kinds and rules are data from the Go package jsapi
 // (jsapi.js, generated); this module only interprets them, as jsapi's
-// Decode and Check do. What is not data yet: the syntax of a server URL
-// and of header names (mcpclient.New) and a catalog entry's aliases
-// (catalog.ParseServers), below. e2e/runtime_test.go generates its cases
-// from the rules and compares the page's errors with Go's.
-import { OPTION_LISTS, RULES } from "./jsapi.js";
+// Decode and Check do, and a catalog entry is read from catalog's
+// EntryForm as ParseEntry reads it. What is code on both sides: the syntax
+// of a URL, a header and a glob pattern (Go's net/url, mcpclient.New and
+// path.Match). e2e/rules_test.go generates its cases from the tables and
+// compares the page's errors with Go's.
+import { CLIENT_NEW, ENTRY_FORM, OPTION_LISTS, RULES } from "./jsapi.js";
 
 /** Go's %q of s (close enough for option names and values). */
 const q = (s) => JSON.stringify(String(s));
@@ -110,80 +111,90 @@ export function callProblem(options) {
   return m && sentence(m);
 }
 
-const FORBIDDEN = new Set(["mcp-session-id", "mcp-protocol-version", "content-type", "accept", "last-event-id", "dpop"]);
+const RESERVED = new Set(CLIENT_NEW.reservedHeaders.map((h) => h.toLowerCase()));
 
-/** mcpclient.New's checks of the server URL and the header names and values. */
+/** mcpclient.New's checks of the server URL and the header names and values (CLIENT_NEW's messages). */
 function urlProblem(url, o) {
+  const msg = CLIENT_NEW.messages;
   const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/.exec(url);
   const scheme = m?.[1].toLowerCase();
-  if (!m || (scheme !== "http" && scheme !== "https") || m[2].replace(/^[^@]*@/, "") === "") {
-    return `mcp: server URL ${q(url)} is not an absolute http(s) URL`;
-  }
+  if (!m || (scheme !== "http" && scheme !== "https") || m[2].replace(/^[^@]*@/, "") === "") return fmt(msg.badUrl, url);
   for (const [k, v] of Object.entries(o?.headers ?? {})) {
-    if (k === "" || /[\x00-\x20\x7f-\uffff"(),/:;<=>?@[\\\]{}]/.test(k)) return `mcp: header name ${q(k)} is not a valid HTTP header name`;
-    if (/[\x00-\x08\x0a-\x1f\x7f-\uffff]/.test(v)) return `mcp: the value of header ${q(k)} has characters a header cannot carry (control characters or non-ASCII)`;
-    if (FORBIDDEN.has(k.toLowerCase())) return `mcp: header ${q(k)} is set by the MCP transport itself and cannot be replaced`;
+    if (k === "" || /[\x00-\x20\x7f-\uffff"(),/:;<=>?@[\\\]{}]/.test(k)) return fmt(msg.headerName, k);
+    if (/[\x00-\x08\x0a-\x1f\x7f-\uffff]/.test(v)) return fmt(msg.headerValue, k);
+    if (RESERVED.has(k.toLowerCase())) return fmt(msg.headerReserved, k);
   }
   return null;
 }
 
+/** Go's fmt of the formats of ENTRY_FORM's messages (%q, %s, %d). */
+const fmt = (format, ...args) => format.replace(/%[qsd]/g, (v) => (v === "%q" ? q(args.shift()) : String(args.shift())));
+
 /**
- * catalog.ParseServers's reading of one entry: {config (the server's
- * client options, url first), problem} where problem is the message of
- * the warning that leaves the entry out, or null.
+ * catalog.ParseEntry's reading of one entry, from ENTRY_FORM: {url,
+ * config (the server's client options), problem} where problem is the
+ * message of the error that refuses the entry (a warning in catalog()), or
+ * null.
  */
 export function readEntry(id, o) {
-  const bad = (msg) => ({ problem: `catalog: server ${q(id)}: ${msg}` });
-  if (id === "") return { problem: "catalog: a server has an empty id; give it a name" };
-  if (!isObject(o)) return bad("the entry must be a JSON object");
+  const f = ENTRY_FORM;
+  const msg = f.messages;
+  const bad = (format, ...args) => ({ problem: fmt(msg.entry, id, fmt(format, ...args)) });
+  if (id === "") return { problem: msg.emptyId };
+  if (!isObject(o)) return bad(msg.notObject);
+  const local = { problem: fmt(msg.local, id) };
   const m = { ...o };
-  if ("command" in m) return { problem: stdio(id) };
-  if ("serverUrl" in m) {
-    if (!("url" in m)) m.url = m.serverUrl;
-    delete m.serverUrl;
+  if (f.localKey in m) return local;
+  for (const [theirs, ours] of f.aliases) {
+    if (!(theirs in m)) continue;
+    if (!(ours in m)) m[ours] = m[theirs];
+    delete m[theirs];
   }
-  if ("disabled" in m) {
-    if (m.disabled !== null && typeof m.disabled !== "boolean") return bad("disabled must be true or false");
-    delete m.disabled;
+  for (const n of f.negations) {
+    if (!(n.key in m)) continue;
+    if (m[n.key] !== null && typeof m[n.key] !== "boolean") return bad(n.message);
+    if (!(n.of in m)) m[n.of] = !m[n.key];
+    delete m[n.key];
   }
-  for (const k of ["type", "transport"]) {
+  for (const k of f.transportKeys) {
     if (!(k in m)) continue;
-    if (m[k] !== null && typeof m[k] !== "string") return bad(`${k} must be a string`);
+    if (m[k] !== null && typeof m[k] !== "string") return bad(msg.transportString, k);
     const s = m[k] ?? "";
-    switch (s.toLowerCase()) {
-      case "stdio": return { problem: stdio(id) };
-      case "http": case "streamable-http": case "streamable_http": case "streamablehttp": case "streamable": m.transport = "streamable"; break;
-      case "sse": m.transport = "sse"; break;
-      case "auto": case "": m.transport = "auto"; break;
-      default: return bad(`transport ${q(s)} is not one of "http", "streamable-http", "sse"`);
+    const t = f.transports[s.toLowerCase()];
+    if (t === undefined) return bad(msg.transport, s);
+    if (t === "") return local;
+    delete m[k];
+    m.transport = t;
+  }
+  for (const fd of f.fields) {
+    if (!(fd.name in m) || m[fd.name] === null) continue;
+    if (fd.kind === "array" ? !Array.isArray(m[fd.name]) || m[fd.name].some((p) => typeof p !== "string") : typeof m[fd.name] !== fd.kind) {
+      return bad(fd.message);
     }
-    if (k === "type") delete m.type;
-  }
-  if ("enabled" in m && m.enabled !== null && typeof m.enabled !== "boolean") return bad("enabled must be true or false");
-  for (const k of ["url", "title", "description"]) {
-    if (k in m && m[k] !== null && typeof m[k] !== "string") return bad(`${k} has the wrong type`);
-  }
-  for (const k of ["allowTools", "denyTools"]) {
-    if (k in m && m[k] !== null && !(Array.isArray(m[k]) && m[k].every((p) => typeof p === "string"))) return bad(`${k} has the wrong type`);
   }
   const url = m.url ?? "";
-  if (url === "") return bad("it has no url; give it the http(s) URL of its MCP endpoint");
+  if (url === "") return bad(msg.noUrl);
   const u = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/.exec(url);
   const scheme = u?.[1].toLowerCase();
   if (!u || (scheme !== "http" && scheme !== "https") || u[2].replace(/^[^@]*@/, "") === "" || /[\x00-\x20\x7f]/.test(url)) {
-    return bad(`url ${q(url)} is not an absolute http(s) URL`);
+    return bad(msg.badUrl, url);
   }
-  for (const k of ["allowTools", "denyTools"]) {
-    for (const p of m[k] ?? []) {
-      if (!validGlob(p)) return bad(`${k} entry ${q(p)} is not a valid glob pattern`);
+  for (const fd of f.fields) {
+    for (const p of (fd.globs && m[fd.name]) || []) {
+      if (!validGlob(p)) return bad(msg.badGlob, fd.name, p);
     }
   }
   const config = { ...m };
-  for (const k of ["url", "title", "description", "enabled", "allowTools", "denyTools"]) delete config[k];
+  for (const fd of f.fields) delete config[fd.name];
   return { url, config, problem: null };
 }
 
-const stdio = (id) => `server ${q(id)} is a local command (stdio) server; a web page can only reach servers over HTTP: give it a url`;
+/** catalog.Add's refusals: an id in use, a full catalog; null when neither. */
+export function addProblem(id, known, max) {
+  if (known.has(id)) return fmt(ENTRY_FORM.messages.exists, id);
+  if (known.size >= max) return fmt(ENTRY_FORM.messages.full, max);
+  return null;
+}
 
 /** Whether p is a pattern Go's path.Match accepts (a closed class, no trailing backslash). */
 function validGlob(p) {

@@ -14,7 +14,7 @@ import (
 // it; the built mcp.wasm (with its .gz and .br when present) and the
 // wrapped wasm_exec.js are added beside them.
 var NpmFiles = []string{
-	"mcp.js", "mcp.d.ts", "jsapi.js", "auth.js", "remote.js", "worker.js", "rules.js", "boot.js",
+	"mcp.js", "mcp.d.ts", "jsapi.js", "auth.js", "remote.js", "worker.js", "rules.js", "boot.js", "errors.js", "options.js", "client.js", "catalog.js",
 	"react.js", "react.d.ts", "mcp.wasm.d.ts",
 	"oauth/callback.html", "oauth/callback.js", "oauth/callback.css", "oauth/callback.d.ts",
 }

@@ -1,0 +1,252 @@
+// catalog.js — many MCP servers behind one tool list (mcp.catalog()), and
+// the agents that run a model's turns over it.
+import { AGENT_OPTIONS, CLIENT_OPTIONS } from "./jsapi.js";
+import { MCPError, invalid } from "./errors.js";
+import { checkFunctions, clientOptionsJSON, functionsAs } from "./options.js";
+import { addProblem, callProblem, clientProblem, optionsProblem, readEntry, sentence } from "./rules.js";
+
+/**
+ * Many MCP servers behind one tool list. Events: statuschange {id, status},
+ * toolschanged {ids}, authrequired {id}, warning {id, message}.
+ */
+export class Catalog extends EventTarget {
+  #mcp;
+  #id;
+  #statuses;
+  #servers = new Map(); // server id → Client
+  #approve;
+  #closed = false;
+  #agents = new Set();
+  /** What the configuration left out (a stdio server, …), one sentence each. */
+  warnings;
+
+  #max; // maxServers, as Go reads it
+
+  /**
+   * id: the page's; servers: the configuration's entries; warnings: the
+   * entries left out (the rest each get a client "<id>/<server>").
+   */
+  constructor(mcp, id, servers, warnings, approve, maxServers) {
+    super();
+    this.#max = Number.isInteger(maxServers) && maxServers > 0 ? maxServers : 32;
+    this.#mcp = mcp;
+    this.#id = id;
+    this.#statuses = {};
+    this.#approve = approve;
+    this.warnings = Object.freeze([...warnings]);
+    for (const [s, sc] of Object.entries(servers)) {
+      if (readEntry(s, sc).problem) continue;
+      this.#servers.set(s, mcp._wrap(`${id}/${s}`, sc?.url ?? sc?.serverUrl ?? "", sc ?? {}));
+    }
+  }
+
+  #call(op, args = {}, signal, onProgress) {
+    if (this.#closed) return Promise.reject(new MCPError("closed", "this catalog is closed"));
+    if (signal !== undefined && !(signal instanceof AbortSignal)) return Promise.reject(invalid("signal must be an AbortSignal"));
+    return this.#mcp._invoke(op, { id: this.#id, ...args }, signal, onProgress);
+  }
+
+  #known(id) {
+    if (!this.#servers.has(id)) throw invalid(`the catalog has no server "${id}"; known: ${[...this.#servers.keys()].join(", ")}`);
+  }
+
+  /** One server's status, or every server's ({id: status}) without an id. */
+  status(id) {
+    if (id === undefined) return JSON.parse(JSON.stringify(this.#statuses));
+    this.#known(id);
+    return JSON.parse(JSON.stringify(this.#statuses[id] ?? {}));
+  }
+
+  /** The Client of a server. */
+  server(id) {
+    this.#known(id);
+    return this.#servers.get(id);
+  }
+
+  /** Adds a server ({url, ...client options, title, …}); nothing connects yet. */
+  add(id, config) {
+    if (this.#closed) throw new MCPError("closed", "this catalog is closed");
+    if (typeof id !== "string" || id === "") throw invalid("add(): id must be a non-empty string");
+    const isObject = config !== null && typeof config === "object" && !Array.isArray(config);
+    if (isObject) checkFunctions(`catalog: server ${JSON.stringify(id)}`, config, CLIENT_OPTIONS);
+    const sent = isObject ? clientOptionsJSON(config) : config; // not an object: readEntry says so
+    const problem = this.#addProblem(id, sent);
+    if (problem) throw invalid(sentence(problem));
+    this.#mcp._invokeSync("catalog.add", { id: this.#id, server: id, config: sent });
+    this.#servers.set(id, this.#mcp._wrap(`${this.#id}/${id}`, config?.url ?? config?.serverUrl ?? "", config));
+  }
+
+  /** Go's refusal of add(id, sent), or null. */
+  #addProblem(id, sent) {
+    const entry = readEntry(id, sent);
+    if (entry.problem) return entry.problem;
+    const bad = optionsProblem(`catalog: server ${JSON.stringify(id)}`, "client", entry.config);
+    if (bad) return bad;
+    const full = addProblem(id, this.#servers, this.#max);
+    if (full) return full;
+    // mcpclient.New's header checks: Go names only the server.
+    if (clientProblem(entry.url, entry.config)) return `catalog: server ${JSON.stringify(id)}`;
+    return null;
+  }
+
+  /** Removes a server; its session ends. */
+  async remove(id) {
+    this.#known(id);
+    await this.#call("catalog.remove", { server: id });
+    this.#servers.get(id)?._gone();
+    this.#servers.delete(id);
+    delete this.#statuses[id];
+  }
+
+  /**
+   * Enables a server. It is a user action: a server whose sign-in the
+   * user declined is asked again at once (call it from a click: the
+   * sign-in popup opens in it).
+   */
+  enable(id) {
+    try {
+      this.#known(id);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const c = this.#servers.get(id);
+    const popup = this.#statuses[id]?.state === "declined" ? c._popup() : null;
+    const lw = c._login;
+    const enabled = this.#call("catalog.enable", { server: id });
+    if (!popup) return enabled.then(() => {});
+    return enabled.then(() => this.#call("catalog.authorize", { server: id, popup })).then(() => {}, (e) => {
+      c._closeAuthOf(lw);
+      throw e;
+    });
+  }
+
+  /** Disables a server: its tools leave the list and its session ends. */
+  async disable(id) { this.#known(id); await this.#call("catalog.disable", { server: id }); }
+
+  /** Signs in to a server: call it from a click (it opens the popup at once). */
+  authorize(id, { signal } = {}) {
+    let c;
+    try {
+      this.#known(id);
+      c = this.#servers.get(id);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const popup = c._popup();
+    const lw = c._login;
+    return this.#call("catalog.authorize", { server: id, popup }, signal).catch((e) => {
+      c._closeAuthOf(lw);
+      throw e;
+    });
+  }
+
+  /** The aggregated tool list [{name, serverId, tool}]; connects the enabled servers. */
+  tools({ signal } = {}) { return this.#call("catalog.tools", {}, signal); }
+
+  /** The tool list in a provider's format: "openai", "openai-responses", "anthropic" or "gemini". */
+  toolsFor(format, { signal } = {}) { return this.#call("catalog.toolsFor", { format }, signal); }
+
+  /** Calls a tool by its exported name; every outcome but an abort resolves (an honest isError result). */
+  callTool(name, args = {}, { signal, onProgress, timeoutMs } = {}) {
+    if (onProgress !== undefined && typeof onProgress !== "function") return Promise.reject(invalid("callTool(): onProgress must be a function"));
+    const problem = callProblem({ timeoutMs });
+    if (problem) return Promise.reject(invalid(problem));
+    const progress = onProgress && ((p) => {
+      try { onProgress(JSON.parse(p)); } catch (e) { console.error("mcp: onProgress threw", e); }
+    });
+    return this.#call("catalog.callTool", { name, arguments: args, timeoutMs }, signal, progress);
+  }
+
+  /** A model's tool calls in (the format's shapes), its tool-result messages out, in call order. */
+  handleToolCalls(calls, { format = "openai", signal } = {}) {
+    return this.#call("catalog.handleToolCalls", { format, calls }, signal);
+  }
+
+  /** An agent over this catalog: cat.agent({model, system, maxSteps, authWaitMs}). */
+  agent(options = {}) {
+    checkFunctions("agent()", options, AGENT_OPTIONS);
+    const model = options.model;
+    let spec = model;
+    if (typeof model === "function") spec = { kind: "custom" };
+    const sent = JSON.parse(JSON.stringify({ ...options, model: spec }, functionsAs(AGENT_OPTIONS)));
+    const problem = optionsProblem("agent()", "agent", sent);
+    if (problem) throw invalid(sentence(problem));
+    const id = this.#mcp._newId();
+    this.#mcp._invokeSync("agent.new", { id, catalog: this.#id, options: sent });
+    const a = new Agent(this.#mcp, id, typeof model === "function" ? model : null);
+    this.#agents.add(a);
+    return a;
+  }
+
+  /** Closes every server. */
+  async close() {
+    if (this.#closed) return;
+    for (const a of this.#agents) a.close();
+    await this.#call("catalog.close");
+    this.#closed = true;
+    for (const c of this.#servers.values()) c._gone();
+    this.#mcp._target(`catalog:${this.#id}`, null);
+  }
+
+  /** Go's answer to catalog.new: the statuses it knows. */
+  _created(r) {
+    for (const [id, st] of Object.entries(r.statuses ?? {})) this.#statuses[id] ??= st;
+  }
+
+  // host.approve
+  async _approve(req) {
+    if (typeof this.#approve !== "function") return true;
+    return (await this.#approve(req)) === true;
+  }
+
+  // host.event
+  _event(type, detail) {
+    if (type === "statuschange") this.#statuses[detail.id] = detail.status;
+    if (type === "warning") console.warn(`mcp: catalog: ${detail.id}: ${detail.message}`);
+    this.dispatchEvent(new CustomEvent(type, { detail: detail ?? {} }));
+  }
+}
+
+/** An agent: runs turns of a model over a catalog's tools. */
+class Agent {
+  #mcp;
+  #id;
+  #model;
+  constructor(mcp, id, model) {
+    this.#mcp = mcp;
+    this.#id = id;
+    this.#model = model;
+  }
+
+  /**
+   * Runs one turn. input: a string (the user's message) or a list of
+   * messages in the OpenAI Chat Completions shapes. Returns {done}, a
+   * Promise of {messages, text, steps, finishReason}; onEvent hears text,
+   * toolcall, toolresult, authrequired, approval, step, done and error.
+   */
+  run(input, { signal, onEvent } = {}) {
+    if (onEvent !== undefined && typeof onEvent !== "function") throw invalid("run(): onEvent must be a function");
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid("run(): signal must be an AbortSignal");
+    const run = this.#mcp._newId();
+    const model = this.#model;
+    this.#mcp._target(`run:${run}`, {
+      _model: async (req) => {
+        if (!model) throw new MCPError("protocol", "this agent has no model function");
+        const msg = await model({ ...req, signal });
+        if (msg === null || typeof msg !== "object") throw invalid("the model function must resolve to an assistant message");
+        return JSON.stringify(msg);
+      },
+    });
+    const events = onEvent && ((json) => {
+      try { onEvent(JSON.parse(json)); } catch (e) { console.error("mcp: onEvent threw", e); }
+    });
+    const done = this.#mcp._invoke("agent.run", { id: this.#id, run, input }, signal, events)
+      .finally(() => this.#mcp._target(`run:${run}`, null));
+    return { done };
+  }
+
+  /** Forgets the agent. */
+  close() {
+    try { this.#mcp._invokeSync("agent.close", { id: this.#id }); } catch { /* already gone */ }
+  }
+}

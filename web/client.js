@@ -1,0 +1,270 @@
+// client.js — a connection to one MCP server (mcp.client(), a catalog's
+// server): its calls, its events, and the sign-in window it opens in the
+// user's gesture.
+import { MCPError, closedError, errorOf, invalid } from "./errors.js";
+import { LoginWindow, RETURN_KEY } from "./auth.js";
+import { callProblem } from "./rules.js";
+
+/**
+ * A connection to one MCP server. Events: statechange, toolschanged,
+ * resourceschanged, promptschanged, log, tokenrefreshed, storageerror,
+ * storagefallback, warning.
+ */
+export class Client extends EventTarget {
+  #mcp;
+  #id;
+  #state = "idle";
+  #closed = false;
+  #receiver;
+  #login = null; // LoginWindow of the running sign-in
+  #unwatch = null;
+  #dismissed = null; // {resolve, reject} of the running sign-in's authDismissed
+  /** Handles elicitation/create: async (params) => ({ action, content }). Set before connect(). */
+  onElicitation = null;
+  /** Handles sampling/createMessage: async (params) => ({ role, content, model, stopReason }). Set before connect(). */
+  onSampling = null;
+  /** From the server's initialize result, once connected. */
+  serverInfo = null;
+  capabilities = null;
+  instructions = null;
+  protocolVersion = null;
+
+  constructor(mcp, id, url, options, receiver) {
+    super();
+    this.#mcp = mcp;
+    this.#id = id;
+    this.url = url;
+    this._options = options;
+    this.#receiver = receiver;
+  }
+
+  /** "idle" | "connecting" | "needs_auth" | "authorizing" | "connected" | "declined" | "failed" | "closed" */
+  get state() { return this.#state; }
+
+  #call(op, args = {}, signal, onProgress) {
+    if (this.#closed) return Promise.reject(closedError());
+    if (signal !== undefined && !(signal instanceof AbortSignal)) return Promise.reject(invalid("signal must be an AbortSignal"));
+    return this.#mcp._invoke(op, { id: this.#id, ...args }, signal, onProgress);
+  }
+
+  #handlers() {
+    return { elicitation: typeof this.onElicitation === "function", sampling: typeof this.onSampling === "function" };
+  }
+
+  #session(s) {
+    if (!s) return;
+    this.serverInfo = s.serverInfo ?? null;
+    this.capabilities = s.capabilities ?? null;
+    this.instructions = s.instructions || null;
+    this.protocolVersion = s.protocolVersion ?? null;
+  }
+
+  /** Connects and initializes; rejects "auth_required" when a sign-in is needed. */
+  async connect({ signal } = {}) {
+    this.#session(await this.#call("client.connect", this.#handlers(), signal));
+  }
+
+  /**
+   * Signs in: call it from a user gesture (a click). It opens the login
+   * window at once, runs the authorization flow, then connects. Rejects
+   * "popup_blocked" (state needs_auth) when the browser blocked the window,
+   * "declined" when the user closed it or said no.
+   */
+  authorize({ signal } = {}) {
+    if (this.#closed) return Promise.reject(closedError());
+    const popup = this._popup();
+    const lw = this._login;
+    return this.#call("client.authorize", { popup, ...this.#handlers() }, signal).then((s) => this.#session(s), (e) => {
+      this._closeAuthOf(lw);
+      throw e;
+    });
+  }
+
+  /** The sign-in window showing now, if any. */
+  get _login() { return this.#login; }
+
+  /**
+   * A sign-in call failed: the window it opened closes, but not another:
+   * its rejection can arrive after the person clicked Sign in again.
+   */
+  _closeAuthOf(lw) {
+    if (this.#login === lw) this._closeAuth();
+  }
+
+  /** Opens the sign-in window in the user's gesture: "open", "blocked", "redirect" or "none" (identityAssertion: no window). */
+  _popup() {
+    if (typeof this._options.identityAssertion === "function") return "none";
+    if (this._options.authMode === "redirect") return "redirect";
+    return this.#openWindow() ? "open" : "blocked";
+  }
+
+  /** Signs out: revokes the grant where the server supports it and deletes it here and in other tabs. */
+  async logout({ signal } = {}) {
+    await this.#call("client.logout", {}, signal);
+  }
+
+  /** Every tool, all pages. */
+  listTools({ signal } = {}) { return this.#call("client.listTools", {}, signal); }
+
+  /** Calls a tool; resolves { content, structuredContent, isError }. */
+  async callTool(name, args = {}, { signal, onProgress, timeoutMs } = {}) {
+    if (typeof name !== "string" || name === "") throw invalid("callTool(): name must be a non-empty string");
+    if (args === null || typeof args !== "object" || Array.isArray(args)) throw invalid("callTool(): arguments must be a plain object");
+    if (onProgress !== undefined && typeof onProgress !== "function") throw invalid("callTool(): onProgress must be a function");
+    const problem = callProblem({ timeoutMs });
+    if (problem) throw invalid(problem);
+    try {
+      JSON.stringify(args); // refused here, with a sentence, rather than as the runtime's error
+    } catch (e) {
+      throw invalid(`callTool(): arguments cannot be sent as JSON: ${e.message}`);
+    }
+    const progress = onProgress && ((p) => {
+      try { onProgress(JSON.parse(p)); } catch (e) { console.error("mcp: onProgress threw", e); }
+    });
+    const r = await this.#call("client.callTool", { name, arguments: args, timeoutMs }, signal, progress);
+    return { content: r.content ?? [], structuredContent: r.structuredContent, isError: !!r.isError, _meta: r._meta };
+  }
+
+  listResources({ signal } = {}) { return this.#call("client.listResources", {}, signal); }
+  listResourceTemplates({ signal } = {}) { return this.#call("client.listResourceTemplates", {}, signal); }
+
+  readResource(uri, { signal } = {}) {
+    if (typeof uri !== "string" || uri === "") return Promise.reject(invalid("readResource(): uri must be a non-empty string"));
+    return this.#call("client.readResource", { uri }, signal);
+  }
+
+  listPrompts({ signal } = {}) { return this.#call("client.listPrompts", {}, signal); }
+
+  getPrompt(name, args = {}, { signal } = {}) {
+    if (typeof name !== "string" || name === "") return Promise.reject(invalid("getPrompt(): name must be a non-empty string"));
+    if (args === null || typeof args !== "object" || Array.isArray(args) || Object.values(args).some((v) => typeof v !== "string")) {
+      return Promise.reject(invalid("getPrompt(): arguments must be an object of strings"));
+    }
+    return this.#call("client.getPrompt", { name, arguments: args }, signal);
+  }
+
+  async ping({ signal } = {}) { await this.#call("client.ping", {}, signal); }
+
+  /** The catalog that owned this client closed it. */
+  _gone() {
+    this._closeAuth();
+    this.#closed = true;
+    this.#state = "closed";
+    this._forget?.();
+  }
+
+  /** Ends the session; later calls reject "closed". */
+  async close() {
+    if (this.#closed) return;
+    this._closeAuth();
+    try {
+      await this.#mcp._invoke("client.close", { id: this.#id });
+    } catch (e) {
+      if (e.code !== "closed") throw e; // the runtime is gone: closed anyway
+    } finally {
+      this.#closed = true;
+      this._forget?.();
+    }
+  }
+
+  /**
+   * Opens the login window now (in the user gesture); null when blocked. A
+   * sign-in already showing its window keeps it (brought to the front): the
+   * second call joins the running flow.
+   */
+  #openWindow() {
+    // Only a sign-in still running is joined: once it said "declined" (its
+    // window may still be closing), a click asks again in a new window.
+    if (this.#login?.isOpen && this.#login.state && this.#state === "authorizing") {
+      this.#login.focus();
+      return this.#login;
+    }
+    this._closeAuth();
+    const lw = new LoginWindow(() => {
+      // A person closed the window: the sign-in ends as declined.
+      if (lw === this.#login) this.#dismissed?.resolve();
+    }, this._options.severedPopupTimeoutMs, (url) => {
+      // The window reached the redirect URI and nothing there sent the
+      // result: the sign-in ends redirect_unhandled.
+      if (lw === this.#login) this.#dismissed?.resolve(url);
+    });
+    if (!lw.open(`mcpwasm-login-${Math.random().toString(36).slice(2)}`)) return null;
+    this.#login = lw;
+    this.#unwatch = this.#receiver?.watch(lw);
+    return lw;
+  }
+
+  // host.openAuth: show the authorization URL.
+  _openAuth(url) {
+    if (this.#closed) throw closedError();
+    if (this._options.authMode === "redirect") {
+      this._closeAuth();
+      sessionStorage.setItem(RETURN_KEY, location.href);
+      location.assign(url);
+      return;
+    }
+    const lw = this.#login ?? this.#openWindow(); // interactive connect(): still in the gesture, we hope
+    if (!lw) {
+      throw new MCPError("popup_blocked", "the browser blocked the sign-in window: call authorize() from a click or key press");
+    }
+    lw.state = new URL(url).searchParams.get("state");
+    lw.navigate(url);
+  }
+
+  // host.authDismissed: resolves when a person closes the sign-in window
+  // (undefined), or with the redirect URI it reached when no callback
+  // module ran there.
+  _authDismissed() {
+    this.#dismissed?.reject(new Error("superseded"));
+    return new Promise((resolve, reject) => { this.#dismissed = { resolve, reject }; });
+  }
+
+  // host.closeAuth: the sign-in ended. From Go, state names the sign-in
+  // (its authorization URL's state): the end of an earlier one, arriving
+  // after the person started the next, leaves the next one's window open.
+  _closeAuth(state) {
+    if (state && this.#login && this.#login.state !== state) return;
+    this.#dismissed?.reject(new Error("the sign-in ended"));
+    this.#dismissed = null;
+    this.#unwatch?.();
+    this.#unwatch = null;
+    this.#login?.close();
+    this.#login = null;
+  }
+
+  /** The module is gone: this client can do nothing more. */
+  _fail(err) {
+    this._closeAuth();
+    this._event("statechange", { state: "failed", error: { code: err.code, message: err.message } });
+  }
+
+  // host.event
+  _event(type, detail) {
+    if (type === "storageerror") {
+      console.warn(`mcp: a refreshed sign-in could not be stored (${detail.message}); it is kept in memory for this page`);
+    }
+    if (type === "storagefallback") {
+      console.warn(`mcp: IndexedDB is unavailable (${detail.reason}); sign-ins are kept in memory and last only until this page closes`);
+    }
+    if (type === "warning") console.warn(`mcp: ${this.url}: ${detail.message}`);
+    if (type === "statechange") {
+      this.#state = detail.state;
+      this.#session(detail.session);
+      if (detail.error) detail.error = errorOf(detail.error);
+      // An end the page must act on is said once, as a sentence; the Go
+      // chain stays in the error's detail (and at console.debug).
+      if ((detail.state === "failed" || detail.state === "declined") && detail.error) {
+        console.warn(`mcp: ${this.url}: ${detail.state}: ${detail.error.message}`);
+      }
+    }
+    this.dispatchEvent(new CustomEvent(type, { detail: detail ?? {} }));
+  }
+
+  async _handle(prop, json) {
+    const fn = this[prop];
+    if (typeof fn !== "function") throw new MCPError("protocol", `no ${prop} handler is set`);
+    const result = await fn(JSON.parse(json));
+    if (result === null || typeof result !== "object") throw invalid(`${prop} must resolve to an object`);
+    return JSON.stringify(result);
+  }
+}

@@ -1,0 +1,59 @@
+// options.js — the page's side of options: the defaults it adds, what
+// JSON cannot carry (functions), and the checks of rules.js applied to a
+// whole catalog configuration.
+import { CLIENT_OPTIONS } from "./jsapi.js";
+import { optionsProblem, readEntry, sentence } from "./rules.js";
+import { invalid } from "./errors.js";
+
+/** Throws Go's error unless every option of kind "function" in kinds is a function (JSON cannot tell). */
+export function checkFunctions(what, options, kinds) {
+  if (options === null || typeof options !== "object" || Array.isArray(options)) throw invalid(sentence(`${what}: options must be an object`));
+  for (const [k, v] of Object.entries(options)) {
+    if (kinds[k] === "function" && typeof v !== "function" && v !== undefined) throw invalid(sentence(`${what}: ${k} must be a function`));
+  }
+}
+
+/**
+ * Throws the invalid_argument error Go gives for catalog options (as JSON
+ * sends them), and returns the warnings of the servers it leaves out.
+ */
+export function catalogProblems(options) {
+  const problem = optionsProblem("catalog()", "catalog", options);
+  if (problem) throw invalid(sentence(problem));
+  const servers = options.servers ?? options.mcpServers ?? {};
+  const warnings = [];
+  for (const id of Object.keys(servers).sort()) {
+    const entry = readEntry(id, servers[id]);
+    if (entry.problem) {
+      warnings.push(entry.problem);
+      continue;
+    }
+    const bad = optionsProblem(`catalog: server ${JSON.stringify(id)}`, "client", entry.config);
+    if (bad) throw invalid(sentence(bad));
+  }
+  return warnings;
+}
+
+/**
+ * Functions cannot travel as JSON: a function option is sent as true (Go
+ * learns that there is one); a function anywhere else as {} (Go says the
+ * option has the wrong type).
+ */
+export const functionsAs = (kinds) => (k, v) => typeof v === "function" ? (kinds[k] === "function" ? true : {}) : v;
+
+/**
+ * A client's options as Go reads them, with the page's defaults. A
+ * redirectUri the page gives resolves against the page; the default,
+ * oauth/callback.html, against this module (beside it in the package).
+ */
+export function withDefaults(options) {
+  let redirectUri = options.redirectUri;
+  try {
+    if (redirectUri === undefined) redirectUri = new URL("oauth/callback.html", import.meta.url).href;
+    else if (typeof redirectUri === "string") redirectUri = new URL(redirectUri, globalThis.location?.href).href;
+  } catch { /* not a URL: Go says so */ }
+  return { ...options, redirectUri, clientName: options.clientName ?? globalThis.document?.title ?? "" };
+}
+
+/** A client's options with the page's defaults, as JSON decodes them (what rules.js and Go check). */
+export const clientOptionsJSON = (options) => JSON.parse(JSON.stringify(withDefaults(options), functionsAs(CLIENT_OPTIONS)));
