@@ -7,12 +7,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -22,7 +20,7 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
+	"github.com/mcpwasm/mcpwasm/internal/npmapp"
 )
 
 // The npm scenario (-only npm runs it alone): what an app built from the
@@ -84,10 +82,13 @@ func npmScenario(br *browser, cfg config, rep *report, webDir, tmp string) error
 
 func (res *npmResult) run(br *browser, cfg config, webDir, tmp string) error {
 	logf("npm: packing the package, building examples/react-vite with Vite")
-	dist, err := buildNpmApp(cfg.root, webDir, filepath.Join(tmp, "npm"))
+	// The package as a user gets it (npm pack), and the example app built
+	// against it: what the e2e tests serve.
+	built, err := npmapp.Make(cfg.root, webDir, filepath.Join(tmp, "npm"), false)
 	if err != nil {
 		return err
 	}
+	dist := built.Prod
 	app := filepath.Join(cfg.root, "examples", "react-vite")
 	res.versions = fmt.Sprintf("React %s, Vite %s", pkgVersion(app, "react"), pkgVersion(app, "vite"))
 	appWasm, err := filepath.Glob(filepath.Join(dist, "assets", "*.wasm"))
@@ -157,59 +158,6 @@ func (b *browser) firstVisit(pageURL, script, name string) (float64, error) {
 		return 0, err
 	}
 	return eval[float64](ctx, waitVar(name))
-}
-
-// npmLock is the lock e2e/internal/npmapp takes around its install and
-// builds in examples/react-vite, whose node_modules both change.
-var npmLock = filepath.Join(os.TempDir(), "mcpwasm-e2e-react-vite.lock")
-
-// buildNpmApp writes the npm package from root's web/ and the module in
-// webDir (webbuild.Npm, as `make dist` does), packs it, installs the
-// tarball into examples/react-vite (npm install --no-save: its other
-// packages come from its lockfile) and builds the app with Vite into
-// out/prod, whose path it returns. It is e2e/internal/npmapp's Make
-// without the development build; cmd/bench cannot import that package.
-func buildNpmApp(root, webDir, out string) (string, error) {
-	app := filepath.Join(root, "examples", "react-vite")
-	vite := filepath.Join(app, "node_modules", ".bin", "vite")
-	if _, err := os.Stat(vite); err != nil {
-		return "", fmt.Errorf("examples/react-vite has no node_modules: run scripts/bench.sh or make deps (npm ci from its lockfile)")
-	}
-	pkg, prod := filepath.Join(out, "pkg"), filepath.Join(out, "prod")
-	if err := webbuild.Npm(root, webDir, pkg, "0.0.0-bench"); err != nil {
-		return "", fmt.Errorf("writing the npm package: %w", err)
-	}
-	packed, err := runIn(pkg, "npm", "pack", "--silent", "--pack-destination", out)
-	if err != nil {
-		return "", err
-	}
-	lines := strings.Split(strings.TrimSpace(packed), "\n")
-	tarball := filepath.Join(out, lines[len(lines)-1])
-	if lock, err := os.OpenFile(npmLock, os.O_CREATE|os.O_RDWR, 0o600); err == nil {
-		defer lock.Close()
-		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err == nil {
-			defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-		}
-	}
-	if _, err := runIn(app, "npm", "install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error", tarball); err != nil {
-		return "", err
-	}
-	if _, err := runIn(app, vite, "build", "--logLevel", "warn", "--outDir", prod); err != nil {
-		return "", err
-	}
-	return prod, nil
-}
-
-// runIn runs name in dir and returns its output, or an error that holds it.
-func runIn(dir, name string, args ...string) (string, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NO_COLOR=1", "npm_config_update_notifier=false")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s %s (in %s): %w\n%s", name, strings.Join(args, " "), dir, err, out)
-	}
-	return string(out), nil
 }
 
 // pkgVersion is the version of the package pkg installed in dir.

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpwasm/mcpwasm/demo"
-	"github.com/mcpwasm/mcpwasm/e2e/internal/npmapp"
+	"github.com/mcpwasm/mcpwasm/internal/npmapp"
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
