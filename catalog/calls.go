@@ -208,17 +208,11 @@ func (c *Catalog) gate(ctx context.Context, e *entry, name string, opts CallOpti
 		}
 		display := displayName(e.id, e.cfg)
 		wake := e.wake
-		switch {
-		case !e.enabled:
+		if text := c.refusalLocked(e, name, display); text != "" {
 			c.mu.Unlock()
-			if c.meta != nil {
-				return say(textDisabledMeta, display, name, e.id), nil
-			}
-			return say(textDisabled, display, name), nil
-		case e.latched || e.state == mcpclient.StateDeclined:
-			c.mu.Unlock()
-			return say(textDeclined, display, name), nil
-		case e.state == mcpclient.StateNeedsAuth || e.state == mcpclient.StateAuthorizing:
+			return text, nil
+		}
+		if e.state == mcpclient.StateNeedsAuth || e.state == mcpclient.StateAuthorizing {
 			c.mu.Unlock()
 			if opts.AuthWait <= 0 {
 				return say(textNeedsAuth, display, name), nil
@@ -246,31 +240,60 @@ func (c *Catalog) gate(ctx context.Context, e *entry, name string, opts CallOpti
 		if err == nil {
 			return "", nil
 		}
-		if ctx.Err() != nil {
-			return "", aborted(ctx.Err())
+		text, again, err := c.loadFailure(ctx, e, name, display, err)
+		if again {
+			continue
 		}
-		var wait *waitError
-		var open *openError
-		switch {
-		case errors.Is(err, errClosed) || c.isClosed():
-			return "", errClosed
-		case errors.Is(err, errGone):
-			return say(textUnknownTool, name), nil
-		case errors.Is(err, errDisabled), errors.Is(err, errLatched), errors.Is(err, errNeedAuth):
-			continue // the state says why; the loop reads it
-		case errors.As(err, &open):
-			return c.openText(e, name, open), nil
-		case errors.As(err, &wait):
-			return say(textReconnectWait, display, name, detail(wait.last), roughly(wait.until.Sub(c.now()))), nil
-		}
-		switch mcperr.CodeOf(err, mcperr.Protocol) {
-		case mcperr.AuthRequired, mcperr.PopupBlocked, mcperr.InsufficientScope, mcperr.Declined:
-			continue // recorded as needs_auth or declined; the loop reads it
-		case mcperr.Aborted:
-			continue // not this call's: the server was disabled while it connected
-		}
-		return say(textConnectFailed, display, name, errText(err)), nil
+		return text, err
 	}
+}
+
+// refusalLocked is gate's text for a server that is disabled or declined,
+// "" otherwise: those states end the call at once, without a connect
+// attempt. c.mu must be held.
+func (c *Catalog) refusalLocked(e *entry, name, display string) string {
+	switch {
+	case !e.enabled:
+		if c.meta != nil {
+			return say(textDisabledMeta, display, name, e.id)
+		}
+		return say(textDisabled, display, name)
+	case e.latched || e.state == mcpclient.StateDeclined:
+		return say(textDeclined, display, name)
+	}
+	return ""
+}
+
+// loadFailure turns the error of gate's connect attempt into the call's
+// outcome: the text saying why the server cannot answer, or aborted or
+// closed. again is set when the entry's recorded state now explains the
+// failure (disabled, declined, needs a sign-in), so that gate looks at the
+// entry once more instead of reporting the connect error itself.
+func (c *Catalog) loadFailure(ctx context.Context, e *entry, name, display string, err error) (text string, again bool, _ error) {
+	if ctx.Err() != nil {
+		return "", false, aborted(ctx.Err())
+	}
+	var wait *waitError
+	var open *openError
+	switch {
+	case errors.Is(err, errClosed) || c.isClosed():
+		return "", false, errClosed
+	case errors.Is(err, errGone):
+		return say(textUnknownTool, name), false, nil
+	case errors.Is(err, errDisabled), errors.Is(err, errLatched), errors.Is(err, errNeedAuth):
+		return "", true, nil // the state says why; the loop reads it
+	case errors.As(err, &open):
+		return c.openText(e, name, open), false, nil
+	case errors.As(err, &wait):
+		return say(textReconnectWait, display, name, detail(wait.last), roughly(wait.until.Sub(c.now()))), false, nil
+	}
+	switch mcperr.CodeOf(err, mcperr.Protocol) {
+	case mcperr.AuthRequired, mcperr.PopupBlocked, mcperr.InsufficientScope, mcperr.Declined:
+		return "", true, nil // recorded as needs_auth or declined; the loop reads it
+	case mcperr.Aborted:
+		return "", true, nil // not this call's: the server was disabled while it connected
+	}
+	return say(textConnectFailed, display, name, errText(err)), false, nil
 }
 
 // openText is the text for a call the breaker stopped.
@@ -343,29 +366,35 @@ func (c *Catalog) invoke(ctx context.Context, e *entry, t *mcp.Tool, o outcome, 
 	case c.isClosed():
 		return o, errClosed
 	}
+	o.text = callFailureText(display, o.name, timeout, err)
+	return o, nil
+}
+
+// callFailureText is the text for a call the server did not answer with a
+// result (err is not nil): what went wrong, by the error's code, and what a
+// model should do about it. timeout is the call's deadline, quoted when it
+// passed.
+func callFailureText(display, name string, timeout time.Duration, err error) string {
 	switch mcperr.CodeOf(err, mcperr.Protocol) {
 	case mcperr.Timeout:
-		o.text = say(textTimeout, display, o.name, roughly(timeout))
+		return say(textTimeout, display, name, roughly(timeout))
 	case mcperr.AuthRequired, mcperr.PopupBlocked:
-		o.text = say(textNeedsAuth, display, o.name)
+		return say(textNeedsAuth, display, name)
 	case mcperr.InsufficientScope:
-		o.text = say(textInsufficientScope, display, o.name)
+		return say(textInsufficientScope, display, name)
 	case mcperr.Declined:
-		o.text = say(textDeclined, display, o.name)
+		return say(textDeclined, display, name)
 	case mcperr.InvalidArgument:
-		o.text = say(textServerRejected, display, o.name, errText(err))
+		return say(textServerRejected, display, name, errText(err))
 	case mcperr.Closed:
-		o.text = say(textConnectionLost, display, o.name, errText(err))
+		return say(textConnectionLost, display, name, errText(err))
 	case mcperr.Network, mcperr.HTTP:
 		if mcperr.StatusOf(err) == 404 || errors.Is(err, mcp.ErrSessionMissing) {
-			o.text = say(textConnectionLost, display, o.name, errText(err))
-		} else {
-			o.text = say(textUnreachable, display, o.name, errText(err))
+			return say(textConnectionLost, display, name, errText(err))
 		}
-	default:
-		o.text = say(textServerError, display, o.name, errText(err))
+		return say(textUnreachable, display, name, errText(err))
 	}
-	return o, nil
+	return say(textServerError, display, name, errText(err))
 }
 
 // errText is an error's message for a model: the classified summary for

@@ -131,24 +131,9 @@ func (c *Catalog) load(ctx context.Context, e *entry, forCall bool) error {
 
 func (c *Catalog) doLoad(e *entry, forCall bool) error {
 	c.mu.Lock()
-	if c.closed {
+	if err := c.loadBlockedLocked(e); err != nil {
 		c.mu.Unlock()
-		return errClosed
-	}
-	if c.entries[e.id] != e {
-		c.mu.Unlock()
-		return errGone
-	}
-	switch {
-	case !e.enabled:
-		c.mu.Unlock()
-		return errDisabled
-	case e.latched || e.state == mcpclient.StateDeclined:
-		c.mu.Unlock()
-		return errLatched
-	case e.state == mcpclient.StateNeedsAuth || e.state == mcpclient.StateAuthorizing:
-		c.mu.Unlock()
-		return errNeedAuth
+		return err
 	}
 	now := c.now()
 	connect := e.state != mcpclient.StateConnected
@@ -186,26 +171,55 @@ func (c *Catalog) doLoad(e *entry, forCall bool) error {
 	if err == nil {
 		tools, err = srv.ListTools(ctx)
 	}
-	c.update(func() {
-		if !c.current(e) || e.gen != gen {
-			return
-		}
-		e.br.report(p, classify(err), c.now())
-		if err != nil {
-			c.failedLocked(e, err, connect)
-			return
-		}
-		e.connFails, e.nextTry = 0, time.Time{}
-		if e.state != mcpclient.StateConnected {
-			c.setStateLocked(e, mcpclient.StateConnected, nil)
-		}
-		c.setToolsLocked(e, tools)
-		e.avail = true
-	})
+	c.update(func() { c.loadedLocked(e, gen, p, connect, tools, err) })
 	if err == nil && c.isClosed() {
 		return errClosed
 	}
 	return err
+}
+
+// loadBlockedLocked is why doLoad must not contact e's server, nil when it
+// may: the catalog is closed, e was removed, or e's state (disabled,
+// declined, waiting for a sign-in) rules a connect out. The errors are the
+// sentinels gate reads to say why. c.mu must be held.
+func (c *Catalog) loadBlockedLocked(e *entry) error {
+	if c.closed {
+		return errClosed
+	}
+	if c.entries[e.id] != e {
+		return errGone
+	}
+	switch {
+	case !e.enabled:
+		return errDisabled
+	case e.latched || e.state == mcpclient.StateDeclined:
+		return errLatched
+	case e.state == mcpclient.StateNeedsAuth || e.state == mcpclient.StateAuthorizing:
+		return errNeedAuth
+	}
+	return nil
+}
+
+// loadedLocked records the outcome of doLoad's attempt (generation gen,
+// breaker permit p) on e: the breaker's report, then either the failure or
+// the connected state and the listed tools. Nothing is recorded when the
+// catalog closed, e was removed or its generation moved on (disable,
+// enable, authorize) meanwhile: the result is stale. c.mu must be held.
+func (c *Catalog) loadedLocked(e *entry, gen int, p permit, connect bool, tools []*mcp.Tool, err error) {
+	if !c.current(e) || e.gen != gen {
+		return
+	}
+	e.br.report(p, classify(err), c.now())
+	if err != nil {
+		c.failedLocked(e, err, connect)
+		return
+	}
+	e.connFails, e.nextTry = 0, time.Time{}
+	if e.state != mcpclient.StateConnected {
+		c.setStateLocked(e, mcpclient.StateConnected, nil)
+	}
+	c.setToolsLocked(e, tools)
+	e.avail = true
 }
 
 func (c *Catalog) isClosed() bool {

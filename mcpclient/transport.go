@@ -160,13 +160,7 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 		call = out.id
 	}
 	resp, err := t.guard.RoundTrip(req)
-	if req.Method == http.MethodDelete && t.ended != nil {
-		status := 0
-		if err == nil {
-			status = resp.StatusCode
-		}
-		t.ended(req.Header.Get("Mcp-Session-Id"), status, err)
-	}
+	t.reportEnd(req, resp, err)
 	if err != nil {
 		if mcperr.CodeOf(err, "") == mcperr.Protocol {
 			rec.violation(err) // the guard refused what the server asked for
@@ -192,6 +186,33 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusForbidden && strings.Contains(resp.Header.Get("WWW-Authenticate"), "insufficient_scope") {
 		rec.insufficientScope()
 	}
+	if err := t.handleBody(ctx, resp, call, rec); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// reportEnd tells t.ended how a DELETE, which ends a session, went: the
+// status of its answer, or the error that kept it from one, for a Logout
+// waiting to hear whether the server let the session go.
+func (t *roundTripper) reportEnd(req *http.Request, resp *http.Response, err error) {
+	if req.Method != http.MethodDelete || t.ended == nil {
+		return
+	}
+	status := 0
+	if err == nil {
+		status = resp.StatusCode
+	}
+	t.ended(req.Header.Get("Mcp-Session-Id"), status, err)
+}
+
+// handleBody prepares resp's body for go-sdk by its media type: an event
+// stream is tapped (each event checked, progress delivered) and closed
+// when ctx ends; a JSON answer to call (its JSON-RPC id, nil for none) is
+// checked; a call answered with anything else is refused, since go-sdk
+// would end the session over it; other bodies are capped. An error is a
+// protocol violation, recorded in rec.
+func (t *roundTripper) handleBody(ctx context.Context, resp *http.Response, call json.RawMessage, rec *record) error {
 	switch mt := mediaType(resp); {
 	case mt == "text/event-stream":
 		tap := &sseTap{rc: resp.Body, taps: t.taps, hello: t.hello, call: call, rec: rec}
@@ -204,7 +225,7 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 	case mt == "application/json" && call != nil && ok(resp.StatusCode):
 		if err := checkJSONResponse(resp, call, t.hello); err != nil {
 			rec.violation(err)
-			return nil, err
+			return err
 		}
 	case call != nil && ok(resp.StatusCode):
 		// Only JSON or an event stream can answer a call; go-sdk would
@@ -212,11 +233,11 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body.Close()
 		err := violation("the server answered a call with content type %q; only application/json and text/event-stream can carry a response", mt)
 		rec.violation(err)
-		return nil, err
+		return err
 	default:
 		resp.Body = cappedBody(resp.Body)
 	}
-	return resp, nil
+	return nil
 }
 
 func ok(status int) bool { return status >= 200 && status < 300 }

@@ -114,81 +114,97 @@ type Config struct {
 // without query or fragment (RFC 8707 section 2). A client may still talk to
 // other URLs, without OAuth.
 func CheckResourceURL(raw string) error {
-	bad := func(msg string) error { return newErr(mcperr.InvalidArgument, msg, nil) }
 	ru, err := url.Parse(raw)
 	if err != nil || checkEndpoint("ResourceURL", raw) != nil {
-		return bad("the MCP server URL must be https (or http on loopback) to sign in to it")
+		return badConfig("the MCP server URL must be https (or http on loopback) to sign in to it")
 	}
 	if ru.RawQuery != "" || ru.Fragment != "" {
-		return bad("the MCP server URL must have no query or fragment to sign in to it (RFC 8707)")
+		return badConfig("the MCP server URL must have no query or fragment to sign in to it (RFC 8707)")
 	}
 	return nil
 }
 
 // New validates cfg and returns a Handler.
 func New(cfg Config) (*Handler, error) {
-	bad := func(msg string) error { return newErr(mcperr.InvalidArgument, msg, nil) }
-	if cfg.HTTPClient == nil {
-		return nil, bad("Config.HTTPClient is required")
-	}
-	if err := CheckResourceURL(cfg.ResourceURL); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.RedirectURL != "" || cfg.grantKind() == "" {
-		if u, err := url.Parse(cfg.RedirectURL); err != nil || !u.IsAbs() || u.Fragment != "" {
-			return nil, bad("Config.RedirectURL must be an absolute URL without fragment")
-		}
-	}
-	switch cfg.ApplicationType {
-	case "", "web", "native":
-	default:
-		return nil, bad(fmt.Sprintf("Config.ApplicationType %q must be \"web\", \"native\" or empty", sanitize(cfg.ApplicationType)))
-	}
-	switch cfg.DPoP {
-	case "", DPoPAuto, DPoPOn, DPoPOff:
-	default:
-		return nil, bad(fmt.Sprintf("Config.DPoP %q must be %q, %q or %q", sanitize(string(cfg.DPoP)), DPoPAuto, DPoPOn, DPoPOff))
-	}
-	if cfg.ClientSecret != "" && cfg.ClientID == "" {
-		return nil, bad("Config.ClientSecret needs Config.ClientID")
-	}
-	if cfg.ClientMetadataURL != "" {
-		u, err := url.Parse(cfg.ClientMetadataURL)
-		if err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
-			return nil, bad("Config.ClientMetadataURL must be an https URL with a path")
-		}
-	}
-	if err := cfg.validateGrant(); err != nil {
-		return nil, err
-	}
-	if cfg.Store == nil {
-		cfg.Store = NewMemoryStore()
-	}
-	if cfg.Registry == nil {
-		cfg.Registry = NewRegistry()
-	}
-	if cfg.Locker == nil {
-		cfg.Locker = NewMutexLocker()
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = realClock{}
-	}
-	if cfg.AuthTimeout <= 0 {
-		cfg.AuthTimeout = 5 * time.Minute
-	}
-	if cfg.RefreshMargin <= 0 {
-		cfg.RefreshMargin = time.Minute
-	}
-	if cfg.MetadataTTL <= 0 {
-		cfg.MetadataTTL = time.Hour
-	}
+	cfg.setDefaults()
 	cfg.Scopes = slices.Clone(cfg.Scopes)
 	// Canonical form: lower-case scheme and host, no fragment.
-	ru, _ := url.Parse(cfg.ResourceURL) // checked above
+	ru, _ := url.Parse(cfg.ResourceURL) // checked by validate
 	ru.Scheme = strings.ToLower(ru.Scheme)
 	ru.Host = strings.ToLower(ru.Host)
 	ru.Fragment = ""
 	h := &Handler{cfg: cfg, resource: ru.String(), attempts: map[string]int{}, state: StateNeedsAuth}
 	cfg.Registry.register(h)
 	return h, nil
+}
+
+// badConfig is the error for a configuration New refuses: invalid_argument,
+// with msg naming the field at fault.
+func badConfig(msg string) error { return newErr(mcperr.InvalidArgument, msg, nil) }
+
+// validate reports the first field of c that New refuses (missing,
+// malformed, or contradicting another field), checking in a fixed order so
+// that a config with several problems always gets the same error; the
+// non-interactive grant's fields come last, from validateGrant.
+func (c *Config) validate() error {
+	if c.HTTPClient == nil {
+		return badConfig("Config.HTTPClient is required")
+	}
+	if err := CheckResourceURL(c.ResourceURL); err != nil {
+		return err
+	}
+	if c.RedirectURL != "" || c.grantKind() == "" {
+		if u, err := url.Parse(c.RedirectURL); err != nil || !u.IsAbs() || u.Fragment != "" {
+			return badConfig("Config.RedirectURL must be an absolute URL without fragment")
+		}
+	}
+	switch c.ApplicationType {
+	case "", "web", "native":
+	default:
+		return badConfig(fmt.Sprintf("Config.ApplicationType %q must be \"web\", \"native\" or empty", sanitize(c.ApplicationType)))
+	}
+	switch c.DPoP {
+	case "", DPoPAuto, DPoPOn, DPoPOff:
+	default:
+		return badConfig(fmt.Sprintf("Config.DPoP %q must be %q, %q or %q", sanitize(string(c.DPoP)), DPoPAuto, DPoPOn, DPoPOff))
+	}
+	if c.ClientSecret != "" && c.ClientID == "" {
+		return badConfig("Config.ClientSecret needs Config.ClientID")
+	}
+	if c.ClientMetadataURL != "" {
+		u, err := url.Parse(c.ClientMetadataURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
+			return badConfig("Config.ClientMetadataURL must be an https URL with a path")
+		}
+	}
+	return c.validateGrant()
+}
+
+// setDefaults fills the optional fields left unset (zero or negative) with
+// the defaults the Config fields document.
+func (c *Config) setDefaults() {
+	if c.Store == nil {
+		c.Store = NewMemoryStore()
+	}
+	if c.Registry == nil {
+		c.Registry = NewRegistry()
+	}
+	if c.Locker == nil {
+		c.Locker = NewMutexLocker()
+	}
+	if c.Clock == nil {
+		c.Clock = realClock{}
+	}
+	if c.AuthTimeout <= 0 {
+		c.AuthTimeout = 5 * time.Minute
+	}
+	if c.RefreshMargin <= 0 {
+		c.RefreshMargin = time.Minute
+	}
+	if c.MetadataTTL <= 0 {
+		c.MetadataTTL = time.Hour
+	}
 }

@@ -24,15 +24,7 @@ func (h *Handler) run(ctx context.Context, ch challenge, stepUp, explicit bool) 
 	}
 	if f := h.fl; f != nil {
 		h.mu.Unlock()
-		select {
-		case <-f.done:
-			if f.err != nil {
-				return f.err
-			}
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return f.wait(ctx)
 	}
 	if !h.cfg.Interactive && !explicit && h.cfg.grantKind() == "" {
 		h.mu.Unlock()
@@ -68,6 +60,33 @@ func (h *Handler) run(ctx context.Context, ch challenge, stepUp, explicit bool) 
 	h.mu.Unlock()
 	close(f.done)
 
+	h.settle(ctx, err, latched)
+	if ctx.Err() != nil {
+		return fmt.Errorf("oauth: authorization aborted: %w", ctx.Err())
+	}
+	return err
+}
+
+// wait returns the outcome of the login flight f, which another caller
+// started: concurrent callers share one sign-in. A caller whose ctx ends
+// stops waiting without ending the flight.
+func (f *flight) wait(ctx context.Context) error {
+	select {
+	case <-f.done:
+		if f.err != nil {
+			return f.err
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// settle publishes how a login that run started ended: the handler's state
+// and, for a grant or a person's refusal, the change that the page's other
+// handlers of this server follow. latched says that err is now latched
+// (no new flow until Login). h.mu must not be held.
+func (h *Handler) settle(ctx context.Context, err error, latched bool) {
 	switch {
 	case err == nil:
 		h.setState(StateAuthorized, nil)
@@ -89,10 +108,6 @@ func (h *Handler) run(ctx context.Context, ch challenge, stepUp, explicit bool) 
 	default:
 		h.setState(StateFailed, err)
 	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("oauth: authorization aborted: %w", ctx.Err())
-	}
-	return err
 }
 
 // nobodyFinished reports whether err is a timeout while waiting for the

@@ -100,7 +100,6 @@ func (c *Config) grantKind() string {
 // validateGrant checks the non-interactive grant fields of c; the errors
 // name the field that is missing or wrong.
 func (c *Config) validateGrant() error {
-	bad := func(msg string) error { return newErr(mcperr.InvalidArgument, msg, nil) }
 	n := 0
 	for _, set := range []bool{c.ClientCredentials != nil, c.WorkloadIdentity != nil, c.EnterpriseAuth != nil} {
 		if set {
@@ -108,57 +107,80 @@ func (c *Config) validateGrant() error {
 		}
 	}
 	if n > 1 {
-		return bad("set at most one of Config.ClientCredentials, Config.WorkloadIdentity and Config.EnterpriseAuth")
+		return badConfig("set at most one of Config.ClientCredentials, Config.WorkloadIdentity and Config.EnterpriseAuth")
 	}
 	kind := c.grantKind()
 	if kind == "" {
 		return nil
 	}
 	if c.ClientMetadataURL != "" {
-		return bad("Config.ClientMetadataURL is for the authorization code flow; leave it empty with Config." + kind)
+		return badConfig("Config.ClientMetadataURL is for the authorization code flow; leave it empty with Config." + kind)
 	}
 	switch {
 	case c.ClientCredentials != nil:
-		cc := c.ClientCredentials
-		if c.ClientID == "" {
-			return bad("Config.ClientCredentials needs Config.ClientID (the pre-registered client)")
-		}
-		if c.ClientSecret == "" && cc.PrivateKey == nil {
-			return bad("Config.ClientCredentials needs Config.ClientSecret (client_secret_basic) or ClientCredentials.PrivateKey (private_key_jwt)")
-		}
-		if cc.PrivateKey != nil {
-			if pub, ok := cc.PrivateKey.Public().(*ecdsa.PublicKey); !ok || pub.Curve != elliptic.P256() {
-				return bad("ClientCredentials.PrivateKey must be an ECDSA P-256 key (ES256)")
-			}
-		}
+		return c.validateClientCredentials()
 	case c.WorkloadIdentity != nil:
-		if c.WorkloadIdentity.Assertion == nil {
-			return bad("Config.WorkloadIdentity needs Assertion (the function returning the workload's JWT)")
-		}
-		if c.ClientSecret != "" {
-			return bad("Config.WorkloadIdentity authenticates with its assertion alone; leave Config.ClientSecret empty")
-		}
+		return c.validateWorkloadIdentity()
 	case c.EnterpriseAuth != nil:
-		ea := c.EnterpriseAuth
-		switch {
-		case ea.IdentityAssertion == nil:
-			return bad("Config.EnterpriseAuth needs IdentityAssertion (the function returning the user's ID token from single sign-on)")
-		case ea.IdPTokenEndpoint == "" && ea.IdPIssuer == "":
-			return bad("Config.EnterpriseAuth needs IdPTokenEndpoint or IdPIssuer (the identity provider that issues the ID-JAG)")
-		case ea.IdPClientID == "":
-			return bad("Config.EnterpriseAuth needs IdPClientID (this client's ID at the identity provider)")
-		case c.ClientID == "":
-			return bad("Config.EnterpriseAuth needs Config.ClientID (this client's ID at the MCP authorization server)")
+		return c.validateEnterpriseAuth()
+	}
+	return nil
+}
+
+// validateClientCredentials checks what the client credentials grant needs:
+// the pre-registered client and a way for it to authenticate (a secret, or
+// a key ES256 can sign with).
+func (c *Config) validateClientCredentials() error {
+	cc := c.ClientCredentials
+	if c.ClientID == "" {
+		return badConfig("Config.ClientCredentials needs Config.ClientID (the pre-registered client)")
+	}
+	if c.ClientSecret == "" && cc.PrivateKey == nil {
+		return badConfig("Config.ClientCredentials needs Config.ClientSecret (client_secret_basic) or ClientCredentials.PrivateKey (private_key_jwt)")
+	}
+	if cc.PrivateKey != nil {
+		if pub, ok := cc.PrivateKey.Public().(*ecdsa.PublicKey); !ok || pub.Curve != elliptic.P256() {
+			return badConfig("ClientCredentials.PrivateKey must be an ECDSA P-256 key (ES256)")
 		}
-		if ea.IdPTokenEndpoint != "" {
-			if err := checkEndpoint("EnterpriseAuth.IdPTokenEndpoint", ea.IdPTokenEndpoint); err != nil {
-				return bad("Config.EnterpriseAuth.IdPTokenEndpoint must be an https URL (or http on loopback)")
-			}
+	}
+	return nil
+}
+
+// validateWorkloadIdentity checks the workload identity grant: an assertion
+// source, and no client secret (the assertion alone authenticates).
+func (c *Config) validateWorkloadIdentity() error {
+	if c.WorkloadIdentity.Assertion == nil {
+		return badConfig("Config.WorkloadIdentity needs Assertion (the function returning the workload's JWT)")
+	}
+	if c.ClientSecret != "" {
+		return badConfig("Config.WorkloadIdentity authenticates with its assertion alone; leave Config.ClientSecret empty")
+	}
+	return nil
+}
+
+// validateEnterpriseAuth checks enterprise-managed authorization: the
+// identity assertion, the identity provider (reachable by an https URL) and
+// the client IDs at both ends of the exchange.
+func (c *Config) validateEnterpriseAuth() error {
+	ea := c.EnterpriseAuth
+	switch {
+	case ea.IdentityAssertion == nil:
+		return badConfig("Config.EnterpriseAuth needs IdentityAssertion (the function returning the user's ID token from single sign-on)")
+	case ea.IdPTokenEndpoint == "" && ea.IdPIssuer == "":
+		return badConfig("Config.EnterpriseAuth needs IdPTokenEndpoint or IdPIssuer (the identity provider that issues the ID-JAG)")
+	case ea.IdPClientID == "":
+		return badConfig("Config.EnterpriseAuth needs IdPClientID (this client's ID at the identity provider)")
+	case c.ClientID == "":
+		return badConfig("Config.EnterpriseAuth needs Config.ClientID (this client's ID at the MCP authorization server)")
+	}
+	if ea.IdPTokenEndpoint != "" {
+		if err := checkEndpoint("EnterpriseAuth.IdPTokenEndpoint", ea.IdPTokenEndpoint); err != nil {
+			return badConfig("Config.EnterpriseAuth.IdPTokenEndpoint must be an https URL (or http on loopback)")
 		}
-		if ea.IdPIssuer != "" {
-			if err := checkEndpoint("EnterpriseAuth.IdPIssuer", ea.IdPIssuer); err != nil {
-				return bad("Config.EnterpriseAuth.IdPIssuer must be an https URL (or http on loopback)")
-			}
+	}
+	if ea.IdPIssuer != "" {
+		if err := checkEndpoint("EnterpriseAuth.IdPIssuer", ea.IdPIssuer); err != nil {
+			return badConfig("Config.EnterpriseAuth.IdPIssuer must be an https URL (or http on loopback)")
 		}
 	}
 	return nil
@@ -223,43 +245,9 @@ func (h *Handler) obtainGrant(ctx context.Context, ch challenge, stepUp bool) (*
 	if len(scopes) > 0 {
 		form.Set("scope", strings.Join(scopes, " "))
 	}
-	var cl clientCreds
-	switch {
-	case h.cfg.ClientCredentials != nil:
-		if err := supportsGrant(d.AS, grantClientCredentials, "the client credentials grant"); err != nil {
-			return nil, err
-		}
-		form.Set("grant_type", grantClientCredentials)
-		if cl, err = h.clientCredentialsAuth(d.AS, form); err != nil {
-			return nil, err
-		}
-	case h.cfg.WorkloadIdentity != nil:
-		if err := supportsGrant(d.AS, grantJWTBearer, "the JWT bearer grant (workload identity)"); err != nil {
-			return nil, err
-		}
-		a, err := h.cfg.WorkloadIdentity.Assertion(ctx)
-		if err != nil {
-			return nil, newErr(mcperr.AuthRequired, "the workload identity assertion is not available", redactCallerError(err, a))
-		}
-		if a == "" {
-			return nil, newErr(mcperr.AuthRequired, "the workload identity assertion is empty", nil)
-		}
-		form.Set("grant_type", grantJWTBearer)
-		form.Set("assertion", a)
-		cl = clientCreds{id: h.cfg.ClientID, method: "none"}
-	case h.cfg.EnterpriseAuth != nil:
-		if err := supportsGrant(d.AS, grantJWTBearer, "the JWT bearer grant (enterprise-managed authorization)"); err != nil {
-			return nil, err
-		}
-		jag, err := h.exchangeIDJAG(ctx, d, scopes)
-		if err != nil {
-			return nil, err
-		}
-		form.Set("grant_type", grantJWTBearer)
-		form.Set("assertion", jag)
-		cl = h.preregistered(d.AS)
-	default:
-		return nil, newErr(mcperr.InvalidArgument, "no non-interactive grant configured", nil)
+	cl, err := h.grantParams(ctx, d, scopes, form)
+	if err != nil {
+		return nil, err
 	}
 	// DPoP as for a sign-in: the token is bound to the registration's key.
 	dpop, err := useDPoP(h.cfg.DPoP, d.AS.Issuer, d.DPoPAlgs)
@@ -300,6 +288,48 @@ func (h *Handler) obtainGrant(ctx context.Context, ch challenge, stepUp bool) (*
 		g.Scopes = strings.Fields(tr.Scope)
 	}
 	return g, nil
+}
+
+// grantParams adds the configured grant's parameters (grant type,
+// assertion, client assertion) to the token request form and returns the
+// client that authenticates the request. Each grant is first checked
+// against the authorization server's grant_types_supported, so that a
+// grant it rules out fails with a clear error instead of a refusal.
+func (h *Handler) grantParams(ctx context.Context, d *discovery, scopes []string, form url.Values) (clientCreds, error) {
+	switch {
+	case h.cfg.ClientCredentials != nil:
+		if err := supportsGrant(d.AS, grantClientCredentials, "the client credentials grant"); err != nil {
+			return clientCreds{}, err
+		}
+		form.Set("grant_type", grantClientCredentials)
+		return h.clientCredentialsAuth(d.AS, form)
+	case h.cfg.WorkloadIdentity != nil:
+		if err := supportsGrant(d.AS, grantJWTBearer, "the JWT bearer grant (workload identity)"); err != nil {
+			return clientCreds{}, err
+		}
+		a, err := h.cfg.WorkloadIdentity.Assertion(ctx)
+		if err != nil {
+			return clientCreds{}, newErr(mcperr.AuthRequired, "the workload identity assertion is not available", redactCallerError(err, a))
+		}
+		if a == "" {
+			return clientCreds{}, newErr(mcperr.AuthRequired, "the workload identity assertion is empty", nil)
+		}
+		form.Set("grant_type", grantJWTBearer)
+		form.Set("assertion", a)
+		return clientCreds{id: h.cfg.ClientID, method: "none"}, nil
+	case h.cfg.EnterpriseAuth != nil:
+		if err := supportsGrant(d.AS, grantJWTBearer, "the JWT bearer grant (enterprise-managed authorization)"); err != nil {
+			return clientCreds{}, err
+		}
+		jag, err := h.exchangeIDJAG(ctx, d, scopes)
+		if err != nil {
+			return clientCreds{}, err
+		}
+		form.Set("grant_type", grantJWTBearer)
+		form.Set("assertion", jag)
+		return h.preregistered(d.AS), nil
+	}
+	return clientCreds{}, newErr(mcperr.InvalidArgument, "no non-interactive grant configured", nil)
 }
 
 // supportsGrant checks that the authorization server does not rule out
