@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
@@ -178,8 +179,14 @@ func (w *cdpTab) ExpectPopup(ctx context.Context) (Popup, error) {
 	}, nil
 }
 
+// Click clicks as a person does (mouse events at the element, a user
+// gesture), once the page has loaded: before its style sheets apply, the
+// element can move between finding it and the click, which then lands
+// beside it.
 func (w *cdpTab) Click(ctx context.Context, selector string) error {
-	return w.run(ctx, chromedp.WaitVisible(chromedp.CSS(selector)), chromedp.Click(chromedp.CSS(selector)))
+	return w.run(ctx,
+		chromedp.Poll[chromedp.Void](`document.readyState === "complete"`, chromedp.WithPollingInterval(20*time.Millisecond)),
+		chromedp.WaitVisible(chromedp.CSS(selector)), chromedp.Click(chromedp.CSS(selector)))
 }
 
 func (w *cdpTab) NewTab(ctx context.Context) (Window, error) {

@@ -25,10 +25,10 @@ import (
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
 	"github.com/mcpwasm/mcpwasm/e2e/engine"
-	"github.com/mcpwasm/mcpwasm/internal/npmapp"
 	"github.com/mcpwasm/mcpwasm/e2e/internal/respstatus"
 	"github.com/mcpwasm/mcpwasm/internal/cors"
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/internal/npmapp"
 	"github.com/mcpwasm/mcpwasm/internal/webbuild"
 )
 

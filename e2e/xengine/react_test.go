@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/mcpwasm/mcpwasm/demo"
-	"github.com/mcpwasm/mcpwasm/internal/npmapp"
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/internal/npmapp"
 )
 
 var (
