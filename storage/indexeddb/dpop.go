@@ -19,8 +19,7 @@ import (
 // origin gets the same key for the same id. When the store falls back to
 // memory, so do the keys (see [NewMemoryDPoPKeys]).
 func (s *Store) DPoPKeys() oauth.DPoPKeys {
-	s.dpopOnce.Do(func() { s.dpop = &idbDPoPKeys{s: s, mem: NewMemoryDPoPKeys()} })
-	return s.dpop
+	return s.dpopKeys(func() oauth.DPoPKeys { return &idbDPoPKeys{s: s, mem: NewMemoryDPoPKeys()} })
 }
 
 type idbDPoPKeys struct {

@@ -48,8 +48,17 @@ type Store struct {
 	kv       kv
 	fallback error // why IndexedDB is not used; nil while it is
 
-	dpopOnce sync.Once
-	dpop     oauth.DPoPKeys
+	dpop struct {
+		once sync.Once
+		keys oauth.DPoPKeys
+	}
+}
+
+// dpopKeys returns the store's DPoP key set, made by newKeys on first use:
+// every client of the page shares one (DPoPKeys, in the browser build).
+func (s *Store) dpopKeys(newKeys func() oauth.DPoPKeys) oauth.DPoPKeys {
+	s.dpop.once.Do(func() { s.dpop.keys = newKeys() })
+	return s.dpop.keys
 }
 
 var (

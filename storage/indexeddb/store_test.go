@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/mcpwasm/mcpwasm/oauth"
 )
 
 func ctxT(t *testing.T) context.Context {
@@ -226,5 +227,29 @@ func TestCorruptRecordIsAStorageError(t *testing.T) {
 	g, err := s.GetGrant(ctx, "r")
 	if g != nil || mcperr.CodeOf(err, "") != mcperr.Storage || !strings.Contains(err.Error(), "corrupt record in grants") {
 		t.Errorf("GetGrant = %v, %v; want a storage error about a corrupt record in grants", g, err)
+	}
+}
+
+// TestDPoPKeysAreMadeOnce: the clients of a page, asking at once, share one
+// DPoP key set.
+func TestDPoPKeysAreMadeOnce(t *testing.T) {
+	s := &Store{}
+	var made atomic.Int32
+	newKeys := func() oauth.DPoPKeys {
+		made.Add(1)
+		return oauth.NewMemoryDPoPKeys()
+	}
+	got := make(chan oauth.DPoPKeys, 8)
+	for range 8 {
+		go func() { got <- s.dpopKeys(newKeys) }()
+	}
+	first := <-got
+	for range 7 {
+		if k := <-got; k != first {
+			t.Fatal("two callers got different DPoP key sets")
+		}
+	}
+	if n := made.Load(); n != 1 {
+		t.Errorf("the key set was made %d times; want once", n)
 	}
 }
