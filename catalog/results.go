@@ -48,13 +48,7 @@ func renderContent(res *mcp.CallToolResult) (string, []Block) {
 		}
 		blocks = append(blocks, Block{Type: "text", Text: s})
 	}
-	hasText := false
-	for _, c := range res.Content {
-		if _, ok := c.(*mcp.TextContent); ok {
-			hasText = true
-		}
-	}
-	if !hasText && res.StructuredContent != nil {
+	if !hasTextContent(res.Content) && res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			addText(string(b))
 		}
@@ -98,7 +92,27 @@ func renderContent(res *mcp.CallToolResult) (string, []Block) {
 	if len(lines) == 0 {
 		addText(textNoContent)
 	}
-	text := capText(strings.Join(lines, "\n"))
+	return capText(strings.Join(lines, "\n")), capTextBlocks(blocks)
+}
+
+// hasTextContent reports whether content has a text part. A result with
+// one is shown by its text alone: the MCP spec asks a server returning
+// structuredContent to repeat it as text, so showing both would double it.
+func hasTextContent(content []mcp.Content) bool {
+	for _, c := range content {
+		if _, ok := c.(*mcp.TextContent); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// capTextBlocks caps the text blocks together at MaxResultText, as capText
+// does Text, so a model reading Blocks sees no more than one reading Text.
+// The block that crosses the cap is cut with a "[truncated: N more bytes]"
+// note counting every text byte left out; later text blocks are dropped and
+// later images kept, since images have their own cap (MaxResultImage).
+func capTextBlocks(blocks []Block) []Block {
 	budget := MaxResultText
 	for i := 0; i < len(blocks); i++ {
 		if blocks[i].Type != "text" {
@@ -108,8 +122,6 @@ func renderContent(res *mcp.CallToolResult) (string, []Block) {
 			budget -= len(blocks[i].Text)
 			continue
 		}
-		// Cut here; later text is dropped (its bytes counted in the note),
-		// later images stay.
 		kept := truncateUTF8(blocks[i].Text, budget)
 		more := len(blocks[i].Text) - len(kept)
 		for _, b := range blocks[i+1:] {
@@ -124,10 +136,9 @@ func renderContent(res *mcp.CallToolResult) (string, []Block) {
 				rest = append(rest, b)
 			}
 		}
-		blocks = rest
-		break
+		return rest
 	}
-	return text, blocks
+	return blocks
 }
 
 // capText cuts s to MaxResultText bytes (on a rune boundary) and says how

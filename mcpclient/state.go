@@ -180,23 +180,45 @@ func (c *Client) applyLocked(in input, err error) (after func()) {
 	if s.to == StateConnected && c.session != nil {
 		session = sessionInfo(c.session.InitializeResult(), c.rawCaps)
 	}
-	return func() {
-		if endConnect != nil {
-			endConnect(errDisconnected)
+	t := transition{from: from, in: in, err: err, s: s, dropped: dropped, endConnect: endConnect, session: session, co: co}
+	return func() { c.afterApply(t) }
+}
+
+// transition is what applyLocked decided under c.mu and leaves for
+// afterApply: the input and its step, and what was taken out of the client
+// for the work that must not run under the lock.
+type transition struct {
+	from       State
+	in         input
+	err        error
+	s          step
+	dropped    *mcp.ClientSession      // the session the input ended, to close
+	endConnect context.CancelCauseFunc // the connect a disconnect ends
+	session    *SessionInfo            // the live session, when the step is to StateConnected
+	co         ConnectOptions          // the handlers a reconnect runs with
+}
+
+// afterApply is the part of apply that runs once c.mu is released: it ends
+// the connect and closes the session applyLocked took out, tells the host
+// of a state change, and starts a reconnect. None of it may run under
+// c.mu: the host's event handler may call back into the client, and
+// closing a session can wait on the network.
+func (c *Client) afterApply(t transition) {
+	if t.endConnect != nil {
+		t.endConnect(errDisconnected)
+	}
+	if t.dropped != nil {
+		_ = t.dropped.Close()
+	}
+	if t.s.to != t.from || (t.session != nil && t.in == inConnected) {
+		ev := StateChange{State: t.s.to, Session: t.session}
+		if t.err != nil && t.s.to != StateConnected {
+			ev.Error = AsError(mcperr.AtServer(t.err, Host(c.url)))
 		}
-		if dropped != nil {
-			_ = dropped.Close()
-		}
-		if s.to != from || (session != nil && in == inConnected) {
-			ev := StateChange{State: s.to, Session: session}
-			if err != nil && s.to != StateConnected {
-				ev.Error = AsError(mcperr.AtServer(err, Host(c.url)))
-			}
-			c.emit("statechange", ev)
-		}
-		if s.reconnect {
-			go func() { _ = c.connectOnce(c.ctx, co) }()
-		}
+		c.emit("statechange", ev)
+	}
+	if t.s.reconnect {
+		go func() { _ = c.connectOnce(c.ctx, t.co) }()
 	}
 }
 

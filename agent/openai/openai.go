@@ -246,17 +246,21 @@ func (m *Model) streamError(e *apiError) error {
 
 // chunk is one streamed chat.completion.chunk.
 type chunk struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content   *string         `json:"content"`
-			Refusal   *string         `json:"refusal"`
-			ToolCalls []toolCallDelta `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Error json.RawMessage `json:"error"`
+	Model   string          `json:"model"`
+	Choices []streamChoice  `json:"choices"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// streamChoice is one choice of a stream chunk: its delta, and on its last
+// chunk why it finished.
+type streamChoice struct {
+	Index int `json:"index"`
+	Delta struct {
+		Content   *string         `json:"content"`
+		Refusal   *string         `json:"refusal"`
+		ToolCalls []toolCallDelta `json:"tool_calls"`
+	} `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
 }
 
 type toolCallDelta struct {
@@ -330,6 +334,35 @@ func (a *assembler) addCall(d toolCallDelta) error {
 	return nil
 }
 
+// addChoice adds one choice's delta: its text and refusal (both shown to
+// the person as they come), its tool call fragments, and its finish
+// reason. Choices other than the first are ignored, since only one is
+// asked for.
+func (a *assembler) addChoice(ch streamChoice, onText func(string)) error {
+	if ch.Index != 0 {
+		return nil
+	}
+	if ch.Delta.Content != nil {
+		if err := a.addText(*ch.Delta.Content, onText); err != nil {
+			return err
+		}
+	}
+	if ch.Delta.Refusal != nil {
+		if err := a.addText(*ch.Delta.Refusal, onText); err != nil {
+			return err
+		}
+	}
+	for _, d := range ch.Delta.ToolCalls {
+		if err := a.addCall(d); err != nil {
+			return err
+		}
+	}
+	if ch.FinishReason != nil && *ch.FinishReason != "" {
+		a.finish = *ch.FinishReason
+	}
+	return nil
+}
+
 func (a *assembler) message(fallbackModel string) agent.Message {
 	model := a.model
 	if model == "" {
@@ -364,26 +397,8 @@ func (m *Model) readStream(ctx context.Context, resp *http.Response, onText func
 			a.model = c.Model
 		}
 		for _, ch := range c.Choices {
-			if ch.Index != 0 {
-				continue // only one choice is asked for
-			}
-			if ch.Delta.Content != nil {
-				if err := a.addText(*ch.Delta.Content, onText); err != nil {
-					return agent.Message{}, err
-				}
-			}
-			if ch.Delta.Refusal != nil {
-				if err := a.addText(*ch.Delta.Refusal, onText); err != nil {
-					return agent.Message{}, err
-				}
-			}
-			for _, d := range ch.Delta.ToolCalls {
-				if err := a.addCall(d); err != nil {
-					return agent.Message{}, err
-				}
-			}
-			if ch.FinishReason != nil && *ch.FinishReason != "" {
-				a.finish = *ch.FinishReason
+			if err := a.addChoice(ch, onText); err != nil {
+				return agent.Message{}, err
 			}
 		}
 	}
