@@ -167,6 +167,29 @@ func (t *Transport) RoundTrip(req *http.Request) (resp *http.Response, err error
 		}
 	}()
 	ctx := req.Context()
+	opt, err := fetchInit(req)
+	if err != nil {
+		return nil, err
+	}
+	c = newCall(ctx.Done() != nil)
+	if !c.abort.IsUndefined() {
+		opt.Set("signal", c.abort.Get("signal"))
+	}
+	c.then(jsFetch.Invoke(req.URL.String(), opt))
+	s, err := c.waitResponse(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !s.ok {
+		c.end()
+		return nil, fmt.Errorf("fetch() failed: %s", errText(s.v))
+	}
+	return c.response(req, s.v)
+}
+
+// fetchInit is fetch()'s init object for req: its method and headers, the
+// credentials, mode and redirect its private headers ask for, and its body.
+func fetchInit(req *http.Request) (js.Value, error) {
 	opt := jsObject.New()
 	opt.Set("method", req.Method)
 	creds := "same-origin"
@@ -200,58 +223,55 @@ func (t *Transport) RoundTrip(req *http.Request) (resp *http.Response, err error
 	}
 	opt.Set("credentials", creds)
 	opt.Set("headers", hdr)
-	if req.Body != nil && req.Body != http.NoBody {
-		data, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		if len(data) > 0 {
-			if req.Header.Get("Content-Type") != "" && utf8.Valid(data) {
-				// A string crosses in one step; fetch encodes it as UTF-8,
-				// the same bytes. (Without a Content-Type a string would
-				// add text/plain.)
-				opt.Set("body", string(data))
-			} else {
-				buf := jsUint8Array.New(len(data))
-				js.CopyBytesToJS(buf, data)
-				opt.Set("body", buf)
-			}
-		}
-	} else if req.Body != nil {
-		req.Body.Close()
+	if req.Body == nil {
+		return opt, nil
 	}
+	if req.Body == http.NoBody {
+		req.Body.Close()
+		return opt, nil
+	}
+	data, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return js.Value{}, err
+	}
+	if len(data) > 0 {
+		if req.Header.Get("Content-Type") != "" && utf8.Valid(data) {
+			// A string crosses in one step; fetch encodes it as UTF-8,
+			// the same bytes. (Without a Content-Type a string would
+			// add text/plain.)
+			opt.Set("body", string(data))
+		} else {
+			buf := jsUint8Array.New(len(data))
+			js.CopyBytesToJS(buf, data)
+			opt.Set("body", buf)
+		}
+	}
+	return opt, nil
+}
 
-	c = newCall(ctx.Done() != nil)
-	if !c.abort.IsUndefined() {
-		opt.Set("signal", c.abort.Get("signal"))
-	}
-	c.then(jsFetch.Invoke(req.URL.String(), opt))
-	var s settlement
+// waitResponse is the fetch's settlement, or ctx's error when ctx ends
+// first: then the fetch is aborted and its rejection awaited, so that nothing is left
+// pending (see go.dev/issue/57098), and a response that won the race is
+// released.
+func (c *call) waitResponse(ctx context.Context) (settlement, error) {
 	select {
-	case s = <-c.ch:
+	case s := <-c.ch:
+		return s, nil
 	case <-ctx.Done():
-		if c.abort.IsUndefined() {
-			c.end()
-			return nil, ctx.Err()
-		}
-		c.cancel()
-		// The abort rejects the fetch; wait for it so nothing is left
-		// pending (see go.dev/issue/57098), then release a response that
-		// won the race.
-		if s = <-c.ch; s.ok {
-			if b := s.v.Get("body"); b.Type() == js.TypeObject {
-				b.Call("cancel").Call("catch", ignore)
-			}
-		}
-		c.end()
-		return nil, ctx.Err()
 	}
-	if !s.ok {
+	if c.abort.IsUndefined() {
 		c.end()
-		return nil, fmt.Errorf("fetch() failed: %s", errText(s.v))
+		return settlement{}, ctx.Err()
 	}
-	return c.response(req, s.v)
+	c.cancel()
+	if s := <-c.ch; s.ok {
+		if b := s.v.Get("body"); b.Type() == js.TypeObject {
+			b.Call("cancel").Call("catch", ignore)
+		}
+	}
+	c.end()
+	return settlement{}, ctx.Err()
 }
 
 func (c *call) response(req *http.Request, r js.Value) (*http.Response, error) {
