@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -250,11 +251,7 @@ func (l *wireLog) wrap(key string, h http.Handler) http.Handler {
 func (l *wireLog) snapshot() map[string]string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make(map[string]string, len(l.m))
-	for k, v := range l.m {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(l.m)
 }
 
 // countingWriter counts the body bytes written through it.
