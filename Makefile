@@ -85,9 +85,7 @@ FUZZTIME ?= 8s
 FUZZTARGETS := oauth:FuzzParseCallback oauth:FuzzValidateAuthServerMeta oauth:FuzzValidateResourceMeta \
 	oauth:FuzzParseTokenResponse oauth:FuzzParseChallenge mcpclient:FuzzSSETap mcpclient:FuzzCheckMessage
 fuzz:
-	for t in $(FUZZTARGETS); do \
-		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) ./$${t%%:*}/ || exit 1; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh $(FUZZTARGETS)
 
 ## e2e: chromedp tests in headless Chromium, the suite in load()'s "auto" and "main" runtimes at once
 ## (scripts/e2e.sh; E2E_MODES="…" picks the modes; one mode alone: MCPWASM_E2E_RUNTIME=main go test ./e2e)
