@@ -150,6 +150,7 @@ func TestAgentNeedsSignIn(t *testing.T) {
 	for _, approve := range []bool{true, false} {
 		t.Run(map[bool]string{true: "signed in", false: "popup closed"}[approve], func(t *testing.T) {
 			e := newAuthEnv(t, devserver.AuthConfig{})
+			e.setSeverWindow(personSeverWindow)
 			e.eval(agentJS(fmt.Sprintf(`{ secure: { url: %q } }`, e.MCPURL), e.ModelURL, "", "serverTools: true"), nil)
 			e.eval(fmt.Sprintf(runJS, "add 2 and 40"), nil)
 			e.waitFor("authrequired", func() bool {
@@ -166,7 +167,7 @@ func TestAgentNeedsSignIn(t *testing.T) {
 				if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(3500 * time.Millisecond)
+				personReads()
 				_, _ = chromedp.Run(popup, chromedp.Evaluate[any](`window.close()`))
 			}
 			o := awaitRun(e.env)
@@ -224,7 +225,11 @@ func TestAgentStop(t *testing.T) {
 		_ = e.tryEval(`runEvents.filter((e) => e.type === "toolcall").length`, &n)
 		return n == 1
 	})
-	time.Sleep(300 * time.Millisecond)
+	e.waitFor("the call to reach the server", func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return slices.Contains(e.methods, "tools/call")
+	})
 	e.eval(`ctl.abort()`, nil)
 	o := awaitRun(e)
 	if o.Error != "aborted" {

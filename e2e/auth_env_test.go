@@ -300,3 +300,80 @@ func (e *env) consent(popup context.Context, button string) {
 		e.t.Fatalf("clicking #%s on the consent page: %v", button, err)
 	}
 }
+
+// web/auth.js's timing of the sign-in window, which tests act around.
+const (
+	closeGrace = 1500 * time.Millisecond // CLOSE_GRACE_MS: a closed window's results may still arrive
+	pollEvery  = 250 * time.Millisecond  // POLL_MS
+)
+
+// Severance windows (web/auth.js SEVER_WINDOW_MS, 3 s, set through its
+// test hook): a sign-in window that closes sooner after its navigation is
+// taken for severed by COOP, later for closed by a person. Where a person
+// closes it, a short window lets the person read briefly; with COOP, the
+// window must still cover the page's noticing the severance (a poll or two
+// after the server's page commits).
+const (
+	personSeverWindow = 250 * time.Millisecond
+	coopSeverWindow   = 1500 * time.Millisecond
+)
+
+// setSeverWindow sets the severance window of e's page to d.
+func (e *env) setSeverWindow(d time.Duration) {
+	e.t.Helper()
+	e.eval(fmt.Sprintf(`void (globalThis.__mcpwasmSeverWindowMs = %d)`, d.Milliseconds()), nil)
+}
+
+// personReads is a person reading the consent page before closing the
+// window, in a page with personSeverWindow: long enough for a person's
+// close, counted from the consent page showing (after the navigation).
+func personReads() { time.Sleep(personSeverWindow + 150*time.Millisecond) }
+
+// awaitSevered waits until the page has taken its sign-in window for
+// severed by COOP (its console says so) or the sign-in has ended
+// (window.result), whichever comes first.
+func (e *authEnv) awaitSevered(console func() string) {
+	e.t.Helper()
+	e.waitFor("the page to take the sign-in window for severed", func() bool {
+		if strings.Contains(console(), "Cross-Origin-Opener-Policy") {
+			return true
+		}
+		var r any
+		_ = e.tryEval(`window.result`, &r)
+		return r != nil
+	})
+}
+
+// personTakesLong is a person staying on a COOP-severed consent page,
+// from when the page noticed the severance, past the severance window and
+// the close grace: a window taken for closed would be declined by then.
+func personTakesLong() { time.Sleep(max(coopSeverWindow, closeGrace) + pollEvery) }
+
+// refreshTTL is the access-token life of the refresh tests: the client
+// refreshes at half a token's life when that is later than its margin
+// (10 s before expiry), so a short life makes a short wait.
+const refreshTTL = 4 * time.Second
+
+// awaitTokenDue waits until the access token issued last is due for
+// refresh, as the client reckons it from when it read the token response
+// (a moment after the authorization server issued it), and returns that
+// token's rotation: the refreshes granted before it (0: the sign-in's; a
+// setup slower than half a token's life refreshes on its own).
+func (e *authEnv) awaitTokenDue(ttl time.Duration) (rotation int) {
+	e.t.Helper()
+	var issued time.Time
+	for _, ev := range e.AS.Events() {
+		if ev.Err == "" && (ev.Kind == authserver.EventTokenCode || ev.Kind == authserver.EventTokenRefresh) {
+			issued = ev.Time
+		}
+		if ev.Err == "" && ev.Kind == authserver.EventTokenRefresh {
+			rotation++
+		}
+	}
+	if issued.IsZero() {
+		e.t.Fatal("the authorization server issued no token")
+	}
+	e.t.Logf("token of rotation %d issued %v ago; due at half its %v life", rotation, time.Since(issued).Round(time.Millisecond), ttl)
+	time.Sleep(time.Until(issued.Add(ttl/2 + 500*time.Millisecond)))
+	return rotation
+}

@@ -215,9 +215,10 @@ func TestPopupBlockedWithoutGesture(t *testing.T) {
 
 func TestClosingThePopupDeclines(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{})
+	e.setSeverWindow(personSeverWindow)
 	popup := e.openConsent(`{}`)
 	// A person reads the consent page for a while, then closes the window.
-	time.Sleep(3500 * time.Millisecond)
+	personReads()
 	if _, err := chromedp.Run(popup, chromedp.Evaluate[any](`window.close()`)); err != nil && err != chromedp.ErrJSUndefined {
 		t.Logf("closing the popup: %v", err)
 	}
@@ -240,10 +241,12 @@ func TestClosingThePopupDeclines(t *testing.T) {
 
 func TestCOOPLoginCompletesThroughBroadcastChannel(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{COOP: true})
+	e.setSeverWindow(coopSeverWindow)
 	console := e.console()
 	popup := e.openConsent(`{}`)
 	// The consent page severs window.opener; a person takes a while.
-	time.Sleep(4 * time.Second)
+	e.awaitSevered(console)
+	personTakesLong()
 	e.consent(popup, "approve")
 	if r := e.awaitLogin(); !r.OK || r.State != "connected" {
 		t.Fatalf("login with COOP on the authorization server: %+v; want connected", r)
@@ -476,17 +479,16 @@ func TestStepUpOnScopedTool(t *testing.T) {
 }
 
 func TestShortLivedTokenRefreshesSilently(t *testing.T) {
-	// Tokens live 13 s and are refreshed 10 s before expiry, or at half
-	// their life when that is later: fresh for 6.5 s.
-	e := newAuthEnv(t, devserver.AuthConfig{TokenTTL: 13 * time.Second})
+	e := newAuthEnv(t, devserver.AuthConfig{TokenTTL: refreshTTL})
 	e.signIn(`{}`)
-	time.Sleep(7 * time.Second)
+	e.awaitTokenDue(refreshTTL)
+	before := e.AS.Count("token_refresh")
 	var sum float64
 	e.eval(`(async () => (await c.callTool("add", { a: 1, b: 1 })).structuredContent.sum)()`, &sum)
 	if sum != 2 {
 		t.Fatalf("call after expiry = %v", sum)
 	}
-	if n := e.AS.Count("token_refresh"); n != 1 {
+	if n := e.AS.Count("token_refresh") - before; n != 1 {
 		t.Errorf("refresh requests = %d; want 1", n)
 	}
 	if n := e.AS.Count("authorize"); n != 1 {
@@ -495,7 +497,7 @@ func TestShortLivedTokenRefreshesSilently(t *testing.T) {
 }
 
 func TestTwoTabsRefreshOnce(t *testing.T) {
-	e := newAuthEnv(t, devserver.AuthConfig{TokenTTL: 13 * time.Second})
+	e := newAuthEnv(t, devserver.AuthConfig{TokenTTL: refreshTTL})
 	e.signIn(`{}`)
 	// A second tab of the same app picks the grant up from IndexedDB.
 	tab2 := newBareEnv(t, e.env)
@@ -508,7 +510,7 @@ func TestTwoTabsRefreshOnce(t *testing.T) {
 	if n := e.AS.Count("authorize"); n != 1 {
 		t.Fatalf("the second tab needed a login (%d authorization requests)", n)
 	}
-	time.Sleep(7 * time.Second) // both tabs' access token is now due for refresh (half its 13 s life)
+	rotation := e.awaitTokenDue(refreshTTL)
 	const call = `(async () => { await new Promise((r) => setTimeout(r, 1000 - Date.now() %% 1000)); return (await c.callTool("add", { a: %d, b: 1 })).structuredContent.sum; })()`
 	var wg sync.WaitGroup
 	sums := make([]float64, 2)
@@ -519,17 +521,18 @@ func TestTwoTabsRefreshOnce(t *testing.T) {
 	if sums[0] != 1 || sums[1] != 2 {
 		t.Fatalf("calls from both tabs = %v; want [1 2]", sums)
 	}
-	// Both tabs held the sign-in's grant when it fell due: its refresh
-	// token must be presented exactly once. (A later refresh of the new
-	// grant, once that one falls due on a slow machine, is not a repeat.)
+	// Both tabs held one grant when it fell due (the sign-in's, or its
+	// refresh while a slow setup ran on): its refresh token must be
+	// presented exactly once. (A later refresh of the new grant, once
+	// that one falls due on a slow machine, is not a repeat.)
 	first := 0
 	for _, ev := range e.AS.Events() {
-		if ev.Kind == authserver.EventTokenRefresh && ev.Err == "" && strings.HasSuffix(ev.Detail, " rotation=1") {
+		if ev.Kind == authserver.EventTokenRefresh && ev.Err == "" && strings.HasSuffix(ev.Detail, fmt.Sprintf(" rotation=%d", rotation+1)) {
 			first++
 		}
 	}
 	if first != 1 {
-		t.Errorf("refreshes of the sign-in's grant from two tabs = %d; want exactly 1 (all refreshes: %d)", first, e.AS.Count("token_refresh"))
+		t.Errorf("refreshes of the grant due (rotation %d) from two tabs = %d; want exactly 1 (all refreshes: %d)", rotation, first, e.AS.Count("token_refresh"))
 	}
 	if n := e.AS.Count("refresh_reuse"); n != 0 {
 		t.Errorf("refresh token reuse detected %d times (the grant would be revoked)", n)
@@ -814,11 +817,15 @@ func TestPopupClosedBeforeItLoadsDeclinesAtOnce(t *testing.T) {
 // its page shows must not count toward the COOP-severance window.
 func TestSlowCOOPServerIsNotTakenForAClose(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{COOP: true})
+	e.setSeverWindow(coopSeverWindow)
 	e.cmu.Lock()
-	e.authorizeDelay = 4 * time.Second
+	e.authorizeDelay = coopSeverWindow + 500*time.Millisecond
 	e.cmu.Unlock()
+	console := e.console()
 	popup := e.openConsent(`{}`)
-	time.Sleep(3 * time.Second) // the person reads the consent page
+	// The person reads the consent page.
+	e.awaitSevered(console)
+	personTakesLong()
 	var mid any
 	e.eval(`window.result`, &mid)
 	if mid != nil {

@@ -217,6 +217,7 @@ func TestCatalogOfThreeServers(t *testing.T) {
 // click asks again.
 func TestCatalogDeclineLatch(t *testing.T) {
 	e := newAuthEnv(t, devserver.AuthConfig{})
+	e.setSeverWindow(personSeverWindow)
 	e.eval(fmt.Sprintf(catalogJS, fmt.Sprintf(`{ servers: { secure: { url: %q }, notes: { url: %q } } }`, e.MCPURL, e.MCP2URL)), nil)
 	toolNames(e.env)
 	catEvents(e.env)
@@ -226,7 +227,7 @@ func TestCatalogDeclineLatch(t *testing.T) {
 	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3500 * time.Millisecond) // a person reads, then closes the window
+	personReads() // then closes the window
 	if _, err := chromedp.Run(popup, chromedp.Evaluate[any](`window.close()`)); err != nil && err != chromedp.ErrJSUndefined {
 		t.Logf("closing the popup: %v", err)
 	}
@@ -288,7 +289,7 @@ func TestCatalogBreaker(t *testing.T) {
 	}))
 	closeLive(t, srv)
 	e := newEnv(t)
-	e.eval(fmt.Sprintf(catalogJS, fmt.Sprintf(`{ servers: { notes: { url: %q } }, breaker: { failures: 2, cooldownMs: 1500 } }`, srv.URL+demo.StreamablePath)), nil)
+	e.eval(fmt.Sprintf(catalogJS, fmt.Sprintf(`{ servers: { notes: { url: %q } }, breaker: { failures: 2, cooldownMs: 1000 } }`, srv.URL+demo.StreamablePath)), nil)
 	if r := catCall(e, "notes_reverse", `{text: "ab"}`); r.IsError || r.Text != "ba" {
 		t.Fatalf("a call while up = %+v", r)
 	}
@@ -314,7 +315,10 @@ func TestCatalogBreaker(t *testing.T) {
 		t.Errorf("a call with the breaker open reached the server")
 	}
 	down.Store(false)
-	time.Sleep(1700 * time.Millisecond)
+	e.waitFor("the breaker's cooldown to end", func() bool {
+		var now float64
+		return e.tryEval(`Date.now()`, &now) == nil && now > st.RetryAt
+	})
 	if r := catCall(e, "notes_reverse", `{text: "ab"}`); r.IsError || r.Text != "ba" {
 		t.Errorf("the probe after the cooldown = %+v; want the server's answer", r)
 	}

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -180,7 +179,7 @@ func TestSyncErrorsMatchAcrossRuntimes(t *testing.T) {
 // second), and a due token is refreshed once for both.
 func TestSharedRuntimeSignsInAndRefreshesOnce(t *testing.T) {
 	skipInMainPass(t)
-	e := newAuthEnv(t, devserver.AuthConfig{TokenTTL: 13 * time.Second})
+	e := newAuthEnv(t, devserver.AuthConfig{TokenTTL: refreshTTL})
 	loadIn(e.env, "mcp", "shared-worker")
 	e.signIn(`{}`)
 	tab2 := newBareEnv(t, e.env)
@@ -198,7 +197,7 @@ func TestSharedRuntimeSignsInAndRefreshesOnce(t *testing.T) {
 	if n := e.AS.Count("authorize"); n != 1 {
 		t.Fatalf("authorization requests = %d; want 1 (the second tab shares the sign-in)", n)
 	}
-	time.Sleep(7 * time.Second) // the access token is now due for refresh (half its 13 s life)
+	rotation := e.awaitTokenDue(refreshTTL)
 	const call = `(async () => { await new Promise((r) => setTimeout(r, 1000 - Date.now() %% 1000)); return (await c.callTool("add", { a: %d, b: 1 })).structuredContent.sum; })()`
 	var wg sync.WaitGroup
 	sums := make([]float64, 2)
@@ -211,12 +210,12 @@ func TestSharedRuntimeSignsInAndRefreshesOnce(t *testing.T) {
 	}
 	first := 0
 	for _, ev := range e.AS.Events() {
-		if ev.Kind == authserver.EventTokenRefresh && ev.Err == "" && strings.HasSuffix(ev.Detail, " rotation=1") {
+		if ev.Kind == authserver.EventTokenRefresh && ev.Err == "" && strings.HasSuffix(ev.Detail, fmt.Sprintf(" rotation=%d", rotation+1)) {
 			first++
 		}
 	}
 	if first != 1 {
-		t.Errorf("refreshes of the sign-in's grant = %d; want exactly 1", first)
+		t.Errorf("refreshes of the grant due (rotation %d) = %d; want exactly 1", rotation, first)
 	}
 	if n := e.AS.Count("refresh_reuse"); n != 0 {
 		t.Errorf("refresh token reuse detected %d times", n)

@@ -17,6 +17,11 @@ const POLL_MS = 250;
 // server's pages, not closed by a person: keep waiting for the
 // BroadcastChannel relay, for severedTimeoutMs (then it counts as closed).
 const SEVER_WINDOW_MS = 3000;
+// A test hook: globalThis.__mcpwasmSeverWindowMs (a number), when set, replaces SEVER_WINDOW_MS.
+function severWindowMs() {
+  const ms = globalThis.__mcpwasmSeverWindowMs;
+  return typeof ms === "number" ? ms : SEVER_WINDOW_MS;
+}
 /** Default of the severedPopupTimeoutMs client option. */
 export const SEVERED_TIMEOUT_MS = 120000;
 // After a real close, results still in flight get this long to arrive.
@@ -129,7 +134,7 @@ export class LoginWindow {
     const now = Date.now();
     if (!this.#closedAt) {
       this.#closedAt = now;
-      if (now - this.#navigatedAt < SEVER_WINDOW_MS) {
+      if (now - this.#navigatedAt < severWindowMs()) {
         // COOP severed the opener: the window most likely lives on and only
         // the relay will tell; a person may also have closed it at once.
         this.#severed = true;

@@ -239,15 +239,18 @@ func TestPopupSignInThenReload(t *testing.T) {
 // answering; authorize() rejects declined and no token is asked for.
 func TestPopupClosedDeclines(t *testing.T) {
 	w := newWorld(t, devserver.AuthConfig{})
+	// A close sooner than the severance window after the window's
+	// navigation is taken for a Cross-Origin-Opener-Policy severance
+	// (web/auth.js); the test hook shortens the window from its 3 s.
+	const severWindow = 250 * time.Millisecond
+	w.eval(fmt.Sprintf(`void (globalThis.__mcpwasmSeverWindowMs = %d)`, severWindow.Milliseconds()), nil)
 	popup, early := w.consentPopup(`{}`)
 	if early != nil {
 		w.signedIn(*early)
 		return
 	}
-	// A person reads the consent page for a while, then closes the
-	// window (a close within 3s of opening is taken for a
-	// Cross-Origin-Opener-Policy severance, web/auth.js).
-	time.Sleep(3500 * time.Millisecond)
+	// A person reads the consent page for a while, then closes the window.
+	time.Sleep(severWindow + 150*time.Millisecond)
 	if err := popup.Close(); err != nil {
 		t.Logf("closing the popup: %v", err)
 	}
