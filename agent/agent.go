@@ -116,6 +116,9 @@ type Result struct {
 	Steps int `json:"steps"`
 	// FinishReason is FinishStop, FinishMaxSteps or FinishEmpty.
 	FinishReason string `json:"finishReason"`
+	// Usage sums the token usage the model reported over the run's
+	// steps; nil when it reported none.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // RunText runs a conversation that starts with one user message.
@@ -126,7 +129,9 @@ func (a *Agent) RunText(ctx context.Context, text string, onEvent func(Event)) (
 // Run runs the loop on a conversation (see [Agent]).
 //
 // Events go to Config.OnEvent and then onEvent (either may be nil), one at
-// a time, never concurrently, in the order they happen: text deltas, a
+// a time, never concurrently, in the order they happen: text deltas (with
+// a [StreamingModel], reasoning and toolcalldelta events among them, and
+// a usage event after them when the provider reported usage), a
 // step event per model answer, toolcall events, then approval,
 // authrequired, progress and toolresult events as the calls of the step
 // run, and so on. A run that ends without failing sends a done event last;
@@ -156,6 +161,7 @@ type run struct {
 	a       *Agent
 	onEvent func(Event)
 	mu      sync.Mutex // serialises the callbacks
+	usage   *Usage     // the sum of the usage events so far
 }
 
 func (r *run) emit(typ string, data any) {
@@ -179,11 +185,6 @@ func (r *run) loop(ctx context.Context, input []Message) (Result, error) {
 	}
 	cfg := &r.a.cfg
 	res := Result{Messages: append([]Message(nil), input...)}
-	onText := func(delta string) {
-		if delta != "" {
-			r.emit(EventText, &TextEvent{Delta: delta})
-		}
-	}
 	for step := 0; step < cfg.MaxSteps; step++ {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -196,7 +197,8 @@ func (r *run) loop(ctx context.Context, input []Message) (Result, error) {
 		if cfg.System != "" {
 			conv = append([]Message{{Role: RoleSystem, Content: cfg.System}}, res.Messages...)
 		}
-		msg, err := cfg.Model.Generate(ctx, Request{Messages: conv, Tools: tools}, onText)
+		msg, err := r.generate(ctx, step, Request{Messages: conv, Tools: tools})
+		res.Usage = r.usage
 		if err != nil {
 			return res, fmt.Errorf("agent: step %d: %w", step, err)
 		}
@@ -214,7 +216,7 @@ func (r *run) loop(ctx context.Context, input []Message) (Result, error) {
 			} else {
 				res.FinishReason = FinishStop
 			}
-			r.emit(EventDone, &DoneEvent{Text: res.Text, FinishReason: res.FinishReason, Steps: res.Steps})
+			r.emit(EventDone, &DoneEvent{Text: res.Text, FinishReason: res.FinishReason, Steps: res.Steps, Usage: res.Usage})
 			return res, nil
 		}
 
@@ -227,7 +229,7 @@ func (r *run) loop(ctx context.Context, input []Message) (Result, error) {
 	res.FinishReason = FinishMaxSteps
 	r.emit(EventError, &ErrorEvent{Code: string(CodeMaxSteps), Message: fmt.Sprintf(
 		"agent: the model was still calling tools after %d steps, so the run stopped; raise MaxSteps or narrow the task", cfg.MaxSteps)})
-	r.emit(EventDone, &DoneEvent{Text: res.Text, FinishReason: res.FinishReason, Steps: res.Steps})
+	r.emit(EventDone, &DoneEvent{Text: res.Text, FinishReason: res.FinishReason, Steps: res.Steps, Usage: res.Usage})
 	return res, nil
 }
 

@@ -39,7 +39,8 @@ func TestRunParallelToolCalls(t *testing.T) {
 	}
 	// Both calls in one step; results in call order. (The stand-in's call
 	// ids count the messages it was sent, the system prompt included.)
-	wantTypes := []string{"step", "toolcall", "toolcall", "toolresult", "toolresult", "text", "step", "done"}
+	wantTypes := []string{"reasoning", "toolcalldelta", "usage", "step", "toolcall", "toolcall", "toolresult", "toolresult",
+		"reasoning", "text", "usage", "step", "done"}
 	if diff := cmp.Diff(wantTypes, rec.types()); diff != "" {
 		t.Errorf("event types (-want +got):\n%s", diff)
 	}
@@ -218,7 +219,7 @@ func TestRunEmptyAnswer(t *testing.T) {
 	if res.FinishReason != agent.FinishEmpty || res.Text != "" {
 		t.Errorf("result = %+v", res)
 	}
-	if diff := cmp.Diff([]string{"step", "error", "done"}, rec.types()); diff != "" {
+	if diff := cmp.Diff([]string{"usage", "step", "error", "done"}, rec.types()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 	if ev := rec.last(agent.EventError).(*agent.ErrorEvent); ev.Code != "empty_response" || !strings.Contains(ev.Message, "returned nothing") {

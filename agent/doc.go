@@ -8,7 +8,8 @@
 // results back, and repeats until the model answers without tools or
 // Config.MaxSteps is reached. It reports everything as [Event]s with
 // stable types (text, toolcall, toolresult, authrequired, approval, step,
-// done, error). Bad model output is ordinary input: unknown tools and
+// done, error; and from a [StreamingModel], reasoning, toolcalldelta and
+// usage, whose sum the done event carries). Bad model output is ordinary input: unknown tools and
 // invalid arguments come back to the model as error results, an empty
 // answer ends the run with an event that says so, and provider failures
 // become coded errors ([mcperr]); nothing hangs and nothing loops forever.

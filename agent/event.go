@@ -18,6 +18,14 @@ const (
 	EventError        = "error"        // *ErrorEvent
 )
 
+// The types of the events that show the model's work as it streams (from
+// a [StreamingModel]).
+const (
+	EventUsage         = "usage"         // *UsageEvent
+	EventReasoning     = "reasoning"     // *ReasoningEvent
+	EventToolCallDelta = "toolcalldelta" // *ToolCallDeltaEvent
+)
+
 // Event is something that happened during [Agent.Run]. Data is a pointer to
 // the struct its Type names. Its JSON is Data's fields with "type" added:
 // {"type": "text", "delta": "Hel"}.
@@ -113,6 +121,9 @@ type DoneEvent struct {
 	Text         string `json:"text"`
 	FinishReason string `json:"finishReason"`
 	Steps        int    `json:"steps"`
+	// Usage sums the usage events of the run; nil when the model
+	// reported none.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // ErrorEvent reports a failure (the run then returns an error with this
@@ -121,4 +132,27 @@ type DoneEvent struct {
 type ErrorEvent struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+}
+
+// UsageEvent: the token usage of one model response, as its provider
+// reported it (counts it could not mean are dropped: [Usage.Checked]). It
+// comes after the response's text and before its step event.
+type UsageEvent struct {
+	Usage
+}
+
+// ReasoningEvent is a piece of the model's reasoning as it streams. It is
+// shown, never sent back to a model as text.
+type ReasoningEvent struct {
+	Delta string `json:"delta"`
+}
+
+// ToolCallDeltaEvent is a piece of a tool call as the model writes it,
+// before its [ToolCallEvent]: the first names the tool, the next carry
+// the arguments piece by piece. ID is the one the toolcall event will
+// carry.
+type ToolCallDeltaEvent struct {
+	ID             string `json:"id"`
+	Name           string `json:"name"`
+	ArgumentsDelta string `json:"argumentsDelta"`
 }

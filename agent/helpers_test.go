@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strings"
@@ -230,12 +231,13 @@ func (r *recorder) all() []agent.Event {
 	return append([]agent.Event(nil), r.events...)
 }
 
-// types returns the event types in order, with runs of text events
-// collapsed into one "text".
+// types returns the event types in order, with runs of streamed pieces
+// (text, reasoning, toolcalldelta) collapsed into one of their type.
 func (r *recorder) types() []string {
 	var out []string
 	for _, ev := range r.all() {
-		if ev.Type == agent.EventText && len(out) > 0 && out[len(out)-1] == agent.EventText {
+		piece := ev.Type == agent.EventText || ev.Type == agent.EventReasoning || ev.Type == agent.EventToolCallDelta
+		if piece && len(out) > 0 && out[len(out)-1] == ev.Type {
 			continue
 		}
 		out = append(out, ev.Type)
@@ -263,4 +265,68 @@ func (r *recorder) last(typ string) any {
 		}
 	}
 	return nil
+}
+
+// tee serves h and hands each event of a chat completion's stream to
+// got before its last byte goes to the client.
+func tee(h http.Handler, got func(data string)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != model.ChatPath {
+			h.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(&teeWriter{ResponseWriter: w, got: got}, r)
+	})
+}
+
+type teeWriter struct {
+	http.ResponseWriter
+	got func(data string)
+	buf string
+}
+
+func (t *teeWriter) Write(b []byte) (int, error) {
+	t.buf += string(b)
+	for {
+		ev, rest, ok := strings.Cut(t.buf, "\n\n")
+		if !ok {
+			break
+		}
+		t.buf = rest
+		if data, ok := strings.CutPrefix(ev, "data: "); ok {
+			t.got(data)
+		}
+	}
+	return t.ResponseWriter.Write(b)
+}
+
+func (t *teeWriter) Flush() { t.ResponseWriter.(http.Flusher).Flush() }
+
+// usageIn reads the usage of a Chat Completions stream event, in the
+// agent's terms.
+func usageIn(t *testing.T, data string) (agent.Usage, bool) {
+	if data == "[DONE]" {
+		return agent.Usage{}, false
+	}
+	var c struct {
+		Usage *struct {
+			Prompt     int `json:"prompt_tokens"`
+			Completion int `json:"completion_tokens"`
+			PromptD    struct {
+				Cached int `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
+			CompletionD struct {
+				Reasoning int `json:"reasoning_tokens"`
+			} `json:"completion_tokens_details"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(data), &c); err != nil {
+		t.Errorf("the stand-in sent %q: %v", data, err)
+		return agent.Usage{}, false
+	}
+	u := c.Usage
+	if u == nil {
+		return agent.Usage{}, false
+	}
+	return agent.Usage{InputTokens: u.Prompt, OutputTokens: u.Completion, CachedInputTokens: u.PromptD.Cached, ReasoningTokens: u.CompletionD.Reasoning}, true
 }

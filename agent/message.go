@@ -34,6 +34,14 @@ type Message struct {
 	// Model names the model that produced the message, when its adapter
 	// knows it. Not part of the message's JSON.
 	Model string
+	// ProviderState is what the adapter that produced the message needs
+	// back, unchanged, when the conversation goes on: a JSON object with
+	// one key per adapter (the Anthropic adapter keeps an answer's signed
+	// thinking blocks under "anthropic", since the API refuses a tool
+	// result whose tool_use comes back without them). Adapters read only
+	// their own key. Not part of the message's JSON: it lasts while the
+	// conversation stays in Go (a run), and is never shown as text.
+	ProviderState json.RawMessage
 }
 
 // ToolCall is one tool call of an assistant message.

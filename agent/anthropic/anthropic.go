@@ -31,6 +31,9 @@ const (
 	maxBlocks    = 1024
 )
 
+// minThinkingBudget is the API's smallest thinking.budget_tokens.
+const minThinkingBudget = 1024
+
 // Config configures a [Model].
 type Config struct {
 	// BaseURL is the API root without the version path: DefaultBaseURL
@@ -55,6 +58,11 @@ type Config struct {
 	MaxRetries int
 	// MaxRetryWait caps how long to wait before a retry (30 s when 0).
 	MaxRetryWait time.Duration
+	// ThinkingBudget, when > 0, turns on extended thinking with this many
+	// tokens for it (the API's thinking.budget_tokens: at least 1024, and
+	// below MaxTokens). The thinking streams as reasoning; its signed
+	// blocks go back to the API with the tool results, as it requires.
+	ThinkingBudget int
 }
 
 // Model is an [agent.Model] over the Messages API. It is safe for
@@ -65,7 +73,7 @@ type Model struct {
 	client   *provider.Client
 }
 
-var _ agent.Model = (*Model)(nil)
+var _ agent.StreamingModel = (*Model)(nil)
 
 // New validates cfg and returns a Model.
 func New(cfg Config) (*Model, error) {
@@ -93,6 +101,9 @@ func New(cfg Config) (*Model, error) {
 	if cfg.Version == "" {
 		cfg.Version = DefaultVersion
 	}
+	if cfg.ThinkingBudget != 0 && (cfg.ThinkingBudget < minThinkingBudget || cfg.ThinkingBudget >= cfg.MaxTokens) {
+		return nil, mcperr.New(mcperr.InvalidArgument, "anthropic: Config.ThinkingBudget must be at least %d and below MaxTokens (%d), or 0 for no extended thinking", minThinkingBudget, cfg.MaxTokens)
+	}
 	return &Model{
 		cfg:      cfg,
 		endpoint: provider.Endpoint(cfg.BaseURL, "/v1/messages"),
@@ -109,6 +120,13 @@ func New(cfg Config) (*Model, error) {
 
 // Generate implements [agent.Model].
 func (m *Model) Generate(ctx context.Context, req agent.Request, onText func(string)) (agent.Message, error) {
+	return m.Stream(ctx, req, agent.Stream{Text: onText})
+}
+
+// Stream implements [agent.StreamingModel]: besides the text, the
+// thinking blocks' thinking_delta text as reasoning, the tool_use blocks
+// as they are written, and the usage of message_start and message_delta.
+func (m *Model) Stream(ctx context.Context, req agent.Request, st agent.Stream) (agent.Message, error) {
 	body, err := m.body(req)
 	if err != nil {
 		return agent.Message{}, err
@@ -129,17 +147,33 @@ func (m *Model) Generate(ctx context.Context, req agent.Request, onText func(str
 		return agent.Message{}, err
 	}
 	defer resp.Body.Close()
-	if onText == nil {
-		onText = func(string) {}
-	}
 	kind, err := m.client.StreamKind(resp)
 	if err != nil {
 		return agent.Message{}, err
 	}
+	st = filled(st)
 	if kind == "json" {
-		return m.readJSON(ctx, resp, onText)
+		return m.readJSON(ctx, resp, st)
 	}
-	return m.readStream(ctx, resp, onText)
+	return m.readStream(ctx, resp, st)
+}
+
+// filled returns s with its nil callbacks replaced by ones that do
+// nothing.
+func filled(s agent.Stream) agent.Stream {
+	if s.Text == nil {
+		s.Text = func(string) {}
+	}
+	if s.Reasoning == nil {
+		s.Reasoning = func(string) {}
+	}
+	if s.ToolCall == nil {
+		s.ToolCall = func(agent.ToolCallDelta) {}
+	}
+	if s.Usage == nil {
+		s.Usage = func(agent.Usage) {}
+	}
+	return s
 }
 
 // apiError is the API's error object.
@@ -192,19 +226,66 @@ func finishReason(stop string) string {
 
 // block is a content block as it streams in.
 type block struct {
-	kind string // "text", "tool_use", or another type (ignored)
+	kind string // "text", "tool_use", "thinking", "redacted_thinking", or another type (ignored)
 	id   string
 	name string
 	args strings.Builder
+	call int // a tool_use block's position among the answer's calls
+
+	thinking  strings.Builder // a thinking block's text
+	signature string          // and its signature
+	data      string          // a redacted_thinking block's encrypted data
 }
 
 type streamState struct {
 	m      *Model
+	st     agent.Stream
 	blocks map[int]*block
+	calls  int // tool_use blocks so far
 	text   strings.Builder
 	size   int
 	stop   string
 	model  string
+	usage  wireUsage
+}
+
+// wireUsage is the API's usage object, as message_start carries it and
+// message_delta updates it (its counts are cumulative). Counts are read
+// leniently ([provider.Count]).
+type wireUsage struct {
+	InputTokens              json.RawMessage `json:"input_tokens"`
+	OutputTokens             json.RawMessage `json:"output_tokens"`
+	CacheCreationInputTokens json.RawMessage `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     json.RawMessage `json:"cache_read_input_tokens"`
+}
+
+// update takes the counts raw carries; a usage that is not an object is
+// ignored.
+func (u *wireUsage) update(raw json.RawMessage) {
+	var v wireUsage
+	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &v) != nil {
+		return
+	}
+	for _, f := range []struct{ dst, src *json.RawMessage }{
+		{&u.InputTokens, &v.InputTokens}, {&u.OutputTokens, &v.OutputTokens},
+		{&u.CacheCreationInputTokens, &v.CacheCreationInputTokens}, {&u.CacheReadInputTokens, &v.CacheReadInputTokens},
+	} {
+		if provider.Counted(*f.src) {
+			*f.dst = *f.src
+		}
+	}
+}
+
+// usage is the agent's view: every input token counts, those read from
+// the cache and those written to it included (the API's input_tokens
+// counts only the ones after the last cache breakpoint).
+func (u *wireUsage) usage() (agent.Usage, bool) {
+	if !provider.Counted(u.InputTokens) && !provider.Counted(u.OutputTokens) {
+		return agent.Usage{}, false
+	}
+	read := provider.Count(u.CacheReadInputTokens)
+	in := provider.Count(u.InputTokens) + provider.Count(u.CacheCreationInputTokens) + read
+	return agent.Usage{InputTokens: in, OutputTokens: provider.Count(u.OutputTokens), CachedInputTokens: read}.Checked(), true
 }
 
 // event is every streamed event's data; fields by type.
@@ -212,21 +293,28 @@ type event struct {
 	Type    string `json:"type"`
 	Index   *int   `json:"index"`
 	Message *struct {
-		Model string `json:"model"`
+		Model string          `json:"model"`
+		Usage json.RawMessage `json:"usage"`
 	} `json:"message"`
 	ContentBlock *struct {
-		Type string `json:"type"`
-		ID   string `json:"id"`
-		Name string `json:"name"`
-		Text string `json:"text"`
+		Type      string `json:"type"`
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		Text      string `json:"text"`
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+		Data      string `json:"data"`
 	} `json:"content_block"`
 	Delta *struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
-	Error *apiError `json:"error"`
+	Usage json.RawMessage `json:"usage"` // message_delta's
+	Error *apiError       `json:"error"`
 }
 
 func (s *streamState) grow(n int) error {
@@ -248,11 +336,12 @@ func (s *streamState) blockAt(e *event) (*block, error) {
 }
 
 // handle applies one event; done reports message_stop.
-func (s *streamState) handle(e *event, onText func(string)) (done bool, err error) {
+func (s *streamState) handle(e *event) (done bool, err error) {
 	switch e.Type {
 	case "message_start":
 		if e.Message != nil {
 			s.model = e.Message.Model
+			s.usage.update(e.Message.Usage)
 		}
 	case "content_block_start":
 		if e.Index == nil || e.ContentBlock == nil {
@@ -261,15 +350,7 @@ func (s *streamState) handle(e *event, onText func(string)) (done bool, err erro
 		if _, dup := s.blocks[*e.Index]; dup || *e.Index < 0 || len(s.blocks) >= maxBlocks {
 			return false, s.m.client.Protocol("content_block_start: bad or repeated index %d", *e.Index)
 		}
-		b := &block{kind: e.ContentBlock.Type, id: e.ContentBlock.ID, name: e.ContentBlock.Name}
-		s.blocks[*e.Index] = b
-		if b.kind == "text" && e.ContentBlock.Text != "" {
-			if err := s.grow(len(e.ContentBlock.Text)); err != nil {
-				return false, err
-			}
-			s.text.WriteString(e.ContentBlock.Text)
-			onText(e.ContentBlock.Text)
-		}
+		return false, s.start(*e.Index, e)
 	case "content_block_delta":
 		b, err := s.blockAt(e)
 		if err != nil {
@@ -278,23 +359,9 @@ func (s *streamState) handle(e *event, onText func(string)) (done bool, err erro
 		if e.Delta == nil {
 			return false, s.m.client.Protocol("content_block_delta without a delta")
 		}
-		switch e.Delta.Type {
-		case "text_delta":
-			if err := s.grow(len(e.Delta.Text)); err != nil {
-				return false, err
-			}
-			s.text.WriteString(e.Delta.Text)
-			onText(e.Delta.Text)
-		case "input_json_delta":
-			if b.kind != "tool_use" {
-				return false, s.m.client.Protocol("input_json_delta for a %s block", b.kind)
-			}
-			if err := s.grow(len(e.Delta.PartialJSON)); err != nil {
-				return false, err
-			}
-			b.args.WriteString(e.Delta.PartialJSON)
+		if err := s.delta(b, e); err != nil {
+			return false, err
 		}
-		// thinking_delta, signature_delta, citations_delta: not passed on.
 	case "content_block_stop":
 		if _, err := s.blockAt(e); err != nil {
 			return false, err
@@ -303,6 +370,7 @@ func (s *streamState) handle(e *event, onText func(string)) (done bool, err erro
 		if e.Delta != nil && e.Delta.StopReason != "" {
 			s.stop = e.Delta.StopReason
 		}
+		s.usage.update(e.Usage)
 	case "message_stop":
 		return true, nil
 	case "error":
@@ -316,17 +384,127 @@ func (s *streamState) handle(e *event, onText func(string)) (done bool, err erro
 	return false, nil
 }
 
+// start begins the block at index i.
+func (s *streamState) start(i int, e *event) error {
+	cb := e.ContentBlock
+	b := &block{kind: cb.Type, id: cb.ID, name: cb.Name}
+	s.blocks[i] = b
+	switch b.kind {
+	case "text":
+		if cb.Text != "" {
+			if err := s.grow(len(cb.Text)); err != nil {
+				return err
+			}
+			s.text.WriteString(cb.Text)
+			s.st.Text(cb.Text)
+		}
+	case "tool_use":
+		b.call = s.calls
+		s.calls++
+		s.st.ToolCall(agent.ToolCallDelta{Index: b.call, ID: b.id, Name: b.name})
+	case "thinking":
+		if err := s.grow(len(cb.Thinking) + len(cb.Signature)); err != nil {
+			return err
+		}
+		b.thinking.WriteString(cb.Thinking)
+		b.signature = cb.Signature
+		if cb.Thinking != "" {
+			s.st.Reasoning(cb.Thinking)
+		}
+	case "redacted_thinking":
+		if err := s.grow(len(cb.Data)); err != nil {
+			return err
+		}
+		b.data = cb.Data
+	}
+	return nil
+}
+
+// delta applies a content_block_delta to its block b.
+func (s *streamState) delta(b *block, e *event) error {
+	d := e.Delta
+	switch d.Type {
+	case "text_delta":
+		if err := s.grow(len(d.Text)); err != nil {
+			return err
+		}
+		s.text.WriteString(d.Text)
+		s.st.Text(d.Text)
+	case "input_json_delta":
+		if b.kind != "tool_use" {
+			return s.m.client.Protocol("input_json_delta for a %s block", b.kind)
+		}
+		if err := s.grow(len(d.PartialJSON)); err != nil {
+			return err
+		}
+		b.args.WriteString(d.PartialJSON)
+		if d.PartialJSON != "" {
+			s.st.ToolCall(agent.ToolCallDelta{Index: b.call, ID: b.id, Name: b.name, ArgumentsDelta: d.PartialJSON})
+		}
+	case "thinking_delta":
+		if b.kind != "thinking" {
+			return s.m.client.Protocol("thinking_delta for a %s block", b.kind)
+		}
+		if err := s.grow(len(d.Thinking)); err != nil {
+			return err
+		}
+		b.thinking.WriteString(d.Thinking)
+		if d.Thinking != "" {
+			s.st.Reasoning(d.Thinking)
+		}
+	case "signature_delta":
+		if b.kind != "thinking" {
+			return s.m.client.Protocol("signature_delta for a %s block", b.kind)
+		}
+		if err := s.grow(len(d.Signature)); err != nil {
+			return err
+		}
+		b.signature += d.Signature
+	}
+	// citations_delta and delta types added later: not passed on.
+	return nil
+}
+
+// thinkingBlocks returns the answer's thinking and redacted_thinking
+// blocks, in order, as the API sent them, under the adapter's key of
+// [agent.Message.ProviderState]; nil when there are none. A thinking
+// block without its signature cannot go back (the API would refuse it),
+// so it is left out.
+func (s *streamState) thinkingBlocks(idx []int) json.RawMessage {
+	var out []contentBlock
+	for _, i := range idx {
+		switch b := s.blocks[i]; {
+		case b.kind == "thinking" && b.signature != "":
+			out = append(out, contentBlock{Type: "thinking", Thinking: ptr(b.thinking.String()), Signature: b.signature})
+		case b.kind == "redacted_thinking" && b.data != "":
+			out = append(out, contentBlock{Type: "redacted_thinking", Data: b.data})
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(map[string][]contentBlock{stateKey: out})
+	if err != nil {
+		return nil
+	}
+	return raw
+}
+
 func (s *streamState) message() (agent.Message, error) {
-	idx := make([]int, 0, len(s.blocks))
-	for i, b := range s.blocks {
-		if b.kind == "tool_use" {
+	all := make([]int, 0, len(s.blocks))
+	for i := range s.blocks {
+		all = append(all, i)
+	}
+	sort.Ints(all)
+	var idx []int
+	for _, i := range all {
+		if s.blocks[i].kind == "tool_use" {
 			idx = append(idx, i)
 		}
 	}
 	if len(idx) > maxToolCalls {
 		return agent.Message{}, s.m.client.Protocol("more than %d tool calls in one answer", maxToolCalls)
 	}
-	sort.Ints(idx)
 	var calls []agent.ToolCall
 	for _, i := range idx {
 		b := s.blocks[i]
@@ -340,11 +518,15 @@ func (s *streamState) message() (agent.Message, error) {
 	if model == "" {
 		model = s.m.cfg.Model
 	}
-	return agent.Message{Role: agent.RoleAssistant, Content: s.text.String(), ToolCalls: calls, FinishReason: finishReason(s.stop), Model: model}, nil
+	if u, ok := s.usage.usage(); ok {
+		s.st.Usage(u)
+	}
+	return agent.Message{Role: agent.RoleAssistant, Content: s.text.String(), ToolCalls: calls, FinishReason: finishReason(s.stop), Model: model,
+		ProviderState: s.thinkingBlocks(all)}, nil
 }
 
-func (m *Model) readStream(ctx context.Context, resp *http.Response, onText func(string)) (agent.Message, error) {
-	s := &streamState{m: m, blocks: map[int]*block{}}
+func (m *Model) readStream(ctx context.Context, resp *http.Response, st agent.Stream) (agent.Message, error) {
+	s := &streamState{m: m, st: st, blocks: map[int]*block{}}
 	done := false
 	for ev, err := range sse.Scan(resp.Body, maxEvent) {
 		if err != nil {
@@ -357,7 +539,7 @@ func (m *Model) readStream(ctx context.Context, resp *http.Response, onText func
 		if e.Type == "" {
 			e.Type = ev.Name
 		}
-		if done, err = s.handle(&e, onText); err != nil {
+		if done, err = s.handle(&e); err != nil {
 			return agent.Message{}, err
 		}
 		if done {
@@ -374,7 +556,7 @@ func (m *Model) readStream(ctx context.Context, resp *http.Response, onText func
 }
 
 // readJSON reads a non-streamed Message (a proxy that does not stream).
-func (m *Model) readJSON(ctx context.Context, resp *http.Response, onText func(string)) (agent.Message, error) {
+func (m *Model) readJSON(ctx context.Context, resp *http.Response, st agent.Stream) (agent.Message, error) {
 	b, err := m.client.ReadJSONBody(ctx, resp.Body, maxJSONBody)
 	if err != nil {
 		return agent.Message{}, err
@@ -383,14 +565,18 @@ func (m *Model) readJSON(ctx context.Context, resp *http.Response, onText func(s
 		Type    string `json:"type"`
 		Model   string `json:"model"`
 		Content []struct {
-			Type  string          `json:"type"`
-			Text  string          `json:"text"`
-			ID    string          `json:"id"`
-			Name  string          `json:"name"`
-			Input json.RawMessage `json:"input"`
+			Type      string          `json:"type"`
+			Text      string          `json:"text"`
+			ID        string          `json:"id"`
+			Name      string          `json:"name"`
+			Input     json.RawMessage `json:"input"`
+			Thinking  string          `json:"thinking"`
+			Signature string          `json:"signature"`
+			Data      string          `json:"data"`
 		} `json:"content"`
-		StopReason string    `json:"stop_reason"`
-		Error      *apiError `json:"error"`
+		StopReason string          `json:"stop_reason"`
+		Usage      json.RawMessage `json:"usage"`
+		Error      *apiError       `json:"error"`
 	}
 	if err := json.Unmarshal(b, &msg); err != nil {
 		return agent.Message{}, m.client.Protocol("the answer is not a message: %v", err)
@@ -398,23 +584,41 @@ func (m *Model) readJSON(ctx context.Context, resp *http.Response, onText func(s
 	if msg.Type == "error" && msg.Error != nil {
 		return agent.Message{}, m.streamError(msg.Error)
 	}
-	s := &streamState{m: m, blocks: map[int]*block{}, stop: msg.StopReason, model: msg.Model}
+	// The callbacks wait until the message is read whole: the text and
+	// reasoning go out in one piece each, the usage last.
+	var reasoning strings.Builder
+	quiet := st
+	quiet.Usage = func(agent.Usage) {}
+	s := &streamState{m: m, st: quiet, blocks: map[int]*block{}, stop: msg.StopReason, model: msg.Model}
+	s.usage.update(msg.Usage)
 	for i, c := range msg.Content {
 		if i >= maxBlocks {
 			return agent.Message{}, m.client.Protocol("more than %d content blocks", maxBlocks)
 		}
-		bl := &block{kind: c.Type, id: c.ID, name: c.Name}
+		bl := &block{kind: c.Type, id: c.ID, name: c.Name, signature: c.Signature, data: c.Data}
 		switch c.Type {
 		case "text":
 			s.text.WriteString(c.Text)
 		case "tool_use":
 			bl.args.Write(bytes.TrimSpace(c.Input))
+		case "thinking":
+			bl.thinking.WriteString(c.Thinking)
+			reasoning.WriteString(c.Thinking)
 		}
 		s.blocks[i] = bl
 	}
 	out, err := s.message()
-	if err == nil && out.Content != "" {
-		onText(out.Content)
+	if err != nil {
+		return out, err
 	}
-	return out, err
+	if reasoning.Len() > 0 {
+		st.Reasoning(reasoning.String())
+	}
+	if out.Content != "" {
+		st.Text(out.Content)
+	}
+	if u, ok := s.usage.usage(); ok {
+		st.Usage(u)
+	}
+	return out, nil
 }

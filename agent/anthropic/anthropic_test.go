@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,6 +37,7 @@ func startServer(t *testing.T, h http.HandlerFunc) *server {
 		s.headers = append(s.headers, r.Header.Clone())
 		s.paths = append(s.paths, r.URL.Path)
 		s.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
 		h(w, r)
 	}))
 	t.Cleanup(s.Close)

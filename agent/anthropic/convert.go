@@ -13,6 +13,7 @@ import (
 type messagesRequest struct {
 	Model         string    `json:"model"`
 	MaxTokens     int       `json:"max_tokens"`
+	Thinking      *thinking `json:"thinking,omitempty"`
 	System        string    `json:"system,omitempty"`
 	Messages      []message `json:"messages"`
 	Tools         []tool    `json:"tools,omitempty"`
@@ -29,6 +30,9 @@ type message struct {
 
 type contentBlock struct {
 	Type      string          `json:"type"`
+	Thinking  *string         `json:"thinking,omitempty"` // a thinking block's, even when ""
+	Signature string          `json:"signature,omitempty"`
+	Data      string          `json:"data,omitempty"`
 	Text      string          `json:"text,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
@@ -36,6 +40,15 @@ type contentBlock struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   string          `json:"content,omitempty"`
 }
+
+// thinking is the request's extended thinking configuration.
+type thinking struct {
+	Type         string `json:"type"` // "enabled"
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+// stateKey is this adapter's key in [agent.Message.ProviderState].
+const stateKey = "anthropic"
 
 type tool struct {
 	Name        string          `json:"name"`
@@ -61,6 +74,9 @@ func (m *Model) body(req agent.Request) ([]byte, error) {
 	}
 	if req.MaxTokens > 0 {
 		r.MaxTokens = req.MaxTokens
+	}
+	if b := m.cfg.ThinkingBudget; b > 0 && b < r.MaxTokens {
+		r.Thinking = &thinking{Type: "enabled", BudgetTokens: b}
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -104,7 +120,9 @@ func convertMessages(in []agent.Message) (string, []message) {
 				push("user", nil, m.Content)
 			}
 		case agent.RoleAssistant:
-			var blocks []contentBlock
+			// The answer's thinking blocks come back first, unchanged, as
+			// the API requires of an answer with tool_use.
+			blocks := replayedThinking(m.ProviderState)
 			if m.Content != "" {
 				blocks = append(blocks, contentBlock{Type: "text", Text: m.Content})
 			}
@@ -119,6 +137,41 @@ func convertMessages(in []agent.Message) (string, []message) {
 		}
 	}
 	return strings.Join(system, "\n\n"), out
+}
+
+// replayedThinking returns the thinking blocks this adapter kept in a
+// message's ProviderState. Only whole blocks go back: a thinking block
+// with its signature, a redacted_thinking block with its data; anything
+// else (another adapter's state, a damaged one) sends none.
+func replayedThinking(state json.RawMessage) []contentBlock {
+	if len(state) == 0 {
+		return nil
+	}
+	var kept map[string][]contentBlock
+	if json.Unmarshal(state, &kept) != nil {
+		return nil
+	}
+	var out []contentBlock
+	for _, b := range kept[stateKey] {
+		switch {
+		case b.Type == "thinking" && b.Signature != "":
+			out = append(out, contentBlock{Type: "thinking", Thinking: ptr(deref(b.Thinking)), Signature: b.Signature})
+		case b.Type == "redacted_thinking" && b.Data != "":
+			out = append(out, contentBlock{Type: "redacted_thinking", Data: b.Data})
+		default:
+			return nil
+		}
+	}
+	return out
+}
+
+func ptr(s string) *string { return &s }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // asBlocks returns a message content as blocks.

@@ -63,7 +63,7 @@ type Model struct {
 	client   *provider.Client
 }
 
-var _ agent.Model = (*Model)(nil)
+var _ agent.StreamingModel = (*Model)(nil)
 
 // New validates cfg and returns a Model.
 func New(cfg Config) (*Model, error) {
@@ -151,6 +151,14 @@ func (m *Model) body(req agent.Request) ([]byte, error) {
 
 // Generate implements [agent.Model].
 func (m *Model) Generate(ctx context.Context, req agent.Request, onText func(string)) (agent.Message, error) {
+	return m.Stream(ctx, req, agent.Stream{Text: onText})
+}
+
+// Stream implements [agent.StreamingModel]: besides the text, the
+// reasoning deltas of compatible servers ("reasoning_content", or
+// "reasoning"), the tool calls' pieces, and the usage the stream ends
+// with (asked for with stream_options.include_usage).
+func (m *Model) Stream(ctx context.Context, req agent.Request, st agent.Stream) (agent.Message, error) {
 	body, err := m.body(req)
 	if err != nil {
 		return agent.Message{}, err
@@ -169,17 +177,77 @@ func (m *Model) Generate(ctx context.Context, req agent.Request, onText func(str
 		return agent.Message{}, err
 	}
 	defer resp.Body.Close()
-	if onText == nil {
-		onText = func(string) {}
-	}
 	kind, err := m.client.StreamKind(resp)
 	if err != nil {
 		return agent.Message{}, err
 	}
+	st = filled(st)
 	if kind == "json" {
-		return m.readJSON(ctx, resp, onText)
+		return m.readJSON(ctx, resp, st)
 	}
-	return m.readStream(ctx, resp, onText)
+	return m.readStream(ctx, resp, st)
+}
+
+// filled returns s with its nil callbacks replaced by ones that do
+// nothing.
+func filled(s agent.Stream) agent.Stream {
+	if s.Text == nil {
+		s.Text = func(string) {}
+	}
+	if s.Reasoning == nil {
+		s.Reasoning = func(string) {}
+	}
+	if s.ToolCall == nil {
+		s.ToolCall = func(agent.ToolCallDelta) {}
+	}
+	if s.Usage == nil {
+		s.Usage = func(agent.Usage) {}
+	}
+	return s
+}
+
+// wireUsage is the API's usage object. Counts are read leniently
+// ([provider.Count]): a server's odd usage never fails an answer.
+type wireUsage struct {
+	PromptTokens        json.RawMessage `json:"prompt_tokens"`
+	CompletionTokens    json.RawMessage `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens json.RawMessage `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens json.RawMessage `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+// usageOf reads a usage value; ok is false when there is none (null, not
+// an object, or without a usable prompt or completion count).
+func usageOf(raw json.RawMessage) (agent.Usage, bool) {
+	raw = bytes.TrimSpace(raw)
+	var w wireUsage
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &w) != nil {
+		return agent.Usage{}, false
+	}
+	if !provider.Counted(w.PromptTokens) && !provider.Counted(w.CompletionTokens) {
+		return agent.Usage{}, false
+	}
+	u := agent.Usage{InputTokens: provider.Count(w.PromptTokens), OutputTokens: provider.Count(w.CompletionTokens)}
+	if d := w.PromptTokensDetails; d != nil {
+		u.CachedInputTokens = provider.Count(d.CachedTokens)
+	}
+	if d := w.CompletionTokensDetails; d != nil {
+		u.ReasoningTokens = provider.Count(d.ReasoningTokens)
+	}
+	return u.Checked(), true
+}
+
+// text reads a delta field that should be a string; anything else reads
+// as "" (servers disagree on the reasoning fields' shapes).
+func text(raw json.RawMessage) string {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // apiError is the API's error object. Some compatible servers send a
@@ -248,6 +316,7 @@ func (m *Model) streamError(e *apiError) error {
 type chunk struct {
 	Model   string          `json:"model"`
 	Choices []streamChoice  `json:"choices"`
+	Usage   json.RawMessage `json:"usage"`
 	Error   json.RawMessage `json:"error"`
 }
 
@@ -259,6 +328,11 @@ type streamChoice struct {
 		Content   *string         `json:"content"`
 		Refusal   *string         `json:"refusal"`
 		ToolCalls []toolCallDelta `json:"tool_calls"`
+		// Reasoning as compatible servers stream it: DeepSeek, vLLM,
+		// llama.cpp and LiteLLM as reasoning_content, OpenRouter, Ollama
+		// and newer vLLM as reasoning (some send both, alike).
+		ReasoningContent json.RawMessage `json:"reasoning_content"`
+		Reasoning        json.RawMessage `json:"reasoning"`
 	} `json:"delta"`
 	FinishReason *string `json:"finish_reason"`
 }
@@ -275,15 +349,18 @@ type toolCallDelta struct {
 // assembler builds a message from deltas.
 type assembler struct {
 	c      *provider.Client
+	st     agent.Stream
 	text   strings.Builder
 	calls  []agent.ToolCall
 	byIdx  map[int]int // delta index → position in calls
 	size   int
 	finish string
 	model  string
+	usage  agent.Usage
+	used   bool // usage was reported
 }
 
-func (a *assembler) addText(s string, onText func(string)) error {
+func (a *assembler) addText(s string) error {
 	if s == "" {
 		return nil
 	}
@@ -291,7 +368,20 @@ func (a *assembler) addText(s string, onText func(string)) error {
 		return a.c.Protocol("the answer is larger than %d bytes", maxAnswer)
 	}
 	a.text.WriteString(s)
-	onText(s)
+	a.st.Text(s)
+	return nil
+}
+
+// addReasoning passes reasoning on; it counts towards the answer's size
+// but is not part of the message.
+func (a *assembler) addReasoning(s string) error {
+	if s == "" {
+		return nil
+	}
+	if a.size += len(s); a.size > maxAnswer {
+		return a.c.Protocol("the answer is larger than %d bytes", maxAnswer)
+	}
+	a.st.Reasoning(s)
 	return nil
 }
 
@@ -331,24 +421,34 @@ func (a *assembler) addCall(d toolCallDelta) error {
 		return a.c.Protocol("the answer is larger than %d bytes", maxAnswer)
 	}
 	tc.Function.Arguments += d.Function.Arguments
+	if d.Function.Name != "" || d.Function.Arguments != "" {
+		a.st.ToolCall(agent.ToolCallDelta{Index: pos, ID: tc.ID, Name: tc.Function.Name, ArgumentsDelta: d.Function.Arguments})
+	}
 	return nil
 }
 
-// addChoice adds one choice's delta: its text and refusal (both shown to
-// the person as they come), its tool call fragments, and its finish
+// addChoice adds one choice's delta: its reasoning, text and refusal (all
+// shown to the person as they come), its tool call fragments, and its finish
 // reason. Choices other than the first are ignored, since only one is
 // asked for.
-func (a *assembler) addChoice(ch streamChoice, onText func(string)) error {
+func (a *assembler) addChoice(ch streamChoice) error {
 	if ch.Index != 0 {
 		return nil
 	}
+	r := text(ch.Delta.ReasoningContent)
+	if r == "" {
+		r = text(ch.Delta.Reasoning)
+	}
+	if err := a.addReasoning(r); err != nil {
+		return err
+	}
 	if ch.Delta.Content != nil {
-		if err := a.addText(*ch.Delta.Content, onText); err != nil {
+		if err := a.addText(*ch.Delta.Content); err != nil {
 			return err
 		}
 	}
 	if ch.Delta.Refusal != nil {
-		if err := a.addText(*ch.Delta.Refusal, onText); err != nil {
+		if err := a.addText(*ch.Delta.Refusal); err != nil {
 			return err
 		}
 	}
@@ -371,8 +471,8 @@ func (a *assembler) message(fallbackModel string) agent.Message {
 	return agent.Message{Role: agent.RoleAssistant, Content: a.text.String(), ToolCalls: a.calls, FinishReason: a.finish, Model: model}
 }
 
-func (m *Model) readStream(ctx context.Context, resp *http.Response, onText func(string)) (agent.Message, error) {
-	a := &assembler{c: m.client, byIdx: map[int]int{}}
+func (m *Model) readStream(ctx context.Context, resp *http.Response, st agent.Stream) (agent.Message, error) {
+	a := &assembler{c: m.client, st: st, byIdx: map[int]int{}}
 	done := false
 	for ev, err := range sse.Scan(resp.Body, maxEvent) {
 		if err != nil {
@@ -396,8 +496,13 @@ func (m *Model) readStream(ctx context.Context, resp *http.Response, onText func
 		if c.Model != "" {
 			a.model = c.Model
 		}
+		// The last usage counts: some servers send a running one in
+		// every chunk, OpenAI one in a chunk of its own at the end.
+		if u, ok := usageOf(c.Usage); ok {
+			a.usage, a.used = u, true
+		}
 		for _, ch := range c.Choices {
-			if err := a.addChoice(ch, onText); err != nil {
+			if err := a.addChoice(ch); err != nil {
 				return agent.Message{}, err
 			}
 		}
@@ -410,6 +515,9 @@ func (m *Model) readStream(ctx context.Context, resp *http.Response, onText func
 		// server stopped before the answer was complete.
 		return agent.Message{}, mcperr.New(mcperr.Network, "openai: the stream ended before the answer was complete; try again")
 	}
+	if a.used {
+		st.Usage(a.usage)
+	}
 	return a.message(m.cfg.Model), nil
 }
 
@@ -418,16 +526,19 @@ type completion struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Message struct {
-			Content   json.RawMessage  `json:"content"`
-			Refusal   *string          `json:"refusal"`
-			ToolCalls []agent.ToolCall `json:"tool_calls"`
+			Content          json.RawMessage  `json:"content"`
+			Refusal          *string          `json:"refusal"`
+			ToolCalls        []agent.ToolCall `json:"tool_calls"`
+			ReasoningContent json.RawMessage  `json:"reasoning_content"`
+			Reasoning        json.RawMessage  `json:"reasoning"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
+	Usage json.RawMessage `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
 
-func (m *Model) readJSON(ctx context.Context, resp *http.Response, onText func(string)) (agent.Message, error) {
+func (m *Model) readJSON(ctx context.Context, resp *http.Response, st agent.Stream) (agent.Message, error) {
 	b, err := m.client.ReadJSONBody(ctx, resp.Body, maxJSONBody)
 	if err != nil {
 		return agent.Message{}, err
@@ -459,8 +570,18 @@ func (m *Model) readJSON(ctx context.Context, resp *http.Response, onText func(s
 	if msg.Model == "" {
 		msg.Model = m.cfg.Model
 	}
+	r := text(ch.Message.ReasoningContent)
+	if r == "" {
+		r = text(ch.Message.Reasoning)
+	}
+	if r != "" {
+		st.Reasoning(r)
+	}
 	if msg.Content != "" {
-		onText(msg.Content)
+		st.Text(msg.Content)
+	}
+	if u, ok := usageOf(c.Usage); ok {
+		st.Usage(u)
 	}
 	return msg, nil
 }

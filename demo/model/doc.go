@@ -36,6 +36,16 @@
 // event stream is written in slices that split lines and events at awkward
 // places, so clients are tested against the worst legal stream.
 //
+// Before its answer it streams a sentence of "reasoning" (which rule
+// answered) as reasoning_content deltas, as reasoning models behind
+// compatible servers do; with stream_options.include_usage the stream
+// ends with a usage chunk in OpenAI's shape: the request's JSON at a token
+// per 4 bytes as prompt_tokens (the tools and the conversation up to its
+// last assistant message as prompt_tokens_details.cached_tokens), and the
+// reasoning, text and tool calls as completion_tokens (the reasoning as
+// completion_tokens_details.reasoning_tokens). It has no tokenizer: the
+// counts are a rule of thumb, deterministic for tests.
+//
 // For tests, [Server] counts requests, keeps the last request body, and
 // injects a [Failure] (429 with Retry-After, 500, an error body, a body
 // that echoes the API key, a stream cut mid-event, an error inside the

@@ -250,3 +250,71 @@ func TestBadRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamsReasoningAndUsage: the stand-in streams a sentence of
+// reasoning before its answer, in pieces, and ends with the usage the
+// request asked for: its prompt in tokens (the part up to the last
+// answer counted as cached), and its output with the reasoning's share.
+func TestStreamsReasoningAndUsage(t *testing.T) {
+	_, srv := start(t, model.Options{})
+	m := client(t, srv, nil)
+	var reasoning []string
+	var usage []agent.Usage
+	st := agent.Stream{
+		Reasoning: func(d string) { reasoning = append(reasoning, d) },
+		Usage:     func(u agent.Usage) { usage = append(usage, u) },
+	}
+	first := []agent.Message{{Role: "user", Content: "add 2 and 40"}}
+	msg, err := m.Stream(context.Background(), agent.Request{Messages: first, Tools: json.RawMessage(tools)}, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const think = "The message matches my script for calc_add, so I call it with the arguments it names."
+	if got := strings.Join(reasoning, ""); got != think || len(reasoning) < 5 {
+		t.Errorf("reasoning = %q; want %q in small pieces", reasoning, think)
+	}
+	if strings.Contains(msg.Content, "script") {
+		t.Errorf("the reasoning leaked into the answer: %q", msg.Content)
+	}
+	if len(usage) != 1 {
+		t.Fatalf("usage = %+v; want one", usage)
+	}
+	u := usage[0]
+	if u.InputTokens <= 0 || u.CachedInputTokens != 0 || u.ReasoningTokens != (len(think)+3)/4 || u.OutputTokens <= u.ReasoningTokens {
+		t.Errorf("first usage = %+v; want input > 0, nothing cached, the reasoning's tokens within the output", u)
+	}
+
+	// The next step: the conversation up to the answer is the cached part.
+	reasoning, usage = nil, nil
+	next := append(first, msg, agent.Message{Role: "tool", ToolCallID: msg.ToolCalls[0].ID, Content: "42"})
+	if _, err := m.Stream(context.Background(), agent.Request{Messages: next, Tools: json.RawMessage(tools)}, st); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(reasoning, ""); got != "The tools answered, so I pass their results on verbatim." {
+		t.Errorf("reasoning = %q", got)
+	}
+	if len(usage) != 1 || usage[0].CachedInputTokens <= u.InputTokens || usage[0].CachedInputTokens >= usage[0].InputTokens {
+		t.Errorf("second usage = %+v; want the first request and the answer cached, the tool result not", usage)
+	}
+}
+
+// TestUsageOnlyWhenAsked: without stream_options.include_usage the stream
+// has no usage chunk, as OpenAI's.
+func TestUsageOnlyWhenAsked(t *testing.T) {
+	_, srv := start(t, model.Options{})
+	for _, opts := range []string{``, `,"stream_options":{"include_usage":true}`} {
+		resp, err := srv.Client().Post(srv.URL+model.ChatPath, "application/json",
+			strings.NewReader(`{"model":"x","stream":true,"messages":[{"role":"user","content":"hello"}]`+opts+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got, want := strings.Contains(string(b), `"usage"`), opts != ""; got != want {
+			t.Errorf("stream options %q: usage sent = %v; want %v", opts, got, want)
+		}
+		if !strings.Contains(string(b), `"reasoning_content"`) {
+			t.Errorf("stream options %q: no reasoning_content deltas", opts)
+		}
+	}
+}

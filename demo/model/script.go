@@ -10,8 +10,9 @@ import (
 
 // reply is what the script answers.
 type reply struct {
-	text  string
-	calls []call
+	text      string
+	calls     []call
+	reasoning string // streamed as reasoning_content before the answer
 }
 
 type call struct {

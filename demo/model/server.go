@@ -143,6 +143,8 @@ type chatRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+
+	prompt promptTokens // the request's size in the stand-in's tokens
 }
 
 type wireMessage struct {
@@ -207,12 +209,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if s.fail(w, r, fail) {
 		return
 	}
+	req.prompt = countPrompt(body)
 	rep := respond(&req)
+	rep.reasoning = reasoningOf(rep)
 	if !req.Stream {
-		writeJSON(w, http.StatusOK, completionJSON(rep))
+		writeJSON(w, http.StatusOK, completionJSON(&req, rep))
 		return
 	}
-	s.stream(w, r, rep, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+	s.stream(w, r, &req, rep)
 }
 
 // fail writes the failure f, if any; it reports whether it did.

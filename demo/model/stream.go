@@ -100,10 +100,15 @@ func split(s string, sizes []int, runes bool) []string {
 	return out
 }
 
-// stream writes rep as a Chat Completions event stream.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, rep reply, usage bool) {
+// stream writes rep as a Chat Completions event stream: its reasoning
+// (as reasoning_content deltas), its text, its tool calls, and, when the
+// request asked with stream_options.include_usage, a usage chunk.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *chatRequest, rep reply) {
 	sw := newStreamWriter(w, r, s.opts.ChunkDelay)
 	ok := sw.event(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	for _, p := range split(rep.reasoning, textPieces, true) {
+		ok = ok && sw.event(chunk(map[string]any{"reasoning_content": p}, nil))
+	}
 	for _, p := range split(rep.text, textPieces, true) {
 		ok = ok && sw.event(chunk(map[string]any{"content": p}, nil))
 	}
@@ -135,10 +140,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rep reply, usage
 		finish = "tool_calls"
 	}
 	ok = ok && sw.event(chunk(map[string]any{}, finish))
-	if usage {
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		ok = ok && sw.event(map[string]any{
 			"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 0, "model": ModelID,
-			"choices": []any{}, "usage": usageOf(rep),
+			"choices": []any{}, "usage": usageOf(req, rep),
 		})
 	}
 	ok = ok && sw.raw("data: [DONE]\n\n")
@@ -147,17 +152,78 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rep reply, usage
 	}
 }
 
-func usageOf(rep reply) map[string]int {
-	n := len(strings.Fields(rep.text))
-	for _, c := range rep.calls {
-		n += len(c.args) / 4
+// tokens is the stand-in's token count of s: a token per 4 bytes, as a
+// rule of thumb for English text (it has no tokenizer).
+func tokens(s string) int { return (len(s) + 3) / 4 }
+
+// promptTokens is a request's size in tokens: all of it, and the part a
+// prompt cache would hold (the tools and the conversation up to its last
+// assistant message, which the previous request of a run sent too).
+type promptTokens struct{ total, cached int }
+
+// countPrompt counts the tokens of a chat request's body: each message's
+// JSON and the tools' JSON.
+func countPrompt(body []byte) promptTokens {
+	var raw struct {
+		Messages []json.RawMessage `json:"messages"`
+		Tools    json.RawMessage   `json:"tools"`
 	}
-	return map[string]int{"prompt_tokens": 0, "completion_tokens": n, "total_tokens": n}
+	if json.Unmarshal(body, &raw) != nil {
+		return promptTokens{}
+	}
+	p := promptTokens{total: tokens(string(raw.Tools))}
+	for _, m := range raw.Messages {
+		p.total += tokens(string(m))
+		var role struct {
+			Role string `json:"role"`
+		}
+		if json.Unmarshal(m, &role) == nil && role.Role == "assistant" {
+			p.cached = p.total // nothing is cached before the first answer
+		}
+	}
+	return p
+}
+
+// usageOf is the usage of rep to req, in the Chat Completions shape with
+// the details OpenAI reports (cached prompt tokens, reasoning tokens).
+func usageOf(req *chatRequest, rep reply) map[string]any {
+	reasoning := tokens(rep.reasoning)
+	out := reasoning + tokens(rep.text)
+	for _, c := range rep.calls {
+		out += tokens(c.name) + tokens(c.args)
+	}
+	return map[string]any{
+		"prompt_tokens": req.prompt.total, "completion_tokens": out, "total_tokens": req.prompt.total + out,
+		"prompt_tokens_details":     map[string]int{"cached_tokens": req.prompt.cached},
+		"completion_tokens_details": map[string]int{"reasoning_tokens": reasoning},
+	}
+}
+
+// reasoningOf is what the stand-in "thinks" before rep: a sentence that
+// says which rule answered (nothing for an answer that is empty on
+// purpose).
+func reasoningOf(rep reply) string {
+	switch {
+	case len(rep.calls) > 0:
+		names := make([]string, len(rep.calls))
+		for i, c := range rep.calls {
+			names[i] = c.name
+		}
+		return "The message matches my script for " + strings.Join(names, " and ") + ", so I call it with the arguments it names."
+	case strings.HasPrefix(rep.text, "Results: "):
+		return "The tools answered, so I pass their results on verbatim."
+	case rep.text != "":
+		return "No rule of my script calls a tool here, so I answer in text."
+	}
+	return ""
 }
 
 // completionJSON is rep as a non-streamed chat.completion.
-func completionJSON(rep reply) map[string]any {
+func completionJSON(req *chatRequest, rep reply) map[string]any {
 	msg := map[string]any{"role": "assistant", "content": rep.text}
+	if rep.reasoning != "" {
+		msg["reasoning_content"] = rep.reasoning
+	}
 	finish := "stop"
 	if len(rep.calls) > 0 {
 		finish = "tool_calls"
@@ -173,6 +239,6 @@ func completionJSON(rep reply) map[string]any {
 	return map[string]any{
 		"id": "chatcmpl-standin", "object": "chat.completion", "created": 0, "model": ModelID,
 		"choices": []map[string]any{{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}},
-		"usage":   usageOf(rep),
+		"usage":   usageOf(req, rep),
 	}
 }

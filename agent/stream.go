@@ -1,0 +1,174 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+)
+
+// Stream receives what a model streams besides the answer's text: its
+// reasoning, the tool calls as their arguments are written, and the token
+// usage of the response. Any field may be nil. The calls come from the
+// goroutine that called [StreamingModel.Stream], one at a time.
+type Stream struct {
+	// Text receives the answer's text as it streams.
+	Text func(delta string)
+	// Reasoning receives the model's reasoning text (Anthropic's thinking,
+	// the reasoning fields of OpenAI-compatible servers) as it streams.
+	Reasoning func(delta string)
+	// ToolCall receives each piece of a tool call as the model writes it:
+	// first its name (and id, when the provider sends one), then its
+	// arguments piece by piece.
+	ToolCall func(ToolCallDelta)
+	// Usage receives the response's token counts once, when the
+	// provider reported them, before Stream returns.
+	Usage func(Usage)
+}
+
+// ToolCallDelta is a piece of a tool call being written.
+type ToolCallDelta struct {
+	// Index is the call's position among the answer's tool calls.
+	Index int
+	// ID is the provider's call id, when known ("" until then).
+	ID string
+	// Name is the tool name, when known.
+	Name string
+	// ArgumentsDelta is the next piece of the arguments' JSON text.
+	ArgumentsDelta string
+}
+
+// StreamingModel is a [Model] that also streams its reasoning, its tool
+// calls as they are written, and reports token usage. The adapters in
+// agent/openai and agent/anthropic implement it; [Agent] uses Stream when
+// its model has it, and Generate otherwise.
+type StreamingModel interface {
+	Model
+	// Stream is Generate with every callback of s.
+	Stream(ctx context.Context, req Request, s Stream) (Message, error)
+}
+
+// MaxTokenCount bounds a token count taken from a provider: larger ones
+// (and negative ones) are not counts but garbage, and are ignored.
+const MaxTokenCount = 1 << 30
+
+// Usage is the token usage of one model response, or the sum of a run's.
+// Its JSON names are those of the JavaScript API.
+type Usage struct {
+	// InputTokens counts every input token of the request, cached ones
+	// included.
+	InputTokens int `json:"inputTokens"`
+	// OutputTokens counts the tokens generated, reasoning included.
+	OutputTokens int `json:"outputTokens"`
+	// CachedInputTokens is the part of InputTokens read from the
+	// provider's prompt cache, when it said (omitted when 0).
+	CachedInputTokens int `json:"cachedInputTokens,omitempty"`
+	// ReasoningTokens is the part of OutputTokens spent reasoning, when
+	// the provider said (omitted when 0).
+	ReasoningTokens int `json:"reasoningTokens,omitempty"`
+}
+
+// Checked returns u with every count a provider could not mean dropped
+// (set to 0): negative ones, ones over [MaxTokenCount], cached input
+// beyond the input, reasoning beyond the output.
+func (u Usage) Checked() Usage {
+	ok := func(n int) int {
+		if n < 0 || n > MaxTokenCount {
+			return 0
+		}
+		return n
+	}
+	u.InputTokens, u.OutputTokens = ok(u.InputTokens), ok(u.OutputTokens)
+	if u.CachedInputTokens = ok(u.CachedInputTokens); u.CachedInputTokens > u.InputTokens {
+		u.CachedInputTokens = 0
+	}
+	if u.ReasoningTokens = ok(u.ReasoningTokens); u.ReasoningTokens > u.OutputTokens {
+		u.ReasoningTokens = 0
+	}
+	return u
+}
+
+// add adds v to u.
+func (u *Usage) add(v Usage) {
+	u.InputTokens += v.InputTokens
+	u.OutputTokens += v.OutputTokens
+	u.CachedInputTokens += v.CachedInputTokens
+	u.ReasoningTokens += v.ReasoningTokens
+}
+
+// generate asks the model for step's answer, turning what it streams into
+// events: text, reasoning, toolcalldelta and, when the response reported
+// it, usage (also added to the run's total).
+func (r *run) generate(ctx context.Context, step int, req Request) (Message, error) {
+	s := Stream{Text: func(delta string) {
+		if delta != "" {
+			r.emit(EventText, &TextEvent{Delta: delta})
+		}
+	}}
+	sm, ok := r.a.cfg.Model.(StreamingModel)
+	if !ok {
+		return r.a.cfg.Model.Generate(ctx, req, s.Text)
+	}
+	s.Reasoning = func(delta string) {
+		if delta != "" {
+			r.emit(EventReasoning, &ReasoningEvent{Delta: delta})
+		}
+	}
+	calls := callIDs{step: step}
+	s.ToolCall = func(d ToolCallDelta) {
+		if ev, ok := calls.event(d); ok {
+			r.emit(EventToolCallDelta, ev)
+		}
+	}
+	s.Usage = func(u Usage) {
+		u = u.Checked()
+		if r.usage == nil {
+			r.usage = &Usage{}
+		}
+		r.usage.add(u)
+		r.emit(EventUsage, &UsageEvent{Usage: u})
+	}
+	return sm.Stream(ctx, req, s)
+}
+
+// maxStreamedCalls bounds the calls of one answer that toolcalldelta
+// events follow (the adapters bound the calls of an answer lower).
+const maxStreamedCalls = 1024
+
+// callIDs names the calls of one answer as they stream with the ids their
+// toolcall events will carry: the provider's id, or, for a call without
+// one or with an id an earlier call took, the id [normalize] gives it.
+type callIDs struct {
+	step  int
+	ids   []string // by index
+	names []string
+	taken map[string]bool
+}
+
+func (c *callIDs) event(d ToolCallDelta) (*ToolCallDeltaEvent, bool) {
+	if d.Index < 0 || d.Index >= maxStreamedCalls {
+		return nil, false
+	}
+	for len(c.ids) <= d.Index {
+		c.ids = append(c.ids, "")
+		c.names = append(c.names, "")
+	}
+	if c.ids[d.Index] == "" && d.ID != "" {
+		if c.taken == nil {
+			c.taken = map[string]bool{}
+		}
+		if !c.taken[d.ID] {
+			c.ids[d.Index] = d.ID
+			c.taken[d.ID] = true
+		}
+	}
+	if c.names[d.Index] == "" {
+		c.names[d.Index] = d.Name
+	}
+	if d.ArgumentsDelta == "" && d.Name == "" {
+		return nil, false
+	}
+	id := c.ids[d.Index]
+	if id == "" {
+		id = fmt.Sprintf("call_%d_%d", c.step, d.Index)
+	}
+	return &ToolCallDeltaEvent{ID: id, Name: c.names[d.Index], ArgumentsDelta: d.ArgumentsDelta}, true
+}
