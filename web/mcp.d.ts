@@ -579,14 +579,32 @@ export type AgentEvent =
   | { type: "authrequired"; serverId: string }
   | { type: "approval"; serverId: string; tool: string; name: string; approved: boolean }
   | { type: "step"; index: number; finishReason: string }
-  | { type: "done"; text: string; finishReason: string; steps: number }
-  | { type: "error"; code: MCPErrorCode | string; message: string };
+  | { type: "done"; text: string; finishReason: string; steps: number; usage?: AgentUsage }
+  | { type: "error"; code: MCPErrorCode | string; message: string }
+  // The model's work as it streams (mcp.models.openai and mcp.models.anthropic).
+  | ({ type: "usage" } & AgentUsage)
+  | { type: "reasoning"; delta: string }
+  | { type: "toolcalldelta"; id: string; name: string; argumentsDelta: string };
+
+/** Token usage of one model response (a usage event), or a run's sum (done, AgentResult). */
+export interface AgentUsage {
+  /** Every input token of the request, cached ones included. */
+  inputTokens: number;
+  /** The tokens generated, reasoning included. */
+  outputTokens: number;
+  /** The part of inputTokens read from the provider's prompt cache, when it said so. */
+  cachedInputTokens?: number;
+  /** The part of outputTokens spent reasoning, when the provider said so. */
+  reasoningTokens?: number;
+}
 
 export interface AgentResult {
   messages: ChatMessage[];
   text: string;
   steps: number;
   finishReason: "stop" | "max_steps" | "empty" | string;
+  /** The sum of the run's usage events; absent when the model reported none. */
+  usage?: AgentUsage;
 }
 
 export interface Agent {

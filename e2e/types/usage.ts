@@ -110,14 +110,19 @@ async function catalogAndAgent(): Promise<void> {
       if (ev.type === "toolcall") void (ev.name + ev.serverId);
       if (ev.type === "authrequired") void cat.authorize(ev.serverId);
       if (ev.type === "text") void ev.delta;
+      if (ev.type === "reasoning") void ev.delta;
+      if (ev.type === "toolcalldelta") void (ev.id + ev.name + ev.argumentsDelta);
+      if (ev.type === "usage") void (ev.inputTokens + ev.outputTokens + (ev.cachedInputTokens ?? 0) + (ev.reasoningTokens ?? 0));
+      if (ev.type === "done" && ev.usage) void (ev.usage.inputTokens + ev.usage.outputTokens);
     },
   });
   const res: AgentResult = await run.done;
   const more: ChatMessage[] = [...res.messages, { role: "user", content: "and again" }];
   await agent.run(more).done;
   const finish: string = res.finishReason;
+  const spent: number | undefined = res.usage?.outputTokens;
   agent.close();
   await cat.close();
-  console.log(warnings, all, st, breaker, c.state, first, r.isError, finish, res.text, res.steps);
+  console.log(warnings, all, st, breaker, c.state, first, r.isError, finish, res.text, res.steps, spent);
 }
 void catalogAndAgent;
