@@ -250,6 +250,8 @@ type ModelOptions struct {
 	Model     string            `json:"model,omitempty"`
 	Headers   map[string]string `json:"headers,omitempty"`
 	MaxTokens int               `json:"maxTokens,omitempty"`
+	// ThinkingBudget turns on Anthropic's extended thinking (tokens).
+	ThinkingBudget int `json:"thinkingBudget,omitempty"`
 }
 
 // CheckOptions checks the call's options against CallRules.

@@ -116,6 +116,7 @@ var AgentRules = []Rule{
 	positiveCount("maxSteps"),
 	{If: []Cond{set("authWaitMs")}, Then: []Cond{atLeast("authWaitMs", 0)}, Message: "authWaitMs must be 0 or more"},
 	positiveCount("model.maxTokens"),
+	{If: []Cond{set("model.thinkingBudget")}, Then: []Cond{atLeast("model.thinkingBudget", 1024)}, Message: "model.thinkingBudget must be at least 1024 (the Anthropic API's smallest thinking budget)"},
 }
 
 // CallRules are the rules of the options of client.callTool() and

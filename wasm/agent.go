@@ -68,7 +68,7 @@ func (a *app) model(o jsapi.ModelOptions) (agent.Model, error) {
 	case "openai":
 		return openai.New(openai.Config{BaseURL: o.BaseURL, APIKey: agent.NewSecret(o.APIKey), Model: o.Model, HTTPClient: a.http, Headers: o.Headers})
 	case "anthropic":
-		return anthropic.New(anthropic.Config{BaseURL: o.BaseURL, APIKey: agent.NewSecret(o.APIKey), Model: o.Model, HTTPClient: a.http, Headers: o.Headers, MaxTokens: o.MaxTokens})
+		return anthropic.New(anthropic.Config{BaseURL: o.BaseURL, APIKey: agent.NewSecret(o.APIKey), Model: o.Model, HTTPClient: a.http, Headers: o.Headers, MaxTokens: o.MaxTokens, ThinkingBudget: o.ThinkingBudget})
 	case "custom":
 		return agent.ModelFunc(a.customModel), nil
 	}

@@ -58,7 +58,7 @@ export const AGENT_OPTIONS = Object.freeze({
 export const OPTION_LISTS = Object.freeze({
   client: [{"name":"clientName","kind":"string"},{"name":"redirectUri","kind":"string"},{"name":"scopes","kind":"array"},{"name":"clientId","kind":"string"},{"name":"clientMetadataUrl","kind":"string"},{"name":"clientSecret","kind":"string"},{"name":"headers","kind":"record"},{"name":"accessToken","kind":"function"},{"name":"storage","kind":"string"},{"name":"interactive","kind":"boolean"},{"name":"authMode","kind":"string"},{"name":"authTimeoutMs","kind":"number"},{"name":"severedPopupTimeoutMs","kind":"number"},{"name":"transport","kind":"string"},{"name":"dpop","kind":"any"},{"name":"identityAssertion","kind":"function"},{"name":"idpTokenEndpoint","kind":"string"},{"name":"idpIssuer","kind":"string"},{"name":"idpClientId","kind":"string"},{"name":"idpClientSecret","kind":"string"},{"name":"idpSubjectTokenType","kind":"string"},{"name":"grant","kind":"string"}],
   catalog: [{"name":"servers","kind":"object"},{"name":"mcpServers","kind":"object"},{"name":"maxServers","kind":"integer"},{"name":"maxToolsPerServer","kind":"integer"},{"name":"callTimeoutMs","kind":"number"},{"name":"breaker","kind":"object","fields":[{"name":"failures","kind":"integer"},{"name":"cooldownMs","kind":"number"}]},{"name":"approve","kind":"function"},{"name":"serverTools","kind":"boolean"}],
-  agent: [{"name":"model","kind":"object","fields":[{"name":"kind","kind":"string"},{"name":"baseURL","kind":"string"},{"name":"apiKey","kind":"string"},{"name":"model","kind":"string"},{"name":"headers","kind":"record"},{"name":"maxTokens","kind":"integer"}]},{"name":"system","kind":"string"},{"name":"maxSteps","kind":"integer"},{"name":"authWaitMs","kind":"number"}],
+  agent: [{"name":"model","kind":"object","fields":[{"name":"kind","kind":"string"},{"name":"baseURL","kind":"string"},{"name":"apiKey","kind":"string"},{"name":"model","kind":"string"},{"name":"headers","kind":"record"},{"name":"maxTokens","kind":"integer"},{"name":"thinkingBudget","kind":"integer"}]},{"name":"system","kind":"string"},{"name":"maxSteps","kind":"integer"},{"name":"authWaitMs","kind":"number"}],
 });
 
 /** The rules of each options object (see Rule in the Go package jsapi), in the order they are checked. */
@@ -100,6 +100,7 @@ export const RULES = Object.freeze({
     {"if":[{"option":"maxSteps","set":true}],"then":[{"option":"maxSteps","above":0}],"message":"maxSteps must be a positive number"},
     {"if":[{"option":"authWaitMs","set":true}],"then":[{"option":"authWaitMs","atLeast":0}],"message":"authWaitMs must be 0 or more"},
     {"if":[{"option":"model.maxTokens","set":true}],"then":[{"option":"model.maxTokens","above":0}],"message":"model.maxTokens must be a positive number"},
+    {"if":[{"option":"model.thinkingBudget","set":true}],"then":[{"option":"model.thinkingBudget","atLeast":1024}],"message":"model.thinkingBudget must be at least 1024 (the Anthropic API's smallest thinking budget)"},
   ],
   call: [
     {"if":[{"option":"timeoutMs","set":true}],"then":[{"option":"timeoutMs","above":0}],"message":"timeoutMs must be a positive number of milliseconds"},

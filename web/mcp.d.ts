@@ -548,6 +548,8 @@ export interface OpenAIModelOptions {
 
 export interface AnthropicModelOptions extends OpenAIModelOptions {
   maxTokens?: number;
+  /** Extended thinking with this many tokens for it (at least 1024, below maxTokens, 4096 by default); it streams as reasoning events. */
+  thinkingBudget?: number;
 }
 
 /** What mcp.models makes: a description the runtime turns into an adapter. */

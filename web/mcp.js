@@ -450,6 +450,6 @@ class MCP {
     /** Any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM, LM Studio, llama.cpp, OpenRouter). */
     openai: ({ baseURL, apiKey, model, headers } = {}) => Object.freeze({ kind: "openai", baseURL, apiKey, model, headers }),
     /** The Anthropic Messages API. */
-    anthropic: ({ baseURL, apiKey, model, headers, maxTokens } = {}) => Object.freeze({ kind: "anthropic", baseURL, apiKey, model, headers, maxTokens }),
+    anthropic: ({ baseURL, apiKey, model, headers, maxTokens, thinkingBudget } = {}) => Object.freeze({ kind: "anthropic", baseURL, apiKey, model, headers, maxTokens, thinkingBudget }),
   });
 }

@@ -102,7 +102,7 @@ func New(cfg Config) (*Model, error) {
 		cfg.Version = DefaultVersion
 	}
 	if cfg.ThinkingBudget != 0 && (cfg.ThinkingBudget < minThinkingBudget || cfg.ThinkingBudget >= cfg.MaxTokens) {
-		return nil, mcperr.New(mcperr.InvalidArgument, "anthropic: Config.ThinkingBudget must be at least %d and below MaxTokens (%d), or 0 for no extended thinking", minThinkingBudget, cfg.MaxTokens)
+		return nil, mcperr.New(mcperr.InvalidArgument, "anthropic: the thinking budget (Config.ThinkingBudget; thinkingBudget in JavaScript) must be at least %d and below the bound on an answer's tokens (MaxTokens, here %d), or 0 for no extended thinking", minThinkingBudget, cfg.MaxTokens)
 	}
 	return &Model{
 		cfg:      cfg,

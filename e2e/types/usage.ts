@@ -103,6 +103,7 @@ async function catalogAndAgent(): Promise<void> {
 
   const agent: Agent = cat.agent({ model: mcp.models.openai({ baseURL: "http://127.0.0.1:1/v1", apiKey: "k", model: "m" }), system: "be brief", maxSteps: 8, authWaitMs: 300000 });
   cat.agent({ model: mcp.models.anthropic({ apiKey: "k", model: "m", maxTokens: 1024 }) });
+  cat.agent({ model: mcp.models.anthropic({ apiKey: "k", model: "m", maxTokens: 8192, thinkingBudget: 4096 }) });
   cat.agent({ model: async ({ messages }) => ({ role: "assistant", content: `${messages.length} messages` }) });
   const run = agent.run("add 2 and 40", {
     signal: new AbortController().signal,
