@@ -148,9 +148,9 @@ type ReasoningEvent struct {
 }
 
 // ToolCallDeltaEvent is a piece of a tool call as the model writes it,
-// before its [ToolCallEvent]: the first names the tool, the next carry
-// the arguments piece by piece. ID is the one the toolcall event will
-// carry.
+// before its [ToolCallEvent]: each names the tool (the first may carry no
+// arguments yet), and their ArgumentsDelta joined are the arguments as
+// the model wrote them. ID is the one the toolcall event will carry.
 type ToolCallDeltaEvent struct {
 	ID             string `json:"id"`
 	Name           string `json:"name"`
