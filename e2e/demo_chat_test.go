@@ -82,6 +82,13 @@ func TestDemoChat(t *testing.T) {
 	if got := lastAnswer(); !strings.HasPrefix(got, "Results:") || !strings.Contains(got, "42") || !strings.Contains(got, "olleh") {
 		t.Errorf("the answer is %q; want Results: with 42 and olleh", got)
 	}
+	// The model's work: its reasoning (folded) and the turn's tokens.
+	if got := e.js(`[...document.querySelectorAll("#chat-log li.chat-reasoning")].map((li) => li.textContent).join(" | ")`); !strings.Contains(got, "matches my script for demo_add and notes_reverse") || !strings.Contains(got, "pass their results on") {
+		t.Errorf("the reasoning shown is %q; want the stand-in's reasoning of both steps", got)
+	}
+	if got := e.text(`#chat-log li.chat-note[data-kind="usage"]`); !strings.Contains(got, "Tokens this turn:") || !strings.Contains(got, "cached") || !strings.Contains(got, "reasoning") || !strings.Contains(got, "over 2 model responses") {
+		t.Errorf("the turn's tokens read %q; want the totals over its 2 model responses, cached and reasoning tokens included", got)
+	}
 
 	// A tool that is not read-only asks first. Deny: the model hears it.
 	before := answers()

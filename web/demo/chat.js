@@ -4,8 +4,9 @@
 // (OpenAI, Ollama, vLLM, LM Studio, …). The API key stays in this page's
 // memory: it is never stored and never logged.
 //
-// The transcript shows the streamed answer, each tool call with its server
-// and arguments and its result, an Approve / Deny prompt before a tool that
+// The transcript shows the streamed answer, the model's reasoning (folded),
+// each tool call as it is written and then with its server, arguments and
+// result, the tokens each turn used, an Approve / Deny prompt before a tool that
 // is not read-only runs (the catalog's approve hook), and a Sign in prompt
 // when a call needs one. Stop aborts the run.
 import { $, h, describeError, announce, prettyText, validServerURL } from "./util.js";
@@ -91,8 +92,61 @@ class Turn {
     this.label = label;
     this.signal = signal; // aborted: Stop was pressed
     this.bubble = null; // the assistant text being streamed
+    this.thinking = null; // the reasoning being streamed
     this.calls = new Map(); // call id → li
     this.answered = false;
+  }
+
+  reasoning(delta) {
+    if (!this.thinking) {
+      this.thinking = append(h("li", { class: "chat-reasoning" },
+        h("details", {}, h("summary", { text: "Reasoning" }), h("div", { class: "chat-text" }))));
+    }
+    this.thinking.querySelector(".chat-text").textContent += delta;
+    scrollDown();
+  }
+
+  /** A tool call being written: shown at once, its arguments as they come. */
+  toolCallDelta(ev) {
+    this.endText();
+    let li = this.calls.get(ev.id);
+    if (!li) {
+      li = this.callItem(ev.id, ev.name, "writing…");
+      li.dataset.state = "writing";
+    }
+    li.querySelector(".chat-tool-args").textContent += ev.argumentsDelta ?? "";
+    scrollDown();
+  }
+
+  callItem(id, where, state) {
+    const li = append(h("li", { class: "chat-tool", dataset: { callId: id, state } },
+      h("div", { class: "chat-tool-head" },
+        h("span", { class: "chat-who", text: "Tool call" }),
+        h("code", { class: "chat-tool-where", text: where }),
+        h("span", { class: "chip chat-tool-state", text: state })),
+      h("pre", { class: "json chat-tool-args", "aria-label": "Arguments" }),
+      h("div", { class: "chat-tool-result" })));
+    this.calls.set(id, li);
+    return li;
+  }
+
+  usage(ev) {
+    const t = (this.tokens ??= { input: 0, output: 0, cached: 0, reasoning: 0, responses: 0 });
+    t.input += ev.inputTokens || 0;
+    t.output += ev.outputTokens || 0;
+    t.cached += ev.cachedInputTokens || 0;
+    t.reasoning += ev.reasoningTokens || 0;
+    t.responses++;
+  }
+
+  /** The turn's tokens, from done's totals. */
+  showUsage(u) {
+    if (!u) return;
+    const n = (x) => Number(x || 0).toLocaleString("en");
+    const input = `${n(u.inputTokens)} in${u.cachedInputTokens ? ` (${n(u.cachedInputTokens)} cached)` : ""}`;
+    const output = `${n(u.outputTokens)} out${u.reasoningTokens ? ` (${n(u.reasoningTokens)} reasoning)` : ""}`;
+    const over = this.tokens?.responses > 1 ? ` over ${this.tokens.responses} model responses` : "";
+    note("usage", `Tokens this turn: ${input} · ${output}${over}.`).dataset.input = String(u.inputTokens);
   }
 
   text(delta) {
@@ -109,19 +163,17 @@ class Turn {
   endText() {
     this.bubble?.setAttribute("aria-busy", "false");
     this.bubble = null;
+    this.thinking = null;
   }
 
   toolCall(ev) {
     this.endText();
     const where = ev.serverId ? `${serverTitle(ev.serverId)} · ${ev.tool || ev.name}` : ev.name;
-    const li = append(h("li", { class: "chat-tool", dataset: { callId: ev.id, name: ev.name, server: ev.serverId ?? "", tool: ev.tool ?? "", state: "running" } },
-      h("div", { class: "chat-tool-head" },
-        h("span", { class: "chat-who", text: "Tool call" }),
-        h("code", { class: "chat-tool-where", text: where }),
-        h("span", { class: "chip chat-tool-state", text: "running…" })),
-      h("pre", { class: "json chat-tool-args", "aria-label": "Arguments", text: prettyText(ev.arguments) }),
-      h("div", { class: "chat-tool-result" })));
-    this.calls.set(ev.id, li);
+    const li = this.calls.get(ev.id) ?? this.callItem(ev.id, where, "running…");
+    Object.assign(li.dataset, { name: ev.name, server: ev.serverId ?? "", tool: ev.tool ?? "", state: "running" });
+    li.querySelector(".chat-tool-where").textContent = where;
+    li.querySelector(".chat-tool-state").textContent = "running…";
+    li.querySelector(".chat-tool-args").textContent = prettyText(ev.arguments);
   }
 
   progress(ev) {
@@ -192,6 +244,9 @@ class Turn {
   event(ev) {
     switch (ev.type) {
       case "text": this.text(ev.delta ?? ""); break;
+      case "reasoning": this.reasoning(ev.delta ?? ""); break;
+      case "toolcalldelta": this.toolCallDelta(ev); break;
+      case "usage": this.usage(ev); break;
       case "toolcall": this.toolCall(ev); break;
       case "progress": this.progress(ev); break;
       case "approval": this.approval(ev); break;
@@ -305,6 +360,7 @@ async function send(text) {
     const res = await agent.run(messages, { signal: ctrl.signal, onEvent: (ev) => turn.event(ev) }).done;
     history = res.messages;
     turn.done(res);
+    turn.showUsage(res.usage);
     addLog("chat", `answered in ${res.steps} step${res.steps === 1 ? "" : "s"} (${res.finishReason})`);
     announce("The assistant answered.");
   } catch (err) {
