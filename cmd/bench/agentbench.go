@@ -186,9 +186,21 @@ func agentPrompt(i int) string { return fmt.Sprintf("echo turn %d", i) }
 
 // agentTurn is what the page reports for one turn.
 type agentTurn struct {
-	Ms    float64 `json:"ms"`
-	Text  string  `json:"text"`
-	Steps int     `json:"steps"`
+	Ms     float64        `json:"ms"`
+	Text   string         `json:"text"`
+	Steps  int            `json:"steps"`
+	Events map[string]int `json:"events"` // the Go agent's events by type
+}
+
+// checkEvents says whether the Go agent's turn delivered the events of
+// the model's work to the page: they are part of what is measured.
+func (t agentTurn) checkEvents() error {
+	for typ, least := range map[string]int{"usage": 2, "reasoning": 2, "toolcalldelta": 2, "text": 2, "done": 1} {
+		if t.Events[typ] < least {
+			return fmt.Errorf("the page heard %d %s events of the Go agent's turn (%v); want at least %d", t.Events[typ], typ, t.Events, least)
+		}
+	}
+	return nil
 }
 
 // agentLoops are the two clients of the scenario: the Go agent and the JS
@@ -289,6 +301,11 @@ func agentOneTurn(ctx context.Context, srv *servers, fn string, i int) (agentTur
 	}
 	if t.Steps != 2 {
 		return t, nil, fmt.Errorf("%d model steps; want 2 (one tool call, then the answer)", t.Steps)
+	}
+	if fn == "AB.goTurn" {
+		if err := t.checkEvents(); err != nil {
+			return t, nil, err
+		}
 	}
 	spans, err := waitSpans(srv.Timeline, 2)
 	if err != nil {

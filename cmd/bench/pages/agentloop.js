@@ -1,7 +1,7 @@
 // Injected into wasm.html once it is ready: the "agent step overhead"
 // scenario. One catalog over the demo MCP server serves two loops against
 // the scripted stand-in model: the Go agent (cat.agent with
-// mcp.models.openai) and a baseline written directly here: fetch with
+// mcp.models.openai, every event delivered to an onEvent) and a baseline written directly here: fetch with
 // stream: true, SSE deltas and tool calls parsed in JS, the tools run with
 // cat.handleToolCalls (the same catalog, the same tool path), the results
 // appended, the model asked again. The servers time the gaps; the page
@@ -71,11 +71,14 @@
       tools = await cat.toolsFor("openai"); // once, outside the timed part
       return true;
     },
-    // goTurn: one turn of the Go agent.
+    // goTurn: one turn of the Go agent, its events delivered to the page
+    // (text, reasoning, toolcalldelta, usage, …) and counted.
     async goTurn(text) {
+      const events = {};
+      const onEvent = (ev) => { events[ev.type] = (events[ev.type] || 0) + 1; };
       const t0 = performance.now();
-      const r = await agent.run(text).done;
-      return { ms: performance.now() - t0, text: r.text, steps: r.steps };
+      const r = await agent.run(text, { onEvent }).done;
+      return { ms: performance.now() - t0, text: r.text, steps: r.steps, events };
     },
     // jsTurn: the same turn, the loop written here.
     async jsTurn(text) {
