@@ -75,8 +75,12 @@ func (m *Model) body(req agent.Request) ([]byte, error) {
 	if req.MaxTokens > 0 {
 		r.MaxTokens = req.MaxTokens
 	}
+	// Thinking needs room in the answer's bound (a sampling request may
+	// ask for less), and the API refuses it with a temperature: a
+	// request's temperature (a sampling server's preference) yields.
 	if b := m.cfg.ThinkingBudget; b > 0 && b < r.MaxTokens {
 		r.Thinking = &thinking{Type: "enabled", BudgetTokens: b}
+		r.Temperature = nil
 	}
 	b, err := json.Marshal(r)
 	if err != nil {

@@ -320,3 +320,35 @@ func TestNonStreamedThinkingAndUsage(t *testing.T) {
 		t.Errorf("provider state = %s", msg.ProviderState)
 	}
 }
+
+// TestThinkingInTheRequest: with a budget, the request turns thinking on
+// and leaves out a temperature (which the API refuses with thinking); a
+// request whose bound leaves no room for the budget (a sampling request's
+// maxTokens) goes without thinking, its temperature kept.
+func TestThinkingInTheRequest(t *testing.T) {
+	m, err := New(Config{Model: "m", HTTPClient: http.DefaultClient, APIKey: agent.NewSecret("k"), MaxTokens: 8192, ThinkingBudget: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	temp := 0.3
+	for _, tt := range []struct {
+		maxTokens    int
+		wantThinking string
+		wantTemp     bool
+	}{
+		{0, `"thinking":{"type":"enabled","budget_tokens":2048}`, false},
+		{100, "", true},
+	} {
+		b, err := m.body(agent.Request{Messages: []agent.Message{{Role: "user", Content: "x"}}, Temperature: &temp, MaxTokens: tt.maxTokens})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := string(b)
+		if tt.wantThinking != "" && !strings.Contains(body, tt.wantThinking) || tt.wantThinking == "" && strings.Contains(body, `"thinking"`) {
+			t.Errorf("max_tokens %d: body %s; want thinking %q", tt.maxTokens, body, tt.wantThinking)
+		}
+		if got := strings.Contains(body, `"temperature"`); got != tt.wantTemp {
+			t.Errorf("max_tokens %d: body %s; temperature sent = %v, want %v", tt.maxTokens, body, got, tt.wantTemp)
+		}
+	}
+}
