@@ -22,7 +22,7 @@ const (
 	// The user dismissed or refused the sign-in. The app can still sign
 	// in from the user's action (a Sign in button), and is told to offer
 	// one (authrequired).
-	textDeclined = "The user declined to sign in to %[1]s, so %[2]s was not run. " +
+	textDeclined = "The user declined to sign in to %[1]s, so its tools cannot be used now. " +
 		"The user can still sign in to %[1]s from the app, and its tools will then work; tell the user that. Do not guess the result."
 	// The host turned the server off.
 	textDisabled = "The %[1]s server is turned off in this app, so %[2]s was not run. " +
