@@ -113,7 +113,7 @@ func TestAgentPolicyDeniesServer(t *testing.T) {
 	if fmt.Sprint(got.Events) != fmt.Sprint(wantEvents) {
 		t.Errorf("approval events = %+v; want %+v", got.Events, wantEvents)
 	}
-	if want := `invalid_argument: approvalPolicy.servers must map server ids to "allow", "ask" or "deny".`; got.Bad != want {
+	if want := `invalid_argument: catalog(): approvalPolicy.servers must map server ids to "allow", "ask" or "deny".`; got.Bad != want {
 		t.Errorf("a bad approvalPolicy: %s; want %s", got.Bad, want)
 	}
 }
