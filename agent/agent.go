@@ -85,9 +85,14 @@ type Config struct {
 // to the model, streams the answer, runs the tool calls the model asks for,
 // feeds their results back, and repeats until the model answers without
 // calling tools or the step limit is reached. An Agent is safe for
-// concurrent use; each Run is independent.
+// concurrent use; each Run is independent, except that the host's
+// "always" and "server" approval answers hold for every run of the Agent:
+// use one Agent per conversation.
 type Agent struct {
 	cfg Config
+	// approvals is the scope of the host's "always" and "server" answers:
+	// the agent's conversation, all its runs.
+	approvals *catalog.Approvals
 }
 
 // New validates cfg and returns an Agent.
@@ -101,7 +106,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.MaxSteps == 0 {
 		cfg.MaxSteps = DefaultMaxSteps
 	}
-	return &Agent{cfg: cfg}, nil
+	return &Agent{cfg: cfg, approvals: new(catalog.Approvals)}, nil
 }
 
 // Result is the outcome of a run.
@@ -333,12 +338,14 @@ func (r *run) callTools(ctx context.Context, calls []ToolCall) []Message {
 			opts := catalog.CallOptions{
 				Timeout:  cfg.CallTimeout,
 				AuthWait: cfg.AuthWait,
-				OnAuthRequired: func(serverID string) {
-					r.emit(EventAuthRequired, &AuthRequiredEvent{ServerID: serverID, ID: tc.ID})
+				OnAuthRequired: func(ar catalog.AuthRequired) {
+					r.emit(EventAuthRequired, &AuthRequiredEvent{ServerID: ar.ID, ID: tc.ID, Declined: ar.Declined})
 				},
-				OnApproval: func(req catalog.ApprovalRequest, approved bool) {
-					r.emit(EventApproval, &ApprovalEvent{ID: tc.ID, ServerID: req.ID, Tool: req.Tool, Name: req.Name, Approved: approved})
+				OnApproval: func(req catalog.ApprovalRequest, d catalog.ApprovalDecision) {
+					r.emit(EventApproval, &ApprovalEvent{ID: tc.ID, ServerID: req.ID, Tool: req.Tool, Name: req.Name, Approved: d.Approved,
+						DecidedBy: d.DecidedBy, Scope: d.Scope, Policy: d.Policy})
 				},
+				Approvals: r.a.approvals,
 				OnProgress: func(p *mcp.ProgressNotificationParams) {
 					if p != nil {
 						r.emit(EventProgress, &ProgressEvent{ID: tc.ID, Name: name, Progress: p.Progress, Total: p.Total, Message: p.Message})

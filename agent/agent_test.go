@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -284,8 +285,8 @@ func TestRunAbortDuringToolCall(t *testing.T) {
 
 func TestRunAuthAndApprovalEvents(t *testing.T) {
 	gated := &fakeTool{server: "github", tool: "echo", run: func(ctx context.Context, a map[string]any, o catalog.CallOptions) (string, bool, error) {
-		o.OnAuthRequired("github")
-		o.OnApproval(catalog.ApprovalRequest{ID: "github", Tool: "echo", Name: "github_echo"}, false)
+		o.OnAuthRequired(catalog.AuthRequired{ID: "github", Declined: true})
+		o.OnApproval(catalog.ApprovalRequest{ID: "github", Tool: "echo", Name: "github_echo"}, catalog.ApprovalDecision{DecidedBy: catalog.DecidedByPolicy, Policy: catalog.PolicyServer})
 		o.OnProgress(nil) // ignored
 		return "The user refused this call.", true, nil
 	}}
@@ -298,10 +299,10 @@ func TestRunAuthAndApprovalEvents(t *testing.T) {
 	if res.Text != "Results: The user refused this call." {
 		t.Errorf("text = %q", res.Text)
 	}
-	if got := rec.last(agent.EventAuthRequired); !cmp.Equal(got, &agent.AuthRequiredEvent{ServerID: "github", ID: "call_1_0"}) {
+	if got := rec.last(agent.EventAuthRequired); !cmp.Equal(got, &agent.AuthRequiredEvent{ServerID: "github", ID: "call_1_0", Declined: true}) {
 		t.Errorf("authrequired = %+v", got)
 	}
-	if got := rec.last(agent.EventApproval); !cmp.Equal(got, &agent.ApprovalEvent{ID: "call_1_0", ServerID: "github", Tool: "echo", Name: "github_echo"}) {
+	if got := rec.last(agent.EventApproval); !cmp.Equal(got, &agent.ApprovalEvent{ID: "call_1_0", ServerID: "github", Tool: "echo", Name: "github_echo", DecidedBy: "policy", Policy: "server"}) {
 		t.Errorf("approval = %+v", got)
 	}
 }
@@ -415,5 +416,32 @@ func TestRunReturnsPartialOnModelError(t *testing.T) {
 	}
 	if len(res.Messages) != 3 {
 		t.Errorf("messages = %+v; want input, call, result", res.Messages)
+	}
+}
+
+// An agent's runs are one conversation: every call of every run carries
+// the agent's one approval scope, so the host's "always" and "server"
+// answers hold across its turns; another agent has its own.
+func TestApprovalScopeIsTheAgent(t *testing.T) {
+	var mu sync.Mutex
+	var scopes []*catalog.Approvals
+	echo := &fakeTool{server: "github", tool: "echo", run: func(ctx context.Context, a map[string]any, o catalog.CallOptions) (string, bool, error) {
+		mu.Lock()
+		scopes = append(scopes, o.Approvals)
+		mu.Unlock()
+		return "ok", false, nil
+	}}
+	e := newEnv(t, model.Options{}, newFakeTools(echo), nil)
+	first := e.agent(t, nil)
+	for range 2 {
+		if _, err := first.RunText(context.Background(), "echo hi", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.agent(t, nil).RunText(context.Background(), "echo hi", nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(scopes) != 3 || scopes[0] == nil || scopes[0] != scopes[1] || scopes[2] == nil || scopes[2] == scopes[0] {
+		t.Errorf("approval scopes of two runs of one agent, then another agent's = %p; want one scope, then another", scopes)
 	}
 }

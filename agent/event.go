@@ -97,15 +97,31 @@ type ProgressEvent struct {
 type AuthRequiredEvent struct {
 	ServerID string `json:"serverId"`
 	ID       string `json:"id,omitempty"` // the call that found out
+	// Declined: the user declined this server's sign-in earlier; the call
+	// did not wait (the model is told the user can still sign in), and
+	// only a Sign in the user starts asks again.
+	Declined bool `json:"declined,omitempty"`
 }
 
-// ApprovalEvent reports the host's approval decision for a call.
+// ApprovalEvent reports how the approval of a call was decided (see
+// [catalog.ApprovalDecision]).
 type ApprovalEvent struct {
 	ID       string `json:"id,omitempty"`
 	ServerID string `json:"serverId"`
 	Tool     string `json:"tool"`
 	Name     string `json:"name"`
 	Approved bool   `json:"approved"`
+	// DecidedBy is "host" (the approve hook answered), "policy" (the
+	// catalog's approval policy, without asking) or "remembered" (an
+	// earlier "always" or "server" answer in this agent's conversation).
+	DecidedBy string `json:"decidedBy,omitempty"`
+	// Scope is "tool" or "server" when the approval holds for the rest of
+	// this agent's conversation: the host answered "always" or "server",
+	// or such an answer decided.
+	Scope string `json:"scope,omitempty"`
+	// Policy is the policy's rule that decided: "server", "readOnly" or
+	// "destructive".
+	Policy string `json:"policy,omitempty"`
 }
 
 // StepEvent: the model finished answering step Index (from 0). Its tool

@@ -122,10 +122,11 @@ func TestAuthWait(t *testing.T) {
 			authErr := make(chan error, 1)
 			r, err := cat.ModelCall(ctx, "secure_echo", `{"text":"waited"}`, CallOptions{
 				AuthWait: tt.wait,
-				OnAuthRequired: func(id string) {
+				OnAuthRequired: func(ar AuthRequired) {
+					id := ar.ID
 					asked.Add(1)
-					if id != "secure" {
-						t.Errorf("OnAuthRequired(%q)", id)
+					if ar != (AuthRequired{ID: "secure"}) {
+						t.Errorf("OnAuthRequired(%+v)", ar)
 					}
 					if tt.act != "nothing" {
 						go func() { authErr <- cat.Authorize(ctx, id) }()
@@ -167,10 +168,10 @@ func TestEnableServerWaitsForSignIn(t *testing.T) {
 			var asked atomic.Int32
 			r, err := cat.ModelCall(ctx, MetaEnableServer, `{"id":"secure"}`, CallOptions{
 				AuthWait: map[bool]time.Duration{true: patience, false: 50 * time.Millisecond}[signIn],
-				OnAuthRequired: func(id string) {
+				OnAuthRequired: func(ar AuthRequired) {
 					asked.Add(1)
 					if signIn {
-						go func() { _ = cat.Authorize(ctx, id) }()
+						go func() { _ = cat.Authorize(ctx, ar.ID) }()
 					}
 				},
 			})

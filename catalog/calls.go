@@ -99,6 +99,7 @@ func (c *Catalog) call(ctx context.Context, name string, raw []byte, opts CallOp
 		}
 	}
 	display := displayName(e.id, e.cfg)
+	url := e.cfg.URL
 	c.mu.Unlock()
 	if t == nil {
 		o.text = say(textUnknownTool, name)
@@ -114,12 +115,12 @@ func (c *Catalog) call(ctx context.Context, name string, raw []byte, opts CallOp
 		o.text = say(textSchema, display, name, problem)
 		return o, nil
 	}
-	approved, err := c.askApproval(ctx, ApprovalRequest{ID: e.id, Tool: t.Name, Name: name, Args: args, Annotations: t.Annotations}, t, opts)
+	d, err := c.approve(ctx, ApprovalRequest{ID: e.id, Tool: t.Name, Name: name, Args: args, Annotations: t.Annotations}, url, t, opts)
 	if err != nil {
 		return o, err
 	}
-	if !approved {
-		o.text = say(textRefused, display, name)
+	if !d.Approved {
+		o.text = refusalText(d, display, name)
 		return o, nil
 	}
 	return c.invoke(ctx, e, t, o, args, opts)
@@ -132,24 +133,6 @@ func (c *Catalog) checkCallOptions(opts CallOptions) error {
 		return mcperr.New(mcperr.InvalidArgument, "catalog: CallOptions.Timeout must not be negative; use 0 for Config.CallTimeout (%v)", c.cfg.CallTimeout)
 	}
 	return nil
-}
-
-// askApproval asks the approval hook about req, unless there is none or t
-// is read-only, and reports the decision to opts.OnApproval. Its only error
-// is aborted.
-func (c *Catalog) askApproval(ctx context.Context, req ApprovalRequest, t *mcp.Tool, opts CallOptions) (bool, error) {
-	if c.cfg.Approve == nil || readOnly(t) {
-		return true, nil
-	}
-	yes, err := c.cfg.Approve(ctx, req)
-	if ctx.Err() != nil {
-		return false, aborted(ctx.Err())
-	}
-	approved := err == nil && yes
-	if opts.OnApproval != nil {
-		opts.OnApproval(req, approved)
-	}
-	return approved, nil
 }
 
 // readOnly reports whether the server annotated t readOnlyHint: true. The
@@ -209,7 +192,11 @@ func (c *Catalog) gate(ctx context.Context, e *entry, name string, opts CallOpti
 		display := displayName(e.id, e.cfg)
 		wake := e.wake
 		if text := c.refusalLocked(e, name, display); text != "" {
+			declined := e.enabled && (e.latched || e.state == mcpclient.StateDeclined)
 			c.mu.Unlock()
+			if declined && timer == nil { // once per call: not after this call's own wait ended declined
+				c.askAgain(e.id, opts)
+			}
 			return text, nil
 		}
 		if e.state == mcpclient.StateNeedsAuth || e.state == mcpclient.StateAuthorizing {
@@ -220,7 +207,7 @@ func (c *Catalog) gate(ctx context.Context, e *entry, name string, opts CallOpti
 			if timer == nil {
 				timer = time.NewTimer(opts.AuthWait)
 				if opts.OnAuthRequired != nil {
-					opts.OnAuthRequired(e.id)
+					opts.OnAuthRequired(AuthRequired{ID: e.id})
 				}
 				continue
 			}
@@ -245,6 +232,22 @@ func (c *Catalog) gate(ctx context.Context, e *entry, name string, opts CallOpti
 			continue
 		}
 		return text, err
+	}
+}
+
+// askAgain tells the host, for a call to server id whose sign-in the user
+// declined, that the call wanted it (the catalog's authrequired event with
+// Declined, and opts.OnAuthRequired): one notice per call, so the page can
+// offer a Sign in. Nothing opens a sign-in or waits for one: the decline
+// latch holds until the user's own action.
+func (c *Catalog) askAgain(id string, opts CallOptions) {
+	ev := AuthRequired{ID: id, Declined: true}
+	c.mu.Lock()
+	c.emitLocked(EventAuthRequired, ev)
+	c.mu.Unlock()
+	c.flush()
+	if opts.OnAuthRequired != nil {
+		opts.OnAuthRequired(ev)
 	}
 }
 

@@ -90,12 +90,18 @@ type Config struct {
 	MaxToolsPerServer int           // default 128
 	CallTimeout       time.Duration // 0 means 60 s; not negative
 	Breaker           BreakerConfig
-	// Approve, when set, is asked before every call of a tool that is not
-	// annotated readOnlyHint: true (the meta tool catalog_enable_server
-	// included). false or an error refuses the call; the model is told the
-	// user refused. Annotations are the server's hints: they spare asking
-	// about the tool that carries them, nothing else.
-	Approve func(ctx context.Context, req ApprovalRequest) (bool, error)
+	// Approve, when set, is asked before every call that ApprovalPolicy
+	// says to ask about (by default, every tool not annotated readOnlyHint:
+	// true, the meta tool catalog_enable_server included), unless an
+	// earlier AllowAlways or AllowServer answer in the call's scope
+	// (CallOptions.Approvals) covers it. Refuse or an error refuses the
+	// call; the model is told the user refused. Annotations are the
+	// server's hints: they only decide about the tools that carry them.
+	Approve func(ctx context.Context, req ApprovalRequest) (Answer, error)
+	// ApprovalPolicy decides which calls run without asking, are asked
+	// about, or never run; its zero value is the default (see
+	// [ApprovalPolicy]). A policy that says "ask" needs Approve.
+	ApprovalPolicy ApprovalPolicy
 	// ServerTools exposes the model-facing meta tools
 	// catalog_list_servers and catalog_enable_server.
 	ServerTools bool
@@ -134,13 +140,21 @@ type CallOptions struct {
 	OnProgress func(*mcp.ProgressNotificationParams)
 	// AuthWait, when > 0, makes a call to a server that needs sign-in wait
 	// this long (real time) for the host to sign in through
-	// [Catalog.Authorize] (after OnAuthRequired(id) was called once)
+	// [Catalog.Authorize] (after OnAuthRequired was called once)
 	// instead of resolving at once with the needs-sign-in text. A decline
 	// ends the wait with the declined text.
-	AuthWait       time.Duration
-	OnAuthRequired func(id string)
-	// OnApproval reports the approval hook's decision for this call.
-	OnApproval func(req ApprovalRequest, approved bool)
+	AuthWait time.Duration
+	// A call to a server whose sign-in the user declined calls it too,
+	// with Declined set, and does not wait: only the user's action
+	// (Authorize, Enable) asks again.
+	OnAuthRequired func(AuthRequired)
+	// OnApproval reports how the approval of this call was decided, when
+	// the catalog has Approve or an ApprovalPolicy.
+	OnApproval func(req ApprovalRequest, d ApprovalDecision)
+	// Approvals is the scope of the host's "always" and "server" answers
+	// (an agent's conversation); nil means the catalog's own, which lasts
+	// as long as the catalog.
+	Approvals *Approvals
 }
 
 // Block is one part of a tool result as a model sees it.
@@ -196,6 +210,8 @@ type Catalog struct {
 	draining  bool                 // a goroutine is delivering pending
 	meta      map[string]*mcp.Tool // the meta tools, when enabled
 	renamed   bool                 // a tool list changed: names must be assigned again
+
+	approvals Approvals // the scope of answers to calls without CallOptions.Approvals
 }
 
 // entry is one server of the catalog. Its fields are guarded by Catalog.mu.
@@ -264,6 +280,10 @@ func New(cfg Config) (*Catalog, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = realClock{}
 	}
+	if err := cfg.ApprovalPolicy.validate(cfg.Approve != nil); err != nil {
+		return nil, err
+	}
+	cfg.ApprovalPolicy.Servers = maps.Clone(cfg.ApprovalPolicy.Servers)
 	if len(cfg.Servers) > cfg.MaxServers {
 		return nil, bad("%d servers configured; at most %d (maxServers) are allowed", len(cfg.Servers), cfg.MaxServers)
 	}

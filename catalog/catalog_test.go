@@ -147,3 +147,17 @@ func TestToolsConnectsInParallelBounded(t *testing.T) {
 		t.Errorf("call joined to the connect = %q", call.Text)
 	}
 }
+
+// With no tool to offer (the one server needs a sign-in), Tools is an
+// empty list, which JSON shows as [] rather than null.
+func TestToolsEmptyIsAList(t *testing.T) {
+	f := &fakeServer{connectErr: authRequiredErr()}
+	cat, _ := newCatalog(t, Config{Servers: servers("secure", "https://s.example.com/mcp"), Factory: fakes(map[string]*fakeServer{"secure": f})})
+	tools, err := cat.Tools(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(tools); string(b) != "[]" {
+		t.Errorf("Tools as JSON = %s; want []", b)
+	}
+}

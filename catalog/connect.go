@@ -82,6 +82,9 @@ func (c *Catalog) Tools(ctx context.Context) ([]Tool, error) {
 	if c.closed {
 		return nil, errClosed
 	}
+	if len(c.listed) == 0 {
+		return []Tool{}, nil // a list, also as JSON
+	}
 	return slices.Clone(c.listed), nil
 }
 

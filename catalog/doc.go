@@ -43,11 +43,17 @@
 //
 // A declined sign-in latches: the catalog does not connect or sign in to
 // that server again until the host calls [Catalog.Authorize] or
-// [Catalog.Enable] from a user action. A server whose requests fail in a
-// row (transport errors, HTTP 5xx, timeouts, lost connections) opens its
-// breaker: calls fail fast without reaching it until the cooldown ends,
-// then one probe decides. When [Config.Approve] is set it is asked before
-// every call of a tool not annotated readOnlyHint: true.
+// [Catalog.Enable] from a user action; a call to its tools meanwhile tells
+// the model the user can still sign in from the app and fires
+// authrequired ([AuthRequired].Declined) for the host to offer it. A
+// server whose requests fail in a row (transport errors, HTTP 5xx,
+// timeouts, lost connections) opens its breaker: calls fail fast without
+// reaching it until the cooldown ends, then one probe decides.
+//
+// [Config.Approve] is asked before the calls [Config.ApprovalPolicy] says
+// to ask about (by default every tool not annotated readOnlyHint: true);
+// its AllowAlways and AllowServer answers hold for the rest of the call's
+// [Approvals] scope (an agent's conversation, else the catalog's life).
 //
 // Events ([Event]) report every status change, every change of the tool
 // list (once per change), sign-ins needed and warnings.

@@ -31,6 +31,10 @@ type ToolsChanged struct {
 // the user to sign in; call [Catalog.Authorize] from a user action.
 type AuthRequired struct {
 	ID string `json:"id"`
+	// Declined: the user declined this server's sign-in before, and a
+	// call to it wants it now (one event per such call). Nothing waits and
+	// no sign-in starts by itself: offer the user a Sign in.
+	Declined bool `json:"declined,omitempty"`
 }
 
 // Warning is the Data of a "warning" [Event]: something was left out, for

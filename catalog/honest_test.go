@@ -31,7 +31,7 @@ func TestHonestTexts(t *testing.T) {
 		off     bool
 		meta    bool
 		server  *fakeServer
-		approve func(context.Context, ApprovalRequest) (bool, error)
+		approve func(context.Context, ApprovalRequest) (Answer, error)
 		opts    CallOptions
 		call    string
 		args    string
@@ -43,16 +43,16 @@ func TestHonestTexts(t *testing.T) {
 		{name: "needs sign-in, titled", title: "GitHub", server: &fakeServer{connectErr: authRequiredErr()},
 			want: "The GitHub server needs the user to sign in before its tools can be used. Ask the user to sign in to GitHub (the app shows a Sign in button); do not guess the result."},
 		{name: "declined", server: &fakeServer{connectErr: declinedErr()},
-			want: "The user declined to sign in to github; its tools are unavailable. Tell the user; do not guess the result."},
+			want: "The user declined to sign in to github, so its tools cannot be used now. The user can still sign in to github from the app, and its tools will then work; tell the user that. Do not guess the result."},
 		{name: "disabled", off: true,
 			want: "The github server is turned off in this app, so github_search was not run. Tell the user; do not guess the result."},
 		{name: "disabled, meta tools", off: true, meta: true,
 			want: `The github server is turned off in this app, so github_search was not run. You may call catalog_enable_server with {"id": "github"} to turn it on, or tell the user; do not guess the result.`},
-		{name: "refused", approve: func(context.Context, ApprovalRequest) (bool, error) { return false, nil }, call: "github_delete_repo",
+		{name: "refused", approve: func(context.Context, ApprovalRequest) (Answer, error) { return Refuse, nil }, call: "github_delete_repo",
 			want: "The user refused to run github_delete_repo. Do not retry it; tell the user."},
-		{name: "approval failed", approve: func(context.Context, ApprovalRequest) (bool, error) { return true, errors.New("dialog crashed") }, call: "github_delete_repo",
+		{name: "approval failed", approve: func(context.Context, ApprovalRequest) (Answer, error) { return AllowOnce, errors.New("dialog crashed") }, call: "github_delete_repo",
 			want: "The user refused to run github_delete_repo. Do not retry it; tell the user."},
-		{name: "read-only tools are not asked", approve: func(context.Context, ApprovalRequest) (bool, error) { return false, nil },
+		{name: "read-only tools are not asked", approve: func(context.Context, ApprovalRequest) (Answer, error) { return Refuse, nil },
 			server: &fakeServer{call: ok}, want: "fine", isError: false},
 		{name: "timeout", opts: CallOptions{Timeout: 20 * time.Millisecond},
 			server: &fakeServer{call: func(ctx context.Context, _ string, _ json.RawMessage) (*mcp.CallToolResult, error) {
@@ -103,7 +103,7 @@ func TestHonestTexts(t *testing.T) {
 			approve := tt.approve
 			if approve != nil {
 				inner := approve
-				approve = func(ctx context.Context, r ApprovalRequest) (bool, error) { approved++; return inner(ctx, r) }
+				approve = func(ctx context.Context, r ApprovalRequest) (Answer, error) { approved++; return inner(ctx, r) }
 			}
 			cat, _ := newCatalog(t, Config{Servers: map[string]ServerConfig{"github": sc}, Factory: fakes(map[string]*fakeServer{"github": f}), Approve: approve, ServerTools: tt.meta})
 			call := tt.call

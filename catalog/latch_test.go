@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,16 +69,37 @@ func TestDeclineLatch(t *testing.T) {
 	}
 	connects := gh.connects.Load()
 	declined := say(textDeclined, "github", "github_search")
-	for range 3 {
+	waitFor(t, "toolschanged for the decline", func() bool { return len(toolsChanged(ev)) > 0 })
+	if diff := cmp.Diff([]ToolsChanged{{IDs: []string{"github"}}}, toolsChanged(ev)); diff != "" {
+		t.Errorf("toolschanged events (-want +got):\n%s", diff)
+	}
+	ev.reset()
+	// Each call says the user can still sign in, and asks the host to
+	// offer it, once per call, without waiting or signing in by itself.
+	for i := range 3 {
 		if _, err := cat.Tools(ctx); err != nil {
 			t.Fatal(err)
 		}
-		r, err := cat.ModelCall(ctx, "github_search", "{}", CallOptions{AuthWait: patience, OnAuthRequired: func(string) { t.Error("OnAuthRequired for a declined server") }})
+		var asked []AuthRequired
+		start := time.Now()
+		r, err := cat.ModelCall(ctx, "github_search", "{}", CallOptions{AuthWait: patience, OnAuthRequired: func(ar AuthRequired) { asked = append(asked, ar) }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r.Text != declined || !r.IsError {
 			t.Errorf("call = %q; want %q", r.Text, declined)
+		}
+		if waited := time.Since(start); waited >= patience/2 {
+			t.Errorf("the call to a declined server took %v; want no wait", waited)
+		}
+		if diff := cmp.Diff([]AuthRequired{{ID: "github", Declined: true}}, asked); diff != "" {
+			t.Errorf("OnAuthRequired of call %d (-want +got):\n%s", i, diff)
+		}
+		waitFor(t, "the catalog's authrequired", func() bool { return ev.count(EventAuthRequired) == i+1 })
+	}
+	for _, e := range ev.of(EventAuthRequired) {
+		if e.Data != (AuthRequired{ID: "github", Declined: true}) {
+			t.Errorf("authrequired event %+v; want github, declined", e.Data)
 		}
 	}
 	if got := gh.connects.Load(); got != connects {
@@ -89,8 +111,8 @@ func TestDeclineLatch(t *testing.T) {
 	if st, _ := cat.Status("github"); st.State != string(mcpclient.StateDeclined) || st.Tools != 0 {
 		t.Errorf("status = %+v; want declined, 0 tools", st)
 	}
-	if diff := cmp.Diff([]ToolsChanged{{IDs: []string{"github"}}}, toolsChanged(ev)); diff != "" {
-		t.Errorf("toolschanged events (-want +got):\n%s", diff)
+	if tc := toolsChanged(ev); len(tc) != 0 {
+		t.Errorf("toolschanged events while latched: %+v; want none", tc)
 	}
 
 	// The host's Authorize (a click) signs in: the tools return, once.
@@ -197,13 +219,16 @@ func TestApproval(t *testing.T) {
 	d := startDemo(t)
 	var asked []ApprovalRequest
 	cat, _ := newCatalog(t, Config{Servers: servers("demo", d.URL), Factory: clientFactory(t), ServerTools: true,
-		Approve: func(_ context.Context, r ApprovalRequest) (bool, error) {
+		Approve: func(_ context.Context, r ApprovalRequest) (Answer, error) {
 			asked = append(asked, r)
-			return r.Tool == "add_tool", nil
+			if r.Tool == "add_tool" {
+				return AllowOnce, nil
+			}
+			return Refuse, nil
 		}})
 	ctx := ctxT(t)
-	var reported []bool
-	opts := CallOptions{OnApproval: func(_ ApprovalRequest, ok bool) { reported = append(reported, ok) }}
+	var reported []ApprovalDecision
+	opts := CallOptions{OnApproval: func(_ ApprovalRequest, d ApprovalDecision) { reported = append(reported, d) }}
 	if r, _ := cat.ModelCall(ctx, "demo_echo", `{"text":"ro"}`, opts); r.Text != "ro" {
 		t.Errorf("echo (read-only) = %q", r.Text)
 	}
@@ -223,7 +248,9 @@ func TestApproval(t *testing.T) {
 	if diff := cmp.Diff(want, asked); diff != "" {
 		t.Errorf("approval requests (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]bool{false, true}, reported); diff != "" {
+	host := func(ok bool) ApprovalDecision { return ApprovalDecision{Approved: ok, DecidedBy: DecidedByHost} }
+	readOnly := ApprovalDecision{Approved: true, DecidedBy: DecidedByPolicy, Policy: PolicyReadOnly}
+	if diff := cmp.Diff([]ApprovalDecision{readOnly, host(false), host(true), readOnly}, reported); diff != "" {
 		t.Errorf("OnApproval (-want +got):\n%s", diff)
 	}
 }

@@ -61,20 +61,14 @@ func (c *Catalog) callMeta(ctx context.Context, t *mcp.Tool, raw []byte, opts Ca
 		o.text = say(textSchema, "", t.Name, problem)
 		return o, nil
 	}
-	if c.cfg.Approve != nil && !readOnly(t) {
-		req := ApprovalRequest{Tool: t.Name, Name: t.Name, Args: args, Annotations: t.Annotations}
-		yes, err := c.cfg.Approve(ctx, req)
-		if ctx.Err() != nil {
-			return o, aborted(ctx.Err())
-		}
-		approved := err == nil && yes
-		if opts.OnApproval != nil {
-			opts.OnApproval(req, approved)
-		}
-		if !approved {
-			o.text = say(textRefused, "", t.Name)
-			return o, nil
-		}
+	req := ApprovalRequest{Tool: t.Name, Name: t.Name, Args: args, Annotations: t.Annotations}
+	d, err := c.approve(ctx, req, "", t, opts)
+	if err != nil {
+		return o, err
+	}
+	if !d.Approved {
+		o.text = refusalText(d, "", t.Name)
+		return o, nil
 	}
 	switch t.Name {
 	case MetaListServers:
@@ -115,6 +109,7 @@ func (c *Catalog) callMeta(ctx context.Context, t *mcp.Tool, raw []byte, opts Ca
 		display := displayName(id, e.cfg)
 		c.mu.Unlock()
 		if latched {
+			c.askAgain(id, opts)
 			o.text = say(textDeclined, display, t.Name)
 			return o, nil
 		}

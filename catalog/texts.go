@@ -19,9 +19,11 @@ const (
 	// The server needs a sign-in the user has not done.
 	textNeedsAuth = "The %[1]s server needs the user to sign in before its tools can be used. " +
 		"Ask the user to sign in to %[1]s (the app shows a Sign in button); do not guess the result."
-	// The user dismissed or refused the sign-in.
-	textDeclined = "The user declined to sign in to %[1]s; its tools are unavailable. " +
-		"Tell the user; do not guess the result."
+	// The user dismissed or refused the sign-in. The app can still sign
+	// in from the user's action (a Sign in button), and is told to offer
+	// one (authrequired).
+	textDeclined = "The user declined to sign in to %[1]s, so its tools cannot be used now. " +
+		"The user can still sign in to %[1]s from the app, and its tools will then work; tell the user that. Do not guess the result."
 	// The host turned the server off.
 	textDisabled = "The %[1]s server is turned off in this app, so %[2]s was not run. " +
 		"Tell the user; do not guess the result."
@@ -42,6 +44,11 @@ const (
 		"Tell the user; do not guess the result."
 	// The approval hook refused the call (or failed).
 	textRefused = "The user refused to run %[2]s. Do not retry it; tell the user."
+	// The app's approval policy refuses the tool (destructive tools).
+	textPolicyDenied = "This app's settings do not allow %[2]s to run, so it was not run. Do not retry it; tell the user."
+	// The app's approval policy refuses every tool of the server.
+	textPolicyServer = "This app's settings do not allow the tools of the %[1]s server to run, so %[2]s was not run. " +
+		"Do not retry it or other tools of %[1]s; tell the user."
 	// The call ran out of time.
 	textTimeout = "%[2]s on the %[1]s server did not finish within %[3]s and was stopped; whether it had an effect is unknown. " +
 		"Tell the user; do not guess the result."

@@ -80,6 +80,7 @@ type runEvent struct {
 	Text      string `json:"text"`
 	IsError   bool   `json:"isError"`
 	Approved  bool   `json:"approved"`
+	DecidedBy string `json:"decidedBy"`
 	Index     int    `json:"index"`
 }
 
@@ -203,14 +204,17 @@ func TestAgentApproval(t *testing.T) {
 	if !strings.Contains(o.Text, "The user refused to run notes_note_add") || !strings.Contains(o.Text, "cba") {
 		t.Errorf("the answer = %+v; want the refusal and the reversed text", o)
 	}
-	var approvals []runEvent
+	// Each call's event says how it was decided: the host refused one,
+	// the policy let the read-only one run.
+	var approvals []string
 	for _, ev := range runEvents(e) {
 		if ev.Type == "approval" {
-			approvals = append(approvals, ev)
+			approvals = append(approvals, fmt.Sprintf("%s %v by %s", ev.Name, ev.Approved, ev.DecidedBy))
 		}
 	}
-	if len(approvals) != 1 || approvals[0].Approved {
-		t.Errorf("approval events = %+v; want one refusal", approvals)
+	slices.Sort(approvals)
+	if want := []string{"notes_note_add false by host", "notes_reverse true by policy"}; !slices.Equal(approvals, want) {
+		t.Errorf("approval events = %q; want %q", approvals, want)
 	}
 }
 

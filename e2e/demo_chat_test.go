@@ -114,6 +114,30 @@ func TestDemoChat(t *testing.T) {
 		t.Errorf("the answer after Approve is %q; want Saved note 1", got)
 	}
 
+	// Allow for this chat: the next note of the conversation runs without
+	// asking, marked so; after New chat it asks again.
+	prompts := func() string { return e.js(`String(document.querySelectorAll("#chat-log li.chat-approval").length)`) }
+	send("note remember the bread")
+	e.do("allow for this chat",
+		chromedp.WaitVisible(chromedp.CSS(`#chat-log li.chat-approval[data-state="asking"] button.allow-chat`)),
+		chromedp.Click(chromedp.CSS(`#chat-log li.chat-approval[data-state="asking"] button.allow-chat`)))
+	waitIdle()
+	asked := prompts()
+	send("note remember the jam")
+	waitIdle()
+	if got := lastAnswer(); !strings.Contains(got, "Saved note 3") || prompts() != asked {
+		t.Errorf("after Allow for this chat: %q, %s prompts (were %s); want Saved note 3 without a prompt", got, prompts(), asked)
+	}
+	if got := e.text(`#chat-log li.chat-tool[data-approval="remembered"]`); !strings.Contains(got, "allowed for this chat") {
+		t.Errorf("the remembered call shows %q; want \"allowed for this chat\"", got)
+	}
+	e.do("new chat", chromedp.Click(chromedp.ID("chat-new")))
+	send("note remember the tea")
+	e.do("asked again in a new chat",
+		chromedp.WaitVisible(chromedp.CSS(`#chat-log li.chat-approval[data-state="asking"] button.deny`)),
+		chromedp.Click(chromedp.CSS(`#chat-log li.chat-approval[data-state="asking"] button.deny`)))
+	waitIdle()
+
 	// Stop during a slow tool: the run ends as stopped, the server is told.
 	send("slow")
 	e.waitJS("slow's progress", `/of 20/.test(document.querySelector('`+call("demo", "slow")+` .chat-tool-state')?.textContent ?? "")`)

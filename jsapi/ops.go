@@ -219,6 +219,15 @@ type CatalogOptions struct {
 	Breaker           *BreakerOptions `json:"breaker,omitempty"`
 	Approve           bool            `json:"approve,omitempty" js:"function"`
 	ServerTools       bool            `json:"serverTools,omitempty"`
+	ApprovalPolicy    *ApprovalPolicy `json:"approvalPolicy,omitempty"`
+}
+
+// ApprovalPolicy is the catalog's approvalPolicy: which calls run without
+// asking, are asked about (approve) or never run (catalog.ApprovalPolicy).
+type ApprovalPolicy struct {
+	ReadOnly    string            `json:"readOnly,omitempty"`
+	Destructive string            `json:"destructive,omitempty"`
+	Servers     map[string]string `json:"servers,omitempty"`
 }
 
 // Rules are CatalogRules.
@@ -316,7 +325,7 @@ var Hosts = []Host{
 	{"lock", []string{"name"}, "Promise<release function>", "a Web Lock across the tabs of the origin"},
 	{"announce", []string{"changeJSON"}, "", "tells the other tabs about a grant change"},
 	{"saveHints", []string{"json"}, "", "what each server negotiated (no secrets), for the next page"},
-	{"approve", []string{"target", "requestJSON"}, "Promise<boolean>", "the catalog's approve: may this tool call run?"},
+	{"approve", []string{"target", "requestJSON"}, `Promise<boolean | "always" | "server">`, "the catalog's approve: may this tool call run (and later ones of the tool, or of the server)?"},
 	{"model", []string{"target", "requestJSON"}, "Promise<messageJSON>", "a custom model function answers (target run:<id>)"},
 }
 

@@ -21,13 +21,16 @@ type Rule struct {
 }
 
 // A Cond is a condition on one option, named by its path ("breaker.failures").
-// Exactly one of Set, In, Above and AtLeast says what must be true of it.
+// Exactly one of Set, In, Above, AtLeast, Every and Some says what must be
+// true of it.
 type Cond struct {
 	Option  string   `json:"option"`
 	Set     *bool    `json:"set,omitempty"`     // set (true) or unset (false); see isSet
 	In      []any    `json:"in,omitempty"`      // its JSON value is one of these
 	Above   *float64 `json:"above,omitempty"`   // a number greater than this
 	AtLeast *float64 `json:"atLeast,omitempty"` // a number at least this
+	Every   []any    `json:"every,omitempty"`   // an object each of whose values is one of these
+	Some    []any    `json:"some,omitempty"`    // an object one of whose values is one of these
 }
 
 func set(option string) Cond          { t := true; return Cond{Option: option, Set: &t} }
@@ -36,6 +39,8 @@ func above(option string, n float64) Cond {
 	return Cond{Option: option, Above: &n}
 }
 func atLeast(option string, n float64) Cond { return Cond{Option: option, AtLeast: &n} }
+func every(option string, v ...any) Cond    { return Cond{Option: option, Every: v} }
+func some(option string, v ...any) Cond     { return Cond{Option: option, Some: v} }
 
 // oneOf: when option is set, it must be one of values.
 func oneOf(option string, values ...any) Rule {
@@ -107,6 +112,20 @@ var CatalogRules = []Rule{
 	positiveMs("callTimeoutMs"),
 	positiveCount("breaker.failures"),
 	positiveMs("breaker.cooldownMs"),
+	oneOf("approvalPolicy.readOnly", "allow", "ask"),
+	oneOf("approvalPolicy.destructive", "ask", "allow", "deny"),
+	{If: []Cond{set("approvalPolicy.servers")}, Then: []Cond{every("approvalPolicy.servers", "allow", "ask", "deny")},
+		Message: `approvalPolicy.servers must map server ids to "allow", "ask" or "deny"`},
+	askNeedsApprove(in("approvalPolicy.readOnly", "ask"), "approvalPolicy.readOnly"),
+	askNeedsApprove(in("approvalPolicy.destructive", "ask"), "approvalPolicy.destructive"),
+	askNeedsApprove(some("approvalPolicy.servers", "ask"), "approvalPolicy.servers"),
+}
+
+// askNeedsApprove: a policy that says "ask" (where c holds) needs the
+// function that asks.
+func askNeedsApprove(c Cond, option string) Rule {
+	return Rule{If: []Cond{c}, Then: []Cond{set("approve")},
+		Message: option + ` says "ask", which needs approve (the function that asks the user)`}
 }
 
 // AgentRules are the rules of cat.agent()'s options (a model function
@@ -169,24 +188,45 @@ func (c Cond) holds(o map[string]any) bool {
 	case c.Set != nil:
 		return isSet(v, ok) == *c.Set
 	case c.In != nil:
-		if !ok {
-			return false
-		}
-		got, _ := json.Marshal(v)
-		for _, w := range c.In {
-			if want, _ := json.Marshal(w); string(got) == string(want) {
-				return true
-			}
-		}
-		return false
+		return ok && oneOfJSON(v, c.In)
 	case c.Above != nil:
 		n, isNum := v.(float64)
 		return isNum && n > *c.Above
 	case c.AtLeast != nil:
 		n, isNum := v.(float64)
 		return isNum && n >= *c.AtLeast
+	case c.Every != nil:
+		m, isObj := v.(map[string]any)
+		if !isObj {
+			return false
+		}
+		for _, e := range m {
+			if !oneOfJSON(e, c.Every) {
+				return false
+			}
+		}
+		return true
+	case c.Some != nil:
+		m, _ := v.(map[string]any)
+		for _, e := range m {
+			if oneOfJSON(e, c.Some) {
+				return true
+			}
+		}
+		return false
 	}
 	panic(fmt.Sprintf("jsapi: condition on %s says nothing", c.Option))
+}
+
+// oneOfJSON reports whether v's JSON is one of values'.
+func oneOfJSON(v any, values []any) bool {
+	got, _ := json.Marshal(v)
+	for _, w := range values {
+		if want, _ := json.Marshal(w); string(got) == string(want) {
+			return true
+		}
+	}
+	return false
 }
 
 // isSet: present, and not null, "" or false (an option left at its zero

@@ -95,28 +95,40 @@ func (a *app) sampling(ce *catalogEntry, server string) func(context.Context, *m
 		if ag == nil {
 			return nil, agent.ErrSamplingRefused
 		}
+		// Each sampling request is asked about on its own: "always" and
+		// "server" allow this one.
 		allow := func(ctx context.Context, p *mcp.CreateMessageParams) (bool, error) {
-			return a.approve(ctx, ce.id, catalog.ApprovalRequest{ID: server, Tool: "sampling/createMessage", Name: "sampling/createMessage"})
+			ans, err := a.approve(ctx, ce.id, catalog.ApprovalRequest{ID: server, Tool: "sampling/createMessage", Name: "sampling/createMessage"})
+			return ans != catalog.Refuse, err
 		}
 		return ag.SamplingHandler(allow)(ctx, p)
 	}
 }
 
-// approve asks the host's approve function of catalog id.
-func (a *app) approve(ctx context.Context, id string, req catalog.ApprovalRequest) (bool, error) {
+// approve asks the host's approve function of catalog id: true, false,
+// "always" or "server" (catalog.js passes nothing else).
+func (a *app) approve(ctx context.Context, id string, req catalog.ApprovalRequest) (catalog.Answer, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
-		return false, err
+		return catalog.Refuse, err
 	}
 	v, err := a.host.await(ctx, "approve", catalogTarget(id), string(b))
 	if err != nil {
-		return false, err
+		return catalog.Refuse, err
 	}
-	ok, err := v.Bool()
-	if err != nil {
-		return false, mcperr.New(mcperr.InvalidArgument, "mcp: approve() must resolve to true or false")
+	if ok, err := v.Bool(); err == nil {
+		if ok {
+			return catalog.AllowOnce, nil
+		}
+		return catalog.Refuse, nil
 	}
-	return ok, nil
+	switch s, _ := jsbridge.String(v, "approve()'s answer"); s {
+	case "always":
+		return catalog.AllowAlways, nil
+	case "server":
+		return catalog.AllowServer, nil
+	}
+	return catalog.Refuse, mcperr.New(mcperr.InvalidArgument, `mcp: approve() must resolve to true, false, "always" or "server"`)
 }
 
 func ms(v *float64) time.Duration {
@@ -178,8 +190,17 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 		cfg.Breaker = catalog.BreakerConfig{Failures: o.Breaker.Failures, Cooldown: ms(o.Breaker.CooldownMs)}
 	}
 	if o.Approve {
-		cfg.Approve = func(ctx context.Context, req catalog.ApprovalRequest) (bool, error) {
+		cfg.Approve = func(ctx context.Context, req catalog.ApprovalRequest) (catalog.Answer, error) {
 			return a.approve(ctx, ce.id, req)
+		}
+	}
+	if p := o.ApprovalPolicy; p != nil {
+		cfg.ApprovalPolicy = catalog.ApprovalPolicy{ReadOnly: catalog.Level(p.ReadOnly), Destructive: catalog.Level(p.Destructive)}
+		for id, l := range p.Servers {
+			if cfg.ApprovalPolicy.Servers == nil {
+				cfg.ApprovalPolicy.Servers = map[string]catalog.Level{}
+			}
+			cfg.ApprovalPolicy.Servers[id] = catalog.Level(l)
 		}
 	}
 	cat, err := catalog.New(cfg)

@@ -7,7 +7,7 @@ import { addProblem, callProblem, clientProblem, optionsProblem, readEntry, sent
 
 /**
  * Many MCP servers behind one tool list. Events: statuschange {id, status},
- * toolschanged {ids}, authrequired {id}, warning {id, message}.
+ * toolschanged {ids}, authrequired {id, declined?}, warning {id, message}.
  */
 export class Catalog extends EventTarget {
   #mcp;
@@ -193,10 +193,16 @@ export class Catalog extends EventTarget {
     for (const [id, st] of Object.entries(r.statuses ?? {})) this.#statuses[id] ??= st;
   }
 
-  // host.approve
+  // host.approve: true, false, "always" (this tool, for the rest of the
+  // agent's conversation, or of the catalog's life without an agent) or
+  // "server" (every tool of the server, same scope). Anything else
+  // refuses the call, with a warning for a string that is none of them.
   async _approve(req) {
     if (typeof this.#approve !== "function") return true;
-    return (await this.#approve(req)) === true;
+    const answer = await this.#approve(req);
+    if (answer === true || answer === "always" || answer === "server") return answer;
+    if (typeof answer === "string") console.warn(`mcp: catalog: approve() answered ${JSON.stringify(answer)}, which refuses the call; answer true, false, "always" or "server"`);
+    return false;
   }
 
   // host.event

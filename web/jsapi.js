@@ -44,6 +44,7 @@ export const CATALOG_OPTIONS = Object.freeze({
   breaker: "object",
   approve: "function",
   serverTools: "boolean",
+  approvalPolicy: "object",
 });
 
 /** The options of cat.agent(). */
@@ -57,7 +58,7 @@ export const AGENT_OPTIONS = Object.freeze({
 /** Each options object's options, with the fields of object options: what rules.js checks kinds against. */
 export const OPTION_LISTS = Object.freeze({
   client: [{"name":"clientName","kind":"string"},{"name":"redirectUri","kind":"string"},{"name":"scopes","kind":"array"},{"name":"clientId","kind":"string"},{"name":"clientMetadataUrl","kind":"string"},{"name":"clientSecret","kind":"string"},{"name":"headers","kind":"record"},{"name":"accessToken","kind":"function"},{"name":"storage","kind":"string"},{"name":"interactive","kind":"boolean"},{"name":"authMode","kind":"string"},{"name":"authTimeoutMs","kind":"number"},{"name":"severedPopupTimeoutMs","kind":"number"},{"name":"transport","kind":"string"},{"name":"dpop","kind":"any"},{"name":"identityAssertion","kind":"function"},{"name":"idpTokenEndpoint","kind":"string"},{"name":"idpIssuer","kind":"string"},{"name":"idpClientId","kind":"string"},{"name":"idpClientSecret","kind":"string"},{"name":"idpSubjectTokenType","kind":"string"},{"name":"grant","kind":"string"}],
-  catalog: [{"name":"servers","kind":"object"},{"name":"mcpServers","kind":"object"},{"name":"maxServers","kind":"integer"},{"name":"maxToolsPerServer","kind":"integer"},{"name":"callTimeoutMs","kind":"number"},{"name":"breaker","kind":"object","fields":[{"name":"failures","kind":"integer"},{"name":"cooldownMs","kind":"number"}]},{"name":"approve","kind":"function"},{"name":"serverTools","kind":"boolean"}],
+  catalog: [{"name":"servers","kind":"object"},{"name":"mcpServers","kind":"object"},{"name":"maxServers","kind":"integer"},{"name":"maxToolsPerServer","kind":"integer"},{"name":"callTimeoutMs","kind":"number"},{"name":"breaker","kind":"object","fields":[{"name":"failures","kind":"integer"},{"name":"cooldownMs","kind":"number"}]},{"name":"approve","kind":"function"},{"name":"serverTools","kind":"boolean"},{"name":"approvalPolicy","kind":"object","fields":[{"name":"readOnly","kind":"string"},{"name":"destructive","kind":"string"},{"name":"servers","kind":"record"}]}],
   agent: [{"name":"model","kind":"object","fields":[{"name":"kind","kind":"string"},{"name":"baseURL","kind":"string"},{"name":"apiKey","kind":"string"},{"name":"model","kind":"string"},{"name":"headers","kind":"record"},{"name":"maxTokens","kind":"integer"},{"name":"thinkingBudget","kind":"integer"}]},{"name":"system","kind":"string"},{"name":"maxSteps","kind":"integer"},{"name":"authWaitMs","kind":"number"}],
 });
 
@@ -94,6 +95,12 @@ export const RULES = Object.freeze({
     {"if":[{"option":"callTimeoutMs","set":true}],"then":[{"option":"callTimeoutMs","above":0}],"message":"callTimeoutMs must be a positive number of milliseconds"},
     {"if":[{"option":"breaker.failures","set":true}],"then":[{"option":"breaker.failures","above":0}],"message":"breaker.failures must be a positive number"},
     {"if":[{"option":"breaker.cooldownMs","set":true}],"then":[{"option":"breaker.cooldownMs","above":0}],"message":"breaker.cooldownMs must be a positive number of milliseconds"},
+    {"if":[{"option":"approvalPolicy.readOnly","set":true}],"then":[{"option":"approvalPolicy.readOnly","in":["allow","ask"]}],"message":"approvalPolicy.readOnly must be \"allow\" or \"ask\""},
+    {"if":[{"option":"approvalPolicy.destructive","set":true}],"then":[{"option":"approvalPolicy.destructive","in":["ask","allow","deny"]}],"message":"approvalPolicy.destructive must be \"ask\", \"allow\" or \"deny\""},
+    {"if":[{"option":"approvalPolicy.servers","set":true}],"then":[{"option":"approvalPolicy.servers","every":["allow","ask","deny"]}],"message":"approvalPolicy.servers must map server ids to \"allow\", \"ask\" or \"deny\""},
+    {"if":[{"option":"approvalPolicy.readOnly","in":["ask"]}],"then":[{"option":"approve","set":true}],"message":"approvalPolicy.readOnly says \"ask\", which needs approve (the function that asks the user)"},
+    {"if":[{"option":"approvalPolicy.destructive","in":["ask"]}],"then":[{"option":"approve","set":true}],"message":"approvalPolicy.destructive says \"ask\", which needs approve (the function that asks the user)"},
+    {"if":[{"option":"approvalPolicy.servers","some":["ask"]}],"then":[{"option":"approve","set":true}],"message":"approvalPolicy.servers says \"ask\", which needs approve (the function that asks the user)"},
   ],
   agent: [
     {"then":[{"option":"model.kind","in":["openai","anthropic","custom"]}],"message":"model must be mcp.models.openai(…), mcp.models.anthropic(…) or an async function"},

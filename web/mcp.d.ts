@@ -454,10 +454,34 @@ export interface CatalogConfig {
   maxToolsPerServer?: number;
   callTimeoutMs?: number;
   breaker?: { failures?: number; cooldownMs?: number };
-  /** Asked before every call of a tool not annotated readOnlyHint: true; resolve true to allow. */
-  approve?: (req: ApprovalRequest) => Promise<boolean> | boolean;
+  /**
+   * Asked before every call approvalPolicy says to ask about (by default, every tool not
+   * annotated readOnlyHint: true). Resolve true to allow this call, false to refuse it,
+   * "always" to allow this tool and "server" every tool of its server for the rest of the
+   * agent's conversation (without an agent: the catalog's life).
+   */
+  approve?: (req: ApprovalRequest) => Promise<ApprovalAnswer> | ApprovalAnswer;
+  /** Which calls run without asking, are asked about, or never run (docs/JSAPI.md, "Approval"). */
+  approvalPolicy?: ApprovalPolicy;
   /** Adds the model-facing meta tools catalog_list_servers and catalog_enable_server. */
   serverTools?: boolean;
+}
+
+/** approve's answer: this call, this tool from now on ("always"), or every tool of the server ("server"). */
+export type ApprovalAnswer = boolean | "always" | "server";
+
+/**
+ * "deny" always wins; a server's own setting comes before the tools' annotations (a
+ * readOnlyHint on a server set to "ask" is asked); then readOnly for read-only tools and
+ * destructive for the others ("deny" only for those not saying destructiveHint: false).
+ */
+export interface ApprovalPolicy {
+  /** Tools annotated readOnlyHint: true. Default "allow". */
+  readOnly?: "allow" | "ask";
+  /** Every other tool. Default "ask". */
+  destructive?: "ask" | "allow" | "deny";
+  /** By server id. */
+  servers?: Record<string, "allow" | "ask" | "deny">;
 }
 
 export type CatalogServerState = ClientState | "disabled";
@@ -487,7 +511,8 @@ export type ToolFormat = "openai" | "openai-responses" | "anthropic" | "gemini";
 export interface CatalogEventMap {
   statuschange: CustomEvent<{ id: string; status: ServerStatus }>;
   toolschanged: CustomEvent<{ ids: string[] }>;
-  authrequired: CustomEvent<{ id: string }>;
+  /** declined: the user declined this server's sign-in, and a call wanted it again: offer a Sign in (nothing waits). */
+  authrequired: CustomEvent<{ id: string; declined?: boolean }>;
   warning: CustomEvent<{ id: string; message: string }>;
 }
 
@@ -578,8 +603,16 @@ export type AgentEvent =
   | { type: "text"; delta: string }
   | { type: "toolcall"; id: string; name: string; serverId: string; tool: string; arguments: unknown }
   | { type: "toolresult"; id: string; name: string; serverId: string; isError: boolean; text: string }
-  | { type: "authrequired"; serverId: string }
-  | { type: "approval"; serverId: string; tool: string; name: string; approved: boolean }
+  | { type: "authrequired"; serverId: string; id?: string; declined?: boolean }
+  | {
+      type: "approval"; id?: string; serverId: string; tool: string; name: string; approved: boolean;
+      /** host: approve answered; policy: approvalPolicy, unasked; remembered: an earlier "always" or "server". */
+      decidedBy: "host" | "policy" | "remembered";
+      /** The approval holds for the rest of this agent's conversation: this tool, or every tool of the server. */
+      scope?: "tool" | "server";
+      /** The approvalPolicy rule that decided. */
+      policy?: "server" | "readOnly" | "destructive";
+    }
   | { type: "step"; index: number; finishReason: string }
   | { type: "done"; text: string; finishReason: string; steps: number; usage?: AgentUsage }
   | { type: "error"; code: MCPErrorCode | string; message: string }

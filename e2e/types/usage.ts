@@ -2,7 +2,7 @@
 // against web/mcp.d.ts. A rename in mcp.d.ts breaks this file.
 import {
   load, preload, MCPError, type Client, type CallToolResult, type MCPErrorCode, type ClientState,
-  type Catalog, type CatalogTool, type ServerStatus, type ApprovalRequest,
+  type Catalog, type CatalogTool, type ServerStatus, type ApprovalRequest, type ApprovalAnswer, type ApprovalPolicy,
   type Agent, type AgentEvent, type AgentResult, type ChatMessage,
 } from "../../web/mcp.js";
 
@@ -80,6 +80,9 @@ async function catalogAndAgent(): Promise<void> {
     approve: async (req: ApprovalRequest) => req.tool !== "delete" && req.id === "github",
     serverTools: false,
   });
+  const answer: ApprovalAnswer = "always";
+  const policy: ApprovalPolicy = { readOnly: "ask", destructive: "deny", servers: { github: "ask", scratch: "allow", legacy: "deny" } };
+  mcp.catalog({ servers: {}, approve: (req) => (req.tool === "search" ? "server" : answer), approvalPolicy: policy });
   mcp.catalog({ mcpServers: { local: { command: "npx", args: ["x"] }, remote: { serverUrl: "https://x.example/mcp" } } });
   const warnings: readonly string[] = cat.warnings;
   const all: Record<string, ServerStatus> = cat.status();
@@ -98,7 +101,7 @@ async function catalogAndAgent(): Promise<void> {
   await cat.handleToolCalls([], { format: "openai" });
   cat.addEventListener("statuschange", (e) => void (e.detail.id + e.detail.status.state));
   cat.addEventListener("toolschanged", (e) => void e.detail.ids.length);
-  cat.addEventListener("authrequired", (e) => void e.detail.id);
+  cat.addEventListener("authrequired", (e) => void (e.detail.id + (e.detail.declined === true ? " again" : "")));
   await cat.remove("notes");
 
   const agent: Agent = cat.agent({ model: mcp.models.openai({ baseURL: "http://127.0.0.1:1/v1", apiKey: "k", model: "m" }), system: "be brief", maxSteps: 8, authWaitMs: 300000 });
@@ -109,7 +112,9 @@ async function catalogAndAgent(): Promise<void> {
     signal: new AbortController().signal,
     onEvent: (ev: AgentEvent) => {
       if (ev.type === "toolcall") void (ev.name + ev.serverId);
-      if (ev.type === "authrequired") void cat.authorize(ev.serverId);
+      if (ev.type === "authrequired" && !ev.declined) void cat.authorize(ev.serverId);
+      if (ev.type === "approval" && ev.decidedBy === "remembered") void (ev.scope === "server" ? ev.serverId : ev.tool);
+      if (ev.type === "approval" && ev.decidedBy === "policy") void ev.policy;
       if (ev.type === "text") void ev.delta;
       if (ev.type === "reasoning") void ev.delta;
       if (ev.type === "toolcalldelta") void (ev.id + ev.name + ev.argumentsDelta);

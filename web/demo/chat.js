@@ -6,9 +6,11 @@
 //
 // The transcript shows the streamed answer, the model's reasoning (folded),
 // each tool call as it is written and then with its server, arguments and
-// result, the tokens each turn used, an Approve / Deny prompt before a tool that
-// is not read-only runs (the catalog's approve hook), and a Sign in prompt
-// when a call needs one. Stop aborts the run.
+// result, the tokens each turn used, an Approve / Allow for this chat / Deny
+// prompt before a tool that is not read-only runs (the catalog's approve
+// hook), and a Sign in prompt when a call needs one. One agent serves the
+// whole conversation, so "Allow for this chat" ("always") holds until New
+// chat (or another model). Stop aborts the run.
 import { $, h, describeError, announce, prettyText, validServerURL } from "./util.js";
 import { addLog } from "./log.js";
 import { getCatalog, serverEvents, serverTitle, signIn, statuses } from "./servers.js";
@@ -23,6 +25,7 @@ let mcp = null;
 let config = {};
 let history = []; // the conversation so far, in Chat Completions shapes
 let run = null; // {ctrl, turn} of the running turn
+let chat = null; // {agent, cat, key}: the conversation's agent, the scope of "Allow for this chat"
 let runsEnded = 0; // shown as the chat log's data-runs
 const pendingApprovals = new Set(); // {settle} of approval prompts not answered yet
 
@@ -186,6 +189,10 @@ class Turn {
   approval(ev) {
     const li = this.calls.get(ev.id);
     if (li && !ev.approved) li.dataset.denied = "true";
+    if (li && ev.decidedBy === "remembered") {
+      li.dataset.approval = "remembered";
+      li.querySelector(".chat-tool-head").append(h("span", { class: "chip ok chat-tool-allowed", text: "allowed for this chat" }));
+    }
   }
 
   toolResult(ev) {
@@ -203,12 +210,17 @@ class Turn {
   authRequired(ev) {
     const id = ev.serverId;
     const title = serverTitle(id);
+    // After a declined sign-in the call does not wait: the model is told
+    // the person can still sign in, and this offers it.
+    const says = ev.declined
+      ? `The model called a tool of ${title}, whose sign-in you declined. Sign in to let it use ${title}: `
+      : `The model called a tool of ${title}, which needs you to sign in. The call waits for you: `;
     const btn = h("button", {
       type: "button", class: "btn btn-primary btn-small sign-in", "aria-label": `Sign in to ${title}`, text: `Sign in to ${title}`,
       // In the click, synchronously: the sign-in window opens at once.
       onclick: () => { btn.disabled = true; signIn(id).finally(() => { btn.disabled = false; }); },
     });
-    note("auth", h("span", { text: `The model called a tool of ${title}, which needs you to sign in. The call waits for you: ` }), btn);
+    note("auth", h("span", { text: says }), btn);
     announce(`${title} needs you to sign in`);
   }
 
@@ -265,7 +277,8 @@ class Turn {
 
 /**
  * The catalog's approve hook: asked before every call of a tool that is
- * not marked read-only. Resolves true (Approve) or false (Deny).
+ * not marked read-only. Resolves true (Approve), "always" (Allow for this
+ * chat: this tool, until New chat) or false (Deny).
  */
 export function approve(req) {
   return new Promise((resolve) => {
@@ -285,16 +298,20 @@ export function approve(req) {
       if (!pendingApprovals.has(entry)) return;
       pendingApprovals.delete(entry);
       buttons.remove();
-      li.dataset.state = ok ? "approved" : "denied";
-      result.textContent = why ?? (ok ? "Approved." : "Denied: the model is told you refused.");
-      addLog("approval", `${req.name}: ${ok ? "approved" : "denied"}${why ? ` (${why})` : ""}`, ok ? "info" : "warn");
+      li.dataset.state = ok === "always" ? "always" : ok ? "approved" : "denied";
+      const said = ok === "always" ? "Allowed for this chat: the model may run it again without asking until New chat." : ok ? "Approved." : "Denied: the model is told you refused.";
+      result.textContent = why ?? said;
+      addLog("approval", `${req.name}: ${ok === "always" ? "allowed for this chat" : ok ? "approved" : "denied"}${why ? ` (${why})` : ""}`, ok ? "info" : "warn");
       resolve(ok);
     };
     entry.settle = settle;
     pendingApprovals.add(entry);
-    buttons.append(
+    buttons.append(...[
       h("button", { type: "button", class: "btn btn-primary btn-small approve", "aria-label": `Approve ${req.tool}`, text: "Approve", onclick: () => settle(true) }),
-      h("button", { type: "button", class: "btn btn-secondary btn-small deny", "aria-label": `Deny ${req.tool}`, text: "Deny", onclick: () => settle(false) }));
+      // A sampling request is asked about each time: nothing to remember.
+      req.tool !== "sampling/createMessage" && h("button", { type: "button", class: "btn btn-secondary btn-small allow-chat", "aria-label": `Allow ${req.tool} for this chat`, text: "Allow for this chat", onclick: () => settle("always") }),
+      h("button", { type: "button", class: "btn btn-secondary btn-small deny", "aria-label": `Deny ${req.tool}`, text: "Deny", onclick: () => settle(false) }),
+    ].filter(Boolean));
     li.addEventListener("keydown", (e) => {
       if (e.key === "Escape") { e.preventDefault(); settle(false); }
     });
@@ -342,11 +359,7 @@ async function send(text) {
   const turn = new Turn(settings.label, ctrl.signal);
   let agent;
   try {
-    agent = cat.agent({
-      model: mcp.models.openai({ baseURL: settings.baseURL, apiKey: settings.apiKey, model: settings.model }),
-      system: SYSTEM,
-      authWaitMs: 120_000,
-    });
+    agent = chatAgent(cat, settings);
   } catch (err) {
     turn.failed(err);
     return;
@@ -374,7 +387,6 @@ async function send(text) {
     }
   } finally {
     for (const p of [...pendingApprovals]) p.settle(false, "Not answered: the run ended.");
-    agent.close();
     run = null;
     chatLog.dataset.runs = String(++runsEnded);
     setBusy(false);
@@ -382,8 +394,28 @@ async function send(text) {
   }
 }
 
+/**
+ * The conversation's agent: kept from turn to turn, so that "Allow for
+ * this chat" holds; another model (or catalog) starts a new one.
+ */
+function chatAgent(cat, settings) {
+  const key = JSON.stringify([settings.baseURL, settings.model, settings.apiKey ?? ""]);
+  if (chat?.cat === cat && chat.key === key) return chat.agent;
+  chat?.agent.close();
+  chat = null;
+  const agent = cat.agent({
+    model: mcp.models.openai({ baseURL: settings.baseURL, apiKey: settings.apiKey, model: settings.model }),
+    system: SYSTEM,
+    authWaitMs: 120_000,
+  });
+  chat = { agent, cat, key };
+  return agent;
+}
+
 function newChat() {
   if (run) return;
+  chat?.agent.close(); // its "Allow for this chat" answers end with it
+  chat = null;
   history = [];
   chatLog.replaceChildren(h("li", { class: "chat-empty", text: "New conversation." }));
   input.focus();
