@@ -201,26 +201,11 @@ func (c *Catalog) gate(ctx context.Context, e *entry, name string, opts CallOpti
 		}
 		if e.state == mcpclient.StateNeedsAuth || e.state == mcpclient.StateAuthorizing {
 			c.mu.Unlock()
-			if opts.AuthWait <= 0 {
-				return say(textNeedsAuth, display, name), nil
-			}
-			if timer == nil {
-				timer = time.NewTimer(opts.AuthWait)
-				if opts.OnAuthRequired != nil {
-					opts.OnAuthRequired(AuthRequired{ID: e.id})
-				}
+			text, again, err := c.waitForSignIn(ctx, e.id, wake, &timer, display, name, opts)
+			if again {
 				continue
 			}
-			select {
-			case <-wake:
-				continue
-			case <-timer.C:
-				return say(textNeedsAuth, display, name), nil
-			case <-ctx.Done():
-				return "", aborted(ctx.Err())
-			case <-c.life.Done():
-				return "", errClosed
-			}
+			return text, err
 		}
 		c.mu.Unlock()
 		err := c.load(ctx, e, true)
@@ -232,6 +217,34 @@ func (c *Catalog) gate(ctx context.Context, e *entry, name string, opts CallOpti
 			continue
 		}
 		return text, err
+	}
+}
+
+// waitForSignIn is gate's step for server id when it needs a sign-in.
+// Without opts.AuthWait the call ends with the text that says so. The
+// first time, it starts the wait in *timer and tells the host (once per
+// call); after that it waits for a change of the server (wake), the end of
+// the wait, the call or the catalog. again: gate looks at the server anew.
+func (c *Catalog) waitForSignIn(ctx context.Context, id string, wake <-chan struct{}, timer **time.Timer, display, name string, opts CallOptions) (text string, again bool, err error) {
+	if opts.AuthWait <= 0 {
+		return say(textNeedsAuth, display, name), false, nil
+	}
+	if *timer == nil {
+		*timer = time.NewTimer(opts.AuthWait)
+		if opts.OnAuthRequired != nil {
+			opts.OnAuthRequired(AuthRequired{ID: id})
+		}
+		return "", true, nil
+	}
+	select {
+	case <-wake:
+		return "", true, nil
+	case <-(*timer).C:
+		return say(textNeedsAuth, display, name), false, nil
+	case <-ctx.Done():
+		return "", false, aborted(ctx.Err())
+	case <-c.life.Done():
+		return "", false, errClosed
 	}
 }
 
