@@ -128,7 +128,7 @@ func (a *Agent) RunText(ctx context.Context, text string, onEvent func(Event)) (
 // Events go to Config.OnEvent and then onEvent (either may be nil), one at
 // a time, never concurrently, in the order they happen: text deltas, a
 // step event per model answer, toolcall events, then approval,
-// authrequired, progress and toolresult events as the calls of the step
+// authrequired, elicitation, progress and toolresult events as the calls of the step
 // run, and so on. A run that ends without failing sends a done event last;
 // one that fails sends an error event last and returns an error with the
 // same [mcperr] code. The callbacks must return promptly.
@@ -336,6 +336,13 @@ func (r *run) callTools(ctx context.Context, calls []ToolCall) []Message {
 				},
 				OnApproval: func(req catalog.ApprovalRequest, approved bool) {
 					r.emit(EventApproval, &ApprovalEvent{ID: tc.ID, ServerID: req.ID, Tool: req.Tool, Name: req.Name, Approved: approved})
+				},
+				OnElicitation: func(req catalog.ElicitationRequest) {
+					ev := &ElicitationEvent{ID: tc.ID, ElicitationID: req.ElicitationID, ServerID: req.ServerID, Mode: req.Mode()}
+					if p := req.Params; p != nil {
+						ev.Message, ev.RequestedSchema, ev.URL = p.Message, p.RequestedSchema, p.URL
+					}
+					r.emit(EventElicitation, ev)
 				},
 				OnProgress: func(p *mcp.ProgressNotificationParams) {
 					if p != nil {

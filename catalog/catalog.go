@@ -96,6 +96,12 @@ type Config struct {
 	// user refused. Annotations are the server's hints: they spare asking
 	// about the tool that carries them, nothing else.
 	Approve func(ctx context.Context, req ApprovalRequest) (bool, error)
+	// Elicit, when set, answers the servers' elicitation requests (form
+	// and URL mode) through [Catalog.Elicit]: the user's accept (with the
+	// form's content), decline or cancel reach the server as they are.
+	// Nil tells the servers elicitation is not supported (the Factory
+	// sets no handler).
+	Elicit func(ctx context.Context, req ElicitationRequest) (*mcp.ElicitResult, error)
 	// ServerTools exposes the model-facing meta tools
 	// catalog_list_servers and catalog_enable_server.
 	ServerTools bool
@@ -141,6 +147,11 @@ type CallOptions struct {
 	OnAuthRequired func(id string)
 	// OnApproval reports the approval hook's decision for this call.
 	OnApproval func(req ApprovalRequest, approved bool)
+	// OnElicitation hears of each elicitation request the call's server
+	// makes while the call runs, before [Config.Elicit] is asked it (see
+	// [Catalog.Elicit] for how a request is tied to a call). It must not
+	// block.
+	OnElicitation func(ElicitationRequest)
 }
 
 // Block is one part of a tool result as a model sees it.
@@ -196,6 +207,9 @@ type Catalog struct {
 	draining  bool                 // a goroutine is delivering pending
 	meta      map[string]*mcp.Tool // the meta tools, when enabled
 	renamed   bool                 // a tool list changed: names must be assigned again
+
+	running      map[string][]*running // server id → its calls in progress, oldest first
+	elicitations int                   // elicitation requests so far, for their ids
 }
 
 // entry is one server of the catalog. Its fields are guarded by Catalog.mu.

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -32,9 +33,10 @@ const (
 	ToolSummarize  = "summarize"
 	ToolAddTool    = "add_tool"
 	ToolRemoveTool = "remove_tool"
+	ToolOpenLink   = "open_link"
 )
 
-var builtins = []string{ToolEcho, ToolAdd, ToolSlow, ToolAskUser, ToolSummarize, ToolAddTool, ToolRemoveTool}
+var builtins = []string{ToolEcho, ToolAdd, ToolSlow, ToolAskUser, ToolSummarize, ToolAddTool, ToolRemoveTool, ToolOpenLink}
 
 // Input and output types. The JSON names are the wire names.
 type (
@@ -65,6 +67,10 @@ type (
 		// Answers holds the form values when Action is "accept".
 		Answers map[string]any `json:"answers,omitempty"`
 	}
+	OpenLinkInput struct {
+		URL     string `json:"url"`
+		Message string `json:"message"`
+	}
 	SummarizeInput struct {
 		Text     string `json:"text"`
 		MaxWords int    `json:"maxWords"`
@@ -88,6 +94,7 @@ const (
 const (
 	inputAnswers = "answers"
 	inputSummary = "summary"
+	inputLink    = "link"
 )
 
 // dynamicToolPattern is what add_tool accepts as a tool name.
@@ -157,6 +164,22 @@ func (d *demo) addTools() {
 			"answers": schema{"type": "object", "title": "Answers"},
 		}),
 	}, d.askUser)
+
+	if d.opts.OpenLink {
+		mcp.AddTool(d.server, &mcp.Tool{
+			Name:  ToolOpenLink,
+			Title: "Ask the user to open a page",
+			Description: "Asks the user to open a web page (URL-mode elicitation: the client shows the link, " +
+				"nothing is sent back but the user's choice) and returns whether the user agreed, declined or cancelled. " +
+				"The client must handle URL-mode elicitation.",
+			InputSchema: object([]string{"url"}, schema{
+				"url": schema{"type": "string", "title": "URL", "description": "The page to open. It is passed on as given.",
+					"default": "https://modelcontextprotocol.io/"},
+				"message": schema{"type": "string", "title": "Message", "description": "What to tell the user when asking.",
+					"default": "Please open this page to continue."},
+			}),
+		}, d.openLink)
+	}
 
 	mcp.AddTool(d.server, &mcp.Tool{
 		Name:  ToolSummarize,
@@ -254,7 +277,7 @@ func (d *demo) askUser(ctx context.Context, req *mcp.CallToolRequest, in AskUser
 	resp, ok := req.Params.InputResponses[inputAnswers]
 	if !ok {
 		if caps := clientCaps(req.Session); caps != nil && caps.Elicitation == nil {
-			return toolError("This client does not handle elicitation, so ask_user cannot ask anything."), AskUserOutput{}, nil
+			return nil, AskUserOutput{}, errors.New("This client does not handle elicitation, so ask_user cannot ask anything.")
 		}
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{inputAnswers: &mcp.ElicitParams{
@@ -266,7 +289,7 @@ func (d *demo) askUser(ctx context.Context, req *mcp.CallToolRequest, in AskUser
 	}
 	er, ok := resp.(*mcp.ElicitResult)
 	if !ok {
-		return toolError("ask_user: unexpected response %T", resp), AskUserOutput{}, nil
+		return nil, AskUserOutput{}, fmt.Errorf("ask_user: unexpected response %T", resp)
 	}
 	out := AskUserOutput{Action: er.Action}
 	switch er.Action {
@@ -281,8 +304,44 @@ func (d *demo) askUser(ctx context.Context, req *mcp.CallToolRequest, in AskUser
 	case "cancel":
 		return text("The user cancelled the request."), out, nil
 	default:
-		return toolError("ask_user: unknown elicitation action %q", er.Action), AskUserOutput{}, nil
+		return nil, AskUserOutput{}, fmt.Errorf("ask_user: unknown elicitation action %q", er.Action)
 	}
+}
+
+// openLink asks for a URL-mode elicitation of in.URL, as given: a client
+// must check it before showing it (the e2e tests send bad ones).
+func (d *demo) openLink(_ context.Context, req *mcp.CallToolRequest, in OpenLinkInput) (*mcp.CallToolResult, any, error) {
+	resp, ok := req.Params.InputResponses[inputLink]
+	if !ok {
+		if caps := clientCaps(req.Session); caps != nil && (caps.Elicitation == nil || caps.Elicitation.URL == nil) {
+			return nil, nil, errors.New("This client does not handle URL-mode elicitation, so open_link cannot show a page.")
+		}
+		msg := in.Message
+		if msg == "" {
+			msg = "Please open this page to continue."
+		}
+		return &mcp.CallToolResult{
+			InputRequests: mcp.InputRequestMap{inputLink: &mcp.ElicitParams{
+				Mode:          "url",
+				Message:       msg,
+				URL:           in.URL,
+				ElicitationID: fmt.Sprintf("open-link-%d", d.links.Add(1)),
+			}},
+		}, nil, nil
+	}
+	er, ok := resp.(*mcp.ElicitResult)
+	if !ok {
+		return nil, nil, fmt.Errorf("open_link: unexpected response %T", resp)
+	}
+	switch er.Action {
+	case "accept":
+		return text("The user agreed to open " + in.URL + "."), nil, nil
+	case "decline":
+		return text("The user declined to open the page."), nil, nil
+	case "cancel":
+		return text("The user cancelled the request to open the page."), nil, nil
+	}
+	return nil, nil, fmt.Errorf("open_link: unknown elicitation action %q", er.Action)
 }
 
 // describe renders form answers as "k: v" pairs in key order.
@@ -306,7 +365,7 @@ func (d *demo) summarize(ctx context.Context, req *mcp.CallToolRequest, in Summa
 	resp, ok := req.Params.InputResponses[inputSummary]
 	if !ok {
 		if caps := clientCaps(req.Session); caps != nil && caps.Sampling == nil {
-			return toolError("This client does not handle sampling, so summarize has no model to ask."), SummarizeOutput{}, nil
+			return nil, SummarizeOutput{}, errors.New("This client does not handle sampling, so summarize has no model to ask.")
 		}
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{inputSummary: &mcp.CreateMessageParams{
@@ -329,7 +388,7 @@ func (d *demo) summarize(ctx context.Context, req *mcp.CallToolRequest, in Summa
 	case *mcp.CreateMessageResult:
 		content, model = []mcp.Content{r.Content}, r.Model
 	default:
-		return toolError("summarize: unexpected response %T", resp), SummarizeOutput{}, nil
+		return nil, SummarizeOutput{}, fmt.Errorf("summarize: unexpected response %T", resp)
 	}
 	var b strings.Builder
 	for _, c := range content {
@@ -338,7 +397,7 @@ func (d *demo) summarize(ctx context.Context, req *mcp.CallToolRequest, in Summa
 		}
 	}
 	if b.Len() == 0 {
-		return toolError("summarize: the model returned no text"), SummarizeOutput{}, nil
+		return nil, SummarizeOutput{}, errors.New("summarize: the model returned no text")
 	}
 	out := SummarizeOutput{Summary: b.String(), Model: model}
 	return text(out.Summary), out, nil
