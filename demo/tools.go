@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -273,11 +272,13 @@ var askUserForm = object([]string{"name"}, schema{
 	"subscribe": schema{"type": "boolean", "title": "Subscribe to updates", "description": "We will not really send any.", "default": false},
 })
 
-func (d *demo) askUser(ctx context.Context, req *mcp.CallToolRequest, in AskUserInput) (*mcp.CallToolResult, AskUserOutput, error) {
+// askUser and summarize return no output (nil) with a tool error, which
+// their output schemas would refuse.
+func (d *demo) askUser(ctx context.Context, req *mcp.CallToolRequest, in AskUserInput) (*mcp.CallToolResult, any, error) {
 	resp, ok := req.Params.InputResponses[inputAnswers]
 	if !ok {
 		if caps := clientCaps(req.Session); caps != nil && caps.Elicitation == nil {
-			return nil, AskUserOutput{}, errors.New("This client does not handle elicitation, so ask_user cannot ask anything.")
+			return toolError("This client does not handle elicitation, so ask_user cannot ask anything."), nil, nil
 		}
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{inputAnswers: &mcp.ElicitParams{
@@ -285,11 +286,11 @@ func (d *demo) askUser(ctx context.Context, req *mcp.CallToolRequest, in AskUser
 				Message:         in.Message,
 				RequestedSchema: askUserForm,
 			}},
-		}, AskUserOutput{}, nil
+		}, nil, nil
 	}
 	er, ok := resp.(*mcp.ElicitResult)
 	if !ok {
-		return nil, AskUserOutput{}, fmt.Errorf("ask_user: unexpected response %T", resp)
+		return toolError("ask_user: unexpected response %T", resp), nil, nil
 	}
 	out := AskUserOutput{Action: er.Action}
 	switch er.Action {
@@ -304,7 +305,7 @@ func (d *demo) askUser(ctx context.Context, req *mcp.CallToolRequest, in AskUser
 	case "cancel":
 		return text("The user cancelled the request."), out, nil
 	default:
-		return nil, AskUserOutput{}, fmt.Errorf("ask_user: unknown elicitation action %q", er.Action)
+		return toolError("ask_user: unknown elicitation action %q", er.Action), nil, nil
 	}
 }
 
@@ -314,7 +315,7 @@ func (d *demo) openLink(_ context.Context, req *mcp.CallToolRequest, in OpenLink
 	resp, ok := req.Params.InputResponses[inputLink]
 	if !ok {
 		if caps := clientCaps(req.Session); caps != nil && (caps.Elicitation == nil || caps.Elicitation.URL == nil) {
-			return nil, nil, errors.New("This client does not handle URL-mode elicitation, so open_link cannot show a page.")
+			return toolError("This client does not handle URL-mode elicitation, so open_link cannot show a page."), nil, nil
 		}
 		msg := in.Message
 		if msg == "" {
@@ -331,7 +332,7 @@ func (d *demo) openLink(_ context.Context, req *mcp.CallToolRequest, in OpenLink
 	}
 	er, ok := resp.(*mcp.ElicitResult)
 	if !ok {
-		return nil, nil, fmt.Errorf("open_link: unexpected response %T", resp)
+		return toolError("open_link: unexpected response %T", resp), nil, nil
 	}
 	switch er.Action {
 	case "accept":
@@ -341,7 +342,7 @@ func (d *demo) openLink(_ context.Context, req *mcp.CallToolRequest, in OpenLink
 	case "cancel":
 		return text("The user cancelled the request to open the page."), nil, nil
 	}
-	return nil, nil, fmt.Errorf("open_link: unknown elicitation action %q", er.Action)
+	return toolError("open_link: unknown elicitation action %q", er.Action), nil, nil
 }
 
 // describe renders form answers as "k: v" pairs in key order.
@@ -361,11 +362,11 @@ func describe(m map[string]any) string {
 	return strings.Join(parts, ", ")
 }
 
-func (d *demo) summarize(ctx context.Context, req *mcp.CallToolRequest, in SummarizeInput) (*mcp.CallToolResult, SummarizeOutput, error) {
+func (d *demo) summarize(ctx context.Context, req *mcp.CallToolRequest, in SummarizeInput) (*mcp.CallToolResult, any, error) {
 	resp, ok := req.Params.InputResponses[inputSummary]
 	if !ok {
 		if caps := clientCaps(req.Session); caps != nil && caps.Sampling == nil {
-			return nil, SummarizeOutput{}, errors.New("This client does not handle sampling, so summarize has no model to ask.")
+			return toolError("This client does not handle sampling, so summarize has no model to ask."), nil, nil
 		}
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{inputSummary: &mcp.CreateMessageParams{
@@ -376,7 +377,7 @@ func (d *demo) summarize(ctx context.Context, req *mcp.CallToolRequest, in Summa
 					Content: &mcp.TextContent{Text: fmt.Sprintf("Summarize in at most %d words:\n\n%s", in.MaxWords, in.Text)},
 				}},
 			}},
-		}, SummarizeOutput{}, nil
+		}, nil, nil
 	}
 	var (
 		content []mcp.Content
@@ -388,7 +389,7 @@ func (d *demo) summarize(ctx context.Context, req *mcp.CallToolRequest, in Summa
 	case *mcp.CreateMessageResult:
 		content, model = []mcp.Content{r.Content}, r.Model
 	default:
-		return nil, SummarizeOutput{}, fmt.Errorf("summarize: unexpected response %T", resp)
+		return toolError("summarize: unexpected response %T", resp), nil, nil
 	}
 	var b strings.Builder
 	for _, c := range content {
@@ -397,7 +398,7 @@ func (d *demo) summarize(ctx context.Context, req *mcp.CallToolRequest, in Summa
 		}
 	}
 	if b.Len() == 0 {
-		return nil, SummarizeOutput{}, errors.New("summarize: the model returned no text")
+		return toolError("summarize: the model returned no text"), nil, nil
 	}
 	out := SummarizeOutput{Summary: b.String(), Model: model}
 	return text(out.Summary), out, nil
