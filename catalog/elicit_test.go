@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -119,9 +120,9 @@ func TestElicitAttribution(t *testing.T) {
 		return CallOptions{OnElicitation: func(r ElicitationRequest) { heard = append(heard, who+":"+r.ElicitationID) }}
 	}
 	ctx := context.Background()
-	ctxA1, doneA1 := cat.track(ctx, "a", note("a1"))
-	_, doneA2 := cat.track(ctx, "a", note("a2"))
-	ctxB, doneB := cat.track(ctx, "b", note("b"))
+	ctxA1, doneA1 := cat.track(ctx, "a", time.Minute, note("a1"))
+	_, doneA2 := cat.track(ctx, "a", time.Minute, note("a2"))
+	ctxB, doneB := cat.track(ctx, "b", time.Minute, note("b"))
 	defer doneA2()
 	defer doneB()
 	ask := func(ctx context.Context, server string) {
@@ -138,5 +139,65 @@ func TestElicitAttribution(t *testing.T) {
 	want := []string{"a1:elicitation-1", "b:elicitation-2", "b:elicitation-3", "a2:elicitation-4"}
 	if strings.Join(heard, " ") != strings.Join(want, " ") {
 		t.Errorf("heard %v; want %v", heard, want)
+	}
+}
+
+// The call's timeout does not run while the user answers: a call with a
+// 500 ms timeout whose server asks a question answered after 1.5 s
+// completes; the same call whose server does not answer in time still
+// times out.
+func TestElicitPausesTheCallTimeout(t *testing.T) {
+	d := startDemo(t)
+	var cat *Catalog
+	cat, _ = newCatalog(t, Config{
+		Servers: servers("demo", d.URL),
+		Factory: elicitingFactory(&cat),
+		Elicit: func(ctx context.Context, req ElicitationRequest) (*mcp.ElicitResult, error) {
+			select {
+			case <-time.After(1500 * time.Millisecond):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	ctx := ctxT(t)
+	if _, err := cat.Tools(ctx); err != nil { // connected before the clock starts
+		t.Fatal(err)
+	}
+	r, err := cat.ModelCall(ctx, "demo_ask_user", `{}`, CallOptions{Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.IsError || r.Text != "The user declined to answer." {
+		t.Errorf("ask_user with a slow answer = %q (isError %v); want the decline", r.Text, r.IsError)
+	}
+	r, err = cat.ModelCall(ctx, "demo_slow", `{"steps":3,"delayMs":400}`, CallOptions{Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.IsError || !strings.Contains(r.Text, "did not finish within 500 ms") {
+		t.Errorf("slow past its timeout = %q (isError %v); want a timeout", r.Text, r.IsError)
+	}
+}
+
+func TestPausableTimeout(t *testing.T) {
+	p := withPausableTimeout(context.Background(), 100*time.Millisecond)
+	defer p.stop()
+	child, cancel := context.WithCancel(p)
+	defer cancel()
+	resume := p.pause()
+	time.Sleep(250 * time.Millisecond)
+	if p.Err() != nil {
+		t.Fatalf("Err while paused = %v; want nil", p.Err())
+	}
+	resume()
+	select {
+	case <-child.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the timeout did not run out after resuming")
+	}
+	if p.Err() != context.DeadlineExceeded || child.Err() != context.DeadlineExceeded {
+		t.Errorf("Err = %v, child's %v; want DeadlineExceeded for both", p.Err(), child.Err())
 	}
 }
