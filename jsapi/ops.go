@@ -219,6 +219,7 @@ type CatalogOptions struct {
 	Breaker           *BreakerOptions `json:"breaker,omitempty"`
 	Approve           bool            `json:"approve,omitempty" js:"function"`
 	ServerTools       bool            `json:"serverTools,omitempty"`
+	OnElicitation     bool            `json:"onElicitation,omitempty" js:"function"`
 }
 
 // Rules are CatalogRules.
@@ -316,6 +317,7 @@ var Hosts = []Host{
 	{"saveHints", []string{"json"}, "", "what each server negotiated (no secrets), for the next page"},
 	{"approve", []string{"target", "requestJSON"}, "Promise<boolean>", "the catalog's approve: may this tool call run?"},
 	{"model", []string{"target", "requestJSON"}, "Promise<messageJSON>", "a custom model function answers (target run:<id>)"},
+	{"catalogElicit", []string{"target", "paramsJSON", "contextJSON"}, "Promise<resultJSON>", "the catalog's onElicitation (target catalog:<id>); context {serverId, elicitationId}"},
 }
 
 // OpNamed returns the operation called name.

@@ -79,6 +79,8 @@ async function catalogAndAgent(): Promise<void> {
     breaker: { failures: 3, cooldownMs: 30000 },
     approve: async (req: ApprovalRequest) => req.tool !== "delete" && req.id === "github",
     serverTools: false,
+    onElicitation: async (request, { serverId, elicitationId }) =>
+      request.mode === "url" ? { action: "decline" } : { action: "accept", content: { name: `${serverId}:${elicitationId}` } },
   });
   mcp.catalog({ mcpServers: { local: { command: "npx", args: ["x"] }, remote: { serverUrl: "https://x.example/mcp" } } });
   const warnings: readonly string[] = cat.warnings;
@@ -110,6 +112,7 @@ async function catalogAndAgent(): Promise<void> {
       if (ev.type === "toolcall") void (ev.name + ev.serverId);
       if (ev.type === "authrequired") void cat.authorize(ev.serverId);
       if (ev.type === "text") void ev.delta;
+      if (ev.type === "elicitation") void (ev.elicitationId + ev.serverId + ev.mode + ev.message + (ev.url ?? ""));
     },
   });
   const res: AgentResult = await run.done;
