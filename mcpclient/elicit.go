@@ -25,12 +25,19 @@ func elicitationCaps() *mcp.ElicitationCapabilities {
 // URL-mode request whose URL is not an absolute https URL (or http on a
 // loopback host) is declined without asking h, and the host is told why by
 // a warning event; h's answer must have an action the protocol knows, and
-// carries content only when accepting a form.
+// carries content only when accepting a form. h sees the mode always set.
 func (c *Client) elicitationHandler(h func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	return func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		p := r.Params
 		if p == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "elicitation/create without params"}
+		}
+		if p.Mode == "" {
+			// A request without a mode is a form (2025-06-18 had no
+			// other); the host is told so.
+			cp := *p
+			cp.Mode = "form"
+			p = &cp
 		}
 		url := p.Mode == "url"
 		if url {
