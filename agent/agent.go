@@ -138,7 +138,7 @@ func (a *Agent) RunText(ctx context.Context, text string, onEvent func(Event)) (
 // a [StreamingModel], reasoning and toolcalldelta events among them, and
 // a usage event after them when the provider reported usage), a
 // step event per model answer, toolcall events, then approval,
-// authrequired, progress and toolresult events as the calls of the step
+// authrequired, elicitation, progress and toolresult events as the calls of the step
 // run, and so on. A run that ends without failing sends a done event last;
 // one that fails sends an error event last and returns an error with the
 // same [mcperr] code. The callbacks must return promptly.
@@ -346,6 +346,13 @@ func (r *run) callTools(ctx context.Context, calls []ToolCall) []Message {
 						DecidedBy: d.DecidedBy, Scope: d.Scope, Policy: d.Policy})
 				},
 				Approvals: r.a.approvals,
+				OnElicitation: func(req catalog.ElicitationRequest) {
+					ev := &ElicitationEvent{ID: tc.ID, ElicitationID: req.ElicitationID, ServerID: req.ServerID, Mode: req.Mode()}
+					if p := req.Params; p != nil {
+						ev.Message, ev.RequestedSchema, ev.URL = p.Message, p.RequestedSchema, p.URL
+					}
+					r.emit(EventElicitation, ev)
+				},
 				OnProgress: func(p *mcp.ProgressNotificationParams) {
 					if p != nil {
 						r.emit(EventProgress, &ProgressEvent{ID: tc.ID, Name: name, Progress: p.Progress, Total: p.Total, Message: p.Message})

@@ -16,6 +16,7 @@ const (
 	EventStep         = "step"         // *StepEvent
 	EventDone         = "done"         // *DoneEvent
 	EventError        = "error"        // *ErrorEvent
+	EventElicitation  = "elicitation"  // *ElicitationEvent
 )
 
 // The types of the events that show the model's work as it streams (from
@@ -171,4 +172,18 @@ type ToolCallDeltaEvent struct {
 	ID             string `json:"id"`
 	Name           string `json:"name"`
 	ArgumentsDelta string `json:"argumentsDelta"`
+}
+
+// ElicitationEvent: the server of a running call asks the user for input
+// (form or URL mode), for a chat to show inline; the catalog's Elicit
+// handler, asked the same request under the same ElicitationID, gives the
+// answer. It carries what the server sent, never the user's answer.
+type ElicitationEvent struct {
+	ID              string `json:"id,omitempty"` // the call that the request belongs to
+	ElicitationID   string `json:"elicitationId"`
+	ServerID        string `json:"serverId"`
+	Mode            string `json:"mode"` // "form" or "url"
+	Message         string `json:"message"`
+	RequestedSchema any    `json:"requestedSchema,omitempty"` // form mode
+	URL             string `json:"url,omitempty"`             // URL mode
 }

@@ -348,9 +348,9 @@ func (c *Catalog) invoke(ctx context.Context, e *entry, t *mcp.Tool, o outcome, 
 	if timeout <= 0 {
 		timeout = c.cfg.CallTimeout
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
+	cctx, untrack := c.track(ctx, e.id, timeout, opts)
 	res, err := srv.CallTool(cctx, t.Name, args, opts.OnProgress)
-	cancel()
+	untrack()
 	kind := classify(err)
 	if err != nil && ctx.Err() != nil {
 		kind = neutral

@@ -102,6 +102,12 @@ type Config struct {
 	// about, or never run; its zero value is the default (see
 	// [ApprovalPolicy]). A policy that says "ask" needs Approve.
 	ApprovalPolicy ApprovalPolicy
+	// Elicit, when set, answers the servers' elicitation requests (form
+	// and URL mode) through [Catalog.Elicit]: the user's accept (with the
+	// form's content), decline or cancel reach the server as they are.
+	// Nil tells the servers elicitation is not supported (the Factory
+	// sets no handler).
+	Elicit func(ctx context.Context, req ElicitationRequest) (*mcp.ElicitResult, error)
 	// ServerTools exposes the model-facing meta tools
 	// catalog_list_servers and catalog_enable_server.
 	ServerTools bool
@@ -155,6 +161,11 @@ type CallOptions struct {
 	// (an agent's conversation); nil means the catalog's own, which lasts
 	// as long as the catalog.
 	Approvals *Approvals
+	// OnElicitation hears of each elicitation request the call's server
+	// makes while the call runs, before [Config.Elicit] is asked it (see
+	// [Catalog.Elicit] for how a request is tied to a call). It must not
+	// block.
+	OnElicitation func(ElicitationRequest)
 }
 
 // Block is one part of a tool result as a model sees it.
@@ -211,7 +222,9 @@ type Catalog struct {
 	meta      map[string]*mcp.Tool // the meta tools, when enabled
 	renamed   bool                 // a tool list changed: names must be assigned again
 
-	approvals Approvals // the scope of answers to calls without CallOptions.Approvals
+	approvals    Approvals             // the scope of answers to calls without CallOptions.Approvals
+	running      map[string][]*running // server id → its calls in progress, oldest first
+	elicitations int                   // elicitation requests so far, for their ids
 }
 
 // entry is one server of the catalog. Its fields are guarded by Catalog.mu.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,6 +52,10 @@ type Options struct {
 	// SessionTimeout closes Streamable HTTP sessions idle for this long.
 	// Zero keeps them until the client deletes them.
 	SessionTimeout time.Duration
+
+	// OpenLink adds the tool open_link (URL-mode elicitation), which
+	// passes on any URL it is given: for tests of a client's checks.
+	OpenLink bool
 }
 
 // NewServer returns the demo MCP server with its tools, resources and
@@ -106,6 +111,7 @@ type demo struct {
 
 	mu      sync.Mutex
 	dynamic map[string]bool // names of tools added by add_tool
+	links   atomic.Int64    // open_link's elicitation ids
 }
 
 func (d *demo) cancelled(tool string) {

@@ -13,6 +13,10 @@
 //     cancellation to [Options.OnCancelled].
 //   - ask_user {message}: asks the client for a form elicitation and returns
 //     the answers, or that the user declined or cancelled.
+//   - open_link {url, message}, only with [Options.OpenLink]: asks the
+//     client for a URL-mode elicitation of url, passed on as given (a
+//     client must check it), and returns whether the user agreed, declined
+//     or cancelled.
 //   - summarize {text, maxWords}: asks the client's model for a summary
 //     (sampling/createMessage) and returns its text.
 //   - add_tool {name} / remove_tool {name}: add or remove a dynamic tool,
@@ -21,7 +25,7 @@
 // Resources: demo://readme (text/markdown) and the template
 // demo://greeting/{name}. Prompt: explain {topic, audience}.
 //
-// ask_user and summarize use the multi round-trip pattern of go-sdk
+// ask_user, open_link and summarize use the multi round-trip pattern of go-sdk
 // (SEP-2322): the tool returns an input request and is called again with the
 // client's response. The SDK turns this into a server-to-client
 // elicitation/create or sampling/createMessage request for clients on

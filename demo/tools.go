@@ -32,9 +32,10 @@ const (
 	ToolSummarize  = "summarize"
 	ToolAddTool    = "add_tool"
 	ToolRemoveTool = "remove_tool"
+	ToolOpenLink   = "open_link"
 )
 
-var builtins = []string{ToolEcho, ToolAdd, ToolSlow, ToolAskUser, ToolSummarize, ToolAddTool, ToolRemoveTool}
+var builtins = []string{ToolEcho, ToolAdd, ToolSlow, ToolAskUser, ToolSummarize, ToolAddTool, ToolRemoveTool, ToolOpenLink}
 
 // Input and output types. The JSON names are the wire names.
 type (
@@ -65,6 +66,10 @@ type (
 		// Answers holds the form values when Action is "accept".
 		Answers map[string]any `json:"answers,omitempty"`
 	}
+	OpenLinkInput struct {
+		URL     string `json:"url"`
+		Message string `json:"message"`
+	}
 	SummarizeInput struct {
 		Text     string `json:"text"`
 		MaxWords int    `json:"maxWords"`
@@ -88,6 +93,7 @@ const (
 const (
 	inputAnswers = "answers"
 	inputSummary = "summary"
+	inputLink    = "link"
 )
 
 // dynamicToolPattern is what add_tool accepts as a tool name.
@@ -157,6 +163,22 @@ func (d *demo) addTools() {
 			"answers": schema{"type": "object", "title": "Answers"},
 		}),
 	}, d.askUser)
+
+	if d.opts.OpenLink {
+		mcp.AddTool(d.server, &mcp.Tool{
+			Name:  ToolOpenLink,
+			Title: "Ask the user to open a page",
+			Description: "Asks the user to open a web page (URL-mode elicitation: the client shows the link, " +
+				"nothing is sent back but the user's choice) and returns whether the user agreed, declined or cancelled. " +
+				"The client must handle URL-mode elicitation.",
+			InputSchema: object([]string{"url"}, schema{
+				"url": schema{"type": "string", "title": "URL", "description": "The page to open. It is passed on as given.",
+					"default": "https://modelcontextprotocol.io/"},
+				"message": schema{"type": "string", "title": "Message", "description": "What to tell the user when asking.",
+					"default": "Please open this page to continue."},
+			}),
+		}, d.openLink)
+	}
 
 	mcp.AddTool(d.server, &mcp.Tool{
 		Name:  ToolSummarize,
@@ -250,11 +272,13 @@ var askUserForm = object([]string{"name"}, schema{
 	"subscribe": schema{"type": "boolean", "title": "Subscribe to updates", "description": "We will not really send any.", "default": false},
 })
 
-func (d *demo) askUser(ctx context.Context, req *mcp.CallToolRequest, in AskUserInput) (*mcp.CallToolResult, AskUserOutput, error) {
+// askUser and summarize return no output (nil) with a tool error, which
+// their output schemas would refuse.
+func (d *demo) askUser(ctx context.Context, req *mcp.CallToolRequest, in AskUserInput) (*mcp.CallToolResult, any, error) {
 	resp, ok := req.Params.InputResponses[inputAnswers]
 	if !ok {
 		if caps := clientCaps(req.Session); caps != nil && caps.Elicitation == nil {
-			return toolError("This client does not handle elicitation, so ask_user cannot ask anything."), AskUserOutput{}, nil
+			return toolError("This client does not handle elicitation, so ask_user cannot ask anything."), nil, nil
 		}
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{inputAnswers: &mcp.ElicitParams{
@@ -262,11 +286,11 @@ func (d *demo) askUser(ctx context.Context, req *mcp.CallToolRequest, in AskUser
 				Message:         in.Message,
 				RequestedSchema: askUserForm,
 			}},
-		}, AskUserOutput{}, nil
+		}, nil, nil
 	}
 	er, ok := resp.(*mcp.ElicitResult)
 	if !ok {
-		return toolError("ask_user: unexpected response %T", resp), AskUserOutput{}, nil
+		return toolError("ask_user: unexpected response %T", resp), nil, nil
 	}
 	out := AskUserOutput{Action: er.Action}
 	switch er.Action {
@@ -281,8 +305,44 @@ func (d *demo) askUser(ctx context.Context, req *mcp.CallToolRequest, in AskUser
 	case "cancel":
 		return text("The user cancelled the request."), out, nil
 	default:
-		return toolError("ask_user: unknown elicitation action %q", er.Action), AskUserOutput{}, nil
+		return toolError("ask_user: unknown elicitation action %q", er.Action), nil, nil
 	}
+}
+
+// openLink asks for a URL-mode elicitation of in.URL, as given: a client
+// must check it before showing it (the e2e tests send bad ones).
+func (d *demo) openLink(_ context.Context, req *mcp.CallToolRequest, in OpenLinkInput) (*mcp.CallToolResult, any, error) {
+	resp, ok := req.Params.InputResponses[inputLink]
+	if !ok {
+		if caps := clientCaps(req.Session); caps != nil && (caps.Elicitation == nil || caps.Elicitation.URL == nil) {
+			return toolError("This client does not handle URL-mode elicitation, so open_link cannot show a page."), nil, nil
+		}
+		msg := in.Message
+		if msg == "" {
+			msg = "Please open this page to continue."
+		}
+		return &mcp.CallToolResult{
+			InputRequests: mcp.InputRequestMap{inputLink: &mcp.ElicitParams{
+				Mode:          "url",
+				Message:       msg,
+				URL:           in.URL,
+				ElicitationID: fmt.Sprintf("open-link-%d", d.links.Add(1)),
+			}},
+		}, nil, nil
+	}
+	er, ok := resp.(*mcp.ElicitResult)
+	if !ok {
+		return toolError("open_link: unexpected response %T", resp), nil, nil
+	}
+	switch er.Action {
+	case "accept":
+		return text("The user agreed to open " + in.URL + "."), nil, nil
+	case "decline":
+		return text("The user declined to open the page."), nil, nil
+	case "cancel":
+		return text("The user cancelled the request to open the page."), nil, nil
+	}
+	return toolError("open_link: unknown elicitation action %q", er.Action), nil, nil
 }
 
 // describe renders form answers as "k: v" pairs in key order.
@@ -302,11 +362,11 @@ func describe(m map[string]any) string {
 	return strings.Join(parts, ", ")
 }
 
-func (d *demo) summarize(ctx context.Context, req *mcp.CallToolRequest, in SummarizeInput) (*mcp.CallToolResult, SummarizeOutput, error) {
+func (d *demo) summarize(ctx context.Context, req *mcp.CallToolRequest, in SummarizeInput) (*mcp.CallToolResult, any, error) {
 	resp, ok := req.Params.InputResponses[inputSummary]
 	if !ok {
 		if caps := clientCaps(req.Session); caps != nil && caps.Sampling == nil {
-			return toolError("This client does not handle sampling, so summarize has no model to ask."), SummarizeOutput{}, nil
+			return toolError("This client does not handle sampling, so summarize has no model to ask."), nil, nil
 		}
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{inputSummary: &mcp.CreateMessageParams{
@@ -317,7 +377,7 @@ func (d *demo) summarize(ctx context.Context, req *mcp.CallToolRequest, in Summa
 					Content: &mcp.TextContent{Text: fmt.Sprintf("Summarize in at most %d words:\n\n%s", in.MaxWords, in.Text)},
 				}},
 			}},
-		}, SummarizeOutput{}, nil
+		}, nil, nil
 	}
 	var (
 		content []mcp.Content
@@ -329,7 +389,7 @@ func (d *demo) summarize(ctx context.Context, req *mcp.CallToolRequest, in Summa
 	case *mcp.CreateMessageResult:
 		content, model = []mcp.Content{r.Content}, r.Model
 	default:
-		return toolError("summarize: unexpected response %T", resp), SummarizeOutput{}, nil
+		return toolError("summarize: unexpected response %T", resp), nil, nil
 	}
 	var b strings.Builder
 	for _, c := range content {
@@ -338,7 +398,7 @@ func (d *demo) summarize(ctx context.Context, req *mcp.CallToolRequest, in Summa
 		}
 	}
 	if b.Len() == 0 {
-		return toolError("summarize: the model returned no text"), SummarizeOutput{}, nil
+		return toolError("summarize: the model returned no text"), nil, nil
 	}
 	out := SummarizeOutput{Summary: b.String(), Model: model}
 	return text(out.Summary), out, nil

@@ -220,6 +220,7 @@ type CatalogOptions struct {
 	Approve           bool            `json:"approve,omitempty" js:"function"`
 	ServerTools       bool            `json:"serverTools,omitempty"`
 	ApprovalPolicy    *ApprovalPolicy `json:"approvalPolicy,omitempty"`
+	OnElicitation     bool            `json:"onElicitation,omitempty" js:"function"`
 }
 
 // ApprovalPolicy is the catalog's approvalPolicy: which calls run without
@@ -327,6 +328,7 @@ var Hosts = []Host{
 	{"saveHints", []string{"json"}, "", "what each server negotiated (no secrets), for the next page"},
 	{"approve", []string{"target", "requestJSON"}, `Promise<boolean | "always" | "server">`, "the catalog's approve: may this tool call run (and later ones of the tool, or of the server)?"},
 	{"model", []string{"target", "requestJSON"}, "Promise<messageJSON>", "a custom model function answers (target run:<id>)"},
+	{"catalogElicit", []string{"target", "paramsJSON", "contextJSON"}, "Promise<resultJSON>", "the catalog's onElicitation (target catalog:<id>); context {serverId, elicitationId}"},
 }
 
 // OpNamed returns the operation called name.

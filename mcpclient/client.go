@@ -102,7 +102,10 @@ type Options struct {
 // ConnectOptions are the handlers fixed for one session: the client
 // advertises a capability only when its handler is set.
 type ConnectOptions struct {
-	// Elicitation answers elicitation/create requests.
+	// Elicitation answers elicitation/create requests, form and URL mode
+	// (also those of a 2026-07-28 server's input_required results). A
+	// URL-mode request with a URL that [CheckElicitationURL] refuses is
+	// declined without calling it.
 	Elicitation func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
 	// Sampling answers sampling/createMessage requests.
 	Sampling func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)

@@ -303,9 +303,8 @@ func (c *Client) connectWith(ctx context.Context, kind Transport, version string
 	}
 	c.deprecatedHandlers(mo, co)
 	if co.Elicitation != nil {
-		mo.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return co.Elicitation(ctx, r.Params)
-		}
+		mo.Capabilities.Elicitation = elicitationCaps()
+		mo.ElicitationHandler = c.elicitationHandler(co.Elicitation)
 	}
 	impl := &mcp.Implementation{Name: name, Version: ver}
 	client := mcp.NewClient(impl, mo)
@@ -348,7 +347,7 @@ func advertised(mo *mcp.ClientOptions) map[string]any {
 		caps["sampling"] = map[string]any{}
 	}
 	if mo.ElicitationHandler != nil {
-		caps["elicitation"] = map[string]any{"form": map[string]any{}}
+		caps["elicitation"] = map[string]any{"form": map[string]any{}, "url": map[string]any{}}
 	}
 	return caps
 }

@@ -31,6 +31,7 @@ type catalogEntry struct {
 	clients map[string]string // server id → client id ("<catalog id>/<server id>")
 	agents  map[string]*agent.Agent
 	checked map[string]jsapi.ClientOptions // a server's options, decoded before its client is made
+	elicit  bool                           // the page set onElicitation: the servers may ask the user
 }
 
 func catalogTarget(id string) string { return "catalog:" + id }
@@ -75,8 +76,47 @@ func (a *app) factory(ce *catalogEntry) catalog.Factory {
 		ce.mu.Lock()
 		ce.clients[id] = clientID
 		ce.mu.Unlock()
-		return catalog.FromClient(e.c, mcpclient.ConnectOptions{Sampling: a.sampling(ce, id)}), nil
+		co := mcpclient.ConnectOptions{Sampling: a.sampling(ce, id)}
+		if ce.elicit {
+			co.Elicitation = func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+				ce.mu.Lock()
+				cat := ce.cat
+				ce.mu.Unlock()
+				if cat == nil {
+					return nil, mcperr.New(mcperr.Closed, "mcp: the catalog is closed")
+				}
+				return cat.Elicit(ctx, id, p)
+			}
+		}
+		return catalog.FromClient(e.c, co), nil
 	}
+}
+
+// elicit asks the host's onElicitation of catalog id (host.catalogElicit)
+// with the server's request and who asks; its answer is checked by the
+// server's client (mcpclient) and go-sdk before the server gets it.
+func (a *app) elicit(ctx context.Context, id string, req catalog.ElicitationRequest) (*mcp.ElicitResult, error) {
+	params, err := json.Marshal(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	who, err := json.Marshal(map[string]string{"serverId": req.ServerID, "elicitationId": req.ElicitationID})
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.host.await(ctx, "catalogElicit", catalogTarget(id), string(params), string(who))
+	if err != nil {
+		return nil, err
+	}
+	s, err := jsbridge.String(v, "onElicitation result")
+	if err != nil {
+		return nil, err
+	}
+	var r mcp.ElicitResult
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return nil, mcperr.New(mcperr.InvalidArgument, "mcp: the catalog's onElicitation returned a value of the wrong shape: %v", err)
+	}
+	return &r, nil
 }
 
 // sampling serves a server's sampling/createMessage with the catalog's
@@ -176,7 +216,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 	if err := checkID("catalog", args.ID, used); err != nil {
 		return nil, err
 	}
-	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}, checked: checked}
+	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}, checked: checked, elicit: o.OnElicitation}
 	cfg := catalog.Config{
 		Servers:           servers,
 		MaxServers:        o.MaxServers,
@@ -203,12 +243,19 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 			cfg.ApprovalPolicy.Servers[id] = catalog.Level(l)
 		}
 	}
+	if o.OnElicitation {
+		cfg.Elicit = func(ctx context.Context, req catalog.ElicitationRequest) (*mcp.ElicitResult, error) {
+			return a.elicit(ctx, ce.id, req)
+		}
+	}
 	cat, err := catalog.New(cfg)
 	if err != nil {
 		a.dropClients(ce)
 		return nil, err
 	}
+	ce.mu.Lock()
 	ce.cat = cat
+	ce.mu.Unlock()
 	a.mu.Lock()
 	a.catalogs[ce.id] = ce
 	a.mu.Unlock()

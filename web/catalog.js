@@ -15,6 +15,7 @@ export class Catalog extends EventTarget {
   #statuses;
   #servers = new Map(); // server id → Client
   #approve;
+  #onElicitation;
   #closed = false;
   #agents = new Set();
   /** What the configuration left out (a stdio server, …), one sentence each. */
@@ -26,13 +27,14 @@ export class Catalog extends EventTarget {
    * id: the page's; servers: the configuration's entries; warnings: the
    * entries left out (the rest each get a client "<id>/<server>").
    */
-  constructor(mcp, id, servers, warnings, approve, maxServers) {
+  constructor(mcp, id, servers, warnings, approve, maxServers, onElicitation) {
     super();
     this.#max = Number.isInteger(maxServers) && maxServers > 0 ? maxServers : 32;
     this.#mcp = mcp;
     this.#id = id;
     this.#statuses = {};
     this.#approve = approve;
+    this.#onElicitation = onElicitation;
     this.warnings = Object.freeze([...warnings]);
     for (const [s, sc] of Object.entries(servers)) {
       if (readEntry(s, sc).problem) continue;
@@ -205,6 +207,15 @@ export class Catalog extends EventTarget {
     return false;
   }
 
+  // host.catalogElicit: a server asks the user; context is {serverId, elicitationId}.
+  async _elicit(request, context) {
+    const fn = this.#onElicitation;
+    if (typeof fn !== "function") throw new MCPError("protocol", "this catalog has no onElicitation handler");
+    const result = await fn(request, context);
+    if (result === null || typeof result !== "object" || Array.isArray(result)) throw invalid("onElicitation must resolve to an object {action, content?}");
+    return JSON.stringify(result);
+  }
+
   // host.event
   _event(type, detail) {
     if (type === "statuschange") this.#statuses[detail.id] = detail.status;
@@ -228,7 +239,7 @@ class Agent {
    * Runs one turn. input: a string (the user's message) or a list of
    * messages in the OpenAI Chat Completions shapes. Returns {done}, a
    * Promise of {messages, text, steps, finishReason}; onEvent hears text,
-   * toolcall, toolresult, authrequired, approval, step, done and error.
+   * toolcall, toolresult, authrequired, approval, elicitation, step, done and error.
    */
   run(input, { signal, onEvent } = {}) {
     if (onEvent !== undefined && typeof onEvent !== "function") throw invalid("run(): onEvent must be a function");

@@ -278,6 +278,8 @@ export interface ElicitParams {
   mode?: "form" | "url";
   requestedSchema?: JSONSchema;
   url?: string;
+  /** URL mode: the server's id of this request (its notifications/elicitation/complete names it). */
+  elicitationId?: string;
   [key: string]: unknown;
 }
 
@@ -465,6 +467,19 @@ export interface CatalogConfig {
   approvalPolicy?: ApprovalPolicy;
   /** Adds the model-facing meta tools catalog_list_servers and catalog_enable_server. */
   serverTools?: boolean;
+  /**
+   * Answers the servers' elicitation requests, form and URL mode (a URL is
+   * never opened by the library: show it). Without it the servers are told
+   * elicitation is not supported.
+   */
+  onElicitation?: (request: ElicitParams, context: ElicitationContext) => Promise<ElicitResult> | ElicitResult;
+}
+
+/** Who asks, for a catalog's onElicitation. */
+export interface ElicitationContext {
+  serverId: string;
+  /** Unique in the catalog; the agent's elicitation event carries the same. */
+  elicitationId: string;
 }
 
 /** approve's answer: this call, this tool from now on ("always"), or every tool of the server ("server"). */
@@ -613,6 +628,7 @@ export type AgentEvent =
       /** The approvalPolicy rule that decided. */
       policy?: "server" | "readOnly" | "destructive";
     }
+  | { type: "elicitation"; id?: string; elicitationId: string; serverId: string; mode: "form" | "url"; message: string; requestedSchema?: JSONSchema; url?: string }
   | { type: "step"; index: number; finishReason: string }
   | { type: "done"; text: string; finishReason: string; steps: number; usage?: AgentUsage }
   | { type: "error"; code: MCPErrorCode | string; message: string }

@@ -222,6 +222,7 @@ class Host {
       saveHints: (json) => { try { localStorage.setItem(HINTS_KEY, json); } catch { /* storage off */ } },
       approve: (target, json) => this.#to(target)._approve(JSON.parse(json)),
       model: (target, json) => this.#to(target)._model(JSON.parse(json)),
+      catalogElicit: (target, json, context) => this.#to(target)._elicit(JSON.parse(json), JSON.parse(context)),
     };
     for (const name of HOSTS) {
       if (typeof cb[name] !== "function") throw new Error(`mcp.js: host callback ${name} is missing`);
@@ -407,7 +408,7 @@ class MCP {
    * config: { servers: {id: {url, ...client options, title, description,
    * enabled, allowTools, denyTools}} } or { mcpServers: {...} }, with
    * maxServers, maxToolsPerServer, callTimeoutMs, breaker, approve,
-   * serverTools. Nothing connects until a call needs a server.
+   * serverTools, onElicitation. Nothing connects until a call needs a server.
    */
   catalog(config = {}) {
     checkFunctions("catalog()", config, CATALOG_OPTIONS);
@@ -438,7 +439,7 @@ class MCP {
       created = r;
       cat?._created(r);
     });
-    cat = new Catalog(this, id, servers, warnings, config.approve, config.maxServers);
+    cat = new Catalog(this, id, servers, warnings, config.approve, config.maxServers, config.onElicitation);
     if (created) cat._created(created);
     this.#host.targets.set(`catalog:${id}`, cat);
     for (const w of cat.warnings) console.warn(`mcp: catalog(): ${w}`);

@@ -123,6 +123,7 @@ class Runtime {
       closeAuth: forward("closeAuth", false),
       approve: forward("approve", true),
       model: forward("model", true),
+      catalogElicit: forward("catalogElicit", true),
       lock: acquireLock,
       announce: (json) => this.grants?.postMessage(JSON.parse(json)),
       // Hints go to localStorage, which only a page has: any tab keeps them.

@@ -16,6 +16,10 @@
 //     "hello there"};
 //   - "slow" (or "slow 3"): calls the tool ending in _slow with {"steps":
 //     20 (or 3), "delayMs": 250};
+//   - "ask me who I am" (or "ask me"): calls the tool ending in _ask_user
+//     with {"message": "who I am"} (or a default question);
+//   - "open link https://…": calls the tool ending in _open_link with
+//     {"url": "https://…"};
 //   - several of these in one message ("add 2 and 40 and echo hi"): all
 //     the calls in one answer, to run in parallel;
 //   - "unknown tool": calls no_such_tool; "bad json": calls the _echo tool

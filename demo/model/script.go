@@ -26,6 +26,8 @@ var (
 	reverseRule   = regexp.MustCompile(`(?i)\breverse\s+(\S+)`)
 	weatherRule   = regexp.MustCompile(`(?i)\bweather\s+in\s+([\p{L} ]+?)(?:\s+and\b.*)?$`)
 	noteRule      = regexp.MustCompile(`(?i)\b(?:note|remember)\s+(?:that\s+)?(.+?)(?:\s+and\s+(?:add|echo|reverse)\b.*)?$`)
+	askRule       = regexp.MustCompile(`(?i)\bask\s+me\b(?:\s+(.+))?$`)
+	linkRule      = regexp.MustCompile(`(?i)\bopen\s+link\s+(\S+)`)
 	summarizeRule = regexp.MustCompile(`(?is)^summarize in at most (\d+) words:\s*(.*)$`)
 )
 
@@ -185,6 +187,16 @@ func plan(user string, tools []string, id func(int) string) (calls []call, absen
 	}
 	if m := weatherRule.FindStringSubmatch(user); m != nil {
 		want("weather", map[string]string{"city": strings.TrimSpace(m[1])})
+	}
+	if m := askRule.FindStringSubmatch(user); m != nil {
+		msg := strings.TrimSpace(m[1])
+		if msg == "" {
+			msg = "Tell us a little about yourself."
+		}
+		want("ask_user", map[string]string{"message": msg})
+	}
+	if m := linkRule.FindStringSubmatch(user); m != nil {
+		want("open_link", map[string]string{"url": m[1]})
 	}
 	if m := noteRule.FindStringSubmatch(user); m != nil {
 		want("note_add", map[string]string{"note": m[1]})

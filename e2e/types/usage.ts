@@ -79,6 +79,8 @@ async function catalogAndAgent(): Promise<void> {
     breaker: { failures: 3, cooldownMs: 30000 },
     approve: async (req: ApprovalRequest) => req.tool !== "delete" && req.id === "github",
     serverTools: false,
+    onElicitation: async (request, { serverId, elicitationId }) =>
+      request.mode === "url" ? { action: "decline" } : { action: "accept", content: { name: `${serverId}:${elicitationId}` } },
   });
   const answer: ApprovalAnswer = "always";
   const policy: ApprovalPolicy = { readOnly: "ask", destructive: "deny", servers: { github: "ask", scratch: "allow", legacy: "deny" } };
@@ -120,6 +122,7 @@ async function catalogAndAgent(): Promise<void> {
       if (ev.type === "toolcalldelta") void (ev.id + ev.name + ev.argumentsDelta);
       if (ev.type === "usage") void (ev.inputTokens + ev.outputTokens + (ev.cachedInputTokens ?? 0) + (ev.reasoningTokens ?? 0));
       if (ev.type === "done" && ev.usage) void (ev.usage.inputTokens + ev.usage.outputTokens);
+      if (ev.type === "elicitation") void (ev.elicitationId + ev.serverId + ev.mode + ev.message + (ev.url ?? ""));
     },
   });
   const res: AgentResult = await run.done;

@@ -41,8 +41,9 @@ initChat(config);
 const mcp = await loading;
 startConnect(mcp, { elicit, sample });
 // One catalog for the page, made once: its approve hook is the chat's
-// Approve / Deny prompt.
-startServers(mcp, config, { approve });
+// Approve / Deny prompt; its servers' questions (a form, or a page to
+// open, shown as a link) use the same dialog as the single client's.
+startServers(mcp, config, { approve, onElicitation: (request) => elicit(request) });
 startChat(mcp);
 document.body.dataset.ready = "true";
 

@@ -186,6 +186,13 @@ class Turn {
     li.querySelector(".chat-tool-state").textContent = ev.message || (total ? `${ev.progress} of ${total}` : `running… ${ev.progress}`);
   }
 
+  // The server of a running call asks the person (the dialog answers it):
+  // the call says so while it waits.
+  elicitation(ev) {
+    const li = this.calls.get(ev.id);
+    if (li) li.querySelector(".chat-tool-state").textContent = ev.mode === "url" ? "waiting: a page to open" : "waiting for your answer";
+  }
+
   approval(ev) {
     const li = this.calls.get(ev.id);
     if (li && !ev.approved) li.dataset.denied = "true";
@@ -262,6 +269,7 @@ class Turn {
       case "toolcall": this.toolCall(ev); break;
       case "progress": this.progress(ev); break;
       case "approval": this.approval(ev); break;
+      case "elicitation": this.elicitation(ev); break;
       case "toolresult": this.toolResult(ev); break;
       case "authrequired": this.authRequired(ev); break;
       case "step": this.endText(); break;

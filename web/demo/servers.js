@@ -325,7 +325,7 @@ async function renderExport() {
  * from /devserver/config.json) and approve, the chat's approval prompt, then
  * lists its tools.
  */
-export function startServers(mcp, config, { approve }) {
+export function startServers(mcp, config, { approve, onElicitation }) {
   const servers = {};
   if (config.mcpURL) {
     servers.demo = {
@@ -336,7 +336,7 @@ export function startServers(mcp, config, { approve }) {
   if (config.mcp2URL) {
     servers.notes = { url: config.mcp2URL, clientName: CLIENT_NAME, title: "Notes server", description: "weather, text tools and notes, no sign-in" };
   }
-  cat = mcp.catalog({ servers, approve });
+  cat = mcp.catalog({ servers, approve, onElicitation });
   for (const [id, s] of Object.entries(servers)) {
     order.push(id);
     info.set(id, { url: s.url, title: s.title });
