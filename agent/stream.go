@@ -24,6 +24,24 @@ type Stream struct {
 	Usage func(Usage)
 }
 
+// Filled returns s with its nil callbacks replaced by ones that do
+// nothing, so that an adapter calls them without checking.
+func (s Stream) Filled() Stream {
+	if s.Text == nil {
+		s.Text = func(string) {}
+	}
+	if s.Reasoning == nil {
+		s.Reasoning = func(string) {}
+	}
+	if s.ToolCall == nil {
+		s.ToolCall = func(ToolCallDelta) {}
+	}
+	if s.Usage == nil {
+		s.Usage = func(Usage) {}
+	}
+	return s
+}
+
 // ToolCallDelta is a piece of a tool call being written.
 type ToolCallDelta struct {
 	// Index is the call's position among the answer's tool calls.

@@ -151,29 +151,11 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, st agent.Stream) 
 	if err != nil {
 		return agent.Message{}, err
 	}
-	st = filled(st)
+	st = st.Filled()
 	if kind == "json" {
 		return m.readJSON(ctx, resp, st)
 	}
 	return m.readStream(ctx, resp, st)
-}
-
-// filled returns s with its nil callbacks replaced by ones that do
-// nothing.
-func filled(s agent.Stream) agent.Stream {
-	if s.Text == nil {
-		s.Text = func(string) {}
-	}
-	if s.Reasoning == nil {
-		s.Reasoning = func(string) {}
-	}
-	if s.ToolCall == nil {
-		s.ToolCall = func(agent.ToolCallDelta) {}
-	}
-	if s.Usage == nil {
-		s.Usage = func(agent.Usage) {}
-	}
-	return s
 }
 
 // apiError is the API's error object.
