@@ -603,6 +603,9 @@ export interface Models {
   anthropic(options?: AnthropicModelOptions): ModelSpec;
 }
 
+/** mcp.models, also usable before load(). */
+export const models: Models;
+
 /** A model written by the app: one assistant message per request. */
 export type ModelFunction = (req: { messages: ChatMessage[]; tools: unknown[]; signal?: AbortSignal; [key: string]: unknown }) => Promise<ChatMessage>;
 

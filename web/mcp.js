@@ -29,6 +29,17 @@ import { Catalog } from "./catalog.js";
 
 export { MCPError };
 
+/**
+ * Model descriptions for cat.agent({model}), also mcp.models: plain data,
+ * so a page may make one before load() (as the React hooks' users do).
+ */
+export const models = Object.freeze({
+  /** Any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM, LM Studio, llama.cpp, OpenRouter). */
+  openai: ({ baseURL, apiKey, model, headers } = {}) => Object.freeze({ kind: "openai", baseURL, apiKey, model, headers }),
+  /** The Anthropic Messages API. */
+  anthropic: ({ baseURL, apiKey, model, headers, maxTokens, thinkingBudget } = {}) => Object.freeze({ kind: "anthropic", baseURL, apiKey, model, headers, maxTokens, thinkingBudget }),
+});
+
 let instance = null; // Promise<MCP>
 let early = null; // preload() on the main thread: {href, module: Promise<WebAssembly.Module | null>}
 
@@ -447,10 +458,5 @@ class MCP {
   }
 
   /** Model descriptions for cat.agent({model}); a custom model is an async function. */
-  models = Object.freeze({
-    /** Any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM, LM Studio, llama.cpp, OpenRouter). */
-    openai: ({ baseURL, apiKey, model, headers } = {}) => Object.freeze({ kind: "openai", baseURL, apiKey, model, headers }),
-    /** The Anthropic Messages API. */
-    anthropic: ({ baseURL, apiKey, model, headers, maxTokens, thinkingBudget } = {}) => Object.freeze({ kind: "anthropic", baseURL, apiKey, model, headers, maxTokens, thinkingBudget }),
-  });
+  models = models;
 }

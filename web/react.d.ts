@@ -2,7 +2,7 @@
 // ("mcpwasm/react"). React (18 or later) is an optional peer dependency.
 import type {
   Catalog, CatalogConfig, CatalogTool, CallOptions, CallToolOptions, CallToolResult,
-  Agent, AgentOptions, Client, ClientOptions, ClientState, ElicitParams, ElicitResult,
+  Agent, AgentEvent, AgentOptions, AgentUsage, ApprovalRequest, Client, ClientOptions, ClientState, ElicitParams, ElicitResult,
   Implementation, MCPError, SamplingParams, SamplingResult, ServerStatus, Tool,
 } from "./mcp.js";
 
@@ -77,3 +77,115 @@ export interface UseCatalogResult {
 
 /** A catalog for the component's lifetime, closed on unmount; a config with another JSON form makes a new one. */
 export function useCatalog(config?: UseCatalogConfig): UseCatalogResult;
+
+// ---- useAgent: a conversation over a catalog's tools.
+
+export interface UseAgentOptions extends AgentOptions {
+  /** Hears every event of the running turn, after the hook has. */
+  onEvent?: (ev: AgentEvent) => void;
+}
+
+/** The person's turn. */
+export interface AgentUserMessage {
+  readonly id: string;
+  readonly role: "user";
+  readonly text: string;
+}
+
+/** A tool call of the turn, from the moment the model writes it to its result. */
+export interface AgentToolPart {
+  readonly type: "tool";
+  /** The model's call id. */
+  readonly id: string;
+  /** The exported tool name. */
+  readonly name: string;
+  readonly serverId?: string;
+  /** The server's tool name. */
+  readonly tool?: string;
+  /** The arguments' JSON text as the model wrote it (growing while "writing"). */
+  readonly arguments: string;
+  readonly state: "writing" | "running" | "awaiting-approval" | "done" | "error" | "denied" | "stopped";
+  /** The host's decision, when approve was asked. */
+  readonly approved?: boolean;
+  readonly progress?: { readonly progress: number; readonly total?: number; readonly message?: string };
+  /** What the model reads back. */
+  readonly result?: { readonly isError: boolean; readonly text: string };
+}
+
+export type AgentPart =
+  | { readonly type: "text"; readonly text: string }
+  /** The model's reasoning as it streamed: show it apart from the answer. */
+  | { readonly type: "reasoning"; readonly text: string }
+  | AgentToolPart
+  /** A call needs the person to sign in to serverId (show a button calling the catalog's authorize(serverId)). */
+  | { readonly type: "authrequired"; readonly serverId: string }
+  /** Why a turn ended early without failing (code "max_steps" or "empty_response"). */
+  | { readonly type: "notice"; readonly code: string; readonly text: string };
+
+/** The assistant's turn, in the order it happened. */
+export interface AgentAssistantMessage {
+  readonly id: string;
+  readonly role: "assistant";
+  readonly parts: readonly AgentPart[];
+  readonly state: "streaming" | "done" | "stopped" | "error";
+  readonly finishReason?: string;
+  /** This turn's tokens, from its usage events. */
+  readonly usage?: AgentUsage;
+  readonly error?: MCPError | Error;
+}
+
+export type AgentMessage = AgentUserMessage | AgentAssistantMessage;
+
+/** A question of the catalog's hooks (askUser) waiting for the page's answer. */
+export type AgentPendingRequest =
+  | { readonly id: string; readonly kind: "approval"; readonly request: ApprovalRequest; /** The call it is about, once known. */ readonly toolCallId?: string }
+  | { readonly id: string; readonly kind: "elicitation"; readonly request: ElicitParams; readonly serverId: string };
+
+export type AgentStatus = "idle" | "running" | "awaiting-approval" | "awaiting-input" | "error";
+
+/** What approve() answers: true or false (a catalog may take more kinds of answer). */
+export type ApprovalAnswer = boolean | string;
+
+export interface UseAgentResult {
+  readonly messages: readonly AgentMessage[];
+  /**
+   * "awaiting-approval" while an approval question is pending,
+   * "awaiting-input" while only an elicitation is, "running" during a
+   * turn, "error" after a failed one (until the next send), else "idle".
+   */
+  readonly status: AgentStatus;
+  /** The conversation's token totals so far (null before any usage). */
+  readonly usage: AgentUsage | null;
+  /** The failure of the last turn (not a stop). */
+  readonly error: MCPError | Error | null;
+  /** The questions waiting for an answer, oldest first. */
+  readonly pending: readonly AgentPendingRequest[];
+  /**
+   * Starts a turn. Rejects (code invalid_argument, nothing sent) while a
+   * turn runs, before the catalog exists, or for empty text; else resolves
+   * when the turn ends, however it ends.
+   */
+  send(text: string): Promise<void>;
+  /** Aborts the running turn; its pending questions are refused. False when none ran. */
+  stop(): boolean;
+  /** Answers the pending approval with id (else the oldest); false when none was pending. */
+  approve(answer: ApprovalAnswer, id?: string): boolean;
+  /** Answers the pending elicitation with id (else the oldest); false when none was pending. */
+  answerElicitation(answer: ElicitResult, id?: string): boolean;
+}
+
+/**
+ * A conversation over a catalog's tools for the component's lifetime:
+ * catalog is what useCatalog returned (or a Catalog, or null). Options are
+ * read at each send(); a new catalog starts a new conversation; unmounting
+ * aborts the running turn.
+ */
+export function useAgent(catalog: UseCatalogResult | Catalog | null, options: UseAgentOptions): UseAgentResult;
+
+/**
+ * The catalog's approve or onElicitation hook that asks the person through
+ * useAgent: pass it in useCatalog's config; each question waits in
+ * pending until approve() or answerElicitation() answers it.
+ */
+export function askUser(request: ApprovalRequest): Promise<boolean>;
+export function askUser(request: ElicitParams, ctx: { serverId: string }): Promise<ElicitResult>;

@@ -10,7 +10,7 @@
 // again at once, which is what React's StrictMode does in development: one
 // connection, one sign-in window, whatever the double mount.
 import { useEffect, useRef, useSyncExternalStore, useCallback } from "react";
-import { load } from "./mcp.js";
+import { load, MCPError } from "./mcp.js";
 
 /** Shared by both stores: listeners, snapshots, deferred disposal. */
 class Store {
@@ -195,6 +195,9 @@ class CatalogStore extends Store {
 
   async start() {
     const { wasmURL, onLoadProgress, ...config } = this.config;
+    // askUser in a hook's slot: the question goes to this catalog's useAgent.
+    if (config.approve === askUser) config.approve = (req) => ask(this.catalog, "approval", req);
+    if (config.onElicitation === askUser) config.onElicitation = (req, ctx) => ask(this.catalog, "elicitation", req, ctx);
     let cat;
     try {
       const mcp = await load({ wasmURL, onProgress: onLoadProgress });
@@ -253,4 +256,314 @@ export function useCatalog(config = {}) {
   const authorize = useCallback((id, opts) => store.catalog ? store.catalog.authorize(id, opts) : store.failure ? Promise.reject(store.failure) : notReady("authorize()"), [store]);
   const callTool = useCallback((name, args, opts) => store.catalog ? store.catalog.callTool(name, args, opts) : store.failure ? Promise.reject(store.failure) : notReady("callTool()"), [store]);
   return { ...snap, agent, authorize, callTool };
+}
+
+// ------------------------------------------------------------ useAgent
+
+/** The mounted useAgent stores, in the order they mounted (askUser's routes). */
+const agentStores = new Set();
+
+/**
+ * A question from the catalog's approve or onElicitation hook goes to a
+ * mounted useAgent of that catalog (any, when the catalog is unknown): the
+ * one whose turn runs, else the latest mounted. With none mounted nobody
+ * can answer, so the question is refused at once.
+ */
+function ask(catalog, kind, request, ctx) {
+  const stores = [...agentStores].filter((s) => !catalog || !s.catalog || s.catalog === catalog);
+  const to = stores.findLast((s) => s.running) ?? stores.at(-1);
+  if (!to) {
+    console.warn(`mcp: useAgent: ${kind === "approval" ? `the call of ${request?.name ?? "a tool"} was refused` : "an elicitation was cancelled"}: no useAgent is mounted to ask the user`);
+    return Promise.resolve(refusal(kind));
+  }
+  return to.ask(kind, request, ctx);
+}
+
+/** The answer to a question nobody answered (a stop, an unmount). */
+const refusal = (kind) => (kind === "approval" ? false : { action: "cancel" });
+
+/**
+ * Pass it as the catalog's approve (and onElicitation) option in
+ * useCatalog's config: each question then waits in the pending list of the
+ * catalog's useAgent until the page answers it with approve(answer) (or
+ * answerElicitation(answer)). Called plainly (a catalog made with
+ * mcp.catalog()), it asks the mounted useAgent whose turn runs.
+ */
+export function askUser(request, ctx) {
+  const elicitation = ctx !== undefined || (request !== null && typeof request === "object" && "requestedSchema" in request);
+  return ask(null, elicitation ? "elicitation" : "approval", request, ctx);
+}
+
+/** The running conversation of one useAgent. */
+class AgentStore extends Store {
+  #history = []; // the conversation as the model reads it (Chat Completions shapes)
+  #run = null; // {ctrl, agent} of the running turn
+  #pending = []; // {id, kind, request, serverId, toolCallId, resolve}
+  #seq = 0;
+  running = false;
+
+  constructor(catalog, options) {
+    super({ messages: Object.freeze([]), status: "idle", usage: null, error: null, pending: Object.freeze([]) });
+    this.catalog = catalog;
+    this.options = options; // the latest render's (read at each send)
+  }
+
+  start() {
+    agentStores.add(this);
+  }
+
+  dispose() {
+    agentStores.delete(this);
+    this.#run?.ctrl.abort();
+    this.#settleAll();
+  }
+
+  #id(prefix) {
+    return `${prefix}${++this.#seq}`;
+  }
+
+  #status(error) {
+    if (this.#pending.some((p) => p.kind === "approval")) return "awaiting-approval";
+    if (this.#pending.length) return "awaiting-input";
+    if (this.running) return "running";
+    return error ? "error" : "idle";
+  }
+
+  /** Publishes patch with the status and pending list that follow from it. */
+  #publish(patch = {}) {
+    const error = "error" in patch ? patch.error : this.snapshot.error;
+    const pending = Object.freeze(this.#pending.map((p) => Object.freeze({ id: p.id, kind: p.kind, request: p.request, serverId: p.serverId, toolCallId: p.toolCallId })));
+    this.set({ ...patch, status: this.#status(error), pending });
+  }
+
+  /** The assistant message of the running turn, replaced with fn(copy of its parts). */
+  #update(fn) {
+    const msgs = [...this.snapshot.messages];
+    const last = msgs.at(-1);
+    if (!last || last.role !== "assistant") return;
+    const m = { ...last, parts: [...last.parts] };
+    fn(m);
+    m.parts = Object.freeze(m.parts);
+    msgs[msgs.length - 1] = Object.freeze(m);
+    this.#publish({ messages: Object.freeze(msgs) });
+  }
+
+  /** Appends text to the last part of type, or starts one. */
+  static #append(m, type, delta) {
+    const last = m.parts.at(-1);
+    if (last?.type === type) m.parts[m.parts.length - 1] = Object.freeze({ ...last, text: last.text + delta });
+    else m.parts.push(Object.freeze({ type, text: delta }));
+  }
+
+  /** The tool part of call id, replaced with patch (made when missing and make is set). */
+  static #tool(m, id, patch, make) {
+    const i = m.parts.findIndex((p) => p.type === "tool" && p.id === id);
+    if (i < 0) {
+      if (make) m.parts.push(Object.freeze({ type: "tool", id, name: "", arguments: "", state: "writing", ...patch }));
+      return;
+    }
+    m.parts[i] = Object.freeze({ ...m.parts[i], ...patch });
+  }
+
+  #event(ev) {
+    switch (ev.type) {
+      case "text":
+        this.#update((m) => AgentStore.#append(m, "text", ev.delta ?? ""));
+        break;
+      case "reasoning":
+        this.#update((m) => AgentStore.#append(m, "reasoning", ev.delta ?? ""));
+        break;
+      case "toolcalldelta":
+        this.#update((m) => {
+          const p = m.parts.find((x) => x.type === "tool" && x.id === ev.id);
+          AgentStore.#tool(m, ev.id, { name: ev.name, arguments: (p?.arguments ?? "") + (ev.argumentsDelta ?? "") }, true);
+        });
+        break;
+      case "toolcall": {
+        const args = typeof ev.arguments === "string" ? ev.arguments : JSON.stringify(ev.arguments ?? {});
+        this.#update((m) => AgentStore.#tool(m, ev.id, { name: ev.name, serverId: ev.serverId ?? "", tool: ev.tool ?? "", arguments: args, state: "running" }, true));
+        this.#link();
+        break;
+      }
+      case "progress":
+        this.#update((m) => AgentStore.#tool(m, ev.id, { progress: Object.freeze({ progress: ev.progress, total: ev.total, message: ev.message }) }));
+        break;
+      case "approval":
+        this.#update((m) => AgentStore.#tool(m, ev.id, { approved: ev.approved, state: ev.approved ? "running" : "denied" }));
+        break;
+      case "toolresult":
+        this.#update((m) => {
+          const p = m.parts.find((x) => x.type === "tool" && x.id === ev.id);
+          const state = p?.state === "denied" ? "denied" : this.#run?.ctrl.signal.aborted && ev.isError ? "stopped" : ev.isError ? "error" : "done";
+          AgentStore.#tool(m, ev.id, { state, result: Object.freeze({ isError: ev.isError, text: ev.text }) }, true);
+        });
+        break;
+      case "authrequired":
+        this.#update((m) => m.parts.push(Object.freeze({ type: "authrequired", serverId: ev.serverId })));
+        break;
+      case "usage": {
+        const add = (u) => addUsage(u, ev);
+        this.#update((m) => { m.usage = add(m.usage); });
+        this.#publish({ usage: add(this.snapshot.usage) });
+        break;
+      }
+      case "error":
+        // max_steps and empty_response end a run early without failing it.
+        if (ev.code === "max_steps" || ev.code === "empty_response") {
+          this.#update((m) => m.parts.push(Object.freeze({ type: "notice", code: ev.code, text: ev.message })));
+        }
+        break;
+    }
+  }
+
+  /**
+   * Starts a turn. Refused (a rejection, nothing sent) while a turn runs,
+   * before the catalog exists, and for empty text. Resolves when the turn
+   * ends, however it ends (messages, status and error say how).
+   */
+  send(text) {
+    const refuse = (why) => Promise.reject(new MCPError("invalid_argument", `send(): ${why}`));
+    if (this.disposed) return refuse("the component using useAgent has unmounted");
+    if (this.running) return refuse("a turn is running: wait for it to end, or call stop() first");
+    if (!this.catalog) return refuse("the catalog is not created yet (useCatalog is still loading)");
+    if (typeof text !== "string" || text.trim() === "") return refuse("text must be a non-empty string");
+    const { onEvent, ...options } = this.options;
+    let agent;
+    try {
+      agent = this.catalog.agent(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const ctrl = new AbortController();
+    this.#run = { ctrl, agent };
+    this.running = true;
+    const user = Object.freeze({ id: this.#id("u"), role: "user", text });
+    const reply = Object.freeze({ id: this.#id("a"), role: "assistant", parts: Object.freeze([]), state: "streaming" });
+    this.#publish({ messages: Object.freeze([...this.snapshot.messages, user, reply]), error: null });
+    const input = [...this.#history, { role: "user", content: text }];
+    let done;
+    try {
+      done = agent.run(input, {
+        signal: ctrl.signal,
+        onEvent: (ev) => {
+          if (this.#run?.ctrl !== ctrl) return;
+          this.#event(ev);
+          if (typeof onEvent === "function") onEvent(ev);
+        },
+      }).done;
+    } catch (error) {
+      done = Promise.reject(error);
+    }
+    return done.then((res) => {
+      this.#history = res.messages;
+      this.#end(ctrl, (m) => {
+        m.state = "done";
+        m.finishReason = res.finishReason;
+        // A custom model function answers whole: no text events came.
+        if (!m.parts.some((p) => p.type === "text") && res.text) m.parts.push(Object.freeze({ type: "text", text: res.text }));
+      });
+    }, (error) => {
+      const stopped = error?.code === "aborted";
+      // What the person saw stays in the conversation the model reads next.
+      const said = this.snapshot.messages.at(-1)?.parts?.filter((p) => p.type === "text").map((p) => p.text).join("") ?? "";
+      this.#history = [...input, ...(said ? [{ role: "assistant", content: said }] : [])];
+      this.#end(ctrl, (m) => {
+        m.state = stopped ? "stopped" : "error";
+        if (!stopped) m.error = error;
+        m.parts = m.parts.map((p) => (p.type === "tool" && (p.state === "running" || p.state === "writing") ? Object.freeze({ ...p, state: "stopped" }) : p));
+      }, stopped ? null : error);
+    }).finally(() => agent.close());
+  }
+
+  #end(ctrl, fn, error = null) {
+    if (this.#run?.ctrl !== ctrl) return;
+    this.#run = null;
+    this.running = false;
+    this.#settleAll();
+    this.#update(fn);
+    this.#publish({ error });
+  }
+
+  /** Aborts the running turn: the model request and its tool calls are cancelled. */
+  stop() {
+    if (!this.#run) return false;
+    this.#run.ctrl.abort();
+    this.#settleAll();
+    this.#publish();
+    return true;
+  }
+
+  /** A question from the catalog's hooks: pending until answered. */
+  ask(kind, request, ctx) {
+    return new Promise((resolve) => {
+      const p = { id: this.#id(kind === "approval" ? "approval-" : "elicitation-"), kind, request, resolve };
+      if (kind === "elicitation") p.serverId = ctx?.serverId ?? "";
+      this.#pending.push(p);
+      this.#link();
+      this.#publish();
+    });
+  }
+
+  /**
+   * Ties pending approvals to the tool calls they are about: the request
+   * names the exported tool, and its call shows "awaiting-approval".
+   */
+  #link() {
+    const last = this.snapshot.messages.at(-1);
+    if (!this.running || last?.role !== "assistant") return;
+    for (const p of this.#pending) {
+      if (p.kind !== "approval" || p.toolCallId) continue;
+      const call = last.parts.find((x) => x.type === "tool" && x.state === "running" && x.name === p.request?.name &&
+        !this.#pending.some((q) => q.toolCallId === x.id));
+      if (!call) continue;
+      p.toolCallId = call.id;
+      this.#update((m) => AgentStore.#tool(m, call.id, { state: "awaiting-approval" }));
+    }
+  }
+
+  /** Answers a pending question of kind: the one with id, else the oldest. */
+  answer(kind, answer, id) {
+    const i = this.#pending.findIndex((p) => p.kind === kind && (id === undefined || p.id === id));
+    if (i < 0) return false;
+    const [p] = this.#pending.splice(i, 1);
+    if (p.toolCallId) this.#update((m) => AgentStore.#tool(m, p.toolCallId, { state: "running" }));
+    p.resolve(answer);
+    this.#publish();
+    return true;
+  }
+
+  /** Every pending question gets the answer of nobody. */
+  #settleAll() {
+    const all = this.#pending;
+    this.#pending = [];
+    for (const p of all) p.resolve(refusal(p.kind));
+  }
+}
+
+/** a + b of two usages (a may be null). */
+function addUsage(a, b) {
+  const sum = { inputTokens: (a?.inputTokens ?? 0) + (b.inputTokens ?? 0), outputTokens: (a?.outputTokens ?? 0) + (b.outputTokens ?? 0) };
+  const cached = (a?.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0);
+  const reasoning = (a?.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0);
+  if (cached) sum.cachedInputTokens = cached;
+  if (reasoning) sum.reasoningTokens = reasoning;
+  return Object.freeze(sum);
+}
+
+/**
+ * A conversation with a model over a catalog's tools, as a UI shows it.
+ * catalog: what useCatalog returned (or a Catalog, or null while there is
+ * none); options: the agent's (model, system, maxSteps, authWaitMs) plus
+ * onEvent, read at each send(). A new catalog starts a new conversation.
+ */
+export function useAgent(catalog, options = {}) {
+  const cat = (catalog && "catalog" in catalog && !(catalog instanceof EventTarget) ? catalog.catalog : catalog) ?? null;
+  const store = useStore(cat, () => new AgentStore(cat, options));
+  store.options = options;
+  const snap = useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
+  const send = useCallback((text) => store.send(text), [store]);
+  const stop = useCallback(() => store.stop(), [store]);
+  const approve = useCallback((answer, id) => store.answer("approval", answer, id), [store]);
+  const answerElicitation = useCallback((answer, id) => store.answer("elicitation", answer, id), [store]);
+  return { ...snap, send, stop, approve, answerElicitation };
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/demo/model"
 	"github.com/mcpwasm/mcpwasm/e2e/engine"
 	"github.com/mcpwasm/mcpwasm/e2e/internal/respstatus"
 	"github.com/mcpwasm/mcpwasm/internal/cors"
@@ -59,7 +60,7 @@ func run(m *testing.M) int {
 			return 1
 		}
 		if appDir != "" {
-			if _, err := npmapp.Make(root, dir, appDir, false); err != nil {
+			if _, err := npmapp.Make(root, dir, appDir, true); err != nil {
 				fmt.Fprintln(os.Stderr, "xengine: building the React example app:", err)
 				return 1
 			}
@@ -136,8 +137,9 @@ const blankPage = `<!doctype html><meta charset="utf-8"><title>e2e</title><scrip
 // world is one scenario's servers and window: the page origin, the demo
 // MCP server behind the demo authorization server, an open demo MCP
 // server, and the catalog's second server and stand-in model, each on its
-// own loopback origin; requests to the protected server and the
-// authorization server are counted by kind.
+// own loopback origin; requests to the protected server, the
+// authorization server and the model are counted by kind ("chat": a
+// model request).
 type world struct {
 	t        *testing.T
 	ctx      context.Context
@@ -220,7 +222,7 @@ func newServers(t *testing.T, ac devserver.AuthConfig, site fs.FS, routes func(w
 		case "mcp2":
 			dMCP2.h = w.tracing("mcp2", o.Handler)
 		case "model":
-			dModel.h = w.tracing("model", o.Handler)
+			dModel.h = w.tracing("model", w.counting(o.Handler))
 		}
 	}
 	for _, s := range servers {
@@ -316,6 +318,8 @@ func (w *world) counting(h http.Handler) http.Handler {
 				kind = "mcp"
 			case p == "/mcp.wasm" && r.Method == http.MethodGet:
 				kind = "wasm"
+			case p == model.ChatPath:
+				kind = "chat"
 			}
 			w.mu.Lock()
 			w.counts[kind]++

@@ -2,6 +2,7 @@ package xengine
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,19 +16,20 @@ import (
 )
 
 var (
-	appOnce sync.Once
-	appDist string // the production build of examples/react-vite
-	appErr  error
+	appOnce  sync.Once
+	appBuild *npmapp.Build // examples/react-vite built from the packed npm package
+	appErr   error
 )
 
-// reactApp is the production build of examples/react-vite made from the
-// packed npm package: the one MCPWASM_E2E_APP names, else built now
+// reactApp is examples/react-vite built from the packed npm package, in
+// production and in React's development build (where StrictMode runs
+// every effect twice): the one MCPWASM_E2E_APP names, else built now
 // (once per test binary).
-func reactApp(t *testing.T) string {
+func reactApp(t *testing.T) *npmapp.Build {
 	t.Helper()
 	appOnce.Do(func() {
 		if appDir != "" {
-			appDist = filepath.Join(appDir, "prod")
+			appBuild = &npmapp.Build{Prod: filepath.Join(appDir, "prod"), Dev: filepath.Join(appDir, "dev")}
 			return
 		}
 		dir, err := os.MkdirTemp("", "xengine-app-")
@@ -36,24 +38,27 @@ func reactApp(t *testing.T) string {
 			return
 		}
 		t.Logf("building the React example app from the packed npm package (set MCPWASM_E2E_APP to reuse a build)")
-		var b *npmapp.Build
-		if b, appErr = npmapp.Make(repo, webDir, dir, false); appErr == nil {
-			appDist = b.Prod
-		}
+		appBuild, appErr = npmapp.Make(repo, webDir, dir, true)
 	})
 	if appErr != nil {
 		t.Fatalf("building the React example app: %v", appErr)
 	}
-	return appDist
+	return appBuild
 }
 
-// appWorld serves the built app as the page origin, with the SPA fallback
-// every single-page app host has (the app's route /oauth/callback answers
-// with its index.html), under the strict Content-Security-Policy of
-// docs/JSAPI.md; its index.html gets boot.js first.
+// appWorld serves the app's production build as the page origin, with the
+// SPA fallback every single-page app host has (the app's route
+// /oauth/callback answers with its index.html), under the strict
+// Content-Security-Policy of docs/JSAPI.md; its index.html gets boot.js
+// first.
 func appWorld(t *testing.T) *world {
 	t.Helper()
-	dist := reactApp(t)
+	return appWorldOf(t, reactApp(t).Prod)
+}
+
+// appWorldOf is appWorld for the build in dist.
+func appWorldOf(t *testing.T, dist string) *world {
+	t.Helper()
 	index, err := os.ReadFile(filepath.Join(dist, "index.html"))
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +69,8 @@ func appWorld(t *testing.T) *world {
 			rw.Header().Set("Content-Type", "text/html; charset=utf-8")
 			rw.Header().Set("Cache-Control", "no-cache")
 			rw.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; connect-src 'self' "+
-				strings.TrimSuffix(w.MCPURL, demo.StreamablePath)+" "+strings.TrimSuffix(w.MCP2URL, demo.StreamablePath)+" "+w.ASURL)
+				strings.TrimSuffix(w.MCPURL, demo.StreamablePath)+" "+strings.TrimSuffix(w.MCP2URL, demo.StreamablePath)+" "+w.ASURL+" "+
+				strings.TrimSuffix(w.ModelURL, "/v1"))
 			rw.Write(index)
 		}
 		mux.HandleFunc("GET /{$}", serveIndex)
@@ -169,4 +175,166 @@ func (w *world) noPageErrors() {
 	for _, e := range pageErrors(errs) {
 		w.t.Errorf("page error: %s", e)
 	}
+}
+
+// chatTurn is what the example app's chat shows of its last assistant
+// message.
+type chatTurn struct {
+	State     string `json:"state"`
+	Text      string `json:"text"`
+	Reasoning bool   `json:"reasoning"`
+	Tools     []struct {
+		Name   string `json:"name"`
+		State  string `json:"state"`
+		Result string `json:"result"`
+	} `json:"tools"`
+	Status string `json:"status"`
+	Users  int    `json:"users"`
+	Usage  string `json:"usage"`
+}
+
+func (w *world) chatTurn() chatTurn {
+	w.t.Helper()
+	var c chatTurn
+	_ = w.win.Eval(w.ctx, `(() => {
+		const li = [...document.querySelectorAll('#messages li[data-role="assistant"]')].at(-1);
+		return {
+			state: li?.dataset.state ?? "",
+			text: li ? [...li.querySelectorAll('[data-part="text"]')].map((e) => e.textContent).join("") : "",
+			reasoning: li?.querySelector('[data-part="reasoning"]') != null,
+			tools: li ? [...li.querySelectorAll('[data-part="tool"]')].map((e) => ({ name: e.dataset.name, state: e.dataset.state, result: e.querySelector(".result")?.textContent ?? "" })) : [],
+			status: document.querySelector("#chat")?.dataset.status ?? "",
+			users: document.querySelectorAll('#messages li[data-role="user"]').length,
+			usage: document.querySelector("#usage")?.textContent ?? "",
+		};
+	})()`, &c)
+	return c
+}
+
+// chatSay clicks the chat's suggestion button that sends text.
+func (w *world) chatSay(text string) {
+	w.t.Helper()
+	sel := fmt.Sprintf(`[data-say=%q]`, text)
+	w.waitFor("the chat to accept "+text, func() bool {
+		var ok bool
+		_ = w.win.Eval(w.ctx, fmt.Sprintf(`document.querySelector(%q)?.disabled === false`, sel), &ok)
+		return ok
+	})
+	if err := w.win.Click(w.ctx, sel); err != nil {
+		w.t.Fatalf("clicking %q: %v", text, err)
+	}
+}
+
+// waitTurn waits for the last assistant message to end in state.
+func (w *world) waitTurn(users int, state string) chatTurn {
+	w.t.Helper()
+	var c chatTurn
+	w.waitFor(fmt.Sprintf("turn %d to end %s", users, state), func() bool {
+		c = w.chatTurn()
+		return c.Users == users && c.State == state && c.Status == "idle"
+	})
+	return c
+}
+
+// TestReactAgentChat drives the example app's chat (useAgent over a
+// useCatalog of the notes server, the stand-in model), in React's
+// development build under StrictMode (every effect runs twice): a turn
+// streams its reasoning, calls a tool and shows its result and the
+// answer; a tool that is not read-only waits for Approve in the chat;
+// Stop ends a turn that waits for approval. Each turn makes exactly one
+// model request per step (no second run from StrictMode), and the page
+// logs no error.
+func TestReactAgentChat(t *testing.T) {
+	w := appWorldOf(t, reactApp(t).Dev)
+	w.navigate(w.win, w.PageURL+"/?view=chat")
+	chats := func() int { return w.snapshot()["chat"] }
+
+	before := chats()
+	w.chatSay("reverse hello")
+	c := w.waitTurn(1, "done")
+	var effects int
+	_ = w.win.Eval(w.ctx, `window.__appEffects ?? 0`, &effects)
+	if effects != 2 {
+		t.Errorf("the app's mount effect ran %d times; want 2 (React's development build under StrictMode)", effects)
+	}
+	if c.Text != "Results: olleh" {
+		t.Errorf("the answer shows %q; want %q", c.Text, "Results: olleh")
+	}
+	if len(c.Tools) != 1 || c.Tools[0].Name != "notes_reverse" || c.Tools[0].State != "done" || c.Tools[0].Result != "olleh" {
+		t.Errorf("the tool calls show %+v; want notes_reverse done with result olleh", c.Tools)
+	}
+	if !c.Reasoning {
+		t.Error("the stand-in's streamed reasoning is not shown")
+	}
+	if !strings.Contains(c.Usage, " in, ") {
+		t.Errorf("the conversation's usage shows %q; want its token totals", c.Usage)
+	}
+	if n := chats() - before; n != 2 {
+		t.Errorf("a turn of 2 steps made %d model requests; want 2", n)
+	}
+
+	// A tool that is not read-only asks first; the question is answered
+	// in the chat.
+	before = chats()
+	w.chatSay("note buy milk and reverse abc")
+	w.waitFor("the approval question", func() bool {
+		c = w.chatTurn()
+		var asking bool
+		_ = w.win.Eval(w.ctx, `document.querySelector('.approval[data-tool="notes_note_add"] .approve') !== null`, &asking)
+		return asking && c.Status == "awaiting-approval"
+	})
+	for _, tool := range c.Tools {
+		if tool.Name == "notes_note_add" && tool.State != "awaiting-approval" {
+			t.Errorf("while asked, the call of notes_note_add shows %q; want awaiting-approval", tool.State)
+		}
+	}
+	if err := w.win.Click(w.ctx, `.approval[data-tool="notes_note_add"] .approve`); err != nil {
+		t.Fatalf("clicking Approve: %v", err)
+	}
+	c = w.waitTurn(2, "done")
+	if !strings.Contains(c.Text, "Saved note") || !strings.Contains(c.Text, "cba") {
+		t.Errorf("the approved turn answers %q; want the saved note and the reversed text", c.Text)
+	}
+	for _, tool := range c.Tools {
+		if tool.State != "done" {
+			t.Errorf("after Approve, %s shows %q (%q); want done", tool.Name, tool.State, tool.Result)
+		}
+	}
+	if n := chats() - before; n != 2 {
+		t.Errorf("the approved turn of 2 steps made %d model requests; want 2", n)
+	}
+
+	// Stop while the chat waits for an answer: the turn ends stopped, the
+	// question goes away, and nothing more is asked of the model.
+	before = chats()
+	w.chatSay("note call mom")
+	w.waitFor("the second approval question", func() bool {
+		return w.chatTurn().Status == "awaiting-approval"
+	})
+	if err := w.win.Click(w.ctx, "#stop"); err != nil {
+		t.Fatalf("clicking Stop: %v", err)
+	}
+	c = w.waitTurn(3, "stopped")
+	if len(c.Tools) != 1 || c.Tools[0].State == "done" {
+		t.Errorf("after Stop the call shows %+v; want it not done", c.Tools)
+	}
+	var questions int
+	_ = w.win.Eval(w.ctx, `document.querySelectorAll(".approval").length`, &questions)
+	if questions != 0 {
+		t.Errorf("after Stop %d approval questions are shown; want none", questions)
+	}
+	if n := chats() - before; n != 1 {
+		t.Errorf("the stopped turn made %d model requests; want 1", n)
+	}
+
+	// Unmounting the chat ends its catalog; nothing fails on the way.
+	if err := w.win.Click(w.ctx, "#toggle"); err != nil {
+		t.Fatalf("unmounting: %v", err)
+	}
+	w.waitFor("the chat to unmount", func() bool {
+		var gone bool
+		_ = w.win.Eval(w.ctx, `document.querySelector("#chat") === null`, &gone)
+		return gone
+	})
+	w.noPageErrors()
 }

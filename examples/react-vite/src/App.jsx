@@ -1,5 +1,6 @@
 import { useEffect, useState } from "react";
-import { useMcpClient, useCatalog } from "mcpwasm/react";
+import { models } from "mcpwasm";
+import { useMcpClient, useCatalog, useAgent, askUser } from "mcpwasm/react";
 
 // The server comes from the dev server's config (/devserver/config.json):
 // ?server=mcp2 picks the demo server without sign-in, else the protected one.
@@ -15,6 +16,15 @@ export function App() {
   }, []);
   if (!config) return <p>Loading configuration…</p>;
   const params = new URLSearchParams(location.search);
+  if (params.get("view") === "chat") {
+    return (
+      <main>
+        <h1>mcpwasm + React: a chat</h1>
+        <button id="toggle" onClick={() => setMounted((m) => !m)}>{mounted ? "Unmount" : "Mount"}</button>
+        {mounted && <Chat config={config} />}
+      </main>
+    );
+  }
   if (params.get("view") === "catalog") {
     return (
       <main>
@@ -88,4 +98,86 @@ function Servers({ config }) {
       <ul id="catalog-tools">{tools.map((t) => <li key={t.name} data-tool={t.name}>{t.name}</li>)}</ul>
     </section>
   );
+}
+
+// A chat over the notes server (no sign-in) with the dev server's scripted
+// stand-in model (useAgent). Tools that are not read-only (notes_note_add)
+// ask first: askUser routes the catalog's approve hook to this chat, which
+// shows the question with Approve and Deny.
+const SUGGESTIONS = ["reverse hello", "note buy milk and reverse abc", "note call mom", "weather in Paris"];
+
+function Chat({ config }) {
+  const cat = useCatalog({ servers: { notes: { url: config.mcp2URL, title: "Notes" } }, approve: askUser });
+  const { messages, status, usage, error, pending, send, stop, approve } = useAgent(cat, {
+    model: models.openai({ baseURL: config.modelURL, model: "mcpwasm-standin" }),
+    system: "You are a helpful assistant. Use the tools when they help.",
+  });
+  const [text, setText] = useState("");
+  const [refused, setRefused] = useState("");
+  const busy = status !== "idle" && status !== "error";
+  const say = (t) => {
+    setRefused("");
+    // Refused while a turn runs (the buttons are disabled then anyway).
+    send(t).catch((e) => setRefused(e.message));
+  };
+  const submit = (e) => {
+    e.preventDefault();
+    if (!text.trim()) return;
+    say(text.trim());
+    setText("");
+  };
+  return (
+    <section id="chat" data-status={status}>
+      <ol id="messages">
+        {messages.map((m) => m.role === "user"
+          ? <li key={m.id} data-role="user">{m.text}</li>
+          : (
+            <li key={m.id} data-role="assistant" data-state={m.state}>
+              {m.parts.map((p, i) => <Part key={p.type === "tool" ? p.id : i} part={p} authorize={cat.authorize} />)}
+              {m.state === "streaming" && <span className="typing" aria-label="The assistant is answering">…</span>}
+              {m.state === "stopped" && <p className="notice">Stopped.</p>}
+            </li>
+          ))}
+      </ol>
+      {pending.filter((q) => q.kind === "approval").map((q) => (
+        <div key={q.id} className="approval" data-tool={q.request.name} role="group" aria-label="Approve this tool call?">
+          <p>Run <code>{q.request.tool}</code> on {q.request.id}? It may change something on the server.</p>
+          <pre>{JSON.stringify(q.request.args)}</pre>
+          <button className="approve" onClick={() => approve(true, q.id)}>Approve</button>
+          <button className="deny" onClick={() => approve(false, q.id)}>Deny</button>
+        </div>
+      ))}
+      {error && <p id="chat-error" role="alert">{error.message}</p>}
+      {refused && <p id="refused" role="alert">{refused}</p>}
+      <div id="suggestions">
+        {SUGGESTIONS.map((s) => <button key={s} data-say={s} disabled={busy || !cat.catalog} onClick={() => say(s)}>{s}</button>)}
+      </div>
+      <form id="chat-form" onSubmit={submit}>
+        <input id="chat-input" value={text} onChange={(e) => setText(e.target.value)} placeholder="Ask something" aria-label="Message" />
+        <button id="send" type="submit" disabled={busy || !cat.catalog}>Send</button>
+        <button id="stop" type="button" disabled={!busy} onClick={stop}>Stop</button>
+      </form>
+      <p id="usage">{usage && `Tokens so far: ${usage.inputTokens} in, ${usage.outputTokens} out`}</p>
+    </section>
+  );
+}
+
+function Part({ part: p, authorize }) {
+  switch (p.type) {
+    case "text":
+      return <p data-part="text">{p.text}</p>;
+    case "reasoning":
+      return <details data-part="reasoning"><summary>Reasoning</summary>{p.text}</details>;
+    case "tool":
+      return (
+        <div data-part="tool" data-name={p.name} data-state={p.state}>
+          <code>{p.name}</code> <code>{p.arguments}</code> <span className="state">{p.state}</span>
+          {p.result && <pre className="result">{p.result.text}</pre>}
+        </div>
+      );
+    case "authrequired":
+      return <p data-part="authrequired">{p.serverId} needs you to sign in. <button onClick={() => { authorize(p.serverId).catch(() => {}); }}>Sign in</button></p>;
+    default:
+      return <p data-part={p.type}>{p.text}</p>;
+  }
 }

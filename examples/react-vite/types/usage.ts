@@ -1,8 +1,8 @@
 // Type-checked by the e2e test TestNpmTypes (tsc --noEmit) against the
 // mcpwasm package installed from its tarball: the three entry points and
 // their types, as an app written in TypeScript uses them.
-import { load, MCPError, type Client, type Catalog, type Tool } from "mcpwasm";
-import { useMcpClient, useCatalog, type UseMcpClientResult } from "mcpwasm/react";
+import { load, models, MCPError, type Client, type Catalog, type Tool } from "mcpwasm";
+import { useMcpClient, useCatalog, useAgent, askUser, type UseMcpClientResult } from "mcpwasm/react";
 import "mcpwasm/callback";
 import wasmURL from "mcpwasm/mcp.wasm";
 
@@ -32,4 +32,14 @@ export function component(url: string): string {
   const states: string[] = Object.values(c.status).map((s) => s.state);
   if (c.catalog) void c.agent({ model: async () => ({ role: "assistant", content: "hi" }) });
   return [r.state, r.client?.url ?? "", r.error?.message ?? "", ...names, ...states, String(c.loading)].join(" ");
+}
+
+// A chat over a catalog: approvals asked in the chat (askUser).
+export function chat(url: string, baseURL: string): string {
+  const cat = useCatalog({ servers: { demo: { url } }, approve: askUser });
+  const { messages, status, usage, pending, send, stop, approve } = useAgent(cat, { model: models.openai({ baseURL, model: "m" }) });
+  if (status === "idle") void send("add 2 and 40").catch((e: MCPError) => console.warn(e.code));
+  if (status === "running") stop();
+  for (const q of pending) if (q.kind === "approval") approve(true, q.id);
+  return messages.map((m) => m.role === "user" ? m.text : m.parts.map((p) => p.type === "tool" ? p.state : "").join("")).join("") + (usage?.outputTokens ?? 0);
 }
