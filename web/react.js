@@ -294,10 +294,28 @@ export function askUser(request, ctx) {
   return ask(null, elicitation ? "elicitation" : "approval", request, ctx);
 }
 
+/** Functions' identities, for optionsKey. */
+const functionIds = new WeakMap();
+let functionCount = 0;
+
+/**
+ * A key of an agent's options that changes when they do: their JSON, with
+ * each function (a custom model) known by its identity. It stays in memory.
+ */
+function optionsKey(options) {
+  return JSON.stringify(options ?? {}, (_, v) => {
+    if (typeof v !== "function") return v;
+    if (!functionIds.has(v)) functionIds.set(v, `function#${++functionCount}`);
+    return functionIds.get(v);
+  });
+}
+
 /** The running conversation of one useAgent. */
 class AgentStore extends Store {
   #history = []; // the conversation as the model reads it (Chat Completions shapes)
   #run = null; // {ctrl, agent} of the running turn
+  #agent = null; // the conversation's agent: its "always" and "server" answers hold across turns
+  #agentKey = "";
   #pending = []; // {id, kind, request, serverId, toolCallId, resolve}
   #seq = 0;
   running = false;
@@ -316,6 +334,23 @@ class AgentStore extends Store {
     agentStores.delete(this);
     this.#run?.ctrl.abort();
     this.#settleAll();
+    this.#agent?.close();
+    this.#agent = null;
+  }
+
+  /**
+   * The agent for a turn with these options: the conversation's, while
+   * its options stay the same (so that an approval answered "always" or
+   * "server" holds for the rest of the chat), a new one when they change.
+   */
+  #agentFor(options) {
+    const key = optionsKey(options);
+    if (this.#agent && key === this.#agentKey) return this.#agent;
+    const agent = this.catalog.agent(options);
+    this.#agent?.close();
+    this.#agent = agent;
+    this.#agentKey = key;
+    return agent;
   }
 
   #id(prefix) {
@@ -430,7 +465,7 @@ class AgentStore extends Store {
     const { onEvent, ...options } = this.options;
     let agent;
     try {
-      agent = this.catalog.agent(options);
+      agent = this.#agentFor(options);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -472,7 +507,7 @@ class AgentStore extends Store {
         if (!stopped) m.error = error;
         m.parts = m.parts.map((p) => (p.type === "tool" && (p.state === "running" || p.state === "writing") ? Object.freeze({ ...p, state: "stopped" }) : p));
       }, stopped ? null : error);
-    }).finally(() => agent.close());
+    });
   }
 
   #end(ctrl, fn, error = null) {

@@ -241,7 +241,8 @@ func (w *world) waitTurn(users int, state string) chatTurn {
 // development build under StrictMode (every effect runs twice): a turn
 // streams its reasoning, calls a tool and shows its result and the
 // answer; a tool that is not read-only waits for Approve in the chat;
-// Stop ends a turn that waits for approval. Each turn makes exactly one
+// Stop ends a turn that waits for approval; Allow for this chat holds for
+// the conversation's later turns. Each turn makes exactly one
 // model request per step (no second run from StrictMode), and the page
 // logs no error.
 func TestReactAgentChat(t *testing.T) {
@@ -325,6 +326,31 @@ func TestReactAgentChat(t *testing.T) {
 	}
 	if n := chats() - before; n != 1 {
 		t.Errorf("the stopped turn made %d model requests; want 1", n)
+	}
+
+	// "Allow for this chat" holds for the later turns of the conversation:
+	// the next turn's call of the same tool runs without asking.
+	w.chatSay("note call mom")
+	w.waitFor("the third approval question", func() bool {
+		return w.chatTurn().Status == "awaiting-approval"
+	})
+	if err := w.win.Click(w.ctx, `.approval[data-tool="notes_note_add"] .always`); err != nil {
+		t.Fatalf("clicking Allow for this chat: %v", err)
+	}
+	if c = w.waitTurn(4, "done"); !strings.Contains(c.Text, "Saved note") {
+		t.Errorf("the turn allowed for this chat answers %q; want the saved note", c.Text)
+	}
+	w.chatSay("note buy milk and reverse abc")
+	asked := false
+	w.waitFor("turn 5 to end done", func() bool {
+		var n int
+		_ = w.win.Eval(w.ctx, `document.querySelectorAll(".approval").length`, &n)
+		asked = asked || n > 0
+		c = w.chatTurn()
+		return c.Users == 5 && c.State == "done" && c.Status == "idle"
+	})
+	if asked || !strings.Contains(c.Text, "Saved note") {
+		t.Errorf("the next turn's note (allowed for this chat): asked again %v, answer %q; want no question and the saved note", asked, c.Text)
 	}
 
 	// Unmounting the chat ends its catalog; nothing fails on the way.

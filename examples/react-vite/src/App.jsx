@@ -103,7 +103,7 @@ function Servers({ config }) {
 // A chat over the notes server (no sign-in) with the dev server's scripted
 // stand-in model (useAgent). Tools that are not read-only (notes_note_add)
 // ask first: askUser routes the catalog's approve hook to this chat, which
-// shows the question with Approve and Deny.
+// shows the question with Approve, Allow for this chat and Deny.
 const SUGGESTIONS = ["reverse hello", "note buy milk and reverse abc", "note call mom", "weather in Paris"];
 
 function Chat({ config }) {
@@ -144,6 +144,7 @@ function Chat({ config }) {
           <p>Run <code>{q.request.tool}</code> on {q.request.id}? It may change something on the server.</p>
           <pre>{JSON.stringify(q.request.args)}</pre>
           <button className="approve" onClick={() => approve(true, q.id)}>Approve</button>
+          <button className="always" onClick={() => approve("always", q.id)}>Allow for this chat</button>
           <button className="deny" onClick={() => approve(false, q.id)}>Deny</button>
         </div>
       ))}
