@@ -173,6 +173,9 @@ type (
 	CatalogFormat struct {
 		ID     string `json:"id"`
 		Format string `json:"format"`
+		// Used names the tools the conversation already called (their
+		// definitions are kept when the catalog is over its toolBudget).
+		Used []string `json:"used,omitempty"`
 	}
 	// CatalogCallTool calls a tool by its exported name.
 	CatalogCallTool struct {
@@ -219,6 +222,7 @@ type CatalogOptions struct {
 	Breaker           *BreakerOptions `json:"breaker,omitempty"`
 	Approve           bool            `json:"approve,omitempty" js:"function"`
 	ServerTools       bool            `json:"serverTools,omitempty"`
+	ToolBudget        int             `json:"toolBudget,omitempty"`
 }
 
 // Rules are CatalogRules.
