@@ -38,9 +38,18 @@ type ToolLister interface {
 	Tools(ctx context.Context) ([]catalog.Tool, error)
 }
 
+// ConversationTools is implemented by [Tools] whose export depends on the
+// tools the conversation already called (a catalog over its tool budget
+// offers those and its search tools); the agent then passes their names
+// (see [catalog.UsedTools]) with every request for the tools.
+type ConversationTools interface {
+	ToolsForConversation(ctx context.Context, f catalog.Format, used []string) (json.RawMessage, error)
+}
+
 var (
-	_ Tools      = (*catalog.Catalog)(nil)
-	_ ToolLister = (*catalog.Catalog)(nil)
+	_ Tools             = (*catalog.Catalog)(nil)
+	_ ToolLister        = (*catalog.Catalog)(nil)
+	_ ConversationTools = (*catalog.Catalog)(nil)
 )
 
 // DefaultMaxSteps is the step limit when Config.MaxSteps is 0.
@@ -194,7 +203,7 @@ func (r *run) loop(ctx context.Context, input []Message) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		tools, err := r.toolsFor(ctx)
+		tools, err := r.toolsFor(ctx, res.Messages)
 		if err != nil {
 			return res, err
 		}
@@ -238,12 +247,25 @@ func (r *run) loop(ctx context.Context, input []Message) (Result, error) {
 	return res, nil
 }
 
-// toolsFor returns the tools of this step in the Chat Completions shape.
-func (r *run) toolsFor(ctx context.Context) (json.RawMessage, error) {
+// toolsFor returns the tools of this step, for the conversation conv, in
+// the Chat Completions shape.
+func (r *run) toolsFor(ctx context.Context, conv []Message) (json.RawMessage, error) {
 	if r.a.cfg.Tools == nil {
 		return nil, nil
 	}
-	t, err := r.a.cfg.Tools.ToolsFor(ctx, catalog.FormatOpenAI)
+	var t json.RawMessage
+	var err error
+	if ct, ok := r.a.cfg.Tools.(ConversationTools); ok {
+		var names, args []string
+		for _, m := range conv {
+			for _, tc := range m.ToolCalls {
+				names, args = append(names, tc.Function.Name), append(args, tc.Function.Arguments)
+			}
+		}
+		t, err = ct.ToolsForConversation(ctx, catalog.FormatOpenAI, catalog.UsedTools(names, args))
+	} else {
+		t, err = r.a.cfg.Tools.ToolsFor(ctx, catalog.FormatOpenAI)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("agent: listing the tools: %w", err)
 	}
@@ -308,7 +330,8 @@ func (r *run) callTools(ctx context.Context, calls []ToolCall) []Message {
 	where := r.lookup(ctx)
 	for _, tc := range calls {
 		ev := &ToolCallEvent{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
-		if w, ok := where[tc.Function.Name]; ok {
+		// A call through catalog_call_tool names the tool it calls.
+		if w, ok := where[calledName(tc)]; ok {
 			ev.ServerID = w.ServerID
 			if w.Tool != nil {
 				ev.Tool = w.Tool.Name
@@ -401,4 +424,16 @@ func (r *run) lookup(ctx context.Context) map[string]catalog.Tool {
 		m[t.Name] = t
 	}
 	return m
+}
+
+// calledName is the exported name of the tool tc calls: the one it names
+// when it is a catalog_call_tool call, else its own.
+func calledName(tc ToolCall) string {
+	if tc.Function.Name != catalog.MetaCallTool {
+		return tc.Function.Name
+	}
+	if used := catalog.UsedTools([]string{tc.Function.Name}, []string{tc.Function.Arguments}); len(used) == 1 {
+		return used[0]
+	}
+	return tc.Function.Name
 }

@@ -73,6 +73,12 @@ func (c *Catalog) call(ctx context.Context, name string, raw []byte, opts CallOp
 		o.text = textMissingName
 		return o, nil
 	}
+	switch name {
+	case MetaSearchTools:
+		return c.callSearch(ctx, raw)
+	case MetaCallTool:
+		return c.callThrough(ctx, raw, opts)
+	}
 	if t, ok := c.meta[name]; ok {
 		return c.callMeta(ctx, t, raw, opts)
 	}

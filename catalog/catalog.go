@@ -111,6 +111,14 @@ type Config struct {
 	// ServerTools exposes the model-facing meta tools
 	// catalog_list_servers and catalog_enable_server.
 	ServerTools bool
+	// ToolBudget is how much of a model's context the servers' tool
+	// definitions may take, in tokens as [EstimateTokens] estimates them;
+	// 0 means DefaultToolBudget, negative is invalid. Over it,
+	// [Catalog.ToolsFor] offers catalog_search_tools and catalog_call_tool
+	// (plus the tools the conversation already used, with
+	// [Catalog.ToolsForConversation]) instead of every tool. A very large
+	// value always offers every tool.
+	ToolBudget int
 	// Factory makes each server. Required.
 	Factory Factory
 	// Clock times breaker cooldowns and reconnect backoff; default the
@@ -289,6 +297,12 @@ func New(cfg Config) (*Catalog, error) {
 	}
 	if cfg.Breaker.Cooldown == 0 {
 		cfg.Breaker.Cooldown = DefaultBreakerCooldown
+	}
+	if cfg.ToolBudget < 0 {
+		return nil, bad("Config.ToolBudget must not be negative; use 0 for the default (%d tokens)", DefaultToolBudget)
+	}
+	if cfg.ToolBudget == 0 {
+		cfg.ToolBudget = DefaultToolBudget
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = realClock{}

@@ -289,8 +289,19 @@ func (c *Catalog) refreshTools(e *entry) {
 }
 
 // ToolsFor returns [Catalog.Tools] in a provider's tool format (see
-// [Export]).
+// [Export]) when the servers' tools fit Config.ToolBudget; over it, the
+// meta tools catalog_search_tools and catalog_call_tool (and those of
+// Config.ServerTools) instead. It is ToolsForConversation with no tools
+// used yet.
 func (c *Catalog) ToolsFor(ctx context.Context, f Format) (json.RawMessage, error) {
+	return c.ToolsForConversation(ctx, f, nil)
+}
+
+// ToolsForConversation is [Catalog.ToolsFor] for a conversation that
+// already called the tools named in used (exported names; see
+// [UsedTools]): over the budget, those tools' full definitions follow the
+// meta tools, so the model can call them again directly.
+func (c *Catalog) ToolsForConversation(ctx context.Context, f Format, used []string) (json.RawMessage, error) {
 	if _, err := formatOf(f); err != nil {
 		return nil, err
 	}
@@ -298,5 +309,5 @@ func (c *Catalog) ToolsFor(ctx context.Context, f Format) (json.RawMessage, erro
 	if err != nil {
 		return nil, err
 	}
-	return Export(f, tools)
+	return Export(f, c.budgeted(tools, used))
 }

@@ -22,7 +22,7 @@ func (c *Catalog) syncLocked() {
 				keys = append(keys, toolKey{id, t.Name})
 			}
 		}
-		var reserved []string
+		reserved := []string{MetaSearchTools, MetaCallTool}
 		for name := range c.meta {
 			reserved = append(reserved, name)
 		}

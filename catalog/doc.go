@@ -27,7 +27,21 @@
 // (with a "warning" event) keep the list safe. [Catalog.ToolsFor] and
 // [Export] render it for OpenAI Chat Completions, the OpenAI Responses API,
 // Anthropic's Messages API and Gemini (whose OpenAPI-subset schema is made
-// by [GeminiSchema]).
+// by [GeminiSchema]). Tools come by server id, then tool name, whatever
+// order the servers connected or listed them in, so that every request
+// starts the same (providers' prompt caches hit).
+//
+// # Tool search
+//
+// When the servers' tool definitions exceed [Config.ToolBudget] (in tokens
+// as [EstimateTokens] counts them), [Catalog.ToolsFor] offers the meta
+// tools catalog_search_tools {query} (matching tools with their schemas,
+// best first) and catalog_call_tool {name, arguments} instead, and
+// [Catalog.ToolsForConversation] adds the full definitions of the tools a
+// conversation already called ([UsedTools]). A call through
+// catalog_call_tool goes the way a direct call of the tool goes, approval
+// and honest texts included, and its result names the real server and
+// tool.
 //
 // # Calls
 //

@@ -97,7 +97,14 @@ func Export(f Format, tools []Tool) (json.RawMessage, error) {
 	case FormatGemini:
 		decls := make([]geminiFunction, 0, len(tools))
 		for _, t := range tools {
-			params, dropped := GeminiSchema(objectSchema(t))
+			schema := objectSchema(t)
+			if t.ServerID == "" && t.Name == MetaCallTool {
+				// Gemini refuses an object parameter without
+				// properties: the arguments go as JSON text there.
+				props := schema["properties"].(map[string]any)
+				props["arguments"] = map[string]any{"type": "string", "description": descCallToolArgsText}
+			}
+			params, dropped := GeminiSchema(schema)
 			desc := describe(t)
 			if len(dropped) > 0 {
 				note := say(textSchemaSimplified, strings.Join(dropped, ", "))

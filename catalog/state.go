@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -91,6 +93,10 @@ func (c *Catalog) setStateLocked(e *entry, s mcpclient.State, err *mcpclient.Err
 // setToolsLocked stores the tools e's server listed, after its allow and
 // deny lists and the cap (with a warning when the cap cut some).
 func (c *Catalog) setToolsLocked(e *entry, tools []*mcp.Tool) {
+	// By name, whatever order the server listed them in: the cap keeps
+	// the same tools and a model sees one order in every request.
+	tools = slices.Clone(tools)
+	slices.SortStableFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(toolName(a), toolName(b)) })
 	kept, cut := filterTools(e.cfg, tools, c.cfg.MaxToolsPerServer)
 	if kept == nil {
 		kept = []*mcp.Tool{}
@@ -163,4 +169,12 @@ func backoff(n int) time.Duration {
 		d *= 2
 	}
 	return min(d, backoffMax)
+}
+
+// toolName is t's name; "" for nil (filterTools drops those).
+func toolName(t *mcp.Tool) string {
+	if t == nil {
+		return ""
+	}
+	return t.Name
 }

@@ -104,6 +104,22 @@ const (
 		"if not, the user did not sign in or the server is unavailable: say so."
 	textNoServer = "There is no server with id %q. Call catalog_list_servers for the ids."
 
+	// The search meta tools, for catalogs over their tool budget.
+	descSearchTools = "Searches the tools of this app's servers (only some are in your tool list) by words of their name or description. " +
+		"Returns the best matches with their names, descriptions and input schemas; call one with catalog_call_tool."
+	descSearchQuery  = "Words for what the tool should do or work on, e.g. \"create issue\" or \"weather forecast\"."
+	descCallTool     = "Calls a tool found with catalog_search_tools by its exact name, with arguments that match its input schema."
+	descCallToolName = "The tool's exact name from catalog_search_tools."
+	descCallToolArgs = "The tool's arguments, an object matching its input schema."
+	// The Gemini declaration of the arguments (object parameters must list
+	// their properties there).
+	descCallToolArgsText  = "The tool's arguments as JSON text of an object matching its input schema, e.g. \"{\\\"city\\\": \\\"Paris\\\"}\"."
+	textSearchNone        = "No tool matches %q. Try other or fewer words (what the tool acts on, such as \"issue\" or \"file\")."
+	textSearchMore        = "%d more tools match; use more specific words to see them. Call a tool with catalog_call_tool {\"name\", \"arguments\"}."
+	textSearchFound       = "Call a tool with catalog_call_tool {\"name\", \"arguments\"}."
+	textUnknownToolSearch = "There is no tool named %q. Call catalog_search_tools to find the tool's exact name."
+	textCallThroughMeta   = "%s is called directly, not through catalog_call_tool."
+
 	// The Gemini export's note on what its schema subset could not carry.
 	textSchemaSimplified = "Note: the schema was simplified; dropped: %s."
 )

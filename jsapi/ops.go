@@ -173,6 +173,9 @@ type (
 	CatalogFormat struct {
 		ID     string `json:"id"`
 		Format string `json:"format"`
+		// Used names the tools the conversation already called (their
+		// definitions are kept when the catalog is over its toolBudget).
+		Used []string `json:"used,omitempty"`
 	}
 	// CatalogCallTool calls a tool by its exported name.
 	CatalogCallTool struct {
@@ -221,6 +224,7 @@ type CatalogOptions struct {
 	ServerTools       bool            `json:"serverTools,omitempty"`
 	ApprovalPolicy    *ApprovalPolicy `json:"approvalPolicy,omitempty"`
 	OnElicitation     bool            `json:"onElicitation,omitempty" js:"function"`
+	ToolBudget        int             `json:"toolBudget,omitempty"`
 }
 
 // ApprovalPolicy is the catalog's approvalPolicy: which calls run without

@@ -110,6 +110,7 @@ var CatalogRules = []Rule{
 	positiveCount("maxServers"),
 	positiveCount("maxToolsPerServer"),
 	positiveMs("callTimeoutMs"),
+	positiveCount("toolBudget"),
 	positiveCount("breaker.failures"),
 	positiveMs("breaker.cooldownMs"),
 	oneOf("approvalPolicy.readOnly", "allow", "ask"),

@@ -223,6 +223,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 		MaxToolsPerServer: o.MaxToolsPerServer,
 		CallTimeout:       ms(o.CallTimeoutMs),
 		ServerTools:       o.ServerTools,
+		ToolBudget:        o.ToolBudget,
 		Factory:           a.factory(ce),
 		OnEvent:           func(ev catalog.Event) { a.host.eventTo(catalogTarget(ce.id), ev.Type, ev.Data) },
 	}
@@ -367,7 +368,7 @@ func (a *app) opCatalogTools(ctx context.Context, args jsapi.CatalogRef, _ jsCal
 
 func (a *app) opCatalogToolsFor(ctx context.Context, args jsapi.CatalogFormat, _ jsCall) (any, error) {
 	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
-		return ce.cat.ToolsFor(ctx, catalog.Format(args.Format))
+		return ce.cat.ToolsForConversation(ctx, catalog.Format(args.Format), args.Used)
 	})
 }
 

@@ -146,7 +146,7 @@ export class Catalog extends EventTarget {
   tools({ signal } = {}) { return this.#call("catalog.tools", {}, signal); }
 
   /** The tool list in a provider's format: "openai", "openai-responses", "anthropic" or "gemini". */
-  toolsFor(format, { signal } = {}) { return this.#call("catalog.toolsFor", { format }, signal); }
+  toolsFor(format, { signal, used } = {}) { return this.#call("catalog.toolsFor", { format, used }, signal); }
 
   /** Calls a tool by its exported name; every outcome but an abort resolves (an honest isError result). */
   callTool(name, args = {}, { signal, onProgress, timeoutMs } = {}) {

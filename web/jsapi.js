@@ -46,6 +46,7 @@ export const CATALOG_OPTIONS = Object.freeze({
   serverTools: "boolean",
   approvalPolicy: "object",
   onElicitation: "function",
+  toolBudget: "integer",
 });
 
 /** The options of cat.agent(). */
@@ -59,7 +60,7 @@ export const AGENT_OPTIONS = Object.freeze({
 /** Each options object's options, with the fields of object options: what rules.js checks kinds against. */
 export const OPTION_LISTS = Object.freeze({
   client: [{"name":"clientName","kind":"string"},{"name":"redirectUri","kind":"string"},{"name":"scopes","kind":"array"},{"name":"clientId","kind":"string"},{"name":"clientMetadataUrl","kind":"string"},{"name":"clientSecret","kind":"string"},{"name":"headers","kind":"record"},{"name":"accessToken","kind":"function"},{"name":"storage","kind":"string"},{"name":"interactive","kind":"boolean"},{"name":"authMode","kind":"string"},{"name":"authTimeoutMs","kind":"number"},{"name":"severedPopupTimeoutMs","kind":"number"},{"name":"transport","kind":"string"},{"name":"dpop","kind":"any"},{"name":"identityAssertion","kind":"function"},{"name":"idpTokenEndpoint","kind":"string"},{"name":"idpIssuer","kind":"string"},{"name":"idpClientId","kind":"string"},{"name":"idpClientSecret","kind":"string"},{"name":"idpSubjectTokenType","kind":"string"},{"name":"grant","kind":"string"}],
-  catalog: [{"name":"servers","kind":"object"},{"name":"mcpServers","kind":"object"},{"name":"maxServers","kind":"integer"},{"name":"maxToolsPerServer","kind":"integer"},{"name":"callTimeoutMs","kind":"number"},{"name":"breaker","kind":"object","fields":[{"name":"failures","kind":"integer"},{"name":"cooldownMs","kind":"number"}]},{"name":"approve","kind":"function"},{"name":"serverTools","kind":"boolean"},{"name":"approvalPolicy","kind":"object","fields":[{"name":"readOnly","kind":"string"},{"name":"destructive","kind":"string"},{"name":"servers","kind":"record"}]},{"name":"onElicitation","kind":"function"}],
+  catalog: [{"name":"servers","kind":"object"},{"name":"mcpServers","kind":"object"},{"name":"maxServers","kind":"integer"},{"name":"maxToolsPerServer","kind":"integer"},{"name":"callTimeoutMs","kind":"number"},{"name":"breaker","kind":"object","fields":[{"name":"failures","kind":"integer"},{"name":"cooldownMs","kind":"number"}]},{"name":"approve","kind":"function"},{"name":"serverTools","kind":"boolean"},{"name":"approvalPolicy","kind":"object","fields":[{"name":"readOnly","kind":"string"},{"name":"destructive","kind":"string"},{"name":"servers","kind":"record"}]},{"name":"onElicitation","kind":"function"},{"name":"toolBudget","kind":"integer"}],
   agent: [{"name":"model","kind":"object","fields":[{"name":"kind","kind":"string"},{"name":"baseURL","kind":"string"},{"name":"apiKey","kind":"string"},{"name":"model","kind":"string"},{"name":"headers","kind":"record"},{"name":"maxTokens","kind":"integer"},{"name":"thinkingBudget","kind":"integer"}]},{"name":"system","kind":"string"},{"name":"maxSteps","kind":"integer"},{"name":"authWaitMs","kind":"number"}],
 });
 
@@ -94,6 +95,7 @@ export const RULES = Object.freeze({
     {"if":[{"option":"maxServers","set":true}],"then":[{"option":"maxServers","above":0}],"message":"maxServers must be a positive number"},
     {"if":[{"option":"maxToolsPerServer","set":true}],"then":[{"option":"maxToolsPerServer","above":0}],"message":"maxToolsPerServer must be a positive number"},
     {"if":[{"option":"callTimeoutMs","set":true}],"then":[{"option":"callTimeoutMs","above":0}],"message":"callTimeoutMs must be a positive number of milliseconds"},
+    {"if":[{"option":"toolBudget","set":true}],"then":[{"option":"toolBudget","above":0}],"message":"toolBudget must be a positive number"},
     {"if":[{"option":"breaker.failures","set":true}],"then":[{"option":"breaker.failures","above":0}],"message":"breaker.failures must be a positive number"},
     {"if":[{"option":"breaker.cooldownMs","set":true}],"then":[{"option":"breaker.cooldownMs","above":0}],"message":"breaker.cooldownMs must be a positive number of milliseconds"},
     {"if":[{"option":"approvalPolicy.readOnly","set":true}],"then":[{"option":"approvalPolicy.readOnly","in":["allow","ask"]}],"message":"approvalPolicy.readOnly must be \"allow\" or \"ask\""},

@@ -468,6 +468,13 @@ export interface CatalogConfig {
   /** Adds the model-facing meta tools catalog_list_servers and catalog_enable_server. */
   serverTools?: boolean;
   /**
+   * Tokens (schema bytes / 4) the servers' tool definitions may take in a
+   * model request; over it toolsFor() and an agent offer
+   * catalog_search_tools and catalog_call_tool (and the tools already
+   * used) instead. Default 10000.
+   */
+  toolBudget?: number;
+  /**
    * Answers the servers' elicitation requests, form and URL mode (a URL is
    * never opened by the library: show it). Without it the servers are told
    * elicitation is not supported.
@@ -551,7 +558,7 @@ export interface Catalog extends EventTarget {
   /** The aggregated tool list; connects the enabled servers. */
   tools(options?: CallOptions): Promise<CatalogTool[]>;
   /** The tool list in a provider's format. */
-  toolsFor(format: ToolFormat, options?: CallOptions): Promise<unknown[]>;
+  toolsFor(format: ToolFormat, options?: CallOptions & { used?: string[] }): Promise<unknown[]>;
   /** Every outcome but an abort resolves (an honest isError result). */
   callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult>;
   /** A model's tool calls in (the format's shapes), its tool-result messages out, in call order. */

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -74,6 +75,11 @@ func respond(req *chatRequest) reply {
 			}
 		}
 		switch {
+		case len(asked) > 0 && asked[0] == metaSearch:
+			// Call what the searches found, through catalog_call_tool.
+			if calls := callFound(user, tools, results, id); len(calls) > 0 {
+				return reply{calls: calls}
+			}
 		case len(asked) == 1 && asked[0] == metaList:
 			// The servers that need a sign-in: ask to turn them on.
 			if enable := needSignIn(results[0]); len(enable) > 0 && find(tools, metaEnable) != "" {
@@ -120,6 +126,14 @@ func respond(req *chatRequest) reply {
 
 	calls, absent := plan(user, tools, id)
 	switch {
+	case len(absent) > 0 && find(tools, metaSearch) != "":
+		// Only some tools are offered: search for the missing ones first.
+		var searches []call
+		for _, s := range absent {
+			b, _ := json.Marshal(map[string]string{"query": strings.ReplaceAll(s, "_", " ")})
+			searches = append(searches, call{id(len(searches)), metaSearch, string(b)})
+		}
+		return reply{calls: searches}
 	case len(calls) > 0:
 		return reply{calls: calls}
 	case len(absent) > 0 && find(tools, metaList) != "":
@@ -136,7 +150,35 @@ func respond(req *chatRequest) reply {
 const (
 	metaList   = "catalog_list_servers"
 	metaEnable = "catalog_enable_server"
+	metaSearch = "catalog_search_tools"
+	metaCall   = "catalog_call_tool"
 )
+
+// callFound plans the user's calls over the offered tools and those the
+// catalog_search_tools results name; a found tool that is not offered is
+// called through catalog_call_tool.
+func callFound(user string, tools, results []string, id func(int) string) []call {
+	all := append([]string(nil), tools...)
+	for _, r := range results {
+		var found struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		}
+		_ = json.Unmarshal([]byte(r), &found)
+		for _, t := range found.Tools {
+			all = append(all, t.Name)
+		}
+	}
+	calls, _ := plan(user, all, id)
+	for i, c := range calls {
+		if !slices.Contains(tools, c.name) {
+			b, _ := json.Marshal(map[string]any{"name": c.name, "arguments": json.RawMessage(c.args)})
+			calls[i] = call{c.id, metaCall, string(b)}
+		}
+	}
+	return calls
+}
 
 // needSignIn returns the ids of the servers a catalog_list_servers result
 // says need a sign-in.
