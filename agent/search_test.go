@@ -24,7 +24,7 @@ import (
 
 // bigCatalog is a catalog of n real in-process MCP servers (s00, s01, …)
 // of 40 tools each; s07 has "reverse".
-func bigCatalog(t *testing.T, n, budget int, approve func(context.Context, catalog.ApprovalRequest) (bool, error)) *catalog.Catalog {
+func bigCatalog(t *testing.T, n, budget int, approve func(context.Context, catalog.ApprovalRequest) (catalog.Answer, error)) *catalog.Catalog {
 	t.Helper()
 	servers := map[string]catalog.ServerConfig{}
 	for i := range n {
@@ -102,11 +102,11 @@ func toolNames(t *testing.T, body []byte) []string {
 func TestRunOverToolBudget(t *testing.T) {
 	var asked []catalog.ApprovalRequest
 	var mu sync.Mutex
-	cat := bigCatalog(t, 10, 0, func(_ context.Context, req catalog.ApprovalRequest) (bool, error) {
+	cat := bigCatalog(t, 10, 0, func(_ context.Context, req catalog.ApprovalRequest) (catalog.Answer, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, req)
-		return true, nil
+		return catalog.AllowOnce, nil
 	})
 	var reqs modelRequests
 	a, err := agent.New(agent.Config{Model: reqs.start(t), Tools: cat})

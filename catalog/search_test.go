@@ -254,18 +254,21 @@ func TestCallThrough(t *testing.T) {
 	var asked []ApprovalRequest
 	c, _ := newCatalog(t, Config{
 		Servers: startMany(t, 10, 40, 7, noDelay), Factory: clientFactory(t), ToolBudget: 100,
-		Approve: func(_ context.Context, req ApprovalRequest) (bool, error) {
+		Approve: func(_ context.Context, req ApprovalRequest) (Answer, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			asked = append(asked, req)
-			return req.Tool != "delete_file", nil
+			if req.Tool == "delete_file" {
+				return Refuse, nil
+			}
+			return AllowOnce, nil
 		},
 	})
 	var approvals []string
-	opts := CallOptions{OnApproval: func(req ApprovalRequest, ok bool) {
+	opts := CallOptions{OnApproval: func(req ApprovalRequest, d ApprovalDecision) {
 		mu.Lock()
 		defer mu.Unlock()
-		approvals = append(approvals, fmt.Sprintf("%s %s %s %v", req.ID, req.Tool, req.Name, ok))
+		approvals = append(approvals, fmt.Sprintf("%s %s %s %v", req.ID, req.Tool, req.Name, d.Approved))
 	}}
 	direct, err := c.ModelCall(ctxT(t), "s07_reverse", `{"text":"hello"}`, opts)
 	if err != nil {
