@@ -88,6 +88,17 @@ type Config struct {
 	// OnEvent, when set, receives the events of every run, before the
 	// run's own onEvent. See [Agent.Run] for the calling contract.
 	OnEvent func(Event)
+	// Conversations stores conversations ([Agent.RunConversation]); nil
+	// means none can be stored.
+	Conversations ConversationStore
+	// Locker, when set, makes the read-check-write of a stored
+	// conversation exclusive across everything sharing the store.
+	Locker Locker
+	// Compact, when set, bounds stored conversations (see [Compact]).
+	Compact *Compact
+	// Secrets never enter a stored conversation: each is redacted from its
+	// messages and summary (the model's API key, header values).
+	Secrets []Secret
 }
 
 // Agent runs the tool-calling loop: it sends the conversation and the tools
@@ -102,6 +113,7 @@ type Agent struct {
 	// approvals is the scope of the host's "always" and "server" answers:
 	// the agent's conversation, all its runs.
 	approvals *catalog.Approvals
+	convs     conversations
 }
 
 // New validates cfg and returns an Agent.
@@ -114,6 +126,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.MaxSteps == 0 {
 		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.Compact != nil && cfg.Compact.MaxTokens <= 0 {
+		return nil, mcperr.New(mcperr.InvalidArgument, "agent: Config.Compact.MaxTokens must be positive")
 	}
 	return &Agent{cfg: cfg, approvals: new(catalog.Approvals)}, nil
 }
@@ -176,6 +191,16 @@ type run struct {
 	onEvent func(Event)
 	mu      sync.Mutex // serialises the callbacks
 	usage   *Usage     // the sum of the usage events so far
+	// afterStep, when set, gets the conversation after each step (a
+	// stored conversation saves it); its error ends the run.
+	afterStep func([]Message) error
+}
+
+func (r *run) stepDone(msgs []Message) error {
+	if r.afterStep == nil {
+		return nil
+	}
+	return r.afterStep(msgs)
 }
 
 func (r *run) emit(typ string, data any) {
@@ -222,6 +247,9 @@ func (r *run) loop(ctx context.Context, input []Message) (Result, error) {
 		r.emit(EventStep, &StepEvent{Index: step, FinishReason: msg.FinishReason})
 
 		if len(msg.ToolCalls) == 0 {
+			if err := r.stepDone(res.Messages); err != nil {
+				return res, err
+			}
 			res.Text = msg.Content
 			if strings.TrimSpace(msg.Content) == "" {
 				res.FinishReason = FinishEmpty
@@ -236,6 +264,9 @@ func (r *run) loop(ctx context.Context, input []Message) (Result, error) {
 
 		res.Messages = append(res.Messages, r.callTools(ctx, msg.ToolCalls)...)
 		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if err := r.stepDone(res.Messages); err != nil {
 			return res, err
 		}
 		res.Text = msg.Content

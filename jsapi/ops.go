@@ -205,6 +205,20 @@ type (
 		ID    string          `json:"id"`
 		Run   string          `json:"run"`
 		Input json.RawMessage `json:"input"`
+		// Conversation, when set, runs a turn of that stored
+		// conversation: it is loaded, compacted, run and saved.
+		Conversation string `json:"conversation,omitempty"`
+	}
+	// ConversationRef names a stored conversation of an agent.
+	ConversationRef struct {
+		ID           string `json:"id"`
+		Conversation string `json:"conversation"`
+	}
+	// RenameConversation sets a stored conversation's title.
+	RenameConversation struct {
+		ID           string `json:"id"`
+		Conversation string `json:"conversation"`
+		Title        string `json:"title"`
 	}
 	// AgentRef names an agent.
 	AgentRef struct {
@@ -246,10 +260,19 @@ type BreakerOptions struct {
 
 // AgentOptions are the options of cat.agent(options).
 type AgentOptions struct {
-	Model      ModelOptions `json:"model"`
-	System     string       `json:"system,omitempty"`
-	MaxSteps   int          `json:"maxSteps,omitempty"`
-	AuthWaitMs *float64     `json:"authWaitMs,omitempty"`
+	Model      ModelOptions    `json:"model"`
+	System     string          `json:"system,omitempty"`
+	MaxSteps   int             `json:"maxSteps,omitempty"`
+	AuthWaitMs *float64        `json:"authWaitMs,omitempty"`
+	Compact    *CompactOptions `json:"compact,omitempty"`
+}
+
+// CompactOptions bound the agent's stored conversations (agent.Compact):
+// summarize is "model" (the agent's model writes the summary) or "page"
+// (the page's function, which mcp.js sends as "page").
+type CompactOptions struct {
+	MaxTokens int    `json:"maxTokens"`
+	Summarize string `json:"summarize,omitempty"`
 }
 
 // Rules are AgentRules.
@@ -314,6 +337,10 @@ var Ops = []Op{
 	{"agent.new", NewAgent{}, nil, "makes an agent over a catalog", true},
 	{"agent.run", AgentRun{}, Any{}, "runs one turn (signal, onEvent)", false},
 	{"agent.close", AgentRef{}, nil, "forgets an agent", true},
+	{"agent.conversation", ConversationRef{}, Any{}, "reads a stored conversation (a new one when none)", false},
+	{"agent.conversations", AgentRef{}, Any{}, "lists the stored conversations", false},
+	{"agent.renameConversation", RenameConversation{}, Any{}, "sets a stored conversation's title", false},
+	{"agent.deleteConversation", ConversationRef{}, nil, "deletes a stored conversation", false},
 }
 
 // Hosts is the table of callbacks on mcp.js's host object. target is
@@ -332,6 +359,7 @@ var Hosts = []Host{
 	{"saveHints", []string{"json"}, "", "what each server negotiated (no secrets), for the next page"},
 	{"approve", []string{"target", "requestJSON"}, `Promise<boolean | "always" | "server">`, "the catalog's approve: may this tool call run (and later ones of the tool, or of the server)?"},
 	{"model", []string{"target", "requestJSON"}, "Promise<messageJSON>", "a custom model function answers (target run:<id>)"},
+	{"summarize", []string{"target", "requestJSON"}, "Promise<string>", "the agent's compact.summarize function writes a summary (target agent:<id>; request {previous, messages})"},
 	{"catalogElicit", []string{"target", "paramsJSON", "contextJSON"}, "Promise<resultJSON>", "the catalog's onElicitation (target catalog:<id>); context {serverId, elicitationId}"},
 }
 

@@ -136,6 +136,8 @@ var AgentRules = []Rule{
 	positiveCount("maxSteps"),
 	{If: []Cond{set("authWaitMs")}, Then: []Cond{atLeast("authWaitMs", 0)}, Message: "authWaitMs must be 0 or more"},
 	positiveCount("model.maxTokens"),
+	{If: []Cond{set("compact")}, Then: []Cond{above("compact.maxTokens", 0)}, Message: "compact.maxTokens must be a positive number of tokens"},
+	{If: []Cond{set("compact.summarize")}, Then: []Cond{in("compact.summarize", "model", "page")}, Message: `compact.summarize must be "model" or an async function (messages) => summary`},
 	{If: []Cond{set("model.thinkingBudget")}, Then: []Cond{atLeast("model.thinkingBudget", 1024)}, Message: "model.thinkingBudget must be at least 1024 (the Anthropic API's smallest thinking budget)"},
 }
 

@@ -42,7 +42,12 @@ func (a *app) opNewAgent(_ context.Context, args jsapi.NewAgent, _ jsCall) (any,
 	if o.AuthWaitMs != nil {
 		wait = ms(o.AuthWaitMs)
 	}
-	ag, err := agent.New(agent.Config{Model: model, Tools: ce.cat, System: o.System, MaxSteps: o.MaxSteps, AuthWait: wait})
+	secrets := []agent.Secret{agent.NewSecret(o.Model.APIKey)}
+	for _, v := range o.Model.Headers {
+		secrets = append(secrets, agent.NewSecret(v))
+	}
+	ag, err := agent.New(agent.Config{Model: model, Tools: ce.cat, System: o.System, MaxSteps: o.MaxSteps, AuthWait: wait,
+		Conversations: a.idb, Locker: webLocks{host: a.host}, Compact: a.compact(args.ID, o.Compact), Secrets: secrets})
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +64,29 @@ func (a *app) opNewAgent(_ context.Context, args jsapi.NewAgent, _ jsCall) (any,
 	ce.agents[args.ID] = ag
 	ce.mu.Unlock()
 	return nil, nil
+}
+
+// compact makes the agent's compaction: the summary by its model, or by
+// the page's function (host.summarize).
+func (a *app) compact(id string, o *jsapi.CompactOptions) *agent.Compact {
+	if o == nil {
+		return nil
+	}
+	c := &agent.Compact{MaxTokens: o.MaxTokens}
+	if o.Summarize == "page" {
+		c.Summarize = func(ctx context.Context, previous string, turns []agent.Message) (string, error) {
+			b, err := json.Marshal(map[string]any{"previous": previous, "messages": turns})
+			if err != nil {
+				return "", err
+			}
+			v, err := a.host.await(ctx, "summarize", "agent:"+id, string(b))
+			if err != nil {
+				return "", err
+			}
+			return jsbridge.String(v, "the summarize function's answer")
+		}
+	}
+	return c
 }
 
 // model makes the agent's model: an adapter over fetch, or the page's
@@ -127,24 +155,60 @@ func (a *app) opAgentRun(ctx context.Context, args jsapi.AgentRun, c jsCall) (an
 			_, _ = jsbridge.Call(c.onProgress, string(b))
 		}
 	}
-	var res agent.Result
+	var input []agent.Message
 	if in := strings.TrimSpace(string(args.Input)); strings.HasPrefix(in, `"`) {
 		var text string
 		if err := json.Unmarshal(args.Input, &text); err != nil {
 			return nil, mcperr.New(mcperr.InvalidArgument, "agent.run(): input must be a string or a list of messages")
 		}
-		res, err = ag.RunText(ctx, text, onEvent)
-	} else {
-		var msgs []agent.Message
-		if err := json.Unmarshal(args.Input, &msgs); err != nil {
-			return nil, mcperr.New(mcperr.InvalidArgument, "agent.run(): input must be a string or a list of messages {role, content}: %v", err)
-		}
-		res, err = ag.Run(ctx, msgs, onEvent)
+		input = []agent.Message{{Role: agent.RoleUser, Content: text}}
+	} else if err := json.Unmarshal(args.Input, &input); err != nil {
+		return nil, mcperr.New(mcperr.InvalidArgument, "agent.run(): input must be a string or a list of messages {role, content}: %v", err)
 	}
+	if args.Conversation != "" {
+		res, err := ag.RunConversation(ctx, args.Conversation, input, onEvent)
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+	res, err := ag.Run(ctx, input, onEvent)
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+func (a *app) opConversation(ctx context.Context, args jsapi.ConversationRef, _ jsCall) (any, error) {
+	ag, err := a.agent(args.ID)
+	if err != nil {
+		return nil, err
+	}
+	return ag.Conversation(ctx, args.Conversation)
+}
+
+func (a *app) opConversations(ctx context.Context, args jsapi.AgentRef, _ jsCall) (any, error) {
+	ag, err := a.agent(args.ID)
+	if err != nil {
+		return nil, err
+	}
+	return ag.Conversations(ctx)
+}
+
+func (a *app) opRenameConversation(ctx context.Context, args jsapi.RenameConversation, _ jsCall) (any, error) {
+	ag, err := a.agent(args.ID)
+	if err != nil {
+		return nil, err
+	}
+	return ag.RenameConversation(ctx, args.Conversation, args.Title)
+}
+
+func (a *app) opDeleteConversation(ctx context.Context, args jsapi.ConversationRef, _ jsCall) (any, error) {
+	ag, err := a.agent(args.ID)
+	if err != nil {
+		return nil, err
+	}
+	return nil, ag.DeleteConversation(ctx, args.Conversation)
 }
 
 func (a *app) opAgentClose(_ context.Context, args jsapi.AgentRef, _ jsCall) (any, error) {

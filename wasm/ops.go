@@ -82,6 +82,10 @@ func (a *app) handlers() map[string]handler {
 		"agent.new":                    op(a.opNewAgent),
 		"agent.run":                    op(a.opAgentRun),
 		"agent.close":                  op(a.opAgentClose),
+		"agent.conversation":           op(a.opConversation),
+		"agent.conversations":          op(a.opConversations),
+		"agent.renameConversation":     op(a.opRenameConversation),
+		"agent.deleteConversation":     op(a.opDeleteConversation),
 	}
 }
 

@@ -170,12 +170,17 @@ export class Catalog extends EventTarget {
     const model = options.model;
     let spec = model;
     if (typeof model === "function") spec = { kind: "custom" };
-    const sent = JSON.parse(JSON.stringify({ ...options, model: spec }, functionsAs(AGENT_OPTIONS)));
+    const given = { ...options, model: spec };
+    // compact.summarize: "model", or the page's function (Go calls host.summarize).
+    const summarize = options.compact?.summarize;
+    if (summarize === "page") throw invalid(sentence(`agent(): compact.summarize must be "model" or an async function (messages) => summary`));
+    if (typeof summarize === "function") given.compact = { ...options.compact, summarize: "page" };
+    const sent = JSON.parse(JSON.stringify(given, functionsAs(AGENT_OPTIONS)));
     const problem = optionsProblem("agent()", "agent", sent);
     if (problem) throw invalid(sentence(problem));
     const id = this.#mcp._newId();
     this.#mcp._invokeSync("agent.new", { id, catalog: this.#id, options: sent });
-    const a = new Agent(this.#mcp, id, typeof model === "function" ? model : null);
+    const a = new Agent(this.#mcp, id, typeof model === "function" ? model : null, typeof summarize === "function" ? summarize : null);
     this.#agents.add(a);
     return a;
   }
@@ -229,10 +234,19 @@ class Agent {
   #mcp;
   #id;
   #model;
-  constructor(mcp, id, model) {
+  constructor(mcp, id, model, summarize) {
     this.#mcp = mcp;
     this.#id = id;
     this.#model = model;
+    if (summarize) {
+      mcp._target(`agent:${id}`, {
+        _summarize: async ({ previous, messages }) => {
+          const summary = await summarize(messages, { previous });
+          if (typeof summary !== "string") throw invalid("compact.summarize must resolve to a string (the summary)");
+          return summary;
+        },
+      });
+    }
   }
 
   /**
@@ -241,7 +255,11 @@ class Agent {
    * Promise of {messages, text, steps, finishReason}; onEvent hears text,
    * toolcall, toolresult, authrequired, approval, elicitation, step, done and error.
    */
-  run(input, { signal, onEvent } = {}) {
+  run(input, options = {}) {
+    return this._run(input, options, undefined);
+  }
+
+  _run(input, { signal, onEvent } = {}, conversation) {
     if (onEvent !== undefined && typeof onEvent !== "function") throw invalid("run(): onEvent must be a function");
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid("run(): signal must be an AbortSignal");
     const run = this.#mcp._newId();
@@ -257,13 +275,98 @@ class Agent {
     const events = onEvent && ((json) => {
       try { onEvent(JSON.parse(json)); } catch (e) { console.error("mcp: onEvent threw", e); }
     });
-    const done = this.#mcp._invoke("agent.run", { id: this.#id, run, input }, signal, events)
+    const done = this.#mcp._invoke("agent.run", { id: this.#id, run, input, conversation }, signal, events)
       .finally(() => this.#mcp._target(`run:${run}`, null));
     return { done };
+  }
+
+  /**
+   * The stored conversation id (a new, empty one when none is stored):
+   * kept in IndexedDB, sealed like the sign-ins, shared by the origin's tabs.
+   */
+  async conversation(id) {
+    checkConversationId(id);
+    return new Conversation(this, this.#mcp, this.#id, await this.#mcp._invoke("agent.conversation", { id: this.#id, conversation: id }));
+  }
+
+  /** The stored conversations, the most recently updated first: [{id, title, messages, revision, createdAt, updatedAt}]. */
+  conversations() {
+    return this.#mcp._invoke("agent.conversations", { id: this.#id });
   }
 
   /** Forgets the agent. */
   close() {
     try { this.#mcp._invokeSync("agent.close", { id: this.#id }); } catch { /* already gone */ }
+    this.#mcp._target(`agent:${this.#id}`, null);
+  }
+}
+
+function checkConversationId(id) {
+  if (typeof id !== "string" || id === "") throw invalid("conversation(): id must be a non-empty string");
+}
+
+/**
+ * A stored conversation of an agent. Its fields are as last loaded or
+ * saved: id, title, summary, messages, revision, compactedTurns,
+ * createdAt, updatedAt.
+ */
+class Conversation {
+  #agent;
+  #mcp;
+  #agentId;
+  constructor(agent, mcp, agentId, c) {
+    this.#agent = agent;
+    this.#mcp = mcp;
+    this.#agentId = agentId;
+    this._set(c);
+  }
+
+  _set(c) {
+    this.id = c.id;
+    this.title = c.title ?? "";
+    this.summary = c.summary ?? "";
+    this.messages = c.messages ?? [];
+    this.revision = c.revision ?? 0;
+    this.compactedTurns = c.compactedTurns ?? 0;
+    this.createdAt = c.createdAt;
+    this.updatedAt = c.updatedAt;
+  }
+
+  /**
+   * Runs a turn of this conversation: the stored messages (and summary)
+   * come first, input is appended, and every step is saved. Returns
+   * {done}, a Promise of the run's result, whose messages are the
+   * conversation's; this object is updated when it settles.
+   */
+  run(input, options = {}) {
+    const { done } = this.#agent._run(input, options, this.id);
+    return {
+      done: done.then((r) => {
+        if (r?.conversation) this._set(r.conversation);
+        return r;
+      }, async (e) => {
+        await this.reload().catch(() => {});
+        throw e;
+      }),
+    };
+  }
+
+  /** Reads the stored conversation again (another tab may have added to it). */
+  async reload() {
+    this._set(await this.#mcp._invoke("agent.conversation", { id: this.#agentId, conversation: this.id }));
+    return this;
+  }
+
+  /** Sets the title (and stores the conversation if it was new). */
+  async rename(title) {
+    if (typeof title !== "string") throw invalid("rename(): title must be a string");
+    this._set(await this.#mcp._invoke("agent.renameConversation", { id: this.#agentId, conversation: this.id, title }));
+    return this;
+  }
+
+  /** Deletes the stored conversation; this object is left empty. */
+  async delete() {
+    await this.#mcp._invoke("agent.deleteConversation", { id: this.#agentId, conversation: this.id });
+    this._set({ id: this.id });
   }
 }

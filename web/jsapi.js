@@ -55,13 +55,14 @@ export const AGENT_OPTIONS = Object.freeze({
   system: "string",
   maxSteps: "integer",
   authWaitMs: "number",
+  compact: "object",
 });
 
 /** Each options object's options, with the fields of object options: what rules.js checks kinds against. */
 export const OPTION_LISTS = Object.freeze({
   client: [{"name":"clientName","kind":"string"},{"name":"redirectUri","kind":"string"},{"name":"scopes","kind":"array"},{"name":"clientId","kind":"string"},{"name":"clientMetadataUrl","kind":"string"},{"name":"clientSecret","kind":"string"},{"name":"headers","kind":"record"},{"name":"accessToken","kind":"function"},{"name":"storage","kind":"string"},{"name":"interactive","kind":"boolean"},{"name":"authMode","kind":"string"},{"name":"authTimeoutMs","kind":"number"},{"name":"severedPopupTimeoutMs","kind":"number"},{"name":"transport","kind":"string"},{"name":"dpop","kind":"any"},{"name":"identityAssertion","kind":"function"},{"name":"idpTokenEndpoint","kind":"string"},{"name":"idpIssuer","kind":"string"},{"name":"idpClientId","kind":"string"},{"name":"idpClientSecret","kind":"string"},{"name":"idpSubjectTokenType","kind":"string"},{"name":"grant","kind":"string"}],
   catalog: [{"name":"servers","kind":"object"},{"name":"mcpServers","kind":"object"},{"name":"maxServers","kind":"integer"},{"name":"maxToolsPerServer","kind":"integer"},{"name":"callTimeoutMs","kind":"number"},{"name":"breaker","kind":"object","fields":[{"name":"failures","kind":"integer"},{"name":"cooldownMs","kind":"number"}]},{"name":"approve","kind":"function"},{"name":"serverTools","kind":"boolean"},{"name":"approvalPolicy","kind":"object","fields":[{"name":"readOnly","kind":"string"},{"name":"destructive","kind":"string"},{"name":"servers","kind":"record"}]},{"name":"onElicitation","kind":"function"},{"name":"toolBudget","kind":"integer"}],
-  agent: [{"name":"model","kind":"object","fields":[{"name":"kind","kind":"string"},{"name":"baseURL","kind":"string"},{"name":"apiKey","kind":"string"},{"name":"model","kind":"string"},{"name":"headers","kind":"record"},{"name":"maxTokens","kind":"integer"},{"name":"thinkingBudget","kind":"integer"}]},{"name":"system","kind":"string"},{"name":"maxSteps","kind":"integer"},{"name":"authWaitMs","kind":"number"}],
+  agent: [{"name":"model","kind":"object","fields":[{"name":"kind","kind":"string"},{"name":"baseURL","kind":"string"},{"name":"apiKey","kind":"string"},{"name":"model","kind":"string"},{"name":"headers","kind":"record"},{"name":"maxTokens","kind":"integer"},{"name":"thinkingBudget","kind":"integer"}]},{"name":"system","kind":"string"},{"name":"maxSteps","kind":"integer"},{"name":"authWaitMs","kind":"number"},{"name":"compact","kind":"object","fields":[{"name":"maxTokens","kind":"integer"},{"name":"summarize","kind":"string"}]}],
 });
 
 /** The rules of each options object (see Rule in the Go package jsapi), in the order they are checked. */
@@ -110,6 +111,8 @@ export const RULES = Object.freeze({
     {"if":[{"option":"maxSteps","set":true}],"then":[{"option":"maxSteps","above":0}],"message":"maxSteps must be a positive number"},
     {"if":[{"option":"authWaitMs","set":true}],"then":[{"option":"authWaitMs","atLeast":0}],"message":"authWaitMs must be 0 or more"},
     {"if":[{"option":"model.maxTokens","set":true}],"then":[{"option":"model.maxTokens","above":0}],"message":"model.maxTokens must be a positive number"},
+    {"if":[{"option":"compact","set":true}],"then":[{"option":"compact.maxTokens","above":0}],"message":"compact.maxTokens must be a positive number of tokens"},
+    {"if":[{"option":"compact.summarize","set":true}],"then":[{"option":"compact.summarize","in":["model","page"]}],"message":"compact.summarize must be \"model\" or an async function (messages) =\u003e summary"},
     {"if":[{"option":"model.thinkingBudget","set":true}],"then":[{"option":"model.thinkingBudget","atLeast":1024}],"message":"model.thinkingBudget must be at least 1024 (the Anthropic API's smallest thinking budget)"},
   ],
   call: [
@@ -155,7 +158,11 @@ export const OPS = Object.freeze({
   "agent.new": true,
   "agent.run": false,
   "agent.close": true,
+  "agent.conversation": false,
+  "agent.conversations": false,
+  "agent.renameConversation": false,
+  "agent.deleteConversation": false,
 });
 
 /** The callbacks the wasm module calls on the host object. */
-export const HOSTS = Object.freeze(["event","accessToken","identityAssertion","elicit","sample","openAuth","authDismissed","closeAuth","lock","announce","saveHints","approve","model","catalogElicit"]);
+export const HOSTS = Object.freeze(["event","accessToken","identityAssertion","elicit","sample","openAuth","authDismissed","closeAuth","lock","announce","saveHints","approve","model","summarize","catalogElicit"]);

@@ -622,6 +622,12 @@ export interface AgentOptions {
   maxSteps?: number;
   /** How long a call waits for a sign-in the agent asked for (authrequired); default 300000. */
   authWaitMs?: number;
+  /** Bounds stored conversations: past maxTokens (bytes of JSON / 4), a turn first replaces the oldest turns by a summary. */
+  compact?: {
+    maxTokens: number;
+    /** "model" (default): the agent's model writes the summary; or the page's function. */
+    summarize?: "model" | ((messages: ChatMessage[], context: { previous: string }) => Promise<string>);
+  };
 }
 
 export type AgentEvent =
@@ -645,7 +651,9 @@ export type AgentEvent =
   // The model's work as it streams (mcp.models.openai and mcp.models.anthropic).
   | ({ type: "usage" } & AgentUsage)
   | { type: "reasoning"; delta: string }
-  | { type: "toolcalldelta"; id: string; name: string; argumentsDelta: string };
+  | { type: "toolcalldelta"; id: string; name: string; argumentsDelta: string }
+  // A stored conversation's oldest turns were replaced by a summary (compact).
+  | { type: "compaction"; turns: number; tokensBefore: number; tokensAfter: number };
 
 /** Token usage of one model response (a usage event), or a run's sum (done, AgentResult). */
 export interface AgentUsage {
@@ -668,9 +676,51 @@ export interface AgentResult {
   usage?: AgentUsage;
 }
 
+export interface RunOptions {
+  signal?: AbortSignal;
+  onEvent?: (ev: AgentEvent) => void;
+}
+
 export interface Agent {
   /** Runs one turn: input is the user's message or a list of messages. */
-  run(input: string | ChatMessage[], options?: { signal?: AbortSignal; onEvent?: (ev: AgentEvent) => void }): { done: Promise<AgentResult> };
+  run(input: string | ChatMessage[], options?: RunOptions): { done: Promise<AgentResult> };
+  /** The stored conversation id (IndexedDB, sealed like the sign-ins), or a new empty one. */
+  conversation(id: string): Promise<Conversation>;
+  /** The stored conversations, the most recently updated first. */
+  conversations(): Promise<ConversationInfo[]>;
   /** Forgets the agent. */
   close(): void;
+}
+
+/** A stored conversation's description. */
+export interface ConversationInfo {
+  id: string;
+  title: string;
+  /** How many messages it holds. */
+  messages: number;
+  /** Incremented by every save. */
+  revision: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A stored conversation (docs/JSAPI.md, "Conversations that last"); its fields are as last loaded or saved. */
+export interface Conversation {
+  readonly id: string;
+  title: string;
+  /** The summary of the turns compaction replaced ("" when none). */
+  summary: string;
+  messages: ChatMessage[];
+  revision: number;
+  compactedTurns: number;
+  createdAt?: string;
+  updatedAt?: string;
+  /** Runs a turn on the stored conversation plus input, saving after every step. */
+  run(input: string | ChatMessage[], options?: RunOptions): { done: Promise<AgentResult & { conversation: ConversationInfo & { summary?: string; messages: ChatMessage[] } }> };
+  /** Reads the stored conversation again. */
+  reload(): Promise<Conversation>;
+  /** Sets the title (storing a new conversation). */
+  rename(title: string): Promise<Conversation>;
+  /** Deletes the stored conversation. */
+  delete(): Promise<void>;
 }

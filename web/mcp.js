@@ -233,6 +233,7 @@ class Host {
       saveHints: (json) => { try { localStorage.setItem(HINTS_KEY, json); } catch { /* storage off */ } },
       approve: (target, json) => this.#to(target)._approve(JSON.parse(json)),
       model: (target, json) => this.#to(target)._model(JSON.parse(json)),
+      summarize: (target, json) => this.#to(target)._summarize(JSON.parse(json)),
       catalogElicit: (target, json, context) => this.#to(target)._elicit(JSON.parse(json), JSON.parse(context)),
     };
     for (const name of HOSTS) {
@@ -341,7 +342,7 @@ class MCP {
     this.#exit = err;
     for (const reject of this.#pending) reject(err);
     this.#pending.clear();
-    for (const c of this.#host.targets.values()) c._fail(err);
+    for (const c of this.#host.targets.values()) c._fail?.(err);
   }
 
   /**

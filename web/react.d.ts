@@ -83,6 +83,8 @@ export function useCatalog(config?: UseCatalogConfig): UseCatalogResult;
 export interface UseAgentOptions extends AgentOptions {
   /** Hears every event of the running turn, after the hook has. */
   onEvent?: (ev: AgentEvent) => void;
+  /** A stored conversation's id: loaded on mount (status "loading"), saved by every turn, so it survives reloads. */
+  conversation?: string;
 }
 
 /** The person's turn. */
@@ -141,7 +143,7 @@ export type AgentPendingRequest =
   | { readonly id: string; readonly kind: "approval"; readonly request: ApprovalRequest; /** The call it is about, once known. */ readonly toolCallId?: string }
   | { readonly id: string; readonly kind: "elicitation"; readonly request: ElicitParams; readonly serverId: string };
 
-export type AgentStatus = "idle" | "running" | "awaiting-approval" | "awaiting-input" | "error";
+export type AgentStatus = "loading" | "idle" | "running" | "awaiting-approval" | "awaiting-input" | "error";
 
 /** What approve() answers: true or false (a catalog may take more kinds of answer). */
 export type ApprovalAnswer = boolean | string;

@@ -310,6 +310,17 @@ function optionsKey(options) {
   });
 }
 
+/** One key per catalog and conversation id, for useStore. */
+const agentKeys = new WeakMap();
+const noCatalog = {};
+function agentKey(cat, conversation) {
+  const owner = cat ?? noCatalog;
+  if (!agentKeys.has(owner)) agentKeys.set(owner, new Map());
+  const keys = agentKeys.get(owner);
+  if (!keys.has(conversation)) keys.set(conversation, { cat, conversation });
+  return keys.get(conversation);
+}
+
 /** The running conversation of one useAgent. */
 class AgentStore extends Store {
   #history = []; // the conversation as the model reads it (Chat Completions shapes)
@@ -320,14 +331,36 @@ class AgentStore extends Store {
   #seq = 0;
   running = false;
 
-  constructor(catalog, options) {
-    super({ messages: Object.freeze([]), status: "idle", usage: null, error: null, pending: Object.freeze([]) });
+  #conv = null; // the stored conversation (options.conversation), once loaded
+
+  constructor(catalog, options, conversation) {
+    super({ messages: Object.freeze([]), status: conversation && catalog ? "loading" : "idle", usage: null, error: null, pending: Object.freeze([]) });
     this.catalog = catalog;
     this.options = options; // the latest render's (read at each send)
+    this.conversation = conversation; // the stored conversation's id, or undefined
   }
 
   start() {
     agentStores.add(this);
+    if (this.conversation && this.catalog) this.#load();
+  }
+
+  /** Reads the stored conversation and shows its messages. */
+  async #load() {
+    try {
+      const conv = await this.#agentFor(this.#agentOptions()).conversation(this.conversation);
+      if (this.disposed) return;
+      this.#conv = conv;
+      this.set({ messages: fromStored(conv.messages, (p) => this.#id(p)), status: "idle" });
+    } catch (error) {
+      this.set({ status: "error", error });
+    }
+  }
+
+  /** The agent's options: the render's, without the hook's own. */
+  #agentOptions() {
+    const { onEvent, conversation, ...options } = this.options;
+    return options;
   }
 
   dispose() {
@@ -358,6 +391,7 @@ class AgentStore extends Store {
   }
 
   #status(error) {
+    if (this.conversation && !this.#conv && !error && this.catalog) return "loading";
     if (this.#pending.some((p) => p.kind === "approval")) return "awaiting-approval";
     if (this.#pending.length) return "awaiting-input";
     if (this.running) return "running";
@@ -462,10 +496,11 @@ class AgentStore extends Store {
     if (this.running) return refuse("a turn is running: wait for it to end, or call stop() first");
     if (!this.catalog) return refuse("the catalog is not created yet (useCatalog is still loading)");
     if (typeof text !== "string" || text.trim() === "") return refuse("text must be a non-empty string");
-    const { onEvent, ...options } = this.options;
+    if (this.conversation && !this.#conv) return refuse(this.snapshot.status === "loading" ? "the stored conversation is still loading" : "the stored conversation could not be loaded (see error)");
+    const { onEvent } = this.options;
     let agent;
     try {
-      agent = this.#agentFor(options);
+      agent = this.#agentFor(this.#agentOptions());
     } catch (error) {
       return Promise.reject(error);
     }
@@ -477,15 +512,17 @@ class AgentStore extends Store {
     this.#publish({ messages: Object.freeze([...this.snapshot.messages, user, reply]), error: null });
     const input = [...this.#history, { role: "user", content: text }];
     let done;
+    const runOptions = {
+      signal: ctrl.signal,
+      onEvent: (ev) => {
+        if (this.#run?.ctrl !== ctrl) return;
+        this.#event(ev);
+        if (typeof onEvent === "function") onEvent(ev);
+      },
+    };
     try {
-      done = agent.run(input, {
-        signal: ctrl.signal,
-        onEvent: (ev) => {
-          if (this.#run?.ctrl !== ctrl) return;
-          this.#event(ev);
-          if (typeof onEvent === "function") onEvent(ev);
-        },
-      }).done;
+      // A stored conversation keeps its own history.
+      done = this.#conv ? this.#conv.run(text, runOptions).done : agent.run(input, runOptions).done;
     } catch (error) {
       done = Promise.reject(error);
     }
@@ -575,6 +612,47 @@ class AgentStore extends Store {
   }
 }
 
+/** Text of a stored message's content (a string, or parts). */
+const textOf = (c) => (typeof c === "string" ? c : Array.isArray(c) ? c.map((p) => p?.text ?? "").join("") : "");
+
+/**
+ * A stored conversation's messages (Chat Completions shapes) as useAgent
+ * shows them: each user message, then one assistant message per turn with
+ * its text and tool parts (a stored tool result does not say whether it
+ * was an error: it shows as done).
+ */
+function fromStored(messages, nextId) {
+  const out = [];
+  let reply = null;
+  const close = () => {
+    if (!reply) return;
+    out[out.length - 1] = Object.freeze({ ...reply, parts: Object.freeze(reply.parts.map((p) => Object.freeze(p))) });
+    reply = null;
+  };
+  for (const m of messages) {
+    if (m.role === "system") continue;
+    if (m.role === "user") {
+      close();
+      out.push(Object.freeze({ id: nextId("u"), role: "user", text: textOf(m.content) }));
+      continue;
+    }
+    if (!reply) {
+      reply = { id: nextId("a"), role: "assistant", parts: [], state: "done" };
+      out.push(reply);
+    }
+    if (m.role === "assistant") {
+      const text = textOf(m.content);
+      if (text) reply.parts.push({ type: "text", text });
+      for (const tc of m.tool_calls ?? []) reply.parts.push({ type: "tool", id: tc.id, name: tc.function?.name ?? "", arguments: tc.function?.arguments ?? "", state: "done" });
+    } else if (m.role === "tool") {
+      const p = reply.parts.find((x) => x.type === "tool" && x.id === m.tool_call_id);
+      if (p) p.result = Object.freeze({ isError: false, text: textOf(m.content) });
+    }
+  }
+  close();
+  return Object.freeze(out);
+}
+
 /** a + b of two usages (a may be null). */
 function addUsage(a, b) {
   const sum = { inputTokens: (a?.inputTokens ?? 0) + (b.inputTokens ?? 0), outputTokens: (a?.outputTokens ?? 0) + (b.outputTokens ?? 0) };
@@ -588,12 +666,15 @@ function addUsage(a, b) {
 /**
  * A conversation with a model over a catalog's tools, as a UI shows it.
  * catalog: what useCatalog returned (or a Catalog, or null while there is
- * none); options: the agent's (model, system, maxSteps, authWaitMs) plus
- * onEvent, read at each send(). A new catalog starts a new conversation.
+ * none); options: the agent's (model, system, maxSteps, authWaitMs,
+ * compact) plus onEvent, read at each send(), and conversation: the id of
+ * a stored conversation, loaded on mount (status "loading") and saved by
+ * every turn. A new catalog or conversation id starts anew.
  */
 export function useAgent(catalog, options = {}) {
   const cat = (catalog && "catalog" in catalog && !(catalog instanceof EventTarget) ? catalog.catalog : catalog) ?? null;
-  const store = useStore(cat, () => new AgentStore(cat, options));
+  const conversation = typeof options?.conversation === "string" && options.conversation !== "" ? options.conversation : undefined;
+  const store = useStore(agentKey(cat, conversation), () => new AgentStore(cat, options, conversation));
   store.options = options;
   const snap = useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
   const send = useCallback((text) => store.send(text), [store]);

@@ -123,6 +123,7 @@ class Runtime {
       closeAuth: forward("closeAuth", false),
       approve: forward("approve", true),
       model: forward("model", true),
+      summarize: forward("summarize", true),
       catalogElicit: forward("catalogElicit", true),
       lock: acquireLock,
       announce: (json) => this.grants?.postMessage(JSON.parse(json)),

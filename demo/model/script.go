@@ -100,6 +100,9 @@ func respond(req *chatRequest) reply {
 		return reply{text: "Results: " + strings.Join(results, "; ")}
 	}
 
+	if len(msgs) > 0 && msgs[0].Role == "system" && strings.HasPrefix(msgs[0].text(), compactPrompt) {
+		return reply{text: compactSummary(user)}
+	}
 	if m := summarizeRule.FindStringSubmatch(user); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		words := strings.Fields(m[2])
@@ -272,4 +275,29 @@ func missing(suffixes ...string) string {
 	}
 	return "I would call a tool ending in " + strings.Join(names, " and ") +
 		", but none is offered to me, so I cannot do that. (Is its server connected and signed in?)"
+}
+
+// compactPrompt starts the system prompt of an agent compacting a
+// conversation (agent.Compact without a summarize function).
+const compactPrompt = "You compact a conversation"
+
+// compactSummary is the stand-in's summary of a compaction request: the
+// previous summary's points and each user line, in order.
+func compactSummary(req string) string {
+	var points []string
+	prev, rest, ok := strings.Cut(req, "Messages to add to it:\n")
+	if !ok {
+		rest = req
+	} else if p, ok := strings.CutPrefix(strings.TrimSpace(prev), "Summary so far:\n"); ok {
+		points = append(points, strings.TrimPrefix(p, "Summary: "))
+	}
+	for _, line := range strings.Split(rest, "\n") {
+		if u, ok := strings.CutPrefix(line, "user: "); ok {
+			points = append(points, "the user said "+strconv.Quote(u))
+		}
+	}
+	if len(points) == 0 {
+		return "Summary: nothing to keep."
+	}
+	return "Summary: " + strings.Join(points, "; ")
 }

@@ -242,7 +242,8 @@ func (w *world) waitTurn(users int, state string) chatTurn {
 // streams its reasoning, calls a tool and shows its result and the
 // answer; a tool that is not read-only waits for Approve in the chat;
 // Stop ends a turn that waits for approval; Allow for this chat holds for
-// the conversation's later turns. Each turn makes exactly one
+// the conversation's later turns; the conversation is stored, so a
+// reload shows it and the next turn goes on. Each turn makes exactly one
 // model request per step (no second run from StrictMode), and the page
 // logs no error.
 func TestReactAgentChat(t *testing.T) {
@@ -351,6 +352,25 @@ func TestReactAgentChat(t *testing.T) {
 	})
 	if asked || !strings.Contains(c.Text, "Saved note") {
 		t.Errorf("the next turn's note (allowed for this chat): asked again %v, answer %q; want no question and the saved note", asked, c.Text)
+	}
+
+	// The conversation is stored: after a reload the chat shows its five
+	// turns (the last one's answer too) and goes on with them.
+	w.navigate(w.win, w.PageURL+"/?view=chat")
+	w.waitFor("the stored chat after the reload", func() bool {
+		c = w.chatTurn()
+		return c.Users == 5 && c.Status == "idle"
+	})
+	if c.State != "done" || !strings.Contains(c.Text, "Saved note") || len(c.Tools) == 0 || c.Tools[0].State != "done" {
+		t.Errorf("after the reload the last turn shows %+v; want the stored answer and its calls", c)
+	}
+	before = chats()
+	w.chatSay("reverse hello")
+	if c = w.waitTurn(6, "done"); c.Text != "Results: olleh" {
+		t.Errorf("the turn after the reload answers %q; want %q", c.Text, "Results: olleh")
+	}
+	if n := chats() - before; n != 2 {
+		t.Errorf("the turn after the reload made %d model requests; want 2", n)
 	}
 
 	// Unmounting the chat ends its catalog; nothing fails on the way.

@@ -16,26 +16,26 @@ import (
 var migrations = []func(db jsbridge.Value) error{
 	// 0 → 1: the first schema.
 	func(db jsbridge.Value) error {
-		for _, name := range []string{storeGrants, storeClients, storeMetadata, storePending, storeKeys} {
-			opts, err := jsbridge.NewObject(map[string]any{"keyPath": propKey})
-			if err != nil {
-				return err
-			}
-			if _, err := db.Call("createObjectStore", name, opts); err != nil {
-				return err
-			}
-		}
-		return nil
+		return createStores(db, storeGrants, storeClients, storeMetadata, storePending, storeKeys)
 	},
 	// 1 → 2: the DPoP key pairs (see DPoPKeys).
-	func(db jsbridge.Value) error {
+	func(db jsbridge.Value) error { return createStores(db, storeDPoP) },
+	// 2 → 3: an agent's stored conversations.
+	func(db jsbridge.Value) error { return createStores(db, storeConversations) },
+}
+
+// createStores creates object stores keyed by propKey.
+func createStores(db jsbridge.Value, names ...string) error {
+	for _, name := range names {
 		opts, err := jsbridge.NewObject(map[string]any{"keyPath": propKey})
 		if err != nil {
 			return err
 		}
-		_, err = db.Call("createObjectStore", storeDPoP, opts)
-		return err
-	},
+		if _, err := db.Call("createObjectStore", name, opts); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // New returns the store of database name; nothing is opened yet.
@@ -298,6 +298,40 @@ func (s *idbDB) getRecord(ctx context.Context, store, key string) (jsbridge.Valu
 		return jsbridge.Undefined(), storageErr(err, "cannot read "+store)
 	}
 	return v, nil
+}
+
+// readAll reads every record of store.
+func (s *idbDB) readAll(ctx context.Context, store string) ([]storedRecord, error) {
+	tx, err := s.db.Call("transaction", store, "readonly")
+	if err != nil {
+		return nil, storageErr(err, "cannot start a read")
+	}
+	os, _ := tx.Call("objectStore", store)
+	req, err := os.Call("getAll")
+	if err != nil {
+		return nil, storageErr(err, "cannot read")
+	}
+	v, err := jsbridge.AwaitEvents(ctx, req, "result", []string{"success"}, []string{"error"})
+	if err != nil {
+		return nil, storageErr(err, "cannot read "+store)
+	}
+	n, err := v.Length()
+	if err != nil {
+		return nil, storageErr(err, "cannot read "+store)
+	}
+	out := make([]storedRecord, 0, n)
+	for i := 0; i < n; i++ {
+		item, err := v.Index(i)
+		if err != nil {
+			return nil, storageErr(err, "cannot read "+store)
+		}
+		rec, err := recordFromJS(store, item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, nil
 }
 
 // write runs one put/add/delete/clear in its own transaction and waits

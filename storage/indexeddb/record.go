@@ -11,7 +11,7 @@ import (
 // The records, by object store (the property names are the stored format:
 // records written under them must stay readable):
 //
-//   - grants, clients, pending: {k, iv, ct}, the value's JSON sealed with
+//   - grants, clients, pending, conversations: {k, iv, ct}, the value's JSON sealed with
 //     AES-GCM under the database's wrapping key, with a fresh nonce iv;
 //   - metadata, which is public: {k, json}, the JSON as a string;
 //   - keys: {k: keyID, key}, the wrapping key;
@@ -57,6 +57,7 @@ type recordDB interface {
 	writeRecord(ctx context.Context, store string, rec map[string]any) error
 	deleteRecord(ctx context.Context, store, key string) error
 	clearStore(ctx context.Context, store string) error
+	readAll(ctx context.Context, store string) ([]storedRecord, error)
 }
 
 // sealedKV is the [kv] of a database: each value is one record, sealed
@@ -98,6 +99,26 @@ func (s *sealedKV) put(ctx context.Context, store, key string, data []byte) erro
 
 func (s *sealedKV) del(ctx context.Context, store, key string) error {
 	return s.db.deleteRecord(ctx, store, key)
+}
+
+func (s *sealedKV) all(ctx context.Context, store string) ([][]byte, error) {
+	recs, err := s.db.readAll(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, 0, len(recs))
+	for _, rec := range recs {
+		if !sealed(store) {
+			out = append(out, []byte(rec.JSON))
+			continue
+		}
+		plain, err := s.sl.unseal(ctx, rec.IV, rec.CT)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, plain)
+	}
+	return out, nil
 }
 
 func (s *sealedKV) clear(ctx context.Context, store string) error {

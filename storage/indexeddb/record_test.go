@@ -213,6 +213,15 @@ func (d *fakeDB) deleteRecord(_ context.Context, store, key string) error {
 	return nil
 }
 
+func (d *fakeDB) readAll(ctx context.Context, store string) ([]storedRecord, error) {
+	var out []storedRecord
+	for key := range d.stores[store] {
+		rec, _, _ := d.readRecord(ctx, store, key)
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
 func (d *fakeDB) clearStore(_ context.Context, store string) error {
 	delete(d.stores, store)
 	return nil

@@ -1,9 +1,11 @@
 // Package indexeddb is the browser's [oauth.Store]: grants, client
-// registrations, cached metadata and pending redirect flows in IndexedDB.
+// registrations, cached metadata and pending redirect flows in IndexedDB;
+// and an agent's stored conversations (agent.ConversationStore) in the
+// same database.
 //
 // Every write is one IndexedDB transaction, so a value is stored whole or
 // not at all, and its failure is returned. Records that hold secrets (grants,
-// registrations, pending flows) are encrypted at rest with AES-GCM under a
+// registrations, pending flows) and conversations are encrypted at rest with AES-GCM under a
 // non-extractable WebCrypto key kept in the same database: the raw database
 // never holds a token in plaintext, and script on another origin cannot read
 // it. DPoP keys ([Store.DPoPKeys]) are WebCrypto key pairs with a
@@ -37,6 +39,9 @@ const (
 	storePending  = "pending"
 	storeKeys     = "keys"
 	storeDPoP     = "dpop"
+	// storeConversations holds an agent's stored conversations
+	// (agent.ConversationStore), sealed like the grants.
+	storeConversations = "conversations"
 )
 
 // Store is an [oauth.Store] over IndexedDB (see the package doc).
@@ -72,6 +77,7 @@ type kv interface {
 	put(ctx context.Context, store, key string, data []byte) error
 	del(ctx context.Context, store, key string) error
 	clear(ctx context.Context, store string) error
+	all(ctx context.Context, store string) ([][]byte, error)
 }
 
 func storageErr(err error, what string) error {
@@ -113,11 +119,11 @@ func (s *Store) Fallback() error {
 // the other pages of the origin; the memory fallback's are not.
 func (s *Store) Shared() bool { return s.Fallback() == nil }
 
-// Clear deletes every grant, registration, cached metadata, pending flow
-// and DPoP key (the encryption key stays).
+// Clear deletes every grant, registration, cached metadata, pending flow,
+// DPoP key and stored conversation (the encryption key stays).
 func (s *Store) Clear(ctx context.Context) error {
 	b := s.backend(ctx)
-	for _, st := range []string{storeGrants, storeClients, storeMetadata, storePending, storeDPoP} {
+	for _, st := range []string{storeGrants, storeClients, storeMetadata, storePending, storeDPoP, storeConversations} {
 		if err := b.clear(ctx, st); err != nil {
 			return err
 		}
@@ -164,6 +170,18 @@ func (m *memKV) clear(_ context.Context, store string) error {
 		}
 	}
 	return nil
+}
+
+func (m *memKV) all(_ context.Context, store string) ([][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out [][]byte
+	for k, v := range m.m {
+		if strings.HasPrefix(k, store+"\x00") {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 func clientKey(issuer, redirectURI string) string { return issuer + "\x00" + redirectURI }
@@ -249,4 +267,26 @@ func save(ctx context.Context, s *Store, store, key string, v any) error {
 		return storageErr(err, "cannot encode")
 	}
 	return s.backend(ctx).put(ctx, store, key, data)
+}
+
+// GetConversation implements agent.ConversationStore: the conversation's
+// JSON, sealed at rest.
+func (s *Store) GetConversation(ctx context.Context, id string) ([]byte, bool, error) {
+	return s.backend(ctx).get(ctx, storeConversations, id)
+}
+
+// PutConversation implements agent.ConversationStore.
+func (s *Store) PutConversation(ctx context.Context, id string, data []byte) error {
+	return s.backend(ctx).put(ctx, storeConversations, id, data)
+}
+
+// DeleteConversation implements agent.ConversationStore.
+func (s *Store) DeleteConversation(ctx context.Context, id string) error {
+	return s.backend(ctx).del(ctx, storeConversations, id)
+}
+
+// ListConversations implements agent.ConversationStore: every stored
+// conversation's JSON, in no order.
+func (s *Store) ListConversations(ctx context.Context) ([][]byte, error) {
+	return s.backend(ctx).all(ctx, storeConversations)
 }

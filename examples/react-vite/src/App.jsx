@@ -103,7 +103,8 @@ function Servers({ config }) {
 // A chat over the notes server (no sign-in) with the dev server's scripted
 // stand-in model (useAgent). Tools that are not read-only (notes_note_add)
 // ask first: askUser routes the catalog's approve hook to this chat, which
-// shows the question with Approve, Allow for this chat and Deny.
+// shows the question with Approve, Allow for this chat and Deny. The
+// conversation is stored, so a reload shows it and goes on with it.
 const SUGGESTIONS = ["reverse hello", "note buy milk and reverse abc", "note call mom", "weather in Paris"];
 
 function Chat({ config }) {
@@ -111,6 +112,8 @@ function Chat({ config }) {
   const { messages, status, usage, error, pending, send, stop, approve } = useAgent(cat, {
     model: models.openai({ baseURL: config.modelURL, model: "mcpwasm-standin" }),
     system: "You are a helpful assistant. Use the tools when they help.",
+    // Stored in IndexedDB: the chat is still here after a reload.
+    conversation: "example-chat",
   });
   const [text, setText] = useState("");
   const [refused, setRefused] = useState("");

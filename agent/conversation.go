@@ -1,0 +1,518 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+// ConversationStore keeps conversations, each an opaque JSON document under
+// its id. In the browser it is the grant store's database, sealed like the
+// grants. Implementations must be safe for concurrent use.
+type ConversationStore interface {
+	GetConversation(ctx context.Context, id string) (data []byte, found bool, err error)
+	PutConversation(ctx context.Context, id string, data []byte) error
+	DeleteConversation(ctx context.Context, id string) error
+	ListConversations(ctx context.Context) ([][]byte, error)
+}
+
+// Locker gives named mutual exclusion across everything that writes the
+// same [ConversationStore] (in the browser, Web Locks across the origin's
+// tabs); release must be called once.
+type Locker interface {
+	Lock(ctx context.Context, name string) (release func(), err error)
+}
+
+// Compact bounds a stored conversation: once the estimated tokens of its
+// summary, messages and the new input pass MaxTokens, a run first replaces
+// its oldest whole turns by a summary, keeping the newest turns that fit
+// in half the budget.
+type Compact struct {
+	// MaxTokens is the budget, estimated as bytes of JSON / 4. Required.
+	MaxTokens int
+	// Summarize writes the new summary from the previous one ("" for
+	// none) and the turns it replaces. Nil asks the agent's model.
+	Summarize func(ctx context.Context, previous string, turns []Message) (string, error)
+}
+
+// Limits of a stored conversation.
+const (
+	MaxConversationIDLen    = 200     // bytes of a conversation's id
+	MaxConversationTitleLen = 200     // bytes of its title
+	MaxConversationBytes    = 4 << 20 // bytes of its stored JSON
+)
+
+// Conversation is a stored conversation: its messages (without the agent's
+// system prompt), the summary of the turns compaction replaced, and the
+// revision that every save increments, so that a save over another tab's
+// newer write is refused instead of losing it.
+type Conversation struct {
+	ID             string    `json:"id"`
+	Title          string    `json:"title"`
+	Summary        string    `json:"summary,omitempty"`
+	Messages       []Message `json:"messages"`
+	Revision       int       `json:"revision"`
+	CompactedTurns int       `json:"compactedTurns,omitempty"`
+	CreatedAt      time.Time `json:"createdAt"`
+	UpdatedAt      time.Time `json:"updatedAt"`
+}
+
+// ConversationInfo describes a stored conversation without its messages.
+type ConversationInfo struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Messages  int       `json:"messages"`
+	Revision  int       `json:"revision"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// CompactionEvent says a run replaced the conversation's oldest turns by a
+// summary before asking the model.
+type CompactionEvent struct {
+	Turns        int `json:"turns"`        // turns replaced now
+	TokensBefore int `json:"tokensBefore"` // estimate before, with the input
+	TokensAfter  int `json:"tokensAfter"`  // estimate after
+}
+
+// EventCompaction is the type of a [CompactionEvent].
+const EventCompaction = "compaction"
+
+// summaryPrefix introduces the summary in the message the model gets.
+const summaryPrefix = "Summary of the earlier part of this conversation (older messages were replaced by it):\n"
+
+// conversations is an Agent's state for stored conversations.
+type conversations struct {
+	mu      sync.Mutex
+	running map[string]bool // ids with a run in this Agent
+}
+
+func (a *Agent) convStore() (ConversationStore, error) {
+	if a.cfg.Conversations == nil {
+		return nil, mcperr.New(mcperr.InvalidArgument, "agent: this agent has no conversation store (Config.Conversations)")
+	}
+	return a.cfg.Conversations, nil
+}
+
+func checkConversationID(id string) error {
+	if id == "" || len(id) > MaxConversationIDLen || !utf8.ValidString(id) {
+		return mcperr.New(mcperr.InvalidArgument, "agent: a conversation id must be a non-empty string of at most %d bytes", MaxConversationIDLen)
+	}
+	return nil
+}
+
+// lock takes the conversation's lock when the agent has a Locker.
+func (a *Agent) lock(ctx context.Context, id string) (func(), error) {
+	if a.cfg.Locker == nil {
+		return func() {}, nil
+	}
+	release, err := a.cfg.Locker.Lock(ctx, "mcpwasm-conversation:"+id)
+	if err != nil {
+		return nil, mcperr.Wrap(mcperr.CodeOf(err, mcperr.Storage), err, fmt.Sprintf("agent: cannot lock conversation %q", id))
+	}
+	return release, nil
+}
+
+// load reads conversation id; a missing one is new and empty (revision 0).
+func (a *Agent) load(ctx context.Context, id string) (*Conversation, error) {
+	st, err := a.convStore()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkConversationID(id); err != nil {
+		return nil, err
+	}
+	data, found, err := st.GetConversation(ctx, id)
+	if err != nil {
+		return nil, mcperr.Wrap(mcperr.CodeOf(err, mcperr.Storage), err, fmt.Sprintf("agent: cannot read conversation %q", id))
+	}
+	if !found {
+		return &Conversation{ID: id, Messages: []Message{}}, nil
+	}
+	c, err := decodeConversation(data)
+	if err != nil {
+		return nil, mcperr.Wrap(mcperr.Storage, err, fmt.Sprintf("agent: conversation %q is stored in a form this version cannot read; delete it", id))
+	}
+	if c.ID != id {
+		return nil, mcperr.New(mcperr.Storage, "agent: the record of conversation %q names another conversation; delete it", id)
+	}
+	return c, nil
+}
+
+func decodeConversation(data []byte) (*Conversation, error) {
+	var c Conversation
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, err
+	}
+	if c.Messages == nil {
+		c.Messages = []Message{}
+	}
+	return &c, validateStored(c.Messages)
+}
+
+// validateStored checks stored messages as a run's input would be.
+func validateStored(msgs []Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return validateInput(msgs)
+}
+
+// save writes c as revision base+1, under the conversation's lock, after
+// checking that the stored revision is still base. It redacts the
+// agent's secrets from the messages first.
+func (a *Agent) save(ctx context.Context, c *Conversation, base int) error {
+	st, err := a.convStore()
+	if err != nil {
+		return err
+	}
+	release, err := a.lock(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	defer release()
+	cur, err := a.load(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	if cur.Revision != base {
+		return mcperr.New(mcperr.Storage, "agent: conversation %q changed in another tab or run (revision %d, this one started from %d); load it again and retry", c.ID, cur.Revision, base)
+	}
+	next := *c
+	next.Messages = a.redactMessages(c.Messages)
+	next.Summary = a.redact(c.Summary)
+	next.Revision = base + 1
+	next.UpdatedAt = time.Now().UTC()
+	if next.CreatedAt.IsZero() {
+		next.CreatedAt = next.UpdatedAt
+	}
+	data, err := json.Marshal(&next)
+	if err != nil {
+		return mcperr.Wrap(mcperr.InvalidArgument, err, fmt.Sprintf("agent: cannot encode conversation %q", c.ID))
+	}
+	if len(data) > MaxConversationBytes {
+		return mcperr.New(mcperr.Storage, "agent: conversation %q would be %d bytes, over the %d-byte limit of a stored conversation; set compact: {maxTokens} or start a new conversation", c.ID, len(data), MaxConversationBytes)
+	}
+	if err := st.PutConversation(ctx, c.ID, data); err != nil {
+		return mcperr.Wrap(mcperr.CodeOf(err, mcperr.Storage), err, fmt.Sprintf("agent: cannot save conversation %q", c.ID))
+	}
+	*c = next
+	return nil
+}
+
+// redact removes the agent's secrets (Config.Secrets) from text.
+func (a *Agent) redact(text string) string {
+	for _, s := range a.cfg.Secrets {
+		text = s.Redact(text)
+	}
+	return text
+}
+
+func (a *Agent) redactMessages(msgs []Message) []Message {
+	out := make([]Message, len(msgs))
+	for i, m := range msgs {
+		m.Content = a.redact(m.Content)
+		if len(m.ToolCalls) > 0 {
+			calls := make([]ToolCall, len(m.ToolCalls))
+			for j, tc := range m.ToolCalls {
+				tc.Function.Arguments = a.redact(tc.Function.Arguments)
+				calls[j] = tc
+			}
+			m.ToolCalls = calls
+		}
+		m.ProviderState = nil
+		out[i] = m
+	}
+	return out
+}
+
+// Conversation returns the stored conversation id, or a new empty one
+// (revision 0, not stored until a run or a rename saves it).
+func (a *Agent) Conversation(ctx context.Context, id string) (*Conversation, error) {
+	return a.load(ctx, id)
+}
+
+// Conversations lists the stored conversations, the most recently updated
+// first. A record that cannot be read is left out.
+func (a *Agent) Conversations(ctx context.Context) ([]ConversationInfo, error) {
+	st, err := a.convStore()
+	if err != nil {
+		return nil, err
+	}
+	all, err := st.ListConversations(ctx)
+	if err != nil {
+		return nil, mcperr.Wrap(mcperr.CodeOf(err, mcperr.Storage), err, "agent: cannot list the conversations")
+	}
+	out := make([]ConversationInfo, 0, len(all))
+	for _, data := range all {
+		c, err := decodeConversation(data)
+		if err != nil || checkConversationID(c.ID) != nil {
+			continue
+		}
+		out = append(out, ConversationInfo{ID: c.ID, Title: c.Title, Messages: len(c.Messages), Revision: c.Revision, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
+			return out[i].UpdatedAt.After(out[j].UpdatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// RenameConversation sets the title of conversation id (storing it if it
+// was new) and returns it.
+func (a *Agent) RenameConversation(ctx context.Context, id, title string) (*Conversation, error) {
+	if len(title) > MaxConversationTitleLen || !utf8.ValidString(title) {
+		return nil, mcperr.New(mcperr.InvalidArgument, "agent: a conversation title must be text of at most %d bytes", MaxConversationTitleLen)
+	}
+	c, err := a.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	c.Title = title
+	if err := a.save(ctx, c, c.Revision); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// DeleteConversation deletes conversation id; deleting one that is not
+// stored is not an error. A run of it in this Agent fails its next save.
+func (a *Agent) DeleteConversation(ctx context.Context, id string) error {
+	st, err := a.convStore()
+	if err != nil {
+		return err
+	}
+	if err := checkConversationID(id); err != nil {
+		return err
+	}
+	release, err := a.lock(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := st.DeleteConversation(ctx, id); err != nil {
+		return mcperr.Wrap(mcperr.CodeOf(err, mcperr.Storage), err, fmt.Sprintf("agent: cannot delete conversation %q", id))
+	}
+	return nil
+}
+
+// ConversationResult is the outcome of [Agent.RunConversation]: the run's
+// result, whose Messages are the stored conversation's, and the
+// conversation as saved.
+type ConversationResult struct {
+	Result
+	Conversation *Conversation `json:"conversation"`
+}
+
+// RunConversation runs a turn of stored conversation id: it loads the
+// conversation, compacts it first when Config.Compact's budget is passed
+// (a compaction event), runs the model on its summary, its messages and
+// input, and saves the conversation after every step, so a reload finds
+// every finished step (an aborted run is saved with its calls answered as
+// aborted). A save is refused, ending the run with a "storage" error, when
+// another tab or run saved the conversation since this run loaded it. One
+// run at a time per conversation in an Agent.
+func (a *Agent) RunConversation(ctx context.Context, id string, input []Message, onEvent func(Event)) (ConversationResult, error) {
+	r := &run{a: a, onEvent: onEvent}
+	res, err := r.conversation(ctx, id, input)
+	if err != nil {
+		if ctx.Err() != nil {
+			err = mcperr.Wrap(mcperr.CodeOf(ctx.Err(), mcperr.Aborted), context.Cause(ctx), "agent: the run was aborted")
+		}
+		r.emit(EventError, &ErrorEvent{Code: string(mcperr.CodeOf(err, mcperr.Protocol)), Message: err.Error()})
+	}
+	return res, err
+}
+
+func (a *Agent) claim(id string) error {
+	a.convs.mu.Lock()
+	defer a.convs.mu.Unlock()
+	if a.convs.running[id] {
+		return mcperr.New(mcperr.InvalidArgument, "agent: conversation %q already has a run going; wait for it or stop it", id)
+	}
+	if a.convs.running == nil {
+		a.convs.running = map[string]bool{}
+	}
+	a.convs.running[id] = true
+	return nil
+}
+
+func (a *Agent) unclaim(id string) {
+	a.convs.mu.Lock()
+	delete(a.convs.running, id)
+	a.convs.mu.Unlock()
+}
+
+func (r *run) conversation(ctx context.Context, id string, input []Message) (ConversationResult, error) {
+	a := r.a
+	if err := validateInput(input); err != nil {
+		return ConversationResult{}, err
+	}
+	c, err := a.load(ctx, id)
+	if err != nil {
+		return ConversationResult{}, err
+	}
+	if err := a.claim(id); err != nil {
+		return ConversationResult{Conversation: c}, err
+	}
+	defer a.unclaim(id)
+	if err := r.compact(ctx, c, input); err != nil {
+		return ConversationResult{Conversation: c}, err
+	}
+	var prefix []Message
+	if c.Summary != "" {
+		prefix = []Message{{Role: RoleSystem, Content: summaryPrefix + c.Summary}}
+	}
+	start := len(prefix)
+	saved := -1 // messages stored by this run's last save
+	store := func(msgs []Message) error {
+		if len(msgs)-start == saved {
+			return nil
+		}
+		next := *c
+		next.Messages = append([]Message(nil), msgs[start:]...)
+		// Not the run's context: an aborted run is saved too.
+		if err := a.save(context.WithoutCancel(ctx), &next, c.Revision); err != nil {
+			return err
+		}
+		*c = next
+		saved = len(msgs) - start
+		return nil
+	}
+	r.afterStep = store
+	conv := append(append(append([]Message(nil), prefix...), c.Messages...), input...)
+	res, err := r.loop(ctx, conv)
+	if err != nil && len(res.Messages) > start+len(c.Messages)+len(input) {
+		if serr := store(res.Messages); serr != nil {
+			err = fmt.Errorf("%w (and the conversation could not be saved: %v)", err, serr)
+		}
+	}
+	if len(res.Messages) >= start {
+		res.Messages = res.Messages[start:]
+	}
+	return ConversationResult{Result: res, Conversation: c}, err
+}
+
+// turnStarts returns the index of each message that starts a turn (a user
+// message); messages before the first user message belong to the first
+// turn.
+func turnStarts(msgs []Message) []int {
+	var starts []int
+	for i, m := range msgs {
+		if m.Role == RoleUser || i == 0 {
+			starts = append(starts, i)
+		}
+	}
+	return starts
+}
+
+// EstimateTokens estimates the tokens of msgs and a summary as bytes of
+// their JSON / 4, the measure of [Compact.MaxTokens].
+func EstimateTokens(summary string, msgs []Message) int {
+	n := len(summary)
+	if len(msgs) > 0 {
+		b, _ := json.Marshal(msgs)
+		n += len(b)
+	}
+	return n / 4
+}
+
+// compact replaces c's oldest turns by a summary when c and input pass
+// the budget, and saves c.
+func (r *run) compact(ctx context.Context, c *Conversation, input []Message) error {
+	cfg := r.a.cfg.Compact
+	if cfg == nil || cfg.MaxTokens <= 0 || len(c.Messages) == 0 {
+		return nil
+	}
+	all := append(append([]Message(nil), c.Messages...), input...)
+	before := EstimateTokens(c.Summary, all)
+	if before <= cfg.MaxTokens {
+		return nil
+	}
+	// Keep the newest turns that fit in half the budget with the input.
+	starts := turnStarts(c.Messages)
+	cut := len(c.Messages)
+	for i := len(starts) - 1; i >= 0; i-- {
+		if EstimateTokens("", append(append([]Message(nil), c.Messages[starts[i]:]...), input...)) > cfg.MaxTokens/2 {
+			break
+		}
+		cut = starts[i]
+	}
+	if cut == 0 {
+		return nil // only the newest turn is left; nothing older to replace
+	}
+	turns := 0
+	for _, s := range starts {
+		if s < cut {
+			turns++
+		}
+	}
+	summarize := cfg.Summarize
+	if summarize == nil {
+		summarize = r.a.modelSummary
+	}
+	summary, err := summarize(ctx, c.Summary, c.Messages[:cut])
+	if err != nil {
+		return fmt.Errorf("agent: compacting conversation %q: %w", c.ID, err)
+	}
+	if strings.TrimSpace(summary) == "" {
+		return mcperr.New(mcperr.Protocol, "agent: compacting conversation %q: the summary is empty", c.ID)
+	}
+	next := *c
+	next.Summary = summary
+	next.Messages = append([]Message(nil), c.Messages[cut:]...)
+	next.CompactedTurns += turns
+	if err := r.a.save(ctx, &next, c.Revision); err != nil {
+		return err
+	}
+	*c = next
+	r.emit(EventCompaction, &CompactionEvent{Turns: turns, TokensBefore: before,
+		TokensAfter: EstimateTokens(c.Summary, append(append([]Message(nil), c.Messages...), input...))})
+	return nil
+}
+
+// summaryInstructions is the system prompt of a summary the model writes.
+const summaryInstructions = "You compact a conversation between a user and an assistant that uses tools. " +
+	"Write a concise summary for the assistant's own later use: what the user asked and decided, facts and tool results that matter, and what is still open. " +
+	"Keep names, numbers and identifiers exactly. Answer with the summary only."
+
+// modelSummary asks the agent's model for the summary, without tools.
+func (a *Agent) modelSummary(ctx context.Context, previous string, turns []Message) (string, error) {
+	var b strings.Builder
+	if previous != "" {
+		b.WriteString("Summary so far:\n" + previous + "\n\n")
+	}
+	b.WriteString("Messages to add to it:\n")
+	for _, m := range turns {
+		switch {
+		case m.Role == RoleTool:
+			fmt.Fprintf(&b, "tool result: %s\n", m.Content)
+		case len(m.ToolCalls) > 0:
+			for _, tc := range m.ToolCalls {
+				fmt.Fprintf(&b, "assistant called %s(%s)\n", tc.Function.Name, tc.Function.Arguments)
+			}
+			if m.Content != "" {
+				fmt.Fprintf(&b, "assistant: %s\n", m.Content)
+			}
+		default:
+			fmt.Fprintf(&b, "%s: %s\n", m.Role, m.Content)
+		}
+	}
+	msg, err := a.cfg.Model.Generate(ctx, Request{Messages: []Message{
+		{Role: RoleSystem, Content: summaryInstructions},
+		{Role: RoleUser, Content: b.String()},
+	}}, nil)
+	if err != nil {
+		return "", err
+	}
+	return msg.Content, nil
+}

@@ -1,0 +1,321 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpwasm/mcpwasm/agent"
+	"github.com/mcpwasm/mcpwasm/catalog"
+	"github.com/mcpwasm/mcpwasm/demo/model"
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+// memConversations is an [agent.ConversationStore] in memory, shared by
+// the agents of a test as tabs share IndexedDB.
+type memConversations struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func (s *memConversations) GetConversation(_ context.Context, id string) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.m[id]
+	return b, ok, nil
+}
+
+func (s *memConversations) PutConversation(_ context.Context, id string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string][]byte{}
+	}
+	s.m[id] = append([]byte(nil), data...)
+	return nil
+}
+
+func (s *memConversations) DeleteConversation(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, id)
+	return nil
+}
+
+func (s *memConversations) ListConversations(context.Context) ([][]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out [][]byte
+	for _, b := range s.m {
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// requests records the chat requests the stand-in model gets.
+type requests struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (r *requests) add(b []byte) { r.mu.Lock(); r.list = append(r.list, string(b)); r.mu.Unlock() }
+func (r *requests) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.list...)
+}
+
+// TestConversationResumes: a second agent on the same store (a reloaded
+// page) continues the stored conversation: the model gets the first turn
+// with the second, and the store holds both, saved step by step.
+func TestConversationResumes(t *testing.T) {
+	store := &memConversations{}
+	reqs := &requests{}
+	e := newEnv(t, model.Options{OnRequest: reqs.add}, newFakeTools(addTool(), echoTool()), nil)
+	first := e.agent(t, func(c *agent.Config) { c.Conversations = store })
+	ctx := context.Background()
+
+	res, err := first.RunConversation(ctx, "chat-1", []agent.Message{{Role: agent.RoleUser, Content: "add 2 and 40"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "Results: 2 + 40 = 42" || res.Conversation.Revision != 2 || len(res.Messages) != 4 {
+		t.Fatalf("first turn: text %q, revision %d, %d messages; want the sum, revision 2 (a save per step), 4 messages", res.Text, res.Conversation.Revision, len(res.Messages))
+	}
+
+	second := e.agent(t, func(c *agent.Config) { c.Conversations = store })
+	res, err = second.RunConversation(ctx, "chat-1", []agent.Message{{Role: agent.RoleUser, Content: "echo again"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := reqs.all()
+	if last := all[len(all)-1]; !strings.Contains(last, "add 2 and 40") || !strings.Contains(last, "echo again") {
+		t.Errorf("the resumed turn's last model request lacks the first turn: %s", last)
+	}
+	c, err := second.Conversation(ctx, "chat-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users []string
+	for _, m := range c.Messages {
+		if m.Role == agent.RoleUser {
+			users = append(users, m.Content)
+		}
+	}
+	if strings.Join(users, "|") != "add 2 and 40|echo again" || len(c.Messages) != 8 || c.Revision != 4 {
+		t.Errorf("stored: users %q, %d messages, revision %d; want both turns (8 messages), revision 4", users, len(c.Messages), c.Revision)
+	}
+}
+
+// TestConversationCompacts: past its budget, a conversation's older turns
+// become the model's summary (a compaction event); the newest turn stays
+// whole, and the model gets the summary as a system message.
+func TestConversationCompacts(t *testing.T) {
+	store := &memConversations{}
+	reqs := &requests{}
+	e := newEnv(t, model.Options{OnRequest: reqs.add}, newFakeTools(addTool(), echoTool()), nil)
+	a := e.agent(t, func(c *agent.Config) {
+		c.Conversations = store
+		c.Compact = &agent.Compact{MaxTokens: 200}
+	})
+	ctx := context.Background()
+	var (
+		res       agent.ConversationResult
+		compacted *agent.CompactionEvent
+		turns     int
+	)
+	for _, text := range []string{"add 1 and 2", "echo remember the blue door", "add 3 and 4", "echo last"} {
+		rec := &recorder{}
+		var err error
+		if res, err = a.RunConversation(ctx, "long", []agent.Message{{Role: agent.RoleUser, Content: text}}, rec.on); err != nil {
+			t.Fatal(err)
+		}
+		if ev, ok := rec.last(agent.EventCompaction).(*agent.CompactionEvent); ok {
+			if ev.Turns < 1 || ev.TokensAfter >= ev.TokensBefore || ev.TokensBefore <= 200 || ev.TokensAfter > 200 {
+				t.Errorf("compaction event %+v; want turns replaced, from over the budget 200 to within it", ev)
+			}
+			if types := rec.types(); types[0] != agent.EventCompaction {
+				t.Errorf("events %v; want the compaction first", types)
+			}
+			compacted = ev
+			turns += ev.Turns
+		}
+	}
+	if compacted == nil {
+		t.Fatalf("four turns (about 320 tokens) within a 200-token budget never compacted")
+	}
+	c := res.Conversation
+	if !strings.Contains(c.Summary, `"add 1 and 2"`) || c.CompactedTurns != turns {
+		t.Errorf("summary %q, compacted turns %d; want the first turn kept in the summary, %d turns", c.Summary, c.CompactedTurns, turns)
+	}
+	if c.Messages[0].Role != agent.RoleUser || strings.Contains(c.Messages[0].Content, "add 1 and 2") {
+		t.Errorf("stored messages start with %+v; want a whole newer turn", c.Messages[0])
+	}
+	if len(c.Messages) >= 16 {
+		t.Errorf("%d messages stored; want fewer than the 16 of four whole turns", len(c.Messages))
+	}
+	all := reqs.all()
+	var last struct {
+		Messages []agent.Message `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(all[len(all)-1]), &last); err != nil {
+		t.Fatal(err)
+	}
+	if m := last.Messages[0]; m.Role != agent.RoleSystem || !strings.Contains(m.Content, c.Summary) {
+		t.Errorf("the model's first message is %+v; want the summary as a system message", m)
+	}
+}
+
+// TestConversationSummaryByThePage: Compact.Summarize writes the summary;
+// its error ends the run before the model is asked, and nothing is lost.
+func TestConversationSummaryByThePage(t *testing.T) {
+	store := &memConversations{}
+	reqs := &requests{}
+	e := newEnv(t, model.Options{OnRequest: reqs.add}, newFakeTools(echoTool()), nil)
+	fail := true
+	a := e.agent(t, func(c *agent.Config) {
+		c.Conversations = store
+		c.Compact = &agent.Compact{MaxTokens: 120, Summarize: func(_ context.Context, prev string, turns []agent.Message) (string, error) {
+			if fail {
+				return "", mcperr.New(mcperr.Protocol, "summarizer down")
+			}
+			return "the user echoed " + turns[0].Content, nil
+		}}
+	})
+	ctx := context.Background()
+	for _, text := range []string{"echo one two three four five", "echo six seven eight nine ten"} {
+		if _, err := a.RunConversation(ctx, "p", []agent.Message{{Role: agent.RoleUser, Content: text}}, nil); err != nil && !fail {
+			t.Fatal(err)
+		}
+		fail = false
+	}
+	before, _ := a.Conversation(ctx, "p")
+	fail = true
+	n := len(reqs.all())
+	if _, err := a.RunConversation(ctx, "p", []agent.Message{{Role: agent.RoleUser, Content: "echo x"}}, nil); err == nil || !strings.Contains(err.Error(), "summarizer down") {
+		t.Fatalf("run with a failing summarizer: %v; want its error", err)
+	}
+	after, _ := a.Conversation(ctx, "p")
+	if len(reqs.all()) != n || after.Revision != before.Revision {
+		t.Errorf("a failed compaction still asked the model or changed the conversation")
+	}
+	fail = false
+	res, err := a.RunConversation(ctx, "p", []agent.Message{{Role: agent.RoleUser, Content: "echo y"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Conversation.Summary, "the user echoed echo one") {
+		t.Errorf("summary %q; want the page's", res.Conversation.Summary)
+	}
+}
+
+// TestConversationRefusesAStaleSave: a run whose conversation another tab
+// saved meanwhile fails with a storage error naming the conflict, and the
+// other tab's write stays.
+func TestConversationRefusesAStaleSave(t *testing.T) {
+	store := &memConversations{}
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	gated := &fakeTool{server: "work", tool: "slow", run: func(ctx context.Context, _ map[string]any, _ catalog.CallOptions) (string, bool, error) {
+		started <- struct{}{}
+		<-release
+		return "finished", false, nil
+	}}
+	e := newEnv(t, model.Options{}, newFakeTools(gated), nil)
+	tabA := e.agent(t, func(c *agent.Config) { c.Conversations = store })
+	tabB := e.agent(t, func(c *agent.Config) { c.Conversations = store })
+	done := make(chan error, 1)
+	go func() {
+		_, err := tabA.RunConversation(context.Background(), "shared", []agent.Message{{Role: agent.RoleUser, Content: "slow"}}, nil)
+		done <- err
+	}()
+	<-started
+	if _, err := tabB.RenameConversation(context.Background(), "shared", "renamed in B"); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	err := <-done
+	if mcperr.CodeOf(err, "") != mcperr.Storage || !strings.Contains(err.Error(), "changed in another tab") {
+		t.Fatalf("the stale run ended with %v; want a storage error about the other tab", err)
+	}
+	c, _ := tabB.Conversation(context.Background(), "shared")
+	if c.Title != "renamed in B" {
+		t.Errorf("title %q; want B's write kept", c.Title)
+	}
+}
+
+// TestConversationOneRunAtATime: a second run of a conversation while one
+// runs in the same agent is refused.
+func TestConversationOneRunAtATime(t *testing.T) {
+	started := make(chan struct{}, 1)
+	e := newEnv(t, model.Options{}, newFakeTools(slowTool(started)), nil)
+	a := e.agent(t, func(c *agent.Config) { c.Conversations = &memConversations{} })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _, _ = a.RunConversation(ctx, "c", []agent.Message{{Role: agent.RoleUser, Content: "slow"}}, nil) }()
+	<-started
+	_, err := a.RunConversation(context.Background(), "c", []agent.Message{{Role: agent.RoleUser, Content: "hi"}}, nil)
+	if mcperr.CodeOf(err, "") != mcperr.InvalidArgument || !strings.Contains(err.Error(), "already has a run") {
+		t.Errorf("second run: %v; want invalid_argument", err)
+	}
+}
+
+// TestConversationKeepsNoSecret: the model's API key, echoed by a tool
+// and by the model, is redacted from the stored messages.
+func TestConversationKeepsNoSecret(t *testing.T) {
+	store := &memConversations{}
+	e := newEnv(t, model.Options{}, newFakeTools(echoTool()), nil)
+	a := e.agent(t, func(c *agent.Config) {
+		c.Conversations = store
+		c.Secrets = []agent.Secret{agent.NewSecret(testKey)}
+	})
+	if _, err := a.RunConversation(context.Background(), "s", []agent.Message{{Role: agent.RoleUser, Content: "echo " + testKey}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	raw, _, _ := store.GetConversation(context.Background(), "s")
+	if strings.Contains(string(raw), testKey) || strings.Contains(string(raw), testKey[8:20]) || !strings.Contains(string(raw), agent.Redacted) {
+		t.Errorf("stored conversation holds the key: %s", raw)
+	}
+}
+
+// TestConversationListRenameDelete: the stored conversations, newest
+// first; a rename stores a new one; a delete removes it; bad ids and
+// titles are refused.
+func TestConversationListRenameDelete(t *testing.T) {
+	e := newEnv(t, model.Options{}, newFakeTools(echoTool()), nil)
+	a := e.agent(t, func(c *agent.Config) { c.Conversations = &memConversations{} })
+	ctx := context.Background()
+	if _, err := a.RunConversation(ctx, "a", []agent.Message{{Role: agent.RoleUser, Content: "echo hi"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.RenameConversation(ctx, "b", "Second"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := a.Conversations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].ID != "b" || list[0].Title != "Second" || list[1].ID != "a" || list[1].Messages != 4 {
+		t.Errorf("list = %+v; want b (renamed last) then a (4 messages)", list)
+	}
+	if err := a.DeleteConversation(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ = a.Conversations(ctx); len(list) != 1 {
+		t.Errorf("after delete: %+v", list)
+	}
+	if c, _ := a.Conversation(ctx, "a"); c.Revision != 0 || len(c.Messages) != 0 {
+		t.Errorf("a deleted conversation reads as %+v; want new", c)
+	}
+	if _, err := a.Conversation(ctx, ""); mcperr.CodeOf(err, "") != mcperr.InvalidArgument {
+		t.Errorf("empty id: %v", err)
+	}
+	if _, err := a.RenameConversation(ctx, "b", strings.Repeat("x", 201)); mcperr.CodeOf(err, "") != mcperr.InvalidArgument {
+		t.Errorf("long title: %v", err)
+	}
+	noStore := e.agent(t, nil)
+	if _, err := noStore.Conversations(ctx); mcperr.CodeOf(err, "") != mcperr.InvalidArgument {
+		t.Errorf("without a store: %v", err)
+	}
+}
