@@ -253,7 +253,9 @@ func TestConversationOneRunAtATime(t *testing.T) {
 	a := e.agent(t, func(c *agent.Config) { c.Conversations = &memConversations{} })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _, _ = a.RunConversation(ctx, "c", []agent.Message{{Role: agent.RoleUser, Content: "slow"}}, nil) }()
+	go func() {
+		_, _ = a.RunConversation(ctx, "c", []agent.Message{{Role: agent.RoleUser, Content: "slow"}}, nil)
+	}()
 	<-started
 	_, err := a.RunConversation(context.Background(), "c", []agent.Message{{Role: agent.RoleUser, Content: "hi"}}, nil)
 	if mcperr.CodeOf(err, "") != mcperr.InvalidArgument || !strings.Contains(err.Error(), "already has a run") {
