@@ -235,3 +235,65 @@ func TestConversationStoreUpgradesAnOlderDatabase(t *testing.T) {
 		t.Errorf("conversations after the upgrade: %q; want the one stored", got.Titles)
 	}
 }
+
+// TestConversationSummaryByThePage: compact.summarize as a page function
+// (called across the worker boundary in the worker runtimes) gets the
+// replaced turns and the previous summary, and its summary is what the
+// model reads next; a summarize that rejects ends the turn before the
+// model is asked, with the conversation unchanged.
+func TestConversationSummaryByThePage(t *testing.T) {
+	w := newWorld(t, devserver.AuthConfig{})
+	var got struct {
+		Calls []struct {
+			Previous string   `json:"previous"`
+			Users    []string `json:"users"`
+		} `json:"calls"`
+		Summary   string `json:"summary"`
+		FirstSeen string `json:"firstSeen"`
+		Failed    string `json:"failed"`
+		Asked     int    `json:"asked"`
+		Same      bool   `json:"same"`
+		Runtime   string `json:"runtime"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const cat = mcp.catalog({ servers: { demo: { url: %q } } });
+		const seen = [];
+		let fail = false;
+		const calls = [];
+		const model = async ({ messages }) => {
+			seen.push(messages);
+			return { role: "assistant", content: "noted: " + messages.at(-1).content + " " + "x".repeat(200) };
+		};
+		const summarize = async (messages, { previous }) => {
+			if (fail) throw new Error("summarizer is down");
+			calls.push({ previous, users: messages.filter((m) => m.role === "user").map((m) => m.content) });
+			return "page summary " + calls.length;
+		};
+		const agent = cat.agent({ model, compact: { maxTokens: 60, summarize } });
+		const conv = await agent.conversation("by-page");
+		for (const text of ["first", "second", "third"]) await conv.run(text).done;
+		const summary = conv.summary;
+		const firstSeen = seen.at(-1)[0]?.content ?? "";
+		const before = { ...conv, messages: conv.messages.length };
+		fail = true;
+		const asked = seen.length;
+		let failed = "";
+		try { await conv.run("fourth").done; } catch (e) { failed = e.code + ": " + e.message; }
+		const same = conv.revision === before.revision && conv.messages.length === before.messages;
+		await cat.close();
+		return { calls, summary, firstSeen, failed, asked: seen.length - asked, same, runtime: mcp.runtime };
+	})()`, w.OpenURL), &got)
+	t.Logf("runtime %s: summarize calls %+v; summary %q", got.Runtime, got.Calls, got.Summary)
+	if len(got.Calls) == 0 || got.Calls[0].Previous != "" || len(got.Calls[0].Users) == 0 || got.Calls[0].Users[0] != "first" {
+		t.Fatalf("summarize calls %+v; want the first with no previous summary and the oldest turn", got.Calls)
+	}
+	if n := len(got.Calls); n < 2 || got.Calls[n-1].Previous != fmt.Sprintf("page summary %d", n-1) {
+		t.Errorf("summarize call %d got previous %q; want the summary before it", n, got.Calls[n-1].Previous)
+	}
+	if got.Summary != fmt.Sprintf("page summary %d", len(got.Calls)) || !strings.Contains(got.FirstSeen, got.Summary) {
+		t.Errorf("summary %q, the model's first message %q; want the page's last summary, given to the model", got.Summary, got.FirstSeen)
+	}
+	if !strings.Contains(got.Failed, "summarizer is down") || got.Asked != 0 || !got.Same {
+		t.Errorf("a failing summarize: error %q, model asked %d times, conversation unchanged %v; want its error, no model request, nothing changed", got.Failed, got.Asked, got.Same)
+	}
+}
