@@ -124,8 +124,8 @@ type Config struct {
 	// Clock times breaker cooldowns and reconnect backoff; default the
 	// real clock.
 	Clock Clock
-	// OnEvent receives statuschange, toolschanged, authrequired and warning
-	// events, one at a time and in order, outside the catalog's lock (it
+	// OnEvent receives statuschange, toolschanged, authrequired, warning
+	// and elicitationcomplete events, one at a time and in order, outside the catalog's lock (it
 	// may call the catalog). It must not block.
 	OnEvent func(Event)
 }

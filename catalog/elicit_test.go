@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -199,5 +200,61 @@ func TestPausableTimeout(t *testing.T) {
 	}
 	if p.Err() != context.DeadlineExceeded || child.Err() != context.DeadlineExceeded {
 		t.Errorf("Err = %v, child's %v; want DeadlineExceeded for both", p.Err(), child.Err())
+	}
+}
+
+// A tool refused with -32042 (URL elicitation required) asks Config.Elicit
+// with the server's URL; once accepted and completed (the catalog's
+// elicitationcomplete event names the server and its elicitation id), the
+// model gets the retried call's answer.
+func TestURLElicitationRequiredThroughACall(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bank", Version: "1"}, nil)
+	var mu sync.Mutex
+	linked := false
+	var session *mcp.ServerSession
+	mcp.AddTool(s, &mcp.Tool{Name: "balance"}, func(ctx context.Context, r *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		session = r.Session
+		if !linked {
+			return nil, nil, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{{Mode: "url", ElicitationID: "bank-link", URL: "https://bank.example/link", Message: "Link your bank account"}})
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "42 EUR"}}}, nil, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+
+	var cat *Catalog
+	var asked []ElicitationRequest
+	cat, ev := newCatalog(t, Config{
+		Servers: servers("bank", srv.URL),
+		Factory: elicitingFactory(&cat),
+		Elicit: func(_ context.Context, req ElicitationRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			asked = append(asked, req)
+			linked = true
+			ss := session
+			mu.Unlock()
+			go func() {
+				_ = ss.NotifyElicitationComplete(context.Background(), &mcp.ElicitationCompleteParams{ElicitationID: req.Params.ElicitationID})
+			}()
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	r, err := cat.ModelCall(ctxT(t), "bank_balance", `{}`, CallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.IsError || r.Text != "42 EUR" {
+		t.Errorf("balance = %q (isError %v); want the retried call's answer", r.Text, r.IsError)
+	}
+	mu.Lock()
+	if len(asked) != 1 || asked[0].ServerID != "bank" || asked[0].Mode() != "url" || asked[0].Params.URL != "https://bank.example/link" {
+		t.Errorf("Elicit asked %+v; want bank's URL once", asked)
+	}
+	mu.Unlock()
+	waitFor(t, "elicitationcomplete", func() bool { return ev.count(EventElicitationComplete) == 1 })
+	if got := ev.of(EventElicitationComplete)[0].Data.(ElicitationComplete); got != (ElicitationComplete{ID: "bank", ElicitationID: "bank-link"}) {
+		t.Errorf("elicitationcomplete = %+v", got)
 	}
 }

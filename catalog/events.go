@@ -6,12 +6,24 @@ const (
 	EventToolsChanged = "toolschanged" // Data: ToolsChanged
 	EventAuthRequired = "authrequired" // Data: AuthRequired
 	EventWarning      = "warning"      // Data: Warning
+	// EventElicitationComplete: a server says the user finished a URL-mode
+	// elicitation (Data: ElicitationComplete).
+	EventElicitationComplete = "elicitationcomplete"
 )
 
 // Event is a catalog event; Data is JSON-marshalable.
 type Event struct {
-	Type string // "statuschange", "toolschanged", "authrequired", "warning"
+	Type string // "statuschange", "toolschanged", "authrequired", "warning", "elicitationcomplete"
 	Data any
+}
+
+// ElicitationComplete is the Data of an "elicitationcomplete" [Event]: the
+// server ID says the user finished its URL-mode elicitation ElicitationID
+// (the server's id, the request's elicitationId), so a page can take the
+// link away.
+type ElicitationComplete struct {
+	ID            string `json:"id"`
+	ElicitationID string `json:"elicitationId"`
 }
 
 // StatusChange is the Data of a "statuschange" [Event]: a server's state,

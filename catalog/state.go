@@ -63,6 +63,14 @@ func (c *Catalog) onServerEvent(e *entry, serial int, ev mcpclient.Event) {
 		if ok {
 			go c.refreshTools(e)
 		}
+	case "elicitationcomplete":
+		if d, ok := ev.Data.(mcpclient.ElicitationComplete); ok {
+			c.update(func() {
+				if c.current(e) && e.serial == serial {
+					c.emitLocked(EventElicitationComplete, ElicitationComplete{ID: e.id, ElicitationID: d.ElicitationID})
+				}
+			})
+		}
 	}
 }
 

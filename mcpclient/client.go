@@ -68,6 +68,13 @@ type Warning struct {
 	Message string `json:"message"`
 }
 
+// ElicitationComplete is the Data of an "elicitationcomplete" [Event]: the
+// server says the user finished the URL-mode elicitation ElicitationID
+// (notifications/elicitation/complete), so a host can take its link away.
+type ElicitationComplete struct {
+	ElicitationID string `json:"elicitationId"`
+}
+
 // Options configures a [Client]. The zero value of every field is usable.
 type Options struct {
 	// ClientName and ClientVersion identify the client to the server.
@@ -140,6 +147,8 @@ type Client struct {
 	impl       *mcp.Implementation // the client info it sent
 	rawCaps    json.RawMessage     // the server's capabilities as it sent them
 	ending     *sessionEnd         // the DELETE that Logout waits to hear of
+
+	elicitWaits urlWaits // URL-mode elicitations a retried call waits on
 }
 
 // New returns an idle client for the MCP endpoint at rawURL, which must be an

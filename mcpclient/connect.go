@@ -305,9 +305,13 @@ func (c *Client) connectWith(ctx context.Context, kind Transport, version string
 	if co.Elicitation != nil {
 		mo.Capabilities.Elicitation = elicitationCaps()
 		mo.ElicitationHandler = c.elicitationHandler(co.Elicitation)
+		mo.ElicitationCompleteHandler = c.elicitationComplete
 	}
 	impl := &mcp.Implementation{Name: name, Version: ver}
 	client := mcp.NewClient(impl, mo)
+	if mo.ElicitationHandler != nil {
+		client.AddSendingMiddleware(c.urlElicitationRetry(mo.ElicitationHandler))
+	}
 	c.hello.reset()
 	var so *mcp.ClientSessionOptions
 	if version != "" {

@@ -2,10 +2,13 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -116,4 +119,106 @@ func loopback(host string) bool {
 	}
 	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
 	return err == nil && ip.IsLoopback()
+}
+
+// maxURLElicitations bounds the URL-mode elicitations of one -32042 error.
+const maxURLElicitations = 4
+
+// urlWaits are the URL-mode elicitations that retried tool calls wait on,
+// by elicitation id: notifications/elicitation/complete closes them.
+type urlWaits struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+func (w *urlWaits) add(id string) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	w.mu.Lock()
+	if w.m == nil {
+		w.m = map[string]chan struct{}{}
+	}
+	w.m[id] = ch
+	w.mu.Unlock()
+	return ch, func() {
+		w.mu.Lock()
+		if w.m[id] == ch {
+			delete(w.m, id)
+		}
+		w.mu.Unlock()
+	}
+}
+
+func (w *urlWaits) done(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ch, ok := w.m[id]; ok {
+		close(ch)
+		delete(w.m, id)
+	}
+}
+
+// elicitationComplete handles notifications/elicitation/complete: a call
+// waiting on it goes on, and the host hears of it.
+func (c *Client) elicitationComplete(_ context.Context, r *mcp.ElicitationCompleteNotificationRequest) {
+	if r == nil || r.Params == nil || r.Params.ElicitationID == "" {
+		return
+	}
+	c.elicitWaits.done(r.Params.ElicitationID)
+	c.emit("elicitationcomplete", ElicitationComplete{ElicitationID: r.Params.ElicitationID})
+}
+
+// urlElicitationRetry answers a tools/call refused with -32042 (URL
+// elicitation required, 2025-11-25): each URL-mode elicitation of the
+// error's data goes to the host's handler h, through the same checks as an
+// elicitation/create request; when the user accepted every one, the call
+// waits for the server's notifications/elicitation/complete of each and is
+// sent again, once. A decline or cancel, or data that is not a short list
+// of URL-mode elicitations with ids, leaves the server's error as the
+// call's answer.
+func (c *Client) urlElicitationRetry(h func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			var rpcErr *jsonrpc.Error
+			if err == nil || method != "tools/call" || !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeURLElicitationRequired {
+				return res, err
+			}
+			var data struct {
+				Elicitations []*mcp.ElicitParams `json:"elicitations"`
+			}
+			if json.Unmarshal(rpcErr.Data, &data) != nil || len(data.Elicitations) == 0 || len(data.Elicitations) > maxURLElicitations {
+				return res, err
+			}
+			for _, p := range data.Elicitations {
+				if p == nil || p.Mode != "url" || p.ElicitationID == "" {
+					return res, err
+				}
+			}
+			// Wait for each before asking, so that a notification sent
+			// at once is not missed.
+			waits := make([]<-chan struct{}, len(data.Elicitations))
+			for i, p := range data.Elicitations {
+				ch, forget := c.elicitWaits.add(p.ElicitationID)
+				defer forget()
+				waits[i] = ch
+			}
+			for _, p := range data.Elicitations {
+				ans, herr := h(ctx, &mcp.ElicitRequest{Params: p})
+				if herr != nil {
+					return nil, herr
+				}
+				if ans.Action != "accept" {
+					return res, err
+				}
+			}
+			for _, ch := range waits {
+				select {
+				case <-ch:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
 }

@@ -183,3 +183,93 @@ func TestCheckElicitationURL(t *testing.T) {
 		}
 	}
 }
+
+// TestURLElicitationRequired: a tool call refused with -32042 (URL
+// elicitation required) shows the host each URL; once the user accepted
+// and the server said the elicitation completed, the call is sent again
+// and answers (the host hears elicitationcomplete). A decline leaves the
+// server's error, without a second call; an unsafe URL is declined
+// without asking the host.
+func TestURLElicitationRequired(t *testing.T) {
+	for _, tt := range []struct {
+		name, url, answer string
+		wantCalls         int
+		wantAsked         bool
+		wantText          string // the second call's answer; "" for an error
+	}{
+		{name: "accept", url: "https://example.com/link", answer: "accept", wantCalls: 2, wantAsked: true, wantText: "linked"},
+		{name: "decline", url: "https://example.com/link", answer: "decline", wantCalls: 1, wantAsked: true},
+		{name: "unsafe url", url: "javascript:alert(1)", answer: "accept", wantCalls: 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mcp.NewServer(&mcp.Implementation{Name: "linker", Version: "1"}, nil)
+			var (
+				mu      sync.Mutex
+				calls   int
+				session *mcp.ServerSession
+				linked  bool
+			)
+			mcp.AddTool(s, &mcp.Tool{Name: "account"}, func(ctx context.Context, r *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				calls++
+				session = r.Session
+				if linked {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "linked"}}}, nil, nil
+				}
+				return nil, nil, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{{Mode: "url", ElicitationID: "link-1", URL: tt.url, Message: "Link your account"}})
+			})
+			srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+			t.Cleanup(srv.Close)
+
+			var completed []string
+			c := newClient(t, srv.URL, Options{OnEvent: func(ev Event) {
+				if e, ok := ev.Data.(ElicitationComplete); ok {
+					mu.Lock()
+					completed = append(completed, e.ElicitationID)
+					mu.Unlock()
+				}
+			}})
+			var asked *mcp.ElicitParams
+			err := c.Connect(ctxT(t), ConnectOptions{Elicitation: func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+				asked = p
+				if tt.answer == "accept" {
+					// The user finishes on the page; the server hears of it
+					// and says so.
+					go func() {
+						mu.Lock()
+						linked = true
+						ss := session
+						mu.Unlock()
+						_ = ss.NotifyElicitationComplete(context.Background(), &mcp.ElicitationCompleteParams{ElicitationID: p.ElicitationID})
+					}()
+				}
+				return &mcp.ElicitResult{Action: tt.answer}, nil
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.CallTool(ctxT(t), "account", nil, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			if calls != tt.wantCalls {
+				t.Errorf("the tool was called %d times; want %d", calls, tt.wantCalls)
+			}
+			if (asked != nil) != tt.wantAsked || asked != nil && (asked.URL != tt.url || asked.Mode != "url" || asked.ElicitationID != "link-1") {
+				t.Errorf("the host was asked %+v; want asked %v with the URL", asked, tt.wantAsked)
+			}
+			if tt.wantText != "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := res.Content[0].(*mcp.TextContent).Text; got != tt.wantText || len(completed) != 1 || completed[0] != "link-1" {
+					t.Errorf("answer %q, completions %q; want %q after link-1 completed", got, completed, tt.wantText)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "-32042") && !strings.Contains(strings.ToLower(err.Error()), "elicitation") {
+				t.Errorf("the call answered %v, %v; want the server's URL-elicitation error", res, err)
+			}
+		})
+	}
+}

@@ -7,7 +7,8 @@ import { addProblem, callProblem, clientProblem, optionsProblem, readEntry, sent
 
 /**
  * Many MCP servers behind one tool list. Events: statuschange {id, status},
- * toolschanged {ids}, authrequired {id, declined?}, warning {id, message}.
+ * toolschanged {ids}, authrequired {id, declined?}, warning {id, message},
+ * elicitationcomplete {id, elicitationId}.
  */
 export class Catalog extends EventTarget {
   #mcp;

@@ -8,7 +8,7 @@ import { callProblem } from "./rules.js";
 /**
  * A connection to one MCP server. Events: statechange, toolschanged,
  * resourceschanged, promptschanged, log, tokenrefreshed, storageerror,
- * storagefallback, warning.
+ * storagefallback, warning, elicitationcomplete.
  */
 export class Client extends EventTarget {
   #mcp;

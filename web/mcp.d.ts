@@ -354,6 +354,8 @@ export interface ClientEventMap {
   log: CustomEvent<LogDetail>;
   /** Something failed that ends nothing (a notification the server refused); also console.warn. */
   warning: CustomEvent<{ message: string }>;
+  /** The server says the person finished its URL-mode elicitation elicitationId (notifications/elicitation/complete). */
+  elicitationcomplete: CustomEvent<{ elicitationId: string }>;
 }
 
 export interface Client extends EventTarget {
@@ -536,6 +538,8 @@ export interface CatalogEventMap {
   /** declined: the user declined this server's sign-in, and a call wanted it again: offer a Sign in (nothing waits). */
   authrequired: CustomEvent<{ id: string; declined?: boolean }>;
   warning: CustomEvent<{ id: string; message: string }>;
+  /** Server id says the person finished its URL-mode elicitation elicitationId (the request's own id). */
+  elicitationcomplete: CustomEvent<{ id: string; elicitationId: string }>;
 }
 
 export interface Catalog extends EventTarget {
