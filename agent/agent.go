@@ -107,7 +107,8 @@ type Config struct {
 // calling tools or the step limit is reached. An Agent is safe for
 // concurrent use; each Run is independent, except that the host's
 // "always" and "server" approval answers hold for every run of the Agent:
-// use one Agent per conversation.
+// use one Agent per conversation ([Agent.RunConversation] keeps them per
+// stored conversation instead).
 type Agent struct {
 	cfg Config
 	// approvals is the scope of the host's "always" and "server" answers:
@@ -174,7 +175,7 @@ func (a *Agent) RunText(ctx context.Context, text string, onEvent func(Event)) (
 // stopped after Config.MaxSteps answers (FinishMaxSteps); a model that
 // answers with nothing ends the run with FinishEmpty. Neither is an error.
 func (a *Agent) Run(ctx context.Context, input []Message, onEvent func(Event)) (Result, error) {
-	r := &run{a: a, onEvent: onEvent}
+	r := &run{a: a, onEvent: onEvent, approvals: a.approvals}
 	res, err := r.loop(ctx, input)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -194,6 +195,9 @@ type run struct {
 	// afterStep, when set, gets the conversation after each step (a
 	// stored conversation saves it); its error ends the run.
 	afterStep func([]Message) error
+	// approvals is the scope of "always" and "server" answers: the
+	// Agent's, or a stored conversation's own.
+	approvals *catalog.Approvals
 }
 
 func (r *run) stepDone(msgs []Message) error {
@@ -399,7 +403,7 @@ func (r *run) callTools(ctx context.Context, calls []ToolCall) []Message {
 					r.emit(EventApproval, &ApprovalEvent{ID: tc.ID, ServerID: req.ID, Tool: req.Tool, Name: req.Name, Approved: d.Approved,
 						DecidedBy: d.DecidedBy, Scope: d.Scope, Policy: d.Policy})
 				},
-				Approvals: r.a.approvals,
+				Approvals: r.approvals,
 				OnElicitation: func(req catalog.ElicitationRequest) {
 					ev := &ElicitationEvent{ID: tc.ID, ElicitationID: req.ElicitationID, ServerID: req.ServerID, Mode: req.Mode()}
 					if p := req.Params; p != nil {

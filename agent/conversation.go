@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpwasm/mcpwasm/catalog"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
@@ -90,8 +91,24 @@ const summaryPrefix = "Summary of the earlier part of this conversation (older m
 
 // conversations is an Agent's state for stored conversations.
 type conversations struct {
-	mu      sync.Mutex
-	running map[string]bool // ids with a run in this Agent
+	mu        sync.Mutex
+	running   map[string]bool               // ids with a run in this Agent
+	approvals map[string]*catalog.Approvals // each conversation's "always" and "server" answers
+}
+
+// approvalsOf returns conversation id's scope of approval answers.
+func (a *Agent) approvalsOf(id string) *catalog.Approvals {
+	a.convs.mu.Lock()
+	defer a.convs.mu.Unlock()
+	if a.convs.approvals == nil {
+		a.convs.approvals = map[string]*catalog.Approvals{}
+	}
+	ap, ok := a.convs.approvals[id]
+	if !ok {
+		ap = new(catalog.Approvals)
+		a.convs.approvals[id] = ap
+	}
+	return ap
 }
 
 func (a *Agent) convStore() (ConversationStore, error) {
@@ -302,6 +319,9 @@ func (a *Agent) DeleteConversation(ctx context.Context, id string) error {
 	if err := st.DeleteConversation(ctx, id); err != nil {
 		return mcperr.Wrap(mcperr.CodeOf(err, mcperr.Storage), err, fmt.Sprintf("agent: cannot delete conversation %q", id))
 	}
+	a.convs.mu.Lock()
+	delete(a.convs.approvals, id)
+	a.convs.mu.Unlock()
 	return nil
 }
 
@@ -320,9 +340,11 @@ type ConversationResult struct {
 // every finished step (an aborted run is saved with its calls answered as
 // aborted). A save is refused, ending the run with a "storage" error, when
 // another tab or run saved the conversation since this run loaded it. One
-// run at a time per conversation in an Agent.
+// run at a time per conversation in an Agent. The host's "always" and
+// "server" approval answers hold for the conversation's later runs in
+// this Agent, not for its other conversations.
 func (a *Agent) RunConversation(ctx context.Context, id string, input []Message, onEvent func(Event)) (ConversationResult, error) {
-	r := &run{a: a, onEvent: onEvent}
+	r := &run{a: a, onEvent: onEvent, approvals: a.approvalsOf(id)}
 	res, err := r.conversation(ctx, id, input)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -321,3 +321,31 @@ func TestConversationListRenameDelete(t *testing.T) {
 		t.Errorf("without a store: %v", err)
 	}
 }
+
+// A stored conversation is its own approval scope: the host's "always"
+// and "server" answers hold across its runs, not in the agent's other
+// conversations or plain runs.
+func TestConversationApprovalScope(t *testing.T) {
+	var mu sync.Mutex
+	var scopes []*catalog.Approvals
+	echo := &fakeTool{server: "github", tool: "echo", run: func(ctx context.Context, a map[string]any, o catalog.CallOptions) (string, bool, error) {
+		mu.Lock()
+		scopes = append(scopes, o.Approvals)
+		mu.Unlock()
+		return "ok", false, nil
+	}}
+	e := newEnv(t, model.Options{}, newFakeTools(echo), nil)
+	a := e.agent(t, func(c *agent.Config) { c.Conversations = &memConversations{} })
+	ctx := context.Background()
+	for _, id := range []string{"a", "a", "b"} {
+		if _, err := a.RunConversation(ctx, id, []agent.Message{{Role: agent.RoleUser, Content: "echo hi"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.RunText(ctx, "echo hi", nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(scopes) != 4 || scopes[0] == nil || scopes[0] != scopes[1] || scopes[2] == scopes[0] || scopes[3] == scopes[0] || scopes[3] == scopes[2] {
+		t.Errorf("approval scopes of conversation a twice, b, then a plain run = %p; want a's twice, then two others", scopes)
+	}
+}
