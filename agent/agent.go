@@ -128,8 +128,8 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.MaxSteps == 0 {
 		cfg.MaxSteps = DefaultMaxSteps
 	}
-	if cfg.Compact != nil && cfg.Compact.MaxTokens <= 0 {
-		return nil, mcperr.New(mcperr.InvalidArgument, "agent: Config.Compact.MaxTokens must be positive")
+	if c := cfg.Compact; c != nil && (c.MaxTokens <= 0 || c.MaxTokens > MaxConversationBytes/4) {
+		return nil, mcperr.New(mcperr.InvalidArgument, "agent: compact.maxTokens must be between 1 and %d (a stored conversation's limit of %d bytes / 4)", MaxConversationBytes/4, MaxConversationBytes)
 	}
 	return &Agent{cfg: cfg, approvals: new(catalog.Approvals)}, nil
 }
@@ -198,6 +198,8 @@ type run struct {
 	// approvals is the scope of "always" and "server" answers: the
 	// Agent's, or a stored conversation's own.
 	approvals *catalog.Approvals
+	// saveErr is why a stored conversation's last save failed.
+	saveErr error
 }
 
 func (r *run) stepDone(msgs []Message) error {

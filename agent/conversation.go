@@ -34,9 +34,11 @@ type Locker interface {
 // Compact bounds a stored conversation: once the estimated tokens of its
 // summary, messages and the new input pass MaxTokens, a run first replaces
 // its oldest whole turns by a summary, keeping the newest turns that fit
-// in half the budget.
+// in half the budget with the input (all of them, when even the newest
+// does not; the input itself is never summarized).
 type Compact struct {
-	// MaxTokens is the budget, estimated as bytes of JSON / 4. Required.
+	// MaxTokens is the budget, estimated as bytes of JSON / 4: positive
+	// and at most MaxConversationBytes/4.
 	MaxTokens int
 	// Summarize writes the new summary from the previous one ("" for
 	// none) and the turns it replaces. Nil asks the agent's model.
@@ -61,8 +63,8 @@ type Conversation struct {
 	Messages       []Message `json:"messages"`
 	Revision       int       `json:"revision"`
 	CompactedTurns int       `json:"compactedTurns,omitempty"`
-	CreatedAt      time.Time `json:"createdAt"`
-	UpdatedAt      time.Time `json:"updatedAt"`
+	CreatedAt      time.Time `json:"createdAt,omitzero"`
+	UpdatedAt      time.Time `json:"updatedAt,omitzero"`
 }
 
 // ConversationInfo describes a stored conversation without its messages.
@@ -71,8 +73,8 @@ type ConversationInfo struct {
 	Title     string    `json:"title"`
 	Messages  int       `json:"messages"`
 	Revision  int       `json:"revision"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 }
 
 // CompactionEvent says a run replaced the conversation's oldest turns by a
@@ -163,6 +165,33 @@ func (a *Agent) load(ctx context.Context, id string) (*Conversation, error) {
 	return c, nil
 }
 
+// storedHeader is a stored conversation without its messages decoded: what
+// a save checks and a listing shows.
+type storedHeader struct {
+	ID        string            `json:"id"`
+	Title     string            `json:"title"`
+	Messages  []json.RawMessage `json:"messages"`
+	Revision  int               `json:"revision"`
+	CreatedAt time.Time         `json:"createdAt"`
+	UpdatedAt time.Time         `json:"updatedAt"`
+}
+
+// header reads the stored header of conversation id; found is false when
+// none is stored.
+func (a *Agent) header(ctx context.Context, st ConversationStore, id string) (h storedHeader, found bool, err error) {
+	data, found, err := st.GetConversation(ctx, id)
+	if err != nil {
+		return h, false, mcperr.Wrap(mcperr.CodeOf(err, mcperr.Storage), err, fmt.Sprintf("agent: cannot read conversation %q", id))
+	}
+	if !found {
+		return h, false, nil
+	}
+	if err := json.Unmarshal(data, &h); err != nil || h.ID != id {
+		return h, false, mcperr.New(mcperr.Storage, "agent: conversation %q is stored in a form this version cannot read; delete it", id)
+	}
+	return h, true, nil
+}
+
 func decodeConversation(data []byte) (*Conversation, error) {
 	var c Conversation
 	if err := json.Unmarshal(data, &c); err != nil {
@@ -195,14 +224,21 @@ func (a *Agent) save(ctx context.Context, c *Conversation, base int) error {
 		return err
 	}
 	defer release()
-	cur, err := a.load(ctx, c.ID)
+	cur, found, err := a.header(ctx, st, c.ID)
 	if err != nil {
 		return err
 	}
-	if cur.Revision != base {
+	switch {
+	case base > 0 && !found:
+		return mcperr.New(mcperr.Storage, "agent: conversation %q was deleted while this turn ran; start it again to keep this turn", c.ID)
+	case cur.Revision != base || base > 0 && !cur.CreatedAt.Equal(c.CreatedAt):
 		return mcperr.New(mcperr.Storage, "agent: conversation %q changed in another tab or run (revision %d, this one started from %d); load it again and retry", c.ID, cur.Revision, base)
 	}
 	next := *c
+	if found {
+		next.Title = cur.Title // a rename meanwhile stays
+		next.CreatedAt = cur.CreatedAt
+	}
 	next.Messages = a.redactMessages(c.Messages)
 	next.Summary = a.redact(c.Summary)
 	next.Revision = base + 1
@@ -269,11 +305,11 @@ func (a *Agent) Conversations(ctx context.Context) ([]ConversationInfo, error) {
 	}
 	out := make([]ConversationInfo, 0, len(all))
 	for _, data := range all {
-		c, err := decodeConversation(data)
-		if err != nil || checkConversationID(c.ID) != nil {
+		var h storedHeader
+		if json.Unmarshal(data, &h) != nil || checkConversationID(h.ID) != nil {
 			continue
 		}
-		out = append(out, ConversationInfo{ID: c.ID, Title: c.Title, Messages: len(c.Messages), Revision: c.Revision, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt})
+		out = append(out, ConversationInfo{ID: h.ID, Title: h.Title, Messages: len(h.Messages), Revision: h.Revision, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
@@ -285,18 +321,41 @@ func (a *Agent) Conversations(ctx context.Context) ([]ConversationInfo, error) {
 }
 
 // RenameConversation sets the title of conversation id (storing it if it
-// was new) and returns it.
+// was new) and returns it. It does not change the revision, so a turn
+// running meanwhile is not refused, and its saves keep the title.
 func (a *Agent) RenameConversation(ctx context.Context, id, title string) (*Conversation, error) {
 	if len(title) > MaxConversationTitleLen || !utf8.ValidString(title) {
 		return nil, mcperr.New(mcperr.InvalidArgument, "agent: a conversation title must be text of at most %d bytes", MaxConversationTitleLen)
 	}
+	st, err := a.convStore()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkConversationID(id); err != nil {
+		return nil, err
+	}
+	release, err := a.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	c, err := a.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	c.Title = title
-	if err := a.save(ctx, c, c.Revision); err != nil {
-		return nil, err
+	c.UpdatedAt = time.Now().UTC()
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = c.UpdatedAt // stored now, still revision 0
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return nil, mcperr.Wrap(mcperr.InvalidArgument, err, fmt.Sprintf("agent: cannot encode conversation %q", id))
+	}
+	// The revision stays: a title is not part of what a turn reads, so a
+	// turn running meanwhile saves on, keeping the new title.
+	if err := st.PutConversation(ctx, id, data); err != nil {
+		return nil, mcperr.Wrap(mcperr.CodeOf(err, mcperr.Storage), err, fmt.Sprintf("agent: cannot save conversation %q", id))
 	}
 	return c, nil
 }
@@ -348,11 +407,24 @@ func (a *Agent) RunConversation(ctx context.Context, id string, input []Message,
 	res, err := r.conversation(ctx, id, input)
 	if err != nil {
 		if ctx.Err() != nil {
-			err = mcperr.Wrap(mcperr.CodeOf(ctx.Err(), mcperr.Aborted), context.Cause(ctx), "agent: the run was aborted")
+			cause := context.Cause(ctx)
+			if r.saveErr != nil {
+				cause = fmt.Errorf("%w; the conversation could not be saved: %w", cause, r.saveErr)
+			}
+			err = mcperr.Wrap(mcperr.CodeOf(ctx.Err(), mcperr.Aborted), cause, "agent: the run was aborted")
 		}
 		r.emit(EventError, &ErrorEvent{Code: string(mcperr.CodeOf(err, mcperr.Protocol)), Message: err.Error()})
 	}
 	return res, err
+}
+
+// checkSize refuses, before the model is asked, a turn whose conversation
+// could not be stored.
+func checkSize(id, summary string, msgs []Message) error {
+	if n := EstimateTokens(summary, msgs) * 4; n > MaxConversationBytes {
+		return mcperr.New(mcperr.Storage, "agent: conversation %q is about %d bytes with this input, over the %d-byte limit of a stored conversation; set compact: {maxTokens} or start a new conversation", id, n, MaxConversationBytes)
+	}
+	return nil
 }
 
 func (a *Agent) claim(id string) error {
@@ -410,12 +482,21 @@ func (r *run) conversation(ctx context.Context, id string, input []Message) (Con
 		saved = len(msgs) - start
 		return nil
 	}
-	r.afterStep = store
+	r.afterStep = func(msgs []Message) error {
+		r.saveErr = store(msgs)
+		return r.saveErr
+	}
 	conv := append(append(append([]Message(nil), prefix...), c.Messages...), input...)
+	if err := checkSize(c.ID, c.Summary, conv); err != nil {
+		return ConversationResult{Conversation: c}, err
+	}
+	base := len(conv)
 	res, err := r.loop(ctx, conv)
-	if err != nil && len(res.Messages) > start+len(c.Messages)+len(input) {
-		if serr := store(res.Messages); serr != nil {
-			err = fmt.Errorf("%w (and the conversation could not be saved: %v)", err, serr)
+	if err != nil && r.saveErr == nil && len(res.Messages) > base {
+		// A stopped or failed turn keeps its finished steps (a stop's
+		// calls answered as aborted).
+		if r.saveErr = store(res.Messages); r.saveErr != nil {
+			err = fmt.Errorf("%w (and the conversation could not be saved: %w)", err, r.saveErr)
 		}
 	}
 	if len(res.Messages) >= start {
@@ -470,7 +551,7 @@ func (r *run) compact(ctx context.Context, c *Conversation, input []Message) err
 		cut = starts[i]
 	}
 	if cut == 0 {
-		return nil // only the newest turn is left; nothing older to replace
+		return nil // every stored turn fits: nothing to replace
 	}
 	turns := 0
 	for _, s := range starts {

@@ -211,37 +211,134 @@ func TestConversationSummaryByThePage(t *testing.T) {
 	}
 }
 
-// TestConversationRefusesAStaleSave: a run whose conversation another tab
-// saved meanwhile fails with a storage error naming the conflict, and the
-// other tab's write stays.
-func TestConversationRefusesAStaleSave(t *testing.T) {
-	store := &memConversations{}
-	started, release := make(chan struct{}, 1), make(chan struct{})
-	gated := &fakeTool{server: "work", tool: "slow", run: func(ctx context.Context, _ map[string]any, _ catalog.CallOptions) (string, bool, error) {
-		started <- struct{}{}
-		<-release
-		return "finished", false, nil
-	}}
-	e := newEnv(t, model.Options{}, newFakeTools(gated), nil)
-	tabA := e.agent(t, func(c *agent.Config) { c.Conversations = store })
-	tabB := e.agent(t, func(c *agent.Config) { c.Conversations = store })
+// gatedRun starts a turn of conversation id in a, whose tool call waits
+// until release is closed; it returns when the call has started, and the
+// run's error arrives on the channel.
+func gatedRun(t *testing.T, a *agent.Agent, id string, started chan struct{}, input []agent.Message) <-chan error {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		_, err := tabA.RunConversation(context.Background(), "shared", []agent.Message{{Role: agent.RoleUser, Content: "slow"}}, nil)
+		_, err := a.RunConversation(context.Background(), id, input, nil)
 		done <- err
 	}()
 	<-started
-	if _, err := tabB.RenameConversation(context.Background(), "shared", "renamed in B"); err != nil {
+	return done
+}
+
+func gatedEnv(t *testing.T, reqs *requests) (*env, chan struct{}, chan struct{}) {
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	gated := &fakeTool{server: "work", tool: "slow", run: func(ctx context.Context, _ map[string]any, _ catalog.CallOptions) (string, bool, error) {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return "", false, ctx.Err()
+		}
+		return "finished", false, nil
+	}}
+	opts := model.Options{}
+	if reqs != nil {
+		opts.OnRequest = reqs.add
+	}
+	return newEnv(t, opts, newFakeTools(gated, echoTool()), nil), started, release
+}
+
+// TestConversationRefusesAStaleSave: a turn whose conversation another
+// tab's turn saved meanwhile fails with a storage error naming the
+// conflict, and the other tab's turn stays.
+func TestConversationRefusesAStaleSave(t *testing.T) {
+	store := &memConversations{}
+	e, started, release := gatedEnv(t, nil)
+	tabA := e.agent(t, func(c *agent.Config) { c.Conversations = store })
+	tabB := e.agent(t, func(c *agent.Config) { c.Conversations = store })
+	done := gatedRun(t, tabA, "shared", started, []agent.Message{{Role: agent.RoleUser, Content: "slow"}})
+	if _, err := tabB.RunConversation(context.Background(), "shared", []agent.Message{{Role: agent.RoleUser, Content: "echo from B"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
 	err := <-done
-	if mcperr.CodeOf(err, "") != mcperr.Storage || !strings.Contains(err.Error(), "changed in another tab") {
-		t.Fatalf("the stale run ended with %v; want a storage error about the other tab", err)
+	if mcperr.CodeOf(err, "") != mcperr.Storage || !strings.Contains(err.Error(), "changed in another tab") || strings.Count(err.Error(), "changed in another tab") != 1 {
+		t.Fatalf("the stale run ended with %v; want one storage error about the other tab", err)
 	}
 	c, _ := tabB.Conversation(context.Background(), "shared")
-	if c.Title != "renamed in B" {
-		t.Errorf("title %q; want B's write kept", c.Title)
+	if len(c.Messages) != 4 || c.Messages[0].Content != "echo from B" {
+		t.Errorf("stored %+v; want B's turn kept", c.Messages)
+	}
+}
+
+// TestConversationRenameDuringARun: a rename while a turn runs (a
+// sidebar) neither fails the turn nor is undone by its saves.
+func TestConversationRenameDuringARun(t *testing.T) {
+	store := &memConversations{}
+	e, started, release := gatedEnv(t, nil)
+	tabA := e.agent(t, func(c *agent.Config) { c.Conversations = store })
+	tabB := e.agent(t, func(c *agent.Config) { c.Conversations = store })
+	done := gatedRun(t, tabA, "shared", started, []agent.Message{{Role: agent.RoleUser, Content: "slow"}})
+	if _, err := tabB.RenameConversation(context.Background(), "shared", "renamed in B"); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("the turn failed after a rename: %v", err)
+	}
+	c, _ := tabB.Conversation(context.Background(), "shared")
+	if c.Title != "renamed in B" || len(c.Messages) != 4 {
+		t.Errorf("title %q, %d messages; want B's title and A's whole turn", c.Title, len(c.Messages))
+	}
+}
+
+// TestConversationDeletedAndRecreatedDuringARun: a turn that started
+// before the conversation was deleted and made again under the same id
+// (with as many saves) does not overwrite the new one.
+func TestConversationDeletedAndRecreatedDuringARun(t *testing.T) {
+	store := &memConversations{}
+	e, started, release := gatedEnv(t, nil)
+	tabA := e.agent(t, func(c *agent.Config) { c.Conversations = store })
+	tabB := e.agent(t, func(c *agent.Config) { c.Conversations = store })
+	ctx := context.Background()
+	if _, err := tabA.RunConversation(ctx, "c", []agent.Message{{Role: agent.RoleUser, Content: "echo one"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := gatedRun(t, tabA, "c", started, []agent.Message{{Role: agent.RoleUser, Content: "slow"}})
+	if err := tabB.DeleteConversation(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tabB.RunConversation(ctx, "c", []agent.Message{{Role: agent.RoleUser, Content: "echo new"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; mcperr.CodeOf(err, "") != mcperr.Storage {
+		t.Fatalf("the turn begun before the delete ended with %v; want a storage error", err)
+	}
+	c, _ := tabB.Conversation(ctx, "c")
+	if len(c.Messages) == 0 || c.Messages[0].Content != "echo new" {
+		t.Errorf("stored %+v; want only the new conversation", c.Messages)
+	}
+}
+
+// TestConversationStoppedKeepsItsSteps: a turn with a two-message input,
+// stopped in its tool call, is stored with its input, the call, and the
+// call answered as aborted.
+func TestConversationStoppedKeepsItsSteps(t *testing.T) {
+	e, started, _ := gatedEnv(t, nil)
+	a := e.agent(t, func(c *agent.Config) { c.Conversations = &memConversations{} })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.RunConversation(ctx, "s", []agent.Message{{Role: agent.RoleUser, Content: "hello"}, {Role: agent.RoleUser, Content: "slow"}}, nil)
+		done <- err
+	}()
+	<-started
+	cancel()
+	if err := <-done; mcperr.CodeOf(err, "") != mcperr.Aborted {
+		t.Fatalf("stopped turn: %v; want aborted", err)
+	}
+	c, _ := a.Conversation(context.Background(), "s")
+	if len(c.Messages) != 4 || c.Messages[2].Role != agent.RoleAssistant || c.Messages[3].Role != agent.RoleTool || !strings.Contains(c.Messages[3].Content, "aborted") {
+		t.Errorf("stored %+v; want the input, the call and its aborted answer", c.Messages)
 	}
 }
 
@@ -315,6 +412,16 @@ func TestConversationListRenameDelete(t *testing.T) {
 	}
 	if _, err := a.RenameConversation(ctx, "b", strings.Repeat("x", 201)); mcperr.CodeOf(err, "") != mcperr.InvalidArgument {
 		t.Errorf("long title: %v", err)
+	}
+	for _, bad := range []int{-1, agent.MaxConversationBytes/4 + 1} {
+		if _, err := agent.New(agent.Config{Model: e.llm, Compact: &agent.Compact{MaxTokens: bad}}); mcperr.CodeOf(err, "") != mcperr.InvalidArgument {
+			t.Errorf("compact.maxTokens %d: %v; want invalid_argument", bad, err)
+		}
+	}
+	if c, _ := a.Conversation(ctx, "never-stored"); c != nil {
+		if b, _ := json.Marshal(c); strings.Contains(string(b), "createdAt") || strings.Contains(string(b), "0001") {
+			t.Errorf("a new conversation reads as %s; want no dates until stored", b)
+		}
 	}
 	noStore := e.agent(t, nil)
 	if _, err := noStore.Conversations(ctx); mcperr.CodeOf(err, "") != mcperr.InvalidArgument {

@@ -133,6 +133,8 @@ func meeting(c jsapi.Cond, kind string) any {
 		return *c.Above + 1
 	case c.AtLeast != nil:
 		return *c.AtLeast
+	case c.AtMost != nil:
+		return *c.AtMost
 	case c.Every != nil:
 		return map[string]any{"x": c.Every[0]}
 	case c.Some != nil:
@@ -168,6 +170,8 @@ func breakCond(o map[string]any, c jsapi.Cond) {
 		put(o, c.Option, *c.Above)
 	case c.AtLeast != nil:
 		put(o, c.Option, *c.AtLeast-1)
+	case c.AtMost != nil:
+		put(o, c.Option, *c.AtMost+1)
 	case c.Every != nil, c.Some != nil:
 		put(o, c.Option, map[string]any{"x": "not-one-of-them"})
 	case c.Set != nil && *c.Set:

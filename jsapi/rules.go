@@ -21,7 +21,7 @@ type Rule struct {
 }
 
 // A Cond is a condition on one option, named by its path ("breaker.failures").
-// Exactly one of Set, In, Above, AtLeast, Every and Some says what must be
+// Exactly one of Set, In, Above, AtLeast, AtMost, Every and Some says what must be
 // true of it.
 type Cond struct {
 	Option  string   `json:"option"`
@@ -29,6 +29,7 @@ type Cond struct {
 	In      []any    `json:"in,omitempty"`      // its JSON value is one of these
 	Above   *float64 `json:"above,omitempty"`   // a number greater than this
 	AtLeast *float64 `json:"atLeast,omitempty"` // a number at least this
+	AtMost  *float64 `json:"atMost,omitempty"`  // a number at most this
 	Every   []any    `json:"every,omitempty"`   // an object each of whose values is one of these
 	Some    []any    `json:"some,omitempty"`    // an object one of whose values is one of these
 }
@@ -39,6 +40,7 @@ func above(option string, n float64) Cond {
 	return Cond{Option: option, Above: &n}
 }
 func atLeast(option string, n float64) Cond { return Cond{Option: option, AtLeast: &n} }
+func atMost(option string, n float64) Cond  { return Cond{Option: option, AtMost: &n} }
 func every(option string, v ...any) Cond    { return Cond{Option: option, Every: v} }
 func some(option string, v ...any) Cond     { return Cond{Option: option, Some: v} }
 
@@ -137,6 +139,8 @@ var AgentRules = []Rule{
 	{If: []Cond{set("authWaitMs")}, Then: []Cond{atLeast("authWaitMs", 0)}, Message: "authWaitMs must be 0 or more"},
 	positiveCount("model.maxTokens"),
 	{If: []Cond{set("compact")}, Then: []Cond{above("compact.maxTokens", 0)}, Message: "compact.maxTokens must be a positive number of tokens"},
+	// 1<<20 is agent.MaxConversationBytes / 4.
+	{If: []Cond{set("compact")}, Then: []Cond{atMost("compact.maxTokens", 1<<20)}, Message: "compact.maxTokens must be at most 1048576 (a stored conversation's limit of 4 MiB / 4)"},
 	{If: []Cond{set("compact.summarize")}, Then: []Cond{in("compact.summarize", "model", "page")}, Message: `compact.summarize must be "model" or an async function (messages) => summary`},
 	{If: []Cond{set("model.thinkingBudget")}, Then: []Cond{atLeast("model.thinkingBudget", 1024)}, Message: "model.thinkingBudget must be at least 1024 (the Anthropic API's smallest thinking budget)"},
 }
@@ -198,6 +202,9 @@ func (c Cond) holds(o map[string]any) bool {
 	case c.AtLeast != nil:
 		n, isNum := v.(float64)
 		return isNum && n >= *c.AtLeast
+	case c.AtMost != nil:
+		n, isNum := v.(float64)
+		return isNum && n <= *c.AtMost
 	case c.Every != nil:
 		m, isObj := v.(map[string]any)
 		if !isObj {

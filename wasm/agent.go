@@ -43,8 +43,10 @@ func (a *app) opNewAgent(_ context.Context, args jsapi.NewAgent, _ jsCall) (any,
 		wait = ms(o.AuthWaitMs)
 	}
 	secrets := []agent.Secret{agent.NewSecret(o.Model.APIKey)}
-	for _, v := range o.Model.Headers {
-		secrets = append(secrets, agent.NewSecret(v))
+	for k, v := range o.Model.Headers {
+		if credentialHeader(k) {
+			secrets = append(secrets, agent.NewSecret(v))
+		}
 	}
 	ag, err := agent.New(agent.Config{Model: model, Tools: ce.cat, System: o.System, MaxSteps: o.MaxSteps, AuthWait: wait,
 		Conversations: a.idb, Locker: webLocks{host: a.host}, Compact: a.compact(args.ID, o.Compact), Secrets: secrets})
@@ -64,6 +66,22 @@ func (a *app) opNewAgent(_ context.Context, args jsapi.NewAgent, _ jsCall) (any,
 	ce.agents[args.ID] = ag
 	ce.mu.Unlock()
 	return nil, nil
+}
+
+// credentialHeader reports whether a model header carries a credential
+// (its value is kept out of stored conversations); other headers, such
+// as a version or an app title, are ordinary words.
+func credentialHeader(name string) bool {
+	n := strings.ToLower(name)
+	if n == "authorization" || n == "proxy-authorization" || n == "cookie" {
+		return true
+	}
+	for _, part := range []string{"key", "token", "secret", "auth", "session", "password"} {
+		if strings.Contains(n, part) {
+			return true
+		}
+	}
+	return false
 }
 
 // compact makes the agent's compaction: the summary by its model, or by

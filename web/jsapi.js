@@ -112,6 +112,7 @@ export const RULES = Object.freeze({
     {"if":[{"option":"authWaitMs","set":true}],"then":[{"option":"authWaitMs","atLeast":0}],"message":"authWaitMs must be 0 or more"},
     {"if":[{"option":"model.maxTokens","set":true}],"then":[{"option":"model.maxTokens","above":0}],"message":"model.maxTokens must be a positive number"},
     {"if":[{"option":"compact","set":true}],"then":[{"option":"compact.maxTokens","above":0}],"message":"compact.maxTokens must be a positive number of tokens"},
+    {"if":[{"option":"compact","set":true}],"then":[{"option":"compact.maxTokens","atMost":1048576}],"message":"compact.maxTokens must be at most 1048576 (a stored conversation's limit of 4 MiB / 4)"},
     {"if":[{"option":"compact.summarize","set":true}],"then":[{"option":"compact.summarize","in":["model","page"]}],"message":"compact.summarize must be \"model\" or an async function (messages) =\u003e summary"},
     {"if":[{"option":"model.thinkingBudget","set":true}],"then":[{"option":"model.thinkingBudget","atLeast":1024}],"message":"model.thinkingBudget must be at least 1024 (the Anthropic API's smallest thinking budget)"},
   ],

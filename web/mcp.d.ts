@@ -702,10 +702,25 @@ export interface ConversationInfo {
   title: string;
   /** How many messages it holds. */
   messages: number;
-  /** Incremented by every save. */
+  /** Incremented by every save of a turn (not by a rename). */
   revision: number;
-  createdAt: string;
-  updatedAt: string;
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+/** A stored conversation's data, as a turn's result carries it. */
+export interface StoredConversation {
+  id: string;
+  title: string;
+  /** The summary of the turns compaction replaced; absent when none. */
+  summary?: string;
+  messages: ChatMessage[];
+  revision: number;
+  /** Turns compaction replaced so far; absent when none. */
+  compactedTurns?: number;
+  /** Absent until the conversation is first stored. */
+  createdAt?: string;
+  updatedAt?: string;
 }
 
 /** A stored conversation (docs/JSAPI.md, "Conversations that last"); its fields are as last loaded or saved. */
@@ -720,7 +735,7 @@ export interface Conversation {
   createdAt?: string;
   updatedAt?: string;
   /** Runs a turn on the stored conversation plus input, saving after every step. */
-  run(input: string | ChatMessage[], options?: RunOptions): { done: Promise<AgentResult & { conversation: ConversationInfo & { summary?: string; messages: ChatMessage[] } }> };
+  run(input: string | ChatMessage[], options?: RunOptions): { done: Promise<AgentResult & { conversation: StoredConversation }> };
   /** Reads the stored conversation again. */
   reload(): Promise<Conversation>;
   /** Sets the title (storing a new conversation). */

@@ -331,7 +331,7 @@ class AgentStore extends Store {
   #seq = 0;
   running = false;
 
-  #conv = null; // the stored conversation (options.conversation), once loaded
+  #loaded = false; // the stored conversation (options.conversation) is read
 
   constructor(catalog, options, conversation) {
     super({ messages: Object.freeze([]), status: conversation && catalog ? "loading" : "idle", usage: null, error: null, pending: Object.freeze([]) });
@@ -346,16 +346,22 @@ class AgentStore extends Store {
   }
 
   /** Reads the stored conversation and shows its messages. */
-  async #load() {
+  async #load(patch = {}) {
+    this.#loading = true;
     try {
       const conv = await this.#agentFor(this.#agentOptions()).conversation(this.conversation);
       if (this.disposed) return;
-      this.#conv = conv;
-      this.set({ messages: fromStored(conv.messages, (p) => this.#id(p)), status: "idle" });
+      this.#loaded = true;
+      this.#publish({ messages: fromStored(conv.messages, (p) => this.#id(p)), ...patch });
     } catch (error) {
-      this.set({ status: "error", error });
+      this.#publish({ error });
+    } finally {
+      this.#loading = false;
+      this.#publish();
     }
   }
+
+  #loading = false;
 
   /** The agent's options: the render's, without the hook's own. */
   #agentOptions() {
@@ -391,7 +397,7 @@ class AgentStore extends Store {
   }
 
   #status(error) {
-    if (this.conversation && !this.#conv && !error && this.catalog) return "loading";
+    if (this.conversation && !this.#loaded && !error && this.catalog) return "loading";
     if (this.#pending.some((p) => p.kind === "approval")) return "awaiting-approval";
     if (this.#pending.length) return "awaiting-input";
     if (this.running) return "running";
@@ -496,7 +502,11 @@ class AgentStore extends Store {
     if (this.running) return refuse("a turn is running: wait for it to end, or call stop() first");
     if (!this.catalog) return refuse("the catalog is not created yet (useCatalog is still loading)");
     if (typeof text !== "string" || text.trim() === "") return refuse("text must be a non-empty string");
-    if (this.conversation && !this.#conv) return refuse(this.snapshot.status === "loading" ? "the stored conversation is still loading" : "the stored conversation could not be loaded (see error)");
+    if (this.conversation && !this.#loaded) {
+      if (this.#loading) return refuse("the stored conversation is still loading");
+      this.#load();
+      return refuse("the stored conversation could not be read (see error); reading it again");
+    }
     const { onEvent } = this.options;
     let agent;
     try {
@@ -522,7 +532,7 @@ class AgentStore extends Store {
     };
     try {
       // A stored conversation keeps its own history.
-      done = this.#conv ? this.#conv.run(text, runOptions).done : agent.run(input, runOptions).done;
+      done = this.conversation ? agent._run(text, runOptions, this.conversation).done : agent.run(input, runOptions).done;
     } catch (error) {
       done = Promise.reject(error);
     }
@@ -536,6 +546,13 @@ class AgentStore extends Store {
       });
     }, (error) => {
       const stopped = error?.code === "aborted";
+      if (this.conversation && !stopped) {
+        // Show what is stored (another tab's turn, or nothing of a first
+        // step that failed), with the error.
+        this.#end(ctrl, (m) => { m.state = "error"; m.error = error; }, error);
+        this.#load({ error });
+        return;
+      }
       // What the person saw stays in the conversation the model reads next.
       const said = this.snapshot.messages.at(-1)?.parts?.filter((p) => p.type === "text").map((p) => p.text).join("") ?? "";
       this.#history = [...input, ...(said ? [{ role: "assistant", content: said }] : [])];

@@ -77,6 +77,7 @@ function holds(c, o) {
   if (c.in !== undefined) return v !== undefined && c.in.some((w) => JSON.stringify(w) === JSON.stringify(v));
   if (c.above !== undefined) return typeof v === "number" && v > c.above;
   if (c.atLeast !== undefined) return typeof v === "number" && v >= c.atLeast;
+  if (c.atMost !== undefined) return typeof v === "number" && v <= c.atMost;
   const oneOf = (values) => (e) => values.some((w) => JSON.stringify(w) === JSON.stringify(e));
   if (c.every !== undefined) return isObject(v) && Object.values(v).every(oneOf(c.every));
   if (c.some !== undefined) return isObject(v) && Object.values(v).some(oneOf(c.some));

@@ -78,7 +78,11 @@ func (m *Model) body(req agent.Request) ([]byte, error) {
 	// Thinking needs room in the answer's bound (a sampling request may
 	// ask for less), and the API refuses it with a temperature: a
 	// request's temperature (a sampling server's preference) yields.
-	if b := m.cfg.ThinkingBudget; b > 0 && b < r.MaxTokens {
+	// The API also refuses thinking when the last assistant answer with
+	// tool_use comes without its thinking blocks, as one from a stored
+	// conversation does (its signed blocks are not stored): that request
+	// goes without thinking.
+	if b := m.cfg.ThinkingBudget; b > 0 && b < r.MaxTokens && !toolUseWithoutThinking(msgs) {
 		r.Thinking = &thinking{Type: "enabled", BudgetTokens: b}
 		r.Temperature = nil
 	}
@@ -87,6 +91,23 @@ func (m *Model) body(req agent.Request) ([]byte, error) {
 		return nil, mcperr.Wrap(mcperr.InvalidArgument, err, "anthropic: encoding the request")
 	}
 	return b, nil
+}
+
+// toolUseWithoutThinking reports whether the last assistant message
+// calls tools without starting with a thinking block.
+func toolUseWithoutThinking(msgs []message) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != "assistant" {
+			continue
+		}
+		blocks := asBlocks(msgs[i].Content)
+		uses := false
+		for _, b := range blocks {
+			uses = uses || b.Type == "tool_use"
+		}
+		return uses && (len(blocks) == 0 || blocks[0].Type != "thinking" && blocks[0].Type != "redacted_thinking")
+	}
+	return false
 }
 
 // convertMessages turns a Chat Completions conversation into the

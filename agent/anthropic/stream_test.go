@@ -352,3 +352,39 @@ func TestThinkingInTheRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestThinkingOffAfterAStoredToolUse: a conversation whose last answer
+// called tools without its thinking blocks (a stored conversation keeps
+// none) goes without thinking, which the API would refuse; the same
+// answer with its blocks (within a run) keeps it on, and so does a plain
+// earlier answer.
+func TestThinkingOffAfterAStoredToolUse(t *testing.T) {
+	m, err := New(Config{Model: "m", HTTPClient: http.DefaultClient, APIKey: agent.NewSecret("k"), MaxTokens: 8192, ThinkingBudget: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := []agent.ToolCall{{ID: "c1", Type: "function", Function: agent.FunctionCall{Name: "echo", Arguments: `{}`}}}
+	state := json.RawMessage(`{"anthropic":[{"type":"thinking","thinking":"hm","signature":"sig"}]}`)
+	for _, tt := range []struct {
+		name      string
+		assistant agent.Message
+		want      bool
+	}{
+		{"stored tool use", agent.Message{Role: "assistant", ToolCalls: call}, false},
+		{"tool use with its thinking", agent.Message{Role: "assistant", ToolCalls: call, ProviderState: state}, true},
+		{"plain answer", agent.Message{Role: "assistant", Content: "hi"}, true},
+	} {
+		msgs := []agent.Message{{Role: "user", Content: "x"}, tt.assistant}
+		if len(tt.assistant.ToolCalls) > 0 {
+			msgs = append(msgs, agent.Message{Role: "tool", ToolCallID: "c1", Content: "ok"})
+		}
+		msgs = append(msgs, agent.Message{Role: "user", Content: "next"})
+		b, err := m.body(agent.Request{Messages: msgs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), `"budget_tokens"`); got != tt.want {
+			t.Errorf("%s: thinking on = %v; want %v (%s)", tt.name, got, tt.want, b)
+		}
+	}
+}

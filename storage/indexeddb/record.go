@@ -114,7 +114,7 @@ func (s *sealedKV) all(ctx context.Context, store string) ([][]byte, error) {
 		}
 		plain, err := s.sl.unseal(ctx, rec.IV, rec.CT)
 		if err != nil {
-			return nil, err
+			continue // one record that cannot be read does not hide the others
 		}
 		out = append(out, plain)
 	}

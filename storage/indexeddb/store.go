@@ -286,7 +286,8 @@ func (s *Store) DeleteConversation(ctx context.Context, id string) error {
 }
 
 // ListConversations implements agent.ConversationStore: every stored
-// conversation's JSON, in no order.
+// conversation's JSON, in no order; a record that cannot be unsealed is
+// left out.
 func (s *Store) ListConversations(ctx context.Context) ([][]byte, error) {
 	return s.backend(ctx).all(ctx, storeConversations)
 }
