@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -423,14 +422,7 @@ func TestRunReturnsPartialOnModelError(t *testing.T) {
 // the agent's one approval scope, so the host's "always" and "server"
 // answers hold across its turns; another agent has its own.
 func TestApprovalScopeIsTheAgent(t *testing.T) {
-	var mu sync.Mutex
-	var scopes []*catalog.Approvals
-	echo := &fakeTool{server: "github", tool: "echo", run: func(ctx context.Context, a map[string]any, o catalog.CallOptions) (string, bool, error) {
-		mu.Lock()
-		scopes = append(scopes, o.Approvals)
-		mu.Unlock()
-		return "ok", false, nil
-	}}
+	echo, scopesOf := scopeTool()
 	e := newEnv(t, model.Options{}, newFakeTools(echo), nil)
 	first := e.agent(t, nil)
 	for range 2 {
@@ -441,6 +433,7 @@ func TestApprovalScopeIsTheAgent(t *testing.T) {
 	if _, err := e.agent(t, nil).RunText(context.Background(), "echo hi", nil); err != nil {
 		t.Fatal(err)
 	}
+	scopes := scopesOf()
 	if len(scopes) != 3 || scopes[0] == nil || scopes[0] != scopes[1] || scopes[2] == nil || scopes[2] == scopes[0] {
 		t.Errorf("approval scopes of two runs of one agent, then another agent's = %p; want one scope, then another", scopes)
 	}

@@ -433,14 +433,7 @@ func TestConversationListRenameDelete(t *testing.T) {
 // and "server" answers hold across its runs, not in the agent's other
 // conversations or plain runs.
 func TestConversationApprovalScope(t *testing.T) {
-	var mu sync.Mutex
-	var scopes []*catalog.Approvals
-	echo := &fakeTool{server: "github", tool: "echo", run: func(ctx context.Context, a map[string]any, o catalog.CallOptions) (string, bool, error) {
-		mu.Lock()
-		scopes = append(scopes, o.Approvals)
-		mu.Unlock()
-		return "ok", false, nil
-	}}
+	echo, scopesOf := scopeTool()
 	e := newEnv(t, model.Options{}, newFakeTools(echo), nil)
 	a := e.agent(t, func(c *agent.Config) { c.Conversations = &memConversations{} })
 	ctx := context.Background()
@@ -452,6 +445,7 @@ func TestConversationApprovalScope(t *testing.T) {
 	if _, err := a.RunText(ctx, "echo hi", nil); err != nil {
 		t.Fatal(err)
 	}
+	scopes := scopesOf()
 	if len(scopes) != 4 || scopes[0] == nil || scopes[0] != scopes[1] || scopes[2] == scopes[0] || scopes[3] == scopes[0] || scopes[3] == scopes[2] {
 		t.Errorf("approval scopes of conversation a twice, b, then a plain run = %p; want a's twice, then two others", scopes)
 	}

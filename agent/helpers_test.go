@@ -130,6 +130,23 @@ func slowTool(started chan<- struct{}) *fakeTool {
 	}}
 }
 
+// scopeTool is an echo tool that records the approval scope of each call.
+func scopeTool() (*fakeTool, func() []*catalog.Approvals) {
+	var mu sync.Mutex
+	var scopes []*catalog.Approvals
+	t := &fakeTool{server: "github", tool: "echo", run: func(ctx context.Context, a map[string]any, o catalog.CallOptions) (string, bool, error) {
+		mu.Lock()
+		scopes = append(scopes, o.Approvals)
+		mu.Unlock()
+		return "ok", false, nil
+	}}
+	return t, func() []*catalog.Approvals {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]*catalog.Approvals(nil), scopes...)
+	}
+}
+
 // rendezvous makes n calls wait for each other, proving they run at once.
 type rendezvous struct {
 	mu  sync.Mutex
