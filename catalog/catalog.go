@@ -146,6 +146,8 @@ type Tool struct {
 	Name     string    `json:"name"`     // exported name
 	ServerID string    `json:"serverId"` // catalog id of its server
 	Tool     *mcp.Tool `json:"tool"`     // as the server described it
+	// UI is the tool's view (MCP Apps), when it has a valid one.
+	UI *mcpclient.ToolUI `json:"ui,omitempty"`
 }
 
 // CallOptions tune one call.

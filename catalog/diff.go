@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpwasm/mcpwasm/mcpclient"
 )
 
 // syncLocked rebuilds the name table and the aggregated list, and queues a
@@ -43,7 +45,8 @@ func (c *Catalog) syncLocked() {
 		sig := []string{strconv.Itoa(e.toolsVer)}
 		for _, t := range e.tools {
 			name := c.exported[toolKey{id, t.Name}]
-			c.listed = append(c.listed, Tool{Name: name, ServerID: id, Tool: t})
+			ui, _ := mcpclient.UIOf(t)
+			c.listed = append(c.listed, Tool{Name: name, ServerID: id, Tool: t, UI: ui})
 			sig = append(sig, name)
 		}
 		parts[id] = strings.Join(sig, "\x00")

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpwasm/mcpwasm/mcpclient"
 )
 
 // MaxNameLen is the longest exported tool name. Model providers cap function
@@ -159,6 +161,9 @@ func filterTools(sc ServerConfig, tools []*mcp.Tool, max int) (kept []*mcp.Tool,
 		}
 		if len(sc.AllowTools) > 0 && !matchAny(sc.AllowTools, t.Name) {
 			continue
+		}
+		if ui, err := mcpclient.UIOf(t); err == nil && !ui.ForModel() {
+			continue // only its view may call it (MCP Apps visibility ["app"])
 		}
 		if len(kept) == max {
 			cut++

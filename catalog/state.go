@@ -117,6 +117,11 @@ func (c *Catalog) setToolsLocked(e *entry, tools []*mcp.Tool) {
 	if e.tools != nil && sameTools(e.tools, kept) {
 		return // listed again, unchanged
 	}
+	for _, t := range kept {
+		if _, err := mcpclient.UIOf(t); err != nil {
+			c.emitLocked(EventWarning, Warning{ID: e.id, Message: say("server %q: %v", e.id, err)})
+		}
+	}
 	e.tools = kept
 	e.toolsVer++
 	e.schemas = nil

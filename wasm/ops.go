@@ -52,12 +52,18 @@ func op[A any](fn func(ctx context.Context, args A, c jsCall) (any, error)) hand
 // handlers is the implementation of jsapi.Ops.
 func (a *app) handlers() map[string]handler {
 	return map[string]handler{
-		"client.new":                   op(a.opNewClient),
-		"client.connect":               op(a.opConnect),
-		"client.authorize":             op(a.opAuthorize),
-		"client.logout":                op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return nil, e.c.Logout(ctx) })),
-		"client.close":                 op(a.opClose),
-		"client.listTools":             op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return e.c.ListTools(ctx) })),
+		"client.new":       op(a.opNewClient),
+		"client.connect":   op(a.opConnect),
+		"client.authorize": op(a.opAuthorize),
+		"client.logout":    op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return nil, e.c.Logout(ctx) })),
+		"client.close":     op(a.opClose),
+		"client.listTools": op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) {
+			tools, err := e.c.ListTools(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return e.c.WithUI(tools), nil
+		})),
 		"client.listResources":         op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return e.c.ListResources(ctx) })),
 		"client.listResourceTemplates": op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return e.c.ListResourceTemplates(ctx) })),
 		"client.listPrompts":           op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return e.c.ListPrompts(ctx) })),

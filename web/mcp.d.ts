@@ -209,6 +209,15 @@ export interface Tool {
   outputSchema?: JSONSchema;
   annotations?: Record<string, unknown>;
   _meta?: Record<string, unknown>;
+  /** The tool's view (MCP Apps), when the server names a ui:// resource. */
+  ui?: ToolUI;
+}
+
+/** A tool's view (MCP Apps): its ui:// resource, and who may call the tool. */
+export interface ToolUI {
+  resourceUri: string;
+  /** "model" and/or "app"; both when the server names neither. */
+  visibility: ("model" | "app")[];
 }
 
 export type Content =
@@ -528,6 +537,8 @@ export interface CatalogTool {
   name: string;
   serverId: string;
   tool: Tool;
+  /** The tool's view (MCP Apps). Tools only a view may call are never listed. */
+  ui?: ToolUI;
 }
 
 export type ToolFormat = "openai" | "openai-responses" | "anthropic" | "gemini";

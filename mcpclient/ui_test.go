@@ -1,0 +1,53 @@
+package mcpclient
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestUIOf: a tool's view from _meta.ui or the deprecated flat key, its
+// visibility (both by default, unknown values dropped), and views that
+// are not ui:// resources refused.
+func TestUIOf(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		meta    mcp.Meta
+		uri     string
+		vis     []string
+		model   bool
+		app     bool
+		wantErr string
+	}{
+		{name: "no meta", model: true},
+		{name: "other meta", meta: mcp.Meta{"x": 1}, model: true},
+		{name: "view, default visibility", meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://chart/view.html"}}, uri: "ui://chart/view.html", vis: []string{"model", "app"}, model: true, app: true},
+		{name: "app only", meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://c", "visibility": []any{"app"}}}, uri: "ui://c", vis: []string{"app"}, app: true},
+		{name: "model only", meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://c", "visibility": []any{"model", "model"}}}, uri: "ui://c", vis: []string{"model"}, model: true},
+		{name: "unknown visibility", meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://c", "visibility": []any{"everyone", 3}}}, uri: "ui://c", vis: []string{"model", "app"}, model: true, app: true},
+		{name: "flat key", meta: mcp.Meta{"ui/resourceUri": "ui://old/view"}, uri: "ui://old/view", vis: []string{"model", "app"}, model: true, app: true},
+		{name: "https uri", meta: mcp.Meta{"ui": map[string]any{"resourceUri": "https://evil.example/view"}}, model: true, wantErr: "not a ui:// resource"},
+		{name: "empty ui uri", meta: mcp.Meta{"ui/resourceUri": "ui://"}, model: true, wantErr: "not a ui:// resource"},
+		{name: "not a string", meta: mcp.Meta{"ui": map[string]any{"resourceUri": 42}}, model: true, wantErr: "not a ui:// resource"},
+		{name: "too long", meta: mcp.Meta{"ui/resourceUri": "ui://" + strings.Repeat("a", 3000)}, model: true, wantErr: "..."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ui, err := UIOf(&mcp.Tool{Name: "t", Meta: tt.meta})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || ui != nil {
+					t.Fatalf("UIOf = %+v, %v; want an error with %q", ui, err, tt.wantErr)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if tt.uri == "" && ui != nil || tt.uri != "" && (ui == nil || ui.ResourceURI != tt.uri || !slices.Equal(ui.Visibility, tt.vis)) {
+				t.Errorf("UIOf = %+v; want %q %v", ui, tt.uri, tt.vis)
+			}
+			if ui.ForModel() != tt.model || ui.ForApp() != tt.app {
+				t.Errorf("for model %v, for app %v; want %v, %v", ui.ForModel(), ui.ForApp(), tt.model, tt.app)
+			}
+		})
+	}
+}
