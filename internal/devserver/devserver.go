@@ -1,8 +1,9 @@
 // Package devserver wires the dev server: the page origin (web/ through
 // [webserve]) and, in demo mode, the demo MCP server, its OAuth
 // authorization server, a second demo MCP server without sign-in and a
-// scripted stand-in model, each on its own origin. It is a package of its
-// own so that the e2e tests start exactly what `go run ./cmd/devserver`
+// scripted stand-in model, each on its own origin; and, demo or not, the
+// MCP Apps sandbox proxy (web/apps/) on an origin of its own. It is a
+// package of its own so that the e2e tests start exactly what `go run ./cmd/devserver`
 // starts, on loopback ports of their choosing. Each origin is one [Origin]
 // in [Handlers].
 package devserver
@@ -31,6 +32,10 @@ import (
 // whatever port it got.
 const ConfigPath = "/devserver/config.json"
 
+// SandboxPath is the MCP Apps sandbox proxy page on the "sandbox" origin
+// (web/apps/sandbox.html; see [SandboxSite]).
+const SandboxPath = "/sandbox.html"
+
 // Config configures the dev server.
 type Config struct {
 	// Web is the web directory (web/): its demo page is served at the
@@ -53,6 +58,11 @@ type Config struct {
 	// OpenAI-compatible endpoint that answers by fixed rules, so the chat
 	// demo works offline.
 	ModelAddr string
+
+	// SandboxAddr is the listen address of the MCP Apps sandbox proxy's
+	// origin (web/apps/), demo or not; empty: none. It must differ from
+	// the page origin: the proxy isolates a server's view from the page.
+	SandboxAddr string
 
 	// DemoOptions configures the demo MCP server (test hooks, CORS).
 	DemoOptions demo.Options
@@ -108,11 +118,14 @@ type PageConfig struct {
 	MCP2URL string `json:"mcp2URL,omitempty"`
 	// ModelURL is the stand-in model's OpenAI-compatible base URL.
 	ModelURL string `json:"modelURL,omitempty"`
+	// SandboxURL is the MCP Apps sandbox proxy page (sandbox.html) on the
+	// "sandbox" origin, "" without one.
+	SandboxURL string `json:"sandboxURL,omitempty"`
 }
 
 // Origin is one HTTP origin of the dev server.
 type Origin struct {
-	Name    string // "page", "mcp", "as"
+	Name    string // "page", "mcp", "as", "mcp2", "model", "sandbox"
 	Handler http.Handler
 	// AuthServer is the authorization server behind the "as" origin, for
 	// tests that count its requests.
@@ -122,8 +135,10 @@ type Origin struct {
 // Handlers returns the handlers of the page origin and, when cfg.Demo is
 // set, of the demo origins page names: the demo MCP server ("mcp"), its
 // authorization server ("as", with cfg.Auth), the second demo server
-// ("mcp2") and the stand-in model ("model"). page describes where the page
-// finds the other origins; it is served at [ConfigPath].
+// ("mcp2") and the stand-in model ("model"); and, demo or not, when
+// page.SandboxURL is set, the MCP Apps sandbox proxy ("sandbox", the files
+// of cfg.Web's apps/ at its root: [SandboxHandler]), last. page describes
+// where the page finds the other origins; it is served at [ConfigPath].
 //
 // Tests that serve these handlers with httptest start the MCP origin first
 // and pass its URL in page. A configuration the demo authorization server
@@ -139,19 +154,21 @@ func Handlers(cfg Config, page PageConfig) ([]Origin, error) {
 		w.Write(body)
 	})
 	origins := []Origin{{Name: "page", Handler: web}}
-	if !cfg.Demo {
-		return origins, nil
+	if cfg.Demo {
+		mcp, err := protected(cfg, page)
+		if err != nil {
+			return nil, err
+		}
+		origins = append(origins, mcp...)
+		if page.MCP2URL != "" {
+			origins = append(origins, Origin{Name: "mcp2", Handler: demo.SecondHandler(cfg.DemoOptions)})
+		}
+		if page.ModelURL != "" {
+			origins = append(origins, Origin{Name: "model", Handler: model.New(model.Options{CORS: cfg.DemoOptions.CORS, ChunkDelay: 15 * time.Millisecond})})
+		}
 	}
-	mcp, err := protected(cfg, page)
-	if err != nil {
-		return nil, err
-	}
-	origins = append(origins, mcp...)
-	if page.MCP2URL != "" {
-		origins = append(origins, Origin{Name: "mcp2", Handler: demo.SecondHandler(cfg.DemoOptions)})
-	}
-	if page.ModelURL != "" {
-		origins = append(origins, Origin{Name: "model", Handler: model.New(model.Options{CORS: cfg.DemoOptions.CORS, ChunkDelay: 15 * time.Millisecond})})
+	if page.SandboxURL != "" {
+		origins = append(origins, Origin{Name: "sandbox", Handler: SandboxHandler(cfg.Web)})
 	}
 	return origins, nil
 }
@@ -241,6 +258,9 @@ func Start(cfg Config) (*Running, error) {
 			want = append(want, origin{"model", cfg.ModelAddr})
 		}
 	}
+	if cfg.SandboxAddr != "" {
+		want = append(want, origin{"sandbox", cfg.SandboxAddr})
+	}
 	if !cfg.AllowRemote {
 		for _, o := range want {
 			if err := CheckLoopback(o.addr); err != nil {
@@ -275,6 +295,9 @@ func Start(cfg Config) (*Running, error) {
 	}
 	if ln := lns["model"]; ln != nil {
 		r.Page.ModelURL = baseURL(ln) + "/v1"
+	}
+	if ln := lns["sandbox"]; ln != nil {
+		r.Page.SandboxURL = baseURL(ln) + SandboxPath
 	}
 	origins, err := Handlers(cfg, r.Page)
 	if err != nil {

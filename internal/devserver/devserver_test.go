@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -50,8 +51,11 @@ func TestStartRefusesRemote(t *testing.T) {
 // TestStart starts both origins on free loopback ports, loads the page and
 // its config, and talks MCP to the demo origin from the config's URL.
 func TestStart(t *testing.T) {
-	web := fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>t</title>"), ModTime: time.Now()}}
-	r, err := devserver.Start(devserver.Config{Web: web, WebAddr: "127.0.0.1:0", Demo: true, MCPAddr: "127.0.0.1:0"})
+	web := fstest.MapFS{
+		"index.html":        {Data: []byte("<!doctype html><title>t</title>"), ModTime: time.Now()},
+		"apps/sandbox.html": {Data: []byte("<!doctype html><title>sandbox</title>"), ModTime: time.Now()},
+	}
+	r, err := devserver.Start(devserver.Config{Web: web, WebAddr: "127.0.0.1:0", Demo: true, MCPAddr: "127.0.0.1:0", SandboxAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +87,20 @@ func TestStart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	if page != r.Page || page.MCPURL == "" || page.SSEURL == "" {
-		t.Errorf("config = %+v; want %+v with both URLs", page, r.Page)
+	if page != r.Page || page.MCPURL == "" || page.SSEURL == "" || !strings.HasSuffix(page.SandboxURL, devserver.SandboxPath) {
+		t.Errorf("config = %+v; want %+v with the MCP, SSE and sandbox URLs", page, r.Page)
+	}
+	resp, err = http.Get(page.SandboxURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "<!doctype html><title>sandbox</title>" {
+		t.Errorf("GET %s: %d %q; want the sandbox page", page.SandboxURL, resp.StatusCode, body)
+	}
+	if strings.HasPrefix(page.SandboxURL, r.PageURL) {
+		t.Errorf("sandbox %s is on the page's origin %s", page.SandboxURL, r.PageURL)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -122,5 +138,127 @@ func TestHandlersRefuseABadAuthServer(t *testing.T) {
 		devserver.PageConfig{MCPURL: "http://127.0.0.1:1/mcp", ASURL: "not a url"})
 	if err == nil || !strings.Contains(err.Error(), "authorization server") {
 		t.Errorf("error %v; want one about the authorization server", err)
+	}
+}
+
+// TestSandboxOrigin: the "sandbox" origin serves the files of web/apps/ at
+// its root, framable from the page's origin (no CSP, no X-Frame-Options)
+// and without a referrer; nothing else of web/, no directory, no other
+// method; and the page finds it in its config.
+func TestSandboxOrigin(t *testing.T) {
+	now := time.Now()
+	web := fstest.MapFS{
+		"demo/index.html":     {Data: []byte("<!doctype html><title>demo</title>"), ModTime: now},
+		"mcp.js":              {Data: []byte("export {};"), ModTime: now},
+		"apps/sandbox.html":   {Data: []byte("<!doctype html><title>sandbox</title>"), ModTime: now},
+		"apps/sandbox.js":     {Data: []byte("// sandbox"), ModTime: now},
+		"apps/sub/x.js":       {Data: []byte("// x"), ModTime: now},
+		"apps/.hidden.js":     {Data: []byte("// hidden"), ModTime: now},
+		"oauth/callback.html": {Data: []byte("<!doctype html>"), ModTime: now},
+	}
+	page := devserver.PageConfig{SandboxURL: "http://127.0.0.1:1" + devserver.SandboxPath}
+	for _, demoMode := range []bool{false, true} {
+		origins, err := devserver.Handlers(devserver.Config{Web: web, Demo: demoMode}, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last := origins[len(origins)-1]; last.Name != "sandbox" {
+			t.Fatalf("demo=%v: the last origin is %q; want sandbox", demoMode, last.Name)
+		}
+	}
+	origins, err := devserver.Handlers(devserver.Config{Web: web}, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(origins) != 2 || origins[0].Name != "page" {
+		t.Fatalf("origins = %+v; want page and sandbox", origins)
+	}
+	sandbox := httptest.NewServer(origins[1].Handler)
+	t.Cleanup(sandbox.Close)
+	pageSrv := httptest.NewServer(origins[0].Handler)
+	t.Cleanup(pageSrv.Close)
+
+	do := func(method, path string) (*http.Response, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, sandbox.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := sandbox.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	checkHeaders := func(what string, resp *http.Response) {
+		t.Helper()
+		h := resp.Header
+		if got := h.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s: X-Content-Type-Options = %q; want nosniff", what, got)
+		}
+		if got := h.Get("Referrer-Policy"); got != "no-referrer" {
+			t.Errorf("%s: Referrer-Policy = %q; want no-referrer", what, got)
+		}
+		for _, k := range []string{"Content-Security-Policy", "Content-Security-Policy-Report-Only", "X-Frame-Options", "Set-Cookie"} {
+			if v, ok := h[k]; ok {
+				t.Errorf("%s: %s: %q; want none", what, k, v)
+			}
+		}
+	}
+
+	for _, tt := range []struct{ path, ctype, body string }{
+		{"/sandbox.html", "text/html; charset=utf-8", "<!doctype html><title>sandbox</title>"},
+		{"/sandbox.js", "text/javascript; charset=utf-8", "// sandbox"},
+		{"/sub/x.js", "text/javascript; charset=utf-8", "// x"},
+	} {
+		resp, body := do("GET", tt.path)
+		if resp.StatusCode != 200 || body != tt.body {
+			t.Errorf("GET %s: %d %q; want 200 %q", tt.path, resp.StatusCode, body, tt.body)
+		}
+		if got := resp.Header.Get("Content-Type"); got != tt.ctype {
+			t.Errorf("GET %s: Content-Type %q; want %q", tt.path, got, tt.ctype)
+		}
+		if got := resp.Header.Get("Cache-Control"); got != "no-cache" {
+			t.Errorf("GET %s: Cache-Control %q; want no-cache", tt.path, got)
+		}
+		checkHeaders("GET "+tt.path, resp)
+	}
+	if resp, body := do("HEAD", "/sandbox.html"); resp.StatusCode != 200 || body != "" {
+		t.Errorf("HEAD /sandbox.html: %d %q; want 200 and no body", resp.StatusCode, body)
+	}
+
+	for _, p := range []string{
+		"/", "/index.html", "/mcp.js", "/../mcp.js", "/%2e%2e/mcp.js", "/apps/sandbox.html", "/../apps/sandbox.html",
+		"/oauth/callback.html", "/demo/index.html", "/sub", "/sub/", "//sandbox.html", "/./sandbox.html",
+		"/sandbox.html/", "/sub/../sandbox.html", "/.hidden.js", "/nope.html", devserver.ConfigPath,
+	} {
+		resp, _ := do("GET", p)
+		if resp.StatusCode != 404 {
+			t.Errorf("GET %s: %d; want 404", p, resp.StatusCode)
+		}
+		checkHeaders("GET "+p, resp)
+	}
+	for _, m := range []string{"POST", "PUT", "DELETE", "OPTIONS"} {
+		resp, _ := do(m, "/sandbox.html")
+		if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, HEAD" {
+			t.Errorf("%s /sandbox.html: %d, Allow %q; want 405, GET, HEAD", m, resp.StatusCode, resp.Header.Get("Allow"))
+		}
+		checkHeaders(m+" /sandbox.html", resp)
+	}
+
+	resp, err := http.Get(pageSrv.URL + devserver.ConfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	err = json.NewDecoder(resp.Body).Decode(&raw)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw["sandboxURL"] != page.SandboxURL {
+		t.Errorf("config.json sandboxURL = %v; want %q", raw["sandboxURL"], page.SandboxURL)
 	}
 }
