@@ -12,6 +12,7 @@ MCP_ADDR  ?= 127.0.0.1:8081
 AS_ADDR   ?= 127.0.0.1:8082
 MCP2_ADDR ?= 127.0.0.1:8083
 MODEL_ADDR ?= 127.0.0.1:8084
+SANDBOX_ADDR ?= 127.0.0.1:8085
 
 .PHONY: all build dist run test unit wasmtest fuzz e2e e2e-engines deps vet types conformance conformance-native conformance-browser bench clean
 
@@ -37,7 +38,7 @@ $(WASM): $(GOSRC)
 
 ## run: build, then serve the demo page and the demo MCP server
 run: build
-	$(GO) run ./cmd/devserver -addr $(ADDR) -mcp-addr $(MCP_ADDR) -as-addr $(AS_ADDR) -mcp2-addr $(MCP2_ADDR) -model-addr $(MODEL_ADDR)
+	$(GO) run ./cmd/devserver -addr $(ADDR) -mcp-addr $(MCP_ADDR) -as-addr $(AS_ADDR) -mcp2-addr $(MCP2_ADDR) -model-addr $(MODEL_ADDR) -sandbox-addr $(SANDBOX_ADDR)
 
 ## deps: install what the tests need (Chromium, brotli, gcc, Node packages)
 deps:

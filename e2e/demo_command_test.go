@@ -14,7 +14,7 @@ import (
 )
 
 // TestDemoCommandOnOtherPorts is `make run ADDR=… MCP_ADDR=… AS_ADDR=…
-// MCP2_ADDR=… MODEL_ADDR=…`: the real devserver command with every origin
+// MCP2_ADDR=… MODEL_ADDR=… SANDBOX_ADDR=…`: the real devserver command with every origin
 // moved off its default port. The page offers the moved MCP server, the
 // way to a sign-in shows no error (no red banner, no error in the log),
 // and a real sign-in through the popup connects and lists the tools.
@@ -27,10 +27,11 @@ func TestDemoCommandOnOtherPorts(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/devserver: %v\n%s", err, out)
 	}
-	addrs := freeAddrs(t, 5)
+	addrs := freeAddrs(t, 6)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "-web", webDir, "-addr", addrs[0], "-mcp-addr", addrs[1],
-		"-as-addr", addrs[2], "-mcp2-addr", addrs[3], "-model-addr", addrs[4])
+		"-as-addr", addrs[2], "-mcp2-addr", addrs[3], "-model-addr", addrs[4],
+		"-sandbox-addr", addrs[5])
 	cmd.Dir = repoRoot
 	var logs strings.Builder
 	cmd.Stdout, cmd.Stderr = &logs, &logs

@@ -1,9 +1,10 @@
-// Command devserver serves the demo page and, in demo mode, the demo MCP
-// server and its OAuth authorization server, each on its own loopback
-// origin.
+// Command devserver serves the demo page, the MCP Apps sandbox proxy
+// (web/apps/) and, in demo mode, the demo MCP server and its OAuth
+// authorization server, each on its own loopback origin.
 //
 //	go run ./cmd/devserver [-addr 127.0.0.1:8080] [-web web] [-demo=true] [-mcp-addr 127.0.0.1:8081]
-//	    [-auth=true] [-as-addr 127.0.0.1:8082] [-coop] [-hide-www-authenticate] [-scoped-tool add] [-token-ttl 1h] [-dpop]
+//	    [-auth=true] [-as-addr 127.0.0.1:8082] [-mcp2-addr 127.0.0.1:8083] [-model-addr 127.0.0.1:8084]
+//	    [-sandbox-addr 127.0.0.1:8085] [-coop] [-hide-www-authenticate] [-scoped-tool add] [-token-ttl 1h] [-dpop]
 //
 // The page origin serves the web directory (application/wasm, precompressed
 // .br/.gz variants, revalidated with ETags). The demo MCP server answers
@@ -50,6 +51,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	asAddr := fl.String("as-addr", "127.0.0.1:8082", "listen address of the demo authorization server")
 	mcp2Addr := fl.String("mcp2-addr", "127.0.0.1:8083", "listen address of the second demo MCP server (no sign-in); empty: none")
 	modelAddr := fl.String("model-addr", "127.0.0.1:8084", "listen address of the scripted stand-in model (OpenAI-compatible); empty: none")
+	sandboxAddr := fl.String("sandbox-addr", "127.0.0.1:8085", "listen address of the MCP Apps sandbox proxy's origin (the files of web/apps/; must differ from the page's); empty: none")
 	coop := fl.Bool("coop", false, "test switch: the authorization server's pages send Cross-Origin-Opener-Policy (severs window.opener)")
 	hideWWW := fl.Bool("hide-www-authenticate", false, "test switch: do not expose WWW-Authenticate to the page through CORS")
 	scopedTool := fl.String("scoped-tool", "", "test switch: this tool needs the extra scope mcp:admin (403 insufficient_scope, step-up)")
@@ -83,6 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		MCPAddr:     *mcpAddr,
 		MCP2Addr:    *mcp2Addr,
 		ModelAddr:   *modelAddr,
+		SandboxAddr: *sandboxAddr,
 		AllowRemote: *allowRemote,
 		Logger:      logger,
 		Auth: devserver.AuthConfig{
@@ -112,6 +115,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if r.Page.ModelURL != "" {
 		fmt.Fprintf(stdout, "  model:       %s   (scripted stand-in, OpenAI-compatible: not a real model)\n", r.Page.ModelURL)
+	}
+	if r.Page.SandboxURL != "" {
+		fmt.Fprintf(stdout, "  sandbox:     %s   (MCP Apps sandbox proxy, web/apps/)\n", r.Page.SandboxURL)
 	}
 	fmt.Fprintf(stdout, "Press Ctrl+C to stop.\n")
 

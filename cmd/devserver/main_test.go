@@ -17,12 +17,18 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("hello page"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Mkdir(filepath.Join(dir, "apps"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "apps", "sandbox.html"), []byte("hello sandbox"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-mcp-addr", "127.0.0.1:0", "-as-addr", "127.0.0.1:0", "-mcp2-addr", "127.0.0.1:0", "-model-addr", "127.0.0.1:0", "-web", dir}, pw, io.Discard)
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-mcp-addr", "127.0.0.1:0", "-as-addr", "127.0.0.1:0", "-mcp2-addr", "127.0.0.1:0", "-model-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-web", dir}, pw, io.Discard)
 		pw.Close()
 	}()
 
@@ -40,7 +46,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 		}
 	}
 	go io.Copy(io.Discard, pr)
-	for _, k := range []string{"page", "MCP server", "legacy SSE", "OAuth", "MCP server 2", "model"} {
+	for _, k := range []string{"page", "MCP server", "legacy SSE", "OAuth", "MCP server 2", "model", "sandbox"} {
 		if !strings.HasPrefix(urls[k], "http://127.0.0.1:") {
 			t.Errorf("printed %s URL = %q; want a loopback URL", k, urls[k])
 		}
@@ -53,6 +59,15 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	resp.Body.Close()
 	if string(b) != "hello page" {
 		t.Errorf("page = %q; want hello page", b)
+	}
+	resp, err = http.Get(urls["sandbox"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "hello sandbox" || !strings.HasSuffix(urls["sandbox"], "/sandbox.html") {
+		t.Errorf("sandbox %s = %q; want hello sandbox at /sandbox.html", urls["sandbox"], b)
 	}
 
 	cancel()
@@ -75,6 +90,7 @@ func TestRunRejects(t *testing.T) {
 	}{
 		{"remote addr", []string{"-addr", "0.0.0.0:0", "-web", dir}, "not a loopback address"},
 		{"remote mcp addr", []string{"-addr", "127.0.0.1:0", "-mcp-addr", ":0", "-web", dir}, "not a loopback address"},
+		{"remote sandbox addr", []string{"-addr", "127.0.0.1:0", "-demo=false", "-sandbox-addr", "0.0.0.0:0", "-web", dir}, "not a loopback address"},
 		{"missing web dir", []string{"-web", filepath.Join(dir, "nope")}, "not found"},
 		{"stray argument", []string{"extra"}, "unexpected arguments"},
 	}
