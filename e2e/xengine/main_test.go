@@ -136,21 +136,22 @@ const blankPage = `<!doctype html><meta charset="utf-8"><title>e2e</title><scrip
 
 // world is one scenario's servers and window: the page origin, the demo
 // MCP server behind the demo authorization server, an open demo MCP
-// server, and the catalog's second server and stand-in model, each on its
-// own loopback origin; requests to the protected server, the
-// authorization server and the model are counted by kind ("chat": a
-// model request).
+// server, the catalog's second server and stand-in model, and the MCP Apps
+// sandbox proxy (web/apps/), each on its own loopback origin; requests to
+// the protected server, the authorization server and the model are
+// counted by kind ("chat": a model request).
 type world struct {
-	t        *testing.T
-	ctx      context.Context
-	win      engine.Window
-	PageURL  string
-	MCPURL   string // protected demo server (Streamable HTTP)
-	OpenURL  string // demo server without sign-in
-	ASURL    string
-	MCP2URL  string
-	ModelURL string
-	AS       *authserver.Server
+	t          *testing.T
+	ctx        context.Context
+	win        engine.Window
+	PageURL    string
+	MCPURL     string // protected demo server (Streamable HTTP)
+	OpenURL    string // demo server without sign-in
+	ASURL      string
+	MCP2URL    string
+	ModelURL   string
+	SandboxURL string // MCP Apps sandbox proxy page (sandbox.html)
+	AS         *authserver.Server
 
 	preloaded bool // the runtime mode is set by a preload script
 	start     time.Time
@@ -189,20 +190,22 @@ func newServers(t *testing.T, ac devserver.AuthConfig, site fs.FS, routes func(w
 	t.Cleanup(cancel)
 	w := &world{t: t, ctx: ctx, counts: map[string]int{}, start: time.Now()}
 	t.Cleanup(w.logTrace)
-	var dPage, dMCP, dAS, dMCP2, dModel delegate
+	var dPage, dMCP, dAS, dMCP2, dModel, dSandbox delegate
 	servers := map[string]*httptest.Server{}
-	for name, d := range map[string]*delegate{"page": &dPage, "mcp": &dMCP, "as": &dAS, "mcp2": &dMCP2, "model": &dModel} {
+	for name, d := range map[string]*delegate{"page": &dPage, "mcp": &dMCP, "as": &dAS, "mcp2": &dMCP2, "model": &dModel, "sandbox": &dSandbox} {
 		servers[name] = httptest.NewUnstartedServer(d)
 	}
 	base := func(name string) string { return "http://" + servers[name].Listener.Addr().String() }
 	pc := devserver.PageConfig{
-		MCPURL:   base("mcp") + demo.StreamablePath,
-		SSEURL:   base("mcp") + demo.SSEPath,
-		ASURL:    base("as"),
-		MCP2URL:  base("mcp2") + demo.StreamablePath,
-		ModelURL: base("model") + "/v1",
+		MCPURL:     base("mcp") + demo.StreamablePath,
+		SSEURL:     base("mcp") + demo.SSEPath,
+		ASURL:      base("as"),
+		MCP2URL:    base("mcp2") + demo.StreamablePath,
+		ModelURL:   base("model") + "/v1",
+		SandboxURL: base("sandbox") + devserver.SandboxPath,
 	}
 	w.PageURL, w.MCPURL, w.ASURL, w.MCP2URL, w.ModelURL = base("page"), pc.MCPURL, pc.ASURL, pc.MCP2URL, pc.ModelURL
+	w.SandboxURL = pc.SandboxURL
 	origins, err := devserver.Handlers(devserver.Config{
 		Web: site, Demo: true, Auth: ac,
 		DemoOptions: demo.Options{CORS: cors.Options{AllowHeaders: []string{"X-Api-Key"}}},
@@ -223,6 +226,8 @@ func newServers(t *testing.T, ac devserver.AuthConfig, site fs.FS, routes func(w
 			dMCP2.h = w.tracing("mcp2", o.Handler)
 		case "model":
 			dModel.h = w.tracing("model", w.counting(o.Handler))
+		case "sandbox":
+			dSandbox.h = w.tracing("sandbox", o.Handler)
 		}
 	}
 	for _, s := range servers {
