@@ -443,7 +443,12 @@ func (r *run) callTools(ctx context.Context, calls []ToolCall) []Message {
 }
 
 func (r *run) emitResult(id string, res catalog.ToolResult) {
-	r.emit(EventToolResult, &ToolResultEvent{ID: id, Name: res.Name, ServerID: res.ServerID, Tool: res.Tool, IsError: res.IsError, Text: res.Text})
+	ev := &ToolResultEvent{ID: id, Name: res.Name, ServerID: res.ServerID, Tool: res.Tool, IsError: res.IsError, Text: res.Text}
+	if res.UI != nil && res.Result != nil {
+		ev.App = &ToolApp{ServerID: res.ServerID, Tool: res.Tool, ResourceURI: res.UI.ResourceURI}
+		ev.Result = res.Result
+	}
+	r.emit(EventToolResult, ev)
 }
 
 // lookup maps exported names to their servers when the tools can say.

@@ -3,6 +3,8 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The types of [Event]. They are stable: hosts switch on them.
@@ -82,6 +84,18 @@ type ToolResultEvent struct {
 	Tool     string `json:"tool,omitempty"`
 	IsError  bool   `json:"isError"`
 	Text     string `json:"text"`
+	// App is the tool's view when it has one and the server answered, and
+	// Result the server's result, for the page to render the view under
+	// the call (MCP Apps).
+	App    *ToolApp            `json:"app,omitempty"`
+	Result *mcp.CallToolResult `json:"result,omitempty"`
+}
+
+// ToolApp names a tool's view: the server, its tool and the view's ui:// resource.
+type ToolApp struct {
+	ServerID    string `json:"serverId"`
+	Tool        string `json:"tool"`
+	ResourceURI string `json:"resourceUri"`
 }
 
 // ProgressEvent is a server's progress notification for a running call.

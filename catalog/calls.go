@@ -22,6 +22,7 @@ type outcome struct {
 	tool string // the server's tool name
 	res  *mcp.CallToolResult
 	text string // when res is nil: what happened, from the text table
+	ui   *mcpclient.ToolUI
 }
 
 // CallTool calls a tool by its exported name with args (a JSON object;
@@ -112,6 +113,7 @@ func (c *Catalog) call(ctx context.Context, name string, raw []byte, opts CallOp
 		return o, nil
 	}
 	o.tool = t.Name
+	o.ui, _ = mcpclient.UIOf(t) // a view that is not ui:// was warned about when listed
 	args, instance, text := parseArgs(name, raw)
 	if text != "" {
 		o.text = text

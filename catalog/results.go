@@ -26,6 +26,7 @@ func (o outcome) render() ToolResult {
 		return tr
 	}
 	tr.Result = o.res
+	tr.UI = o.ui
 	tr.IsError = o.res.IsError
 	tr.Text, tr.Blocks = renderContent(o.res)
 	return tr

@@ -43,6 +43,9 @@ for mode in $modes; do
     sed -n 's/^--- PASS: \([^ ]*\) (\([0-9.]*\)s)$/\2 \1/p' "$tmp/$mode.log" | sort -rn | head -12 | sed "s/^/[e2e $mode]   /"
   else
     sed "s/^/[e2e $mode] /" "$tmp/$mode.log"
+    # The log can be long and is often read from its end: repeat what failed.
+    echo "[e2e $mode] what failed (repeated from above):"
+    grep -E -B25 -A2 '^\s*--- FAIL|^panic:|^FAIL\s|test timed out' "$tmp/$mode.log" | head -300 | sed "s/^/[e2e $mode] ! /"
   fi
   if [ "$status" -eq 0 ]; then
     summary+=("$(printf '  e2e runtime=%-6s passed  %4dm%02ds' "$mode" $((secs / 60)) $((secs % 60)))")

@@ -16,6 +16,7 @@ export class Catalog extends EventTarget {
   #statuses;
   #servers = new Map(); // server id → Client
   #approve;
+  #views = new Map(); // AppView → the model context it set since an agent's last turn
   #onElicitation;
   #closed = false;
   #agents = new Set();
@@ -181,7 +182,7 @@ export class Catalog extends EventTarget {
     if (problem) throw invalid(sentence(problem));
     const id = this.#mcp._newId();
     this.#mcp._invokeSync("agent.new", { id, catalog: this.#id, options: sent });
-    const a = new Agent(this.#mcp, id, typeof model === "function" ? model : null, typeof summarize === "function" ? summarize : null);
+    const a = new Agent(this.#mcp, id, typeof model === "function" ? model : null, typeof summarize === "function" ? summarize : null, this);
     this.#agents.add(a);
     return a;
   }
@@ -194,6 +195,19 @@ export class Catalog extends EventTarget {
     this.#closed = true;
     for (const c of this.#servers.values()) c._gone();
     this.#mcp._target(`catalog:${this.#id}`, null);
+  }
+
+  /** A view of one of the catalog's servers set its model context (null: the view closed). */
+  _viewContext(view, ctx) {
+    if (ctx) this.#views.set(view, ctx);
+    else this.#views.delete(view);
+  }
+
+  /** The views' model contexts not yet sent to a model, handed over once. */
+  _takeViewContexts() {
+    const views = [...this.#views];
+    this.#views.clear();
+    return views;
   }
 
   /** Go's answer to catalog.new: the statuses it knows. */
@@ -235,7 +249,9 @@ class Agent {
   #mcp;
   #id;
   #model;
-  constructor(mcp, id, model, summarize) {
+  #catalog;
+  constructor(mcp, id, model, summarize, catalog) {
+    this.#catalog = catalog;
     this.#mcp = mcp;
     this.#id = id;
     this.#model = model;
@@ -260,9 +276,28 @@ class Agent {
     return this._run(input, options, undefined);
   }
 
+  // The model contexts of the catalog's views go to the model once, with
+  // the next user message of any of its agents, as a user message before
+  // it (the last context of each view).
+  #withViewContext(input) {
+    if (typeof input !== "string" && !Array.isArray(input)) return input;
+    const views = this.#catalog._takeViewContexts();
+    const parts = [];
+    for (const [view, ctx] of views) {
+      const lines = (ctx.content ?? []).filter((c) => c?.type === "text" && typeof c.text === "string").map((c) => c.text);
+      if (ctx.structuredContent !== undefined) lines.push(JSON.stringify(ctx.structuredContent));
+      if (lines.length) parts.push(`From the view of ${view.serverId ? `${view.serverId}'s ` : ""}tool ${view.tool}:\n${lines.join("\n")}`);
+    }
+    if (!parts.length) return input;
+    const context = { role: "user", content: `[Context the app's views in the page set for you; the user did not write it]\n${parts.join("\n\n")}` };
+    if (typeof input === "string") return [context, { role: "user", content: input }];
+    return input.length ? [...input.slice(0, -1), context, input[input.length - 1]] : [context];
+  }
+
   _run(input, { signal, onEvent } = {}, conversation) {
     if (onEvent !== undefined && typeof onEvent !== "function") throw invalid("run(): onEvent must be a function");
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid("run(): signal must be an AbortSignal");
+    input = this.#withViewContext(input);
     const run = this.#mcp._newId();
     const model = this.#model;
     this.#mcp._target(`run:${run}`, {

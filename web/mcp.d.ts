@@ -457,6 +457,8 @@ export interface ApprovalRequest {
   name: string;
   args: Record<string, unknown>;
   annotations?: Record<string, unknown>;
+  /** "app" when a view (MCP Apps) makes the call, not the model. */
+  via?: "app";
 }
 
 export interface CatalogConfig {
@@ -648,7 +650,13 @@ export interface AgentOptions {
 export type AgentEvent =
   | { type: "text"; delta: string }
   | { type: "toolcall"; id: string; name: string; serverId: string; tool: string; arguments: unknown }
-  | { type: "toolresult"; id: string; name: string; serverId: string; isError: boolean; text: string }
+  | {
+      type: "toolresult"; id: string; name: string; serverId: string; isError: boolean; text: string;
+      /** The tool's view (MCP Apps), when it has one and the server answered: render it with mcp.apps.render and result. */
+      app?: { serverId: string; tool: string; resourceUri: string };
+      /** The server's result, when app is set. */
+      result?: CallToolResult;
+    }
   | { type: "authrequired"; serverId: string; id?: string; declined?: boolean }
   | {
       type: "approval"; id?: string; serverId: string; tool: string; name: string; approved: boolean;
@@ -753,4 +761,94 @@ export interface Conversation {
   rename(title: string): Promise<Conversation>;
   /** Deletes the stored conversation. */
   delete(): Promise<void>;
+}
+
+// ---- MCP Apps: servers' interactive views (docs/JSAPI.md, "MCP Apps").
+
+export interface MCP {
+  /** MCP Apps: render a tool's view in a sandboxed frame. */
+  readonly apps: Apps;
+}
+
+export interface Apps {
+  /**
+   * Reads the tool's view (resources/read, cached per client), frames the
+   * sandbox proxy at sandboxUrl (another origin than the page's) in
+   * element and runs the view's protocol. Resolves once the frame is in
+   * the page (state "loading"); rejects invalid_argument for bad options,
+   * a tool without a view or a sandboxUrl on the page's origin, and the
+   * read's MCPError when the view cannot be read.
+   */
+  render(element: Element, options: RenderOptions): Promise<AppView>;
+}
+
+export type DisplayMode = "inline" | "fullscreen" | "pip";
+
+export interface RenderOptions {
+  /** The view's server: a client, or a catalog with serverId. */
+  client?: Client;
+  catalog?: Catalog;
+  serverId?: string;
+  /** The tool whose view this is: its name on the server, or a tool from listTools() or a catalog's tools(). */
+  tool: string | Tool | CatalogTool;
+  /** The call's arguments, sent to the view once it is ready (ui/notifications/tool-input). */
+  arguments?: Record<string, unknown>;
+  /** The call's result, when known (else view.sendToolResult later). */
+  result?: CallToolResult;
+  /** The sandbox proxy (apps/sandbox.html of the package) on an origin of its own. */
+  sandboxUrl: string | URL;
+  theme?: "light" | "dark";
+  /** The display modes the page offers; ["inline"] by default. */
+  displayModes?: DisplayMode[];
+  /** ui/message: the view asks to send a message as the user; resolve false to refuse. Without it, refused. */
+  onMessage?: (message: { role: "user"; content: Content[] }, context: { view: AppView }) => unknown;
+  /** ui/open-link: the view asks to open a URL (http(s) only); the page decides. Without it, refused. */
+  onOpenLink?: (url: string, context: { view: AppView }) => unknown;
+  /** ui/update-model-context: the view's context for the model (the last one counts). */
+  onModelContext?: (context: ModelContext, info: { view: AppView }) => unknown;
+  /** Aborting closes the view. */
+  signal?: AbortSignal;
+}
+
+export interface ModelContext {
+  content?: Content[];
+  structuredContent?: Record<string, unknown>;
+}
+
+export interface AppViewEventMap {
+  ready: CustomEvent<Record<string, never>>;
+  sizechange: CustomEvent<{ width?: number; height?: number }>;
+  message: CustomEvent<{ role: "user"; content: Content[] }>;
+  openlink: CustomEvent<{ url: string }>;
+  modelcontext: CustomEvent<ModelContext>;
+  displaymodechange: CustomEvent<{ mode: DisplayMode }>;
+  log: CustomEvent<{ level: string; data: unknown }>;
+  teardownrequest: CustomEvent<Record<string, never>>;
+  warning: CustomEvent<{ message: string }>;
+  error: CustomEvent<MCPError>;
+}
+
+export interface AppView extends EventTarget {
+  readonly state: "loading" | "ready" | "closed" | "failed";
+  readonly serverId: string | null;
+  readonly tool: string;
+  readonly resourceUri: string;
+  readonly displayMode: DisplayMode;
+  /** The sandbox proxy's iframe. */
+  readonly frame: HTMLIFrameElement;
+  /** The view's last ui/update-model-context, or null. */
+  readonly modelContext: ModelContext | null;
+  /** What was left out of the view's declarations (e.g. a CSP entry that would widen its policy), one sentence each. */
+  readonly warnings: readonly string[];
+  readonly hostContext: Record<string, unknown>;
+  /** Sends the tool's result (at once, or once the view is ready). */
+  sendToolResult(result: CallToolResult): void;
+  /** Tells the view its tool call was cancelled. */
+  cancel(reason?: string): void;
+  setTheme(theme: "light" | "dark"): void;
+  /** ui/resource-teardown (answered within 3 s or not), then the frame is removed. */
+  close(): Promise<void>;
+  addEventListener<K extends keyof AppViewEventMap>(type: K, listener: (ev: AppViewEventMap[K]) => void, options?: boolean | AddEventListenerOptions): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;
+  removeEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | EventListenerOptions): void;
 }

@@ -460,4 +460,13 @@ class MCP {
 
   /** Model descriptions for cat.agent({model}); a custom model is an async function. */
   models = models;
+
+  /**
+   * MCP Apps: servers' interactive views (see docs/JSAPI.md, "MCP Apps").
+   * render(element, options) resolves an AppView; apps/host.js is fetched
+   * on the first render only.
+   */
+  apps = Object.freeze({
+    render: async (element, options) => (await import("./apps/host.js")).render(this.version, element, options),
+  });
 }

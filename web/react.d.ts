@@ -3,7 +3,7 @@
 import type {
   Catalog, CatalogConfig, CatalogTool, CallOptions, CallToolOptions, CallToolResult,
   Agent, AgentEvent, AgentOptions, AgentUsage, ApprovalRequest, Client, ClientOptions, ClientState, ElicitParams, ElicitResult,
-  Implementation, MCPError, SamplingParams, SamplingResult, ServerStatus, Tool,
+  Implementation, MCPError, SamplingParams, SamplingResult, ServerStatus, Tool, RenderOptions, AppView,
 } from "./mcp.js";
 
 /** How the hooks load the module (see load()). */
@@ -112,6 +112,10 @@ export interface AgentToolPart {
   readonly progress?: { readonly progress: number; readonly total?: number; readonly message?: string };
   /** What the model reads back. */
   readonly result?: { readonly isError: boolean; readonly text: string };
+  /** The tool's view (MCP Apps), when it has one and the server answered: render <McpAppView> under the call. */
+  readonly app?: { readonly serverId: string; readonly tool: string; readonly resourceUri: string };
+  /** The server's result, when app is set (the view's result). */
+  readonly callResult?: CallToolResult;
 }
 
 export type AgentPart =
@@ -191,3 +195,17 @@ export function useAgent(catalog: UseCatalogResult | Catalog | null, options: Us
  */
 export function askUser(request: ApprovalRequest): Promise<boolean>;
 export function askUser(request: ElicitParams, ctx: { serverId: string }): Promise<ElicitResult>;
+
+export interface McpAppViewProps extends Omit<RenderOptions, "catalog" | "signal"> {
+  /** The catalog (or useCatalog's result) whose server serverId has the tool; or pass client. */
+  catalog?: Catalog | UseCatalogResult | null;
+  /** Called once the view is ready. */
+  onReady?: (view: AppView) => void;
+  /** Called when the view cannot be rendered (else a console warning). */
+  onError?: (error: MCPError | Error) => void;
+  className?: string;
+  style?: Record<string, string | number>;
+}
+
+/** A tool's view (MCP Apps), rendered for the component's lifetime and closed on unmount. */
+export function McpAppView(props: McpAppViewProps): unknown;

@@ -76,6 +76,8 @@ func TestRules(t *testing.T) {
 			wantCalls: []agent.ToolCall{call("call_1_0", "demo_ask_user", `{"message":"Tell us a little about yourself."}`)}},
 		{name: "open link", msgs: user("open link https://example.com/a?b=c"), tools: `[{"type":"function","function":{"name":"demo_open_link"}}]`,
 			wantCalls: []agent.ToolCall{call("call_1_0", "demo_open_link", `{"url":"https://example.com/a?b=c"}`)}},
+		{name: "what time", msgs: user("What time is it?"), tools: `[{"type":"function","function":{"name":"clock_get-time"}}]`,
+			wantCalls: []agent.ToolCall{call("call_1_0", "clock_get-time", `{}`)}},
 		{name: "summarize", msgs: user("Summarize in at most 3 words:\n\nThe quick brown fox jumps."),
 			wantText: "Summary: The quick brown"},
 		{name: "help", msgs: user("hello?"), tools: tools,

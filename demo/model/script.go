@@ -29,6 +29,7 @@ var (
 	noteRule      = regexp.MustCompile(`(?i)\b(?:note|remember)\s+(?:that\s+)?(.+?)(?:\s+and\s+(?:add|echo|reverse)\b.*)?$`)
 	askRule       = regexp.MustCompile(`(?i)\bask\s+me\b(?:\s+(.+))?$`)
 	linkRule      = regexp.MustCompile(`(?i)\bopen\s+link\s+(\S+)`)
+	timeRule      = regexp.MustCompile(`(?i)\bwhat\s+time\s+is\s+it\b`)
 	summarizeRule = regexp.MustCompile(`(?is)^summarize in at most (\d+) words:\s*(.*)$`)
 )
 
@@ -245,6 +246,9 @@ func plan(user string, tools []string, id func(int) string) (calls []call, absen
 	}
 	if m := noteRule.FindStringSubmatch(user); m != nil {
 		want("note_add", map[string]string{"note": m[1]})
+	}
+	if timeRule.MatchString(user) {
+		want("get-time", map[string]any{}) // the MCP Apps example servers' tool
 	}
 	return calls, absent
 }

@@ -17,6 +17,7 @@ var NpmFiles = []string{
 	"mcp.js", "mcp.d.ts", "jsapi.js", "auth.js", "remote.js", "worker.js", "rules.js", "boot.js", "errors.js", "options.js", "client.js", "catalog.js",
 	"react.js", "react.d.ts", "mcp.wasm.d.ts",
 	"oauth/callback.html", "oauth/callback.js", "oauth/callback.css", "oauth/callback.d.ts",
+	"apps/host.js", "apps/csp.js", "apps/sandbox.html", "apps/sandbox.js",
 }
 
 var describeRE = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)(?:-(\d+)-g([0-9a-f]+))?(-dirty)?$`)
@@ -138,6 +139,7 @@ func packageJSON(version string, files []string) any {
 			"./callback":            {Types: "./oauth/callback.d.ts", Default: "./oauth/callback.js"},
 			"./mcp.wasm":            {Types: "./mcp.wasm.d.ts", Default: "./mcp.wasm"},
 			"./oauth/callback.html": {Default: "./oauth/callback.html"},
+			"./apps/sandbox.html":   {Default: "./apps/sandbox.html"},
 			"./package.json":        {Default: "./package.json"},
 		},
 		// wasm_exec.js installs the fs/process stubs the Go runtime reads;

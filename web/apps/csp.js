@@ -1,0 +1,96 @@
+// csp.js — the Content-Security-Policy of an MCP App view, built from the
+// domains its resource declares (_meta.ui.csp) and never wider: the
+// specification's restrictive default for what is not declared. The host
+// page checks the declaration with it (to warn about what is dropped) and
+// the sandbox proxy builds the policy it puts in front of the view with it,
+// so a host that was bypassed still cannot widen the policy.
+
+/** The directives each declared list feeds. */
+const FEEDS = Object.freeze({
+  connectDomains: ["connect-src"],
+  resourceDomains: ["script-src", "style-src", "img-src", "font-src", "media-src"],
+  frameDomains: ["frame-src"],
+  baseUriDomains: ["base-uri"],
+});
+
+/** What a view gets with nothing declared (the specification's default). */
+const BASE = Object.freeze({
+  "default-src": ["'none'"],
+  "script-src": ["'self'", "'unsafe-inline'"],
+  "style-src": ["'self'", "'unsafe-inline'"],
+  "img-src": ["'self'", "data:"],
+  "font-src": ["'self'"],
+  "media-src": ["'self'", "data:"],
+  "connect-src": ["'none'"],
+  "frame-src": ["'none'"],
+  "object-src": ["'none'"],
+  "base-uri": ["'self'"],
+  "form-action": ["'none'"],
+});
+
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * source turns one declared domain into a CSP source expression, or
+ * returns a reason it is refused: an origin (scheme, host, port; no path,
+ * query, credentials), https or wss (http and ws on loopback only), a
+ * host of letters, digits, dots and dashes with at most a leading "*."
+ * (never a bare "*"), so that nothing can add a source, a directive or a
+ * policy to the one built.
+ */
+export function source(domain) {
+  if (typeof domain !== "string" || domain === "") return { problem: "not a non-empty string" };
+  if (/[\s;,'"`<>\\]/.test(domain)) return { problem: "has a space, quote or separator" };
+  const m = /^(https?|wss?):\/\/(\*\.)?([a-z0-9.-]+|\[[0-9a-f:.]+\])(:\d{1,5})?\/?$/i.exec(domain);
+  if (!m) return { problem: "is not an origin such as https://api.example.com or https://*.example.com" };
+  const scheme = m[1].toLowerCase();
+  const host = m[3].toLowerCase();
+  if (host.startsWith(".") || host.endsWith(".") || host.includes("..")) return { problem: "has an empty host label" };
+  if ((scheme === "http" || scheme === "ws") && (m[2] || !LOOPBACK.has(host))) {
+    return { problem: `uses ${scheme}:, allowed for loopback hosts only; use ${scheme === "http" ? "https" : "wss"}:` };
+  }
+  return { source: `${scheme}://${m[2] ?? ""}${host}${m[4] ?? ""}` };
+}
+
+/**
+ * policy builds the view's policy from a declaration ({connectDomains,
+ * resourceDomains, frameDomains, baseUriDomains}, each a list of
+ * origins). Returns {policy, dropped}: the policy string and the
+ * declared entries refused, each {list, domain, problem}.
+ */
+export function policy(csp) {
+  const directives = Object.fromEntries(Object.entries(BASE).map(([k, v]) => [k, [...v]]));
+  const dropped = [];
+  const declared = csp !== null && typeof csp === "object" && !Array.isArray(csp) ? csp : {};
+  for (const [list, feeds] of Object.entries(FEEDS)) {
+    const entries = declared[list];
+    if (entries === undefined) continue;
+    if (!Array.isArray(entries)) {
+      dropped.push({ list, domain: String(entries), problem: "is not a list" });
+      continue;
+    }
+    for (const domain of entries) {
+      const r = source(domain);
+      if (r.problem) {
+        dropped.push({ list, domain: String(domain), problem: r.problem });
+        continue;
+      }
+      for (const d of feeds) {
+        const sources = directives[d];
+        if (sources[0] === "'none'") sources.length = 0;
+        if (!sources.includes(r.source)) sources.push(r.source);
+      }
+    }
+  }
+  return { policy: Object.entries(directives).map(([k, v]) => `${k} ${v.join(" ")}`).join("; "), dropped };
+}
+
+/** The iframe `allow` features of a view's declared permissions. */
+const FEATURES = Object.freeze({ camera: "camera", microphone: "microphone", geolocation: "geolocation", clipboardWrite: "clipboard-write" });
+
+/** allow maps declared permissions ({camera: {}, …}) to an iframe's allow attribute. */
+export function allow(permissions) {
+  if (permissions === null || typeof permissions !== "object" || Array.isArray(permissions)) return "";
+  return Object.keys(FEATURES).filter((k) => permissions[k] != null && typeof permissions[k] === "object")
+    .map((k) => `${FEATURES[k]} *`).join("; ");
+}

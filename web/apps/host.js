@@ -1,0 +1,470 @@
+// host.js — the page's side of MCP Apps (io.modelcontextprotocol/ui,
+// specification 2026-01-26): mcp.apps.render() reads a tool's view from its
+// server, frames the sandbox proxy (sandbox.html on another origin) and
+// speaks the view's JSON-RPC over postMessage. The view reaches its own
+// server only, through this page: tools it may call (visibility "app"),
+// resources, and the host's handlers for links, messages and model
+// context. Loaded on the first render, so that pages without views never
+// fetch it.
+import { MCPError, asMCPError, invalid } from "../errors.js";
+import { policy, allow } from "./csp.js";
+
+const PROTOCOL = "2026-01-26";
+const MIME = "text/html;profile=mcp-app";
+const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
+const RESOURCE_READY = "ui/notifications/sandbox-resource-ready";
+const DISPLAY_MODES = ["inline", "fullscreen", "pip"];
+const THEMES = ["light", "dark"];
+const TEARDOWN_MS = 3000;
+const MAX_HTML = 8 << 20; // a view's HTML, decoded
+
+// JSON-RPC error codes the view gets.
+const METHOD_NOT_FOUND = -32601;
+const INVALID_PARAMS = -32602;
+const INTERNAL = -32603;
+
+/** Per client, the views' resources read so far: uri → Promise of {html, meta}; a read that failed is forgotten. */
+const resources = new WeakMap();
+
+class RPCError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const isMessage = (d) => isObject(d) && d.jsonrpc === "2.0";
+
+function decodeBase64(b64) {
+  const bin = atob(b64);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+}
+
+/** The view's HTML and its resource _meta.ui from a resources/read result. */
+function viewOf(uri, r) {
+  const contents = Array.isArray(r?.contents) ? r.contents : [];
+  const c = contents.find((x) => isObject(x) && x.uri === uri) ?? contents.find(isObject);
+  if (!c) throw new MCPError("protocol", `the server sent no content for the view ${uri}`);
+  const mime = typeof c.mimeType === "string" ? c.mimeType.replace(/\s+/g, "").toLowerCase() : "";
+  if (!mime.startsWith("text/html")) throw new MCPError("protocol", `the view ${uri} is ${JSON.stringify(c.mimeType ?? "of no type")}, not ${MIME}`);
+  let html;
+  try {
+    html = typeof c.text === "string" ? c.text : typeof c.blob === "string" ? decodeBase64(c.blob) : undefined;
+  } catch {
+    throw new MCPError("protocol", `the view ${uri} is not valid base64 UTF-8 text`);
+  }
+  if (html === undefined) throw new MCPError("protocol", `the view ${uri} has neither text nor blob`);
+  if (html.length > MAX_HTML) throw new MCPError("protocol", `the view ${uri} is larger than ${MAX_HTML} characters`);
+  const ui = isObject(c._meta?.ui) ? c._meta.ui : {};
+  return { html, csp: isObject(ui.csp) ? ui.csp : undefined, permissions: isObject(ui.permissions) ? ui.permissions : undefined, prefersBorder: ui.prefersBorder };
+}
+
+function readView(client, uri, signal) {
+  let byURI = resources.get(client);
+  if (!byURI) resources.set(client, (byURI = new Map()));
+  let p = byURI.get(uri);
+  if (!p) {
+    p = client.readResource(uri, { signal }).then((r) => viewOf(uri, r));
+    byURI.set(uri, p);
+    p.catch(() => byURI.delete(uri));
+  }
+  return p;
+}
+
+/** The sandbox proxy's URL, refused on the page's own origin (the view would then run beside the page). */
+function sandboxURL(s) {
+  let u;
+  try {
+    u = new URL(String(s), location.href);
+  } catch {
+    throw invalid(`apps.render(): sandboxUrl ${JSON.stringify(String(s))} is not a URL`);
+  }
+  if (u.protocol !== "https:" && u.protocol !== "http:") throw invalid("apps.render(): sandboxUrl must be an http(s) URL");
+  if (u.origin === location.origin) {
+    throw invalid("apps.render(): sandboxUrl must be on another origin than the page (a sub-domain of its own), so that views never run on the page's origin; see docs/JSAPI.md, MCP Apps");
+  }
+  return u;
+}
+
+function checkOptions(element, o) {
+  if (!(element instanceof Element)) throw invalid("apps.render(): element must be a DOM element to put the view in");
+  if (!isObject(o)) throw invalid("apps.render(): options must be an object");
+  if (!o.client === !o.catalog) throw invalid("apps.render(): pass one of client or catalog");
+  if (o.catalog && typeof o.serverId !== "string") throw invalid("apps.render(): with a catalog, serverId names the server whose tool it is");
+  if (o.sandboxUrl === undefined) throw invalid("apps.render(): sandboxUrl is required: the URL of sandbox.html on an origin of its own; see docs/JSAPI.md, MCP Apps");
+  if (typeof o.tool !== "string" && !(isObject(o.tool) && typeof (o.tool.tool?.name ?? o.tool.name) === "string")) {
+    throw invalid("apps.render(): tool must be a tool's name or a tool from listTools() or a catalog's tools()");
+  }
+  if (o.arguments !== undefined && !isObject(o.arguments)) throw invalid("apps.render(): arguments must be a plain object");
+  if (o.result !== undefined && !isObject(o.result)) throw invalid("apps.render(): result must be a tool result object");
+  if (o.theme !== undefined && !THEMES.includes(o.theme)) throw invalid(`apps.render(): theme must be one of ${THEMES.join(", ")}`);
+  if (o.displayModes !== undefined && (!Array.isArray(o.displayModes) || o.displayModes.some((m) => !DISPLAY_MODES.includes(m)))) {
+    throw invalid(`apps.render(): displayModes must list modes of ${DISPLAY_MODES.join(", ")}`);
+  }
+  for (const k of ["onMessage", "onOpenLink", "onModelContext"]) {
+    if (o[k] !== undefined && typeof o[k] !== "function") throw invalid(`apps.render(): ${k} must be a function`);
+  }
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw invalid("apps.render(): signal must be an AbortSignal");
+}
+
+/** The name of a tool as a server knows it, from a name, a listTools() tool or a catalog's tools() entry. */
+const toolName = (t) => (typeof t === "string" ? t : t.tool?.name ?? t.name);
+
+/**
+ * Renders the view of a tool into element; see docs/JSAPI.md, MCP Apps.
+ * Resolves an AppView once the view's HTML is read and its frame is in
+ * the page (state "loading"); "ready" follows the view's initialization.
+ */
+export async function render(version, element, options = {}) {
+  checkOptions(element, options);
+  const sandbox = sandboxURL(options.sandboxUrl);
+  const client = options.catalog ? options.catalog.server(options.serverId) : options.client;
+  const name = toolName(options.tool);
+  const tools = await appTools(client, options.signal);
+  const tool = tools.find((t) => t.name === name);
+  if (!tool) throw invalid(`apps.render(): the server has no tool named ${JSON.stringify(name)}`);
+  if (!tool.ui?.resourceUri) throw invalid(`apps.render(): the tool ${JSON.stringify(name)} has no view (no _meta.ui.resourceUri)`);
+  const view = await readView(client, tool.ui.resourceUri, options.signal);
+  return new AppView(version, element, sandbox, client, tool, tools, view, options);
+}
+
+/** Every tool of the server with its ui (app-only tools included), as listTools() answers. */
+async function appTools(client, signal) {
+  const tools = await client.listTools({ signal });
+  return Array.isArray(tools) ? tools : [];
+}
+
+/**
+ * A view on the page. state: "loading" | "ready" | "closed" | "failed".
+ * Events: ready, sizechange ({width, height}), message ({role, content}),
+ * openlink ({url}), modelcontext ({content, structuredContent}), log
+ * ({level, data}), error (an MCPError), warning ({message}).
+ */
+export class AppView extends EventTarget {
+  #state = "loading";
+  #frame;
+  #origin;
+  #client;
+  #tool;
+  #tools;
+  #view;
+  #o;
+  #sent = false; // the view's HTML went to the proxy
+  #context;
+  #result; // a result to send once the view is ready
+  #next = 1;
+  #pending = new Map(); // our requests to the view: id → {resolve, reject}
+  #version;
+  /** The last ui/update-model-context of the view ({content?, structuredContent?}), or null. */
+  modelContext = null;
+  /** What was left out of the view's declarations, one sentence each. */
+  warnings = [];
+
+  constructor(version, element, sandbox, client, tool, tools, view, o) {
+    super();
+    this.#version = version;
+    this.#origin = sandbox.origin;
+    this.#client = client;
+    this.#tool = tool;
+    this.#tools = tools;
+    this.#view = view;
+    this.#o = o;
+    this.#result = o.result;
+    this.serverId = o.serverId ?? null;
+    this.tool = tool.name;
+    this.resourceUri = tool.ui.resourceUri;
+    const modes = o.displayModes ?? ["inline"];
+    this.displayMode = modes.includes("inline") ? "inline" : modes[0] ?? "inline";
+    this.#context = {
+      theme: o.theme ?? (matchMedia?.("(prefers-color-scheme: dark)").matches ? "dark" : "light"),
+      displayMode: this.displayMode,
+      availableDisplayModes: [...modes],
+      locale: navigator.language,
+      timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      platform: "web",
+      userAgent: `mcpwasm/${version}`,
+      toolInfo: { tool: publicTool(tool) },
+    };
+    for (const d of policy(view.csp).dropped) this.#warn(`the view ${this.resourceUri} declares ${d.list} entry ${JSON.stringify(d.domain)}, which ${d.problem}; it is left out of the view's policy`);
+    const f = (this.#frame = document.createElement("iframe"));
+    f.setAttribute("sandbox", "allow-scripts allow-same-origin");
+    const features = allow(view.permissions);
+    if (features) f.setAttribute("allow", features);
+    f.setAttribute("referrerpolicy", "no-referrer");
+    f.setAttribute("title", tool.title ?? tool.name);
+    f.dataset.mcpView = this.resourceUri;
+    f.style.cssText = "display:block;width:100%;height:150px;border:0;";
+    f.src = sandbox.href;
+    addEventListener("message", this.#onMessage);
+    element.appendChild(f);
+    o.signal?.addEventListener("abort", () => this.close(), { once: true });
+  }
+
+  /** "loading" | "ready" | "closed" | "failed" */
+  get state() { return this.#state; }
+  /** The iframe of the sandbox proxy. */
+  get frame() { return this.#frame; }
+  /** The host context the view was given and its changes since. */
+  get hostContext() { return structuredClone(this.#context); }
+
+  // Also kept in warnings: those of the constructor fire after render()
+  // resolves, once the page could listen.
+  #warn(message) {
+    console.warn(`mcp: apps: ${message}`);
+    this.warnings.push(message);
+    setTimeout(() => this.dispatchEvent(new CustomEvent("warning", { detail: { message } })));
+  }
+
+  #emit(type, detail) { this.dispatchEvent(new CustomEvent(type, { detail })); }
+
+  #post(msg) { this.#frame.contentWindow?.postMessage(msg, this.#origin); }
+
+  #notify(method, params) { this.#post({ jsonrpc: "2.0", method, params }); }
+
+  #request(method, params, ms) {
+    const id = `host-${this.#next++}`;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        reject(new MCPError("timeout", `the view did not answer ${method} within ${ms} ms`));
+      }, ms);
+      this.#pending.set(id, { resolve: (v) => { clearTimeout(timer); resolve(v); }, reject: (e) => { clearTimeout(timer); reject(e); } });
+      this.#post({ jsonrpc: "2.0", id, method, params });
+    });
+  }
+
+  // Only the proxy's window, from the sandbox origin: anything else (the
+  // page's other frames, a view posting to the top window) is ignored.
+  #onMessage = (e) => {
+    if (this.#state === "closed" || e.source !== this.#frame.contentWindow || e.origin !== this.#origin) return;
+    const d = e.data;
+    if (!isMessage(d)) return;
+    if (typeof d.method === "string") {
+      if (d.id === undefined) this.#onNotification(d.method, d.params);
+      else if (typeof d.id === "string" || typeof d.id === "number") this.#answer(d.id, d.method, d.params);
+      return;
+    }
+    const p = this.#pending.get(d.id);
+    if (!p) return;
+    this.#pending.delete(d.id);
+    if (isObject(d.error)) p.reject(new MCPError("protocol", `the view answered: ${String(d.error.message ?? "an error")}`));
+    else p.resolve(d.result);
+  };
+
+  #onNotification(method, params) {
+    switch (method) {
+      case PROXY_READY:
+        if (this.#sent) return; // once: the view cannot have its HTML sent again
+        this.#sent = true;
+        this.#notify(RESOURCE_READY, { html: this.#view.html, csp: this.#view.csp ?? {}, permissions: this.#view.permissions ?? {} });
+        return;
+      case "ui/notifications/initialized":
+        if (this.#state !== "loading") return;
+        this.#state = "ready";
+        this.#notify("ui/notifications/tool-input", { arguments: this.#o.arguments ?? {} });
+        if (this.#result) this.#notify("ui/notifications/tool-result", this.#result);
+        this.#emit("ready", {});
+        return;
+      case "ui/notifications/size-changed": {
+        const size = {};
+        for (const k of ["width", "height"]) if (Number.isFinite(params?.[k]) && params[k] >= 0) size[k] = Math.ceil(params[k]);
+        if (size.height !== undefined) this.#frame.style.height = `${Math.min(size.height, 100000)}px`;
+        this.#emit("sizechange", size);
+        return;
+      }
+      case "notifications/message":
+        this.#emit("log", { level: String(params?.level ?? "info"), data: params?.data });
+        return;
+      case "ui/notifications/request-teardown":
+        this.#emit("teardownrequest", {});
+    }
+  }
+
+  async #answer(id, method, params) {
+    let reply;
+    try {
+      reply = { jsonrpc: "2.0", id, result: (await this.#handle(method, isObject(params) ? params : {})) ?? {} };
+    } catch (e) {
+      const code = e instanceof RPCError ? e.code : INTERNAL;
+      reply = { jsonrpc: "2.0", id, error: { code, message: e?.message ?? String(e) } };
+    }
+    if (this.#state !== "closed") this.#post(reply);
+  }
+
+  async #handle(method, params) {
+    switch (method) {
+      case "ui/initialize":
+        return {
+          protocolVersion: PROTOCOL,
+          hostInfo: { name: "mcpwasm", version: this.#version },
+          hostCapabilities: this.#capabilities(),
+          hostContext: this.#context,
+        };
+      case "ping":
+        return {};
+      case "tools/call":
+        return this.#callTool(params);
+      case "tools/list":
+        return { tools: (await this.#listTools()).filter((t) => callable(t)).map(publicTool) };
+      case "resources/read":
+        if (typeof params.uri !== "string" || params.uri === "") throw new RPCError(INVALID_PARAMS, "resources/read needs a uri");
+        return this.#client.readResource(params.uri);
+      case "resources/list": {
+        const r = await this.#client.listResources();
+        return Array.isArray(r) ? { resources: r } : r;
+      }
+      case "ui/open-link":
+        return this.#openLink(params);
+      case "ui/message":
+        return this.#message(params);
+      case "ui/update-model-context":
+        return this.#modelContext(params);
+      case "ui/request-display-mode": {
+        const modes = this.#context.availableDisplayModes;
+        if (modes.includes(params.mode) && params.mode !== this.displayMode) {
+          this.displayMode = this.#context.displayMode = params.mode;
+          this.#emit("displaymodechange", { mode: params.mode });
+        }
+        return { mode: this.displayMode };
+      }
+      default:
+        throw new RPCError(METHOD_NOT_FOUND, `this host does not handle ${method}`);
+    }
+  }
+
+  #capabilities() {
+    const o = this.#o;
+    const caps = { serverTools: {}, serverResources: {}, logging: {}, sandbox: { csp: this.#view.csp ?? {}, permissions: this.#view.permissions ?? {} } };
+    if (o.onOpenLink) caps.openLinks = {};
+    if (o.onMessage) caps.message = { text: {}, image: {}, resource: {}, resourceLink: {} };
+    caps.updateModelContext = { text: {}, image: {}, structuredContent: {} };
+    return caps;
+  }
+
+  async #listTools() {
+    this.#tools = await appTools(this.#client);
+    return this.#tools;
+  }
+
+  // A view calls tools of its own server that let views call them; with a
+  // catalog, the catalog's approve() is asked first, with via "app".
+  async #callTool(params) {
+    const name = params.name;
+    if (typeof name !== "string" || name === "") throw new RPCError(INVALID_PARAMS, "tools/call needs a tool name");
+    const args = params.arguments ?? {};
+    if (!isObject(args)) throw new RPCError(INVALID_PARAMS, "tools/call arguments must be an object");
+    let tool = this.#tools.find((t) => t.name === name);
+    if (!tool) tool = (await this.#listTools()).find((t) => t.name === name);
+    if (!tool) throw new RPCError(INVALID_PARAMS, `the server has no tool named ${JSON.stringify(name)}`);
+    if (!callable(tool)) throw new RPCError(INVALID_PARAMS, `the tool ${JSON.stringify(name)} is for the model only; a view may not call it`);
+    const cat = this.#o.catalog;
+    if (cat) {
+      const ok = await cat._approve({ id: this.serverId, tool: name, name: `${this.serverId}_${name}`, args, annotations: tool.annotations ?? {}, via: "app" });
+      if (ok === false) return { content: [{ type: "text", text: `The user did not allow the call of ${name}.` }], isError: true };
+    }
+    try {
+      const r = await this.#client.callTool(name, args);
+      const out = { content: r.content };
+      if (r.structuredContent !== undefined) out.structuredContent = r.structuredContent;
+      if (r.isError) out.isError = true;
+      if (r._meta !== undefined) out._meta = r._meta;
+      return out;
+    } catch (e) {
+      const err = asMCPError(e);
+      return { content: [{ type: "text", text: `The call of ${name} failed: ${err.message}` }], isError: true };
+    }
+  }
+
+  async #openLink(params) {
+    let url;
+    try {
+      url = new URL(params.url);
+    } catch {
+      throw new RPCError(INVALID_PARAMS, "ui/open-link needs an absolute URL");
+    }
+    if (url.protocol !== "https:" && url.protocol !== "http:") throw new RPCError(INVALID_PARAMS, "ui/open-link opens http(s) URLs only");
+    this.#emit("openlink", { url: url.href });
+    if (!this.#o.onOpenLink) return { isError: true };
+    const ok = await this.#o.onOpenLink(url.href, { view: this });
+    return ok === false ? { isError: true } : {};
+  }
+
+  async #message(params) {
+    if (params.role !== "user" || !Array.isArray(params.content)) throw new RPCError(INVALID_PARAMS, "ui/message needs role \"user\" and a content list");
+    const msg = { role: "user", content: params.content };
+    this.#emit("message", msg);
+    if (!this.#o.onMessage) return { isError: true };
+    const ok = await this.#o.onMessage(msg, { view: this });
+    return ok === false ? { isError: true } : {};
+  }
+
+  async #modelContext(params) {
+    const ctx = {};
+    if (params.content !== undefined) {
+      if (!Array.isArray(params.content)) throw new RPCError(INVALID_PARAMS, "ui/update-model-context content must be a list");
+      ctx.content = params.content;
+    }
+    if (params.structuredContent !== undefined) {
+      if (!isObject(params.structuredContent)) throw new RPCError(INVALID_PARAMS, "ui/update-model-context structuredContent must be an object");
+      ctx.structuredContent = params.structuredContent;
+    }
+    this.modelContext = ctx; // the last one counts
+    this.#o.catalog?._viewContext(this, ctx);
+    this.#emit("modelcontext", ctx);
+    await this.#o.onModelContext?.(ctx, { view: this });
+    return {};
+  }
+
+  /** Sends the tool's result (now, or once the view is ready). */
+  sendToolResult(result) {
+    if (!isObject(result)) throw invalid("sendToolResult(): result must be a tool result object");
+    this.#result = result;
+    if (this.#state === "ready") this.#notify("ui/notifications/tool-result", result);
+  }
+
+  /** Tells the view that its tool call was cancelled. */
+  cancel(reason) {
+    if (this.#state === "ready") this.#notify("ui/notifications/tool-cancelled", reason === undefined ? {} : { reason: String(reason) });
+  }
+
+  /** Changes the theme the view was given ("light" or "dark"). */
+  setTheme(theme) {
+    if (!THEMES.includes(theme)) throw invalid(`setTheme(): theme must be one of ${THEMES.join(", ")}`);
+    if (this.#context.theme === theme) return;
+    this.#context.theme = theme;
+    if (this.#state === "ready") this.#notify("ui/notifications/host-context-changed", { theme });
+  }
+
+  /**
+   * Asks the view to tear down (ui/resource-teardown, answered within 3 s
+   * or not), then removes its frame. Later messages from it are ignored.
+   */
+  async close() {
+    if (this.#state === "closed") return;
+    if (this.#state === "ready") {
+      try {
+        await this.#request("ui/resource-teardown", {}, TEARDOWN_MS);
+      } catch (e) {
+        this.#emit("error", asMCPError(e));
+      }
+    }
+    this.#state = "closed";
+    this.#o.catalog?._viewContext(this, null);
+    removeEventListener("message", this.#onMessage);
+    for (const p of this.#pending.values()) p.reject(new MCPError("closed", "the view is closed"));
+    this.#pending.clear();
+    this.#frame.remove();
+  }
+}
+
+/** Whether a view may call the tool (its visibility lists "app"). */
+const callable = (t) => !t.ui || !Array.isArray(t.ui.visibility) || t.ui.visibility.includes("app");
+
+/** A tool as the view sees it: the server's definition, without what this library added. */
+function publicTool(t) {
+  const { ui: _ui, ...rest } = t;
+  return rest;
+}

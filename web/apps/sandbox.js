@@ -1,0 +1,65 @@
+// sandbox.js — the MCP Apps sandbox proxy: the page that frames this one
+// (the host) sends the view's HTML; this page loads it in an inner iframe
+// of an opaque origin (no allow-same-origin: the view reaches neither this
+// origin's storage nor this page) under the policy its declaration allows
+// (csp.js), and relays JSON-RPC messages between the two. Only the
+// frame's parent is listened to, and only from the origin that sent the
+// view; only the view's window is listened to besides.
+import { allow, policy } from "./csp.js";
+
+const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
+const RESOURCE_READY = "ui/notifications/sandbox-resource-ready";
+
+/** A JSON-RPC 2.0 message, as far as a relay needs to know. */
+const isMessage = (d) => d !== null && typeof d === "object" && !Array.isArray(d) && d.jsonrpc === "2.0";
+
+/** The view's HTML with its policy first, so that it governs everything the view's own markup loads. */
+function withPolicy(html, csp) {
+  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy(csp).policy}">`;
+  // After a doctype (before it would put the document in quirks mode);
+  // the parser puts a meta before <html> into the head it creates.
+  const m = /^\uFEFF?\s*<!doctype[^>]*>/i.exec(html);
+  return m ? m[0] + meta + html.slice(m[0].length) : meta + html;
+}
+
+function start() {
+  if (window.parent === window) {
+    document.body.textContent = "This page hosts MCP App views inside another page; open that page instead.";
+    return;
+  }
+  let host = null; // the origin of the page that sent the view
+  let view = null; // the inner iframe
+
+  function load(params) {
+    if (params === null || typeof params !== "object" || typeof params.html !== "string") return;
+    view = document.createElement("iframe");
+    // The view's sandbox is fixed here: a host cannot widen it.
+    view.setAttribute("sandbox", "allow-scripts allow-forms");
+    const features = allow(params.permissions);
+    if (features) view.setAttribute("allow", features);
+    view.setAttribute("title", document.title);
+    view.srcdoc = withPolicy(params.html, params.csp);
+    document.body.appendChild(view);
+  }
+
+  window.addEventListener("message", (e) => {
+    const d = e.data;
+    if (view && e.source === view.contentWindow) {
+      if (isMessage(d)) window.parent.postMessage(d, host);
+      return;
+    }
+    if (e.source !== window.parent || !isMessage(d)) return;
+    if (host === null) {
+      if (d.method !== RESOURCE_READY) return;
+      host = e.origin;
+      load(d.params);
+      return;
+    }
+    if (e.origin !== host || d.method === RESOURCE_READY) return; // one view per proxy, from one host
+    view?.contentWindow?.postMessage(d, "*"); // an opaque origin can only be addressed as "*"
+  });
+  // Says nothing but "ready"; the host checks that it came from its frame.
+  window.parent.postMessage({ jsonrpc: "2.0", method: PROXY_READY, params: {} }, "*");
+}
+
+start();
