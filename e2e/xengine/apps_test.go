@@ -203,3 +203,43 @@ func TestAppViewIsSandboxed(t *testing.T) {
 		t.Errorf("warnings %q; want the two widening connectDomains entries named", got.Warnings)
 	}
 }
+
+// TestAppViewMistakes: what a page gets wrong is said at once: a
+// sandboxUrl on the page's own origin and a tool without a view are
+// refused (invalid_argument), and a sandboxUrl that does not serve the
+// proxy fails the view with an error naming it, instead of a view that
+// never comes.
+func TestAppViewMistakes(t *testing.T) {
+	p := newProbeServer(t)
+	w := newWorld(t, devserver.AuthConfig{})
+	var got struct {
+		SameOrigin jsErr  `json:"sameOrigin"`
+		NoView     jsErr  `json:"noView"`
+		State      string `json:"state"`
+		Error      jsErr  `json:"error"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const client = mcp.client(%[1]q);
+		await client.connect();
+		const div = document.createElement("div");
+		document.body.appendChild(div);
+		const err = (e) => ({ name: e.name, code: e.code, message: e.message });
+		const sameOrigin = await mcp.apps.render(div, { client, tool: "probe", sandboxUrl: location.origin + "/sandbox.html" }).then(() => ({}), err);
+		const noView = await client.callTool("probe", {}).then(() => mcp.apps.render(div, { client, tool: "nothing", sandboxUrl: %[2]q })).then(() => ({}), err);
+		const view = await mcp.apps.render(div, { client, tool: "probe", sandboxUrl: %[3]q });
+		const error = await new Promise((ok) => view.addEventListener("error", (e) => ok(err(e.detail)), { once: true }));
+		const state = view.state;
+		await view.close();
+		await client.close();
+		return { sameOrigin, noView, state, error };
+	})()`, p.URL, w.SandboxURL, p.Declared+"/not-the-proxy.html"), &got)
+	if got.SameOrigin.Code != "invalid_argument" || !strings.Contains(got.SameOrigin.Message, "another origin") {
+		t.Errorf("a sandboxUrl on the page's origin: %+v; want invalid_argument saying it must be another origin", got.SameOrigin)
+	}
+	if got.NoView.Code != "invalid_argument" || !strings.Contains(got.NoView.Message, `"nothing"`) {
+		t.Errorf("a tool the server does not have: %+v; want invalid_argument naming it", got.NoView)
+	}
+	if got.State != "failed" || got.Error.Code != "network" || !strings.Contains(got.Error.Message, "not-the-proxy.html") || !strings.Contains(got.Error.Message, "frame-src") {
+		t.Errorf("a sandboxUrl that is not the proxy: state %q, error %+v; want failed and an error naming the URL and frame-src", got.State, got.Error)
+	}
+}

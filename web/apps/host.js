@@ -16,6 +16,7 @@ const RESOURCE_READY = "ui/notifications/sandbox-resource-ready";
 const DISPLAY_MODES = ["inline", "fullscreen", "pip"];
 const THEMES = ["light", "dark"];
 const TEARDOWN_MS = 3000;
+const PROXY_WAIT_MS = 5000; // after the proxy's frame loaded
 const MAX_HTML = 8 << 20; // a view's HTML, decoded
 
 // JSON-RPC error codes the view gets.
@@ -198,6 +199,16 @@ export class AppView extends EventTarget {
     f.dataset.mcpView = this.resourceUri;
     f.style.cssText = "display:block;width:100%;height:150px;border:0;";
     f.src = sandbox.href;
+    // A proxy that never says it is ready is a page that is not
+    // sandbox.html (a wrong sandboxUrl) or a frame the page's policy
+    // blocked (frame-src): say so rather than wait.
+    f.addEventListener("load", () => {
+      setTimeout(() => {
+        if (this.#sent || this.#state !== "loading") return;
+        this.#state = "failed";
+        this.#emit("error", new MCPError("network", `the sandbox proxy at ${sandbox.href} did not start: check that sandboxUrl serves the package's apps/sandbox.html and that the page's Content-Security-Policy allows it in frame-src`));
+      }, PROXY_WAIT_MS);
+    }, { once: true });
     addEventListener("message", this.#onMessage);
     element.appendChild(f);
     o.signal?.addEventListener("abort", () => this.close(), { once: true });
@@ -257,7 +268,7 @@ export class AppView extends EventTarget {
   #onNotification(method, params) {
     switch (method) {
       case PROXY_READY:
-        if (this.#sent) return; // once: the view cannot have its HTML sent again
+        if (this.#sent || this.#state !== "loading") return; // once: the view cannot have its HTML sent again
         this.#sent = true;
         this.#notify(RESOURCE_READY, { html: this.#view.html, csp: this.#view.csp ?? {}, permissions: this.#view.permissions ?? {} });
         return;
