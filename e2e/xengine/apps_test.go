@@ -20,7 +20,8 @@ import (
 // what a view must not do (read the page's storage and cookies, reach the
 // page's window, fetch from an origin it did not declare, send the page
 // messages that do not come through its frame, call a tool only the
-// model may call) and reports what happened as its model context. bump
+// model may call, a display mode the page does not offer) and reports
+// what happened, and the host context it got, as its model context. bump
 // is a tool only views may call; secret one only the model may.
 type probeServer struct {
 	URL      string
@@ -97,9 +98,12 @@ const probeView = `<!doctype html><html><head><meta charset="utf-8"><title>probe
   });
   const request = (method, params) => new Promise((ok) => { const id = next++; pending.set(id, ok); parent.postMessage({ jsonrpc: "2.0", id, method, params }, "*"); });
   const attempt = async (f) => { try { return "allowed: " + String(await f()).slice(0, 80); } catch (e) { return "refused: " + (e && e.name || e); } };
-  await request("ui/initialize", { appInfo: { name: "probe", version: "1" }, appCapabilities: {}, protocolVersion: "2026-01-26" });
+  const init = await request("ui/initialize", { appInfo: { name: "probe", version: "1" }, appCapabilities: { availableDisplayModes: ["inline", "fullscreen"] }, protocolVersion: "2026-01-26" });
   parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
   const found = {};
+  const hc = init.result.hostContext;
+  found.context = [init.result.protocolVersion, hc.platform, hc.theme, hc.displayMode, hc.availableDisplayModes.join("+"), hc.toolInfo.tool.name, hc.containerDimensions.width > 0].join(" ");
+  found.fullscreen = (await request("ui/request-display-mode", { mode: "fullscreen" })).result.mode;
   found.origin = String(self.origin);
   found.cookie = await attempt(() => document.cookie);
   found.localStorage = await attempt(() => localStorage.getItem("pageSecret"));
@@ -150,7 +154,7 @@ func TestAppViewIsSandboxed(t *testing.T) {
 		const div = document.createElement("div");
 		document.body.appendChild(div);
 		const ctx = new Promise((ok) => {
-			mcp.apps.render(div, { client, tool: "probe", sandboxUrl: %[2]q, onOpenLink: (u) => { links.push(u); }, onModelContext: ok })
+			mcp.apps.render(div, { client, tool: "probe", sandboxUrl: %[2]q, theme: "dark", displayModes: ["inline", "pip"], onOpenLink: (u) => { links.push(u); }, onModelContext: ok })
 				.then((v) => { globalThis.__view = v; warnings.push(...v.warnings); });
 		});
 		const late = new Promise((ok) => setTimeout(() => ok(null), 60000));
@@ -192,6 +196,12 @@ func TestAppViewIsSandboxed(t *testing.T) {
 	}
 	if f["tools"] != "bump,probe" {
 		t.Errorf("tools/list from the view: %q; want bump,probe", f["tools"])
+	}
+	if want := "2026-01-26 web dark inline inline probe true"; f["context"] != want {
+		t.Errorf("the host context the view got: %q; want %q (the modes both offer, only inline)", f["context"], want)
+	}
+	if f["fullscreen"] != "inline" {
+		t.Errorf("a request for fullscreen, which the page does not offer, got %q; want inline", f["fullscreen"])
 	}
 	if f["jsLink"] != "rpc error -32602" {
 		t.Errorf("a javascript: link: %q; want refused", f["jsLink"])

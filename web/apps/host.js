@@ -159,6 +159,8 @@ export class AppView extends EventTarget {
   #next = 1;
   #pending = new Map(); // our requests to the view: id → {resolve, reject}
   #version;
+  #modes; // the display modes the page offers
+  #resize = null; // ResizeObserver of the frame's width
   /** The last ui/update-model-context of the view ({content?, structuredContent?}), or null. */
   modelContext = null;
   /** What was left out of the view's declarations, one sentence each. */
@@ -177,12 +179,12 @@ export class AppView extends EventTarget {
     this.serverId = o.serverId ?? null;
     this.tool = tool.name;
     this.resourceUri = tool.ui.resourceUri;
-    const modes = o.displayModes ?? ["inline"];
+    const modes = (this.#modes = [...(o.displayModes ?? ["inline"])]);
     this.displayMode = modes.includes("inline") ? "inline" : modes[0] ?? "inline";
     this.#context = {
       theme: o.theme ?? (matchMedia?.("(prefers-color-scheme: dark)").matches ? "dark" : "light"),
       displayMode: this.displayMode,
-      availableDisplayModes: [...modes],
+      availableDisplayModes: [...modes], // narrowed to the view's own at ui/initialize
       locale: navigator.language,
       timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       platform: "web",
@@ -211,6 +213,15 @@ export class AppView extends EventTarget {
     }, { once: true });
     addEventListener("message", this.#onMessage);
     element.appendChild(f);
+    if (typeof ResizeObserver === "function") {
+      this.#resize = new ResizeObserver(() => {
+        const d = this.#dimensions();
+        if (d.width === this.#context.containerDimensions?.width) return;
+        this.#context.containerDimensions = d;
+        if (this.#state === "ready") this.#notify("ui/notifications/host-context-changed", { containerDimensions: d });
+      });
+      this.#resize.observe(f);
+    }
     o.signal?.addEventListener("abort", () => this.close(), { once: true });
   }
 
@@ -307,13 +318,20 @@ export class AppView extends EventTarget {
 
   async #handle(method, params) {
     switch (method) {
-      case "ui/initialize":
+      case "ui/initialize": {
+        // Only modes both offer: the page's displayModes and the view's
+        // own list (inline when it declares none).
+        const declared = params.appCapabilities?.availableDisplayModes;
+        const views = Array.isArray(declared) ? declared.filter((m) => DISPLAY_MODES.includes(m)) : ["inline"];
+        this.#context.availableDisplayModes = this.#modes.filter((m) => views.includes(m));
+        this.#context.containerDimensions = this.#dimensions();
         return {
           protocolVersion: PROTOCOL,
           hostInfo: { name: "mcpwasm", version: this.#version },
           hostCapabilities: this.#capabilities(),
           hostContext: this.#context,
         };
+      }
       case "ping":
         return {};
       case "tools/call":
@@ -345,6 +363,9 @@ export class AppView extends EventTarget {
         throw new RPCError(METHOD_NOT_FOUND, `this host does not handle ${method}`);
     }
   }
+
+  // The frame's width is the page's; its height follows the view.
+  #dimensions() { return { width: Math.round(this.#frame.clientWidth) }; }
 
   #capabilities() {
     const o = this.#o;
@@ -464,6 +485,7 @@ export class AppView extends EventTarget {
     }
     this.#state = "closed";
     this.#o.catalog?._viewContext(this, null);
+    this.#resize?.disconnect();
     removeEventListener("message", this.#onMessage);
     for (const p of this.#pending.values()) p.reject(new MCPError("closed", "the view is closed"));
     this.#pending.clear();
