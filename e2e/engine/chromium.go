@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -231,8 +232,9 @@ const cdpFrameGroup = "mcpwasm-e2e-frames"
 // frame in the target's process but not its top, the document's object
 // in the frame's main world (empty: the target's own top document).
 type cdpDoc struct {
-	ctx context.Context
-	obj runtime.RemoteObjectID
+	ctx   context.Context
+	obj   runtime.RemoteObjectID
+	oopif target.ID // the out-of-process iframe's target, if any
 }
 
 // call calls fn (a function declaration) on the document, in its frame's
@@ -295,6 +297,7 @@ func (w *cdpTab) frame(ctx context.Context, frames []string) (d cdpDoc, release 
 		arg, _ := json.Marshal(sel)
 		el, err := d.call(`function (s) { return this.querySelector(s); }`, false, false, &runtime.CallArgument{Value: arg})
 		if err != nil {
+			w.forget(d, err)
 			return d, release, fmt.Errorf("engine: frame %s: %w", where, err)
 		}
 		if el.ObjectID == "" {
@@ -324,7 +327,7 @@ func (w *cdpTab) frame(ctx context.Context, frames []string) (d cdpDoc, release 
 			prev := release
 			release = func() { prev(); stop(); ocancel() }
 			used = append(used, oc)
-			d = cdpDoc{ctx: oc}
+			d = cdpDoc{ctx: oc, oopif: target.ID(n.FrameID)}
 		}
 	}
 	return d, release, nil
@@ -362,6 +365,22 @@ func (w *cdpTab) oopif(ctx context.Context, id target.ID) (context.Context, erro
 	return c, nil
 }
 
+// forget drops the attachment to d's out-of-process iframe when a call
+// there failed other than by an exception (the iframe went away or moved
+// to another process): the next call attaches again.
+func (w *cdpTab) forget(d cdpDoc, err error) {
+	var js *JSError
+	if d.oopif == "" || errors.As(err, &js) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c, ok := w.oopifs[d.oopif]; ok {
+		delete(w.oopifs, d.oopif)
+		_ = chromedp.Cancel(c)
+	}
+}
+
 // EvalIn evaluates in the frame's main world (a function called on its
 // document, or Evaluate in an out-of-process frame's own target).
 func (w *cdpTab) EvalIn(ctx context.Context, frames []string, expr string, out any) error {
@@ -375,6 +394,7 @@ func (w *cdpTab) EvalIn(ctx context.Context, frames []string, expr string, out a
 	}
 	r, err := d.call("function () { return "+jsonWrap(expr)+"; }", true, false)
 	if err != nil {
+		w.forget(d, err)
 		return err
 	}
 	if r.Type == runtime.RemoteObjectTypeUndefined || len(r.Value) == 0 {
@@ -400,6 +420,9 @@ func (w *cdpTab) ClickIn(ctx context.Context, frames []string, selector string) 
 		var r *runtime.RemoteObject
 		if err == nil {
 			r, err = d.call(`function (s) { const e = this.readyState === "complete" && this.querySelector(s); return !!e && e.getClientRects().length > 0; }`, true, false, &runtime.CallArgument{Value: arg})
+		}
+		if err != nil {
+			w.forget(d, err)
 		}
 		if err == nil && string(r.Value) == "true" {
 			_, err = d.call(`function (s) { this.querySelector(s).click(); }`, true, true, &runtime.CallArgument{Value: arg})
