@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
@@ -46,6 +48,8 @@ type cdpTab struct {
 	// preloads are the tab's preload scripts, which the tabs it opens
 	// (NewTab) get too, as Firefox's and WebKit's do.
 	preloads []string
+	// oopifs are the contexts attached to out-of-process iframes.
+	oopifs map[target.ID]context.Context
 }
 
 func openCDPTab(ctx context.Context, parent context.Context, opts ...chromedp.ContextOption) (*cdpTab, error) {
@@ -217,4 +221,219 @@ func (w *cdpTab) Errors(context.Context) ([]string, error) {
 func (w *cdpTab) Close() error {
 	w.cancel()
 	return nil
+}
+
+// cdpFrameGroup is the object group of the remote objects EvalIn and
+// ClickIn hold, released when they return.
+const cdpFrameGroup = "mcpwasm-e2e-frames"
+
+// cdpDoc is a frame's document: the chromedp context of the target the
+// frame lives in (the tab's, or an out-of-process iframe's) and, for a
+// frame in the target's process but not its top, the document's object
+// in the frame's main world (empty: the target's own top document).
+type cdpDoc struct {
+	ctx   context.Context
+	obj   runtime.RemoteObjectID
+	oopif target.ID // the out-of-process iframe's target, if any
+}
+
+// call calls fn (a function declaration) on the document, in its frame's
+// main world; the expression Evaluate takes for the top document of a
+// target.
+func (d cdpDoc) call(fn string, byValue, gesture bool, args ...*runtime.CallArgument) (*runtime.RemoteObject, error) {
+	var res *runtime.RemoteObject
+	var exc *runtime.ExceptionDetails
+	if d.obj == "" {
+		// A function called on the target's global object: Evaluate of
+		// its call.
+		var a []string
+		for _, arg := range args {
+			a = append(a, string(arg.Value))
+		}
+		r, err := chromedp.Call(d.ctx, runtime.Evaluate, runtime.EvaluateParams{
+			Expression:    "(" + fn + ").call(document" + strings.Repeat(",", min(len(a), 1)) + strings.Join(a, ",") + ")",
+			ReturnByValue: &byValue, AwaitPromise: ptrTrue(), UserGesture: &gesture, ObjectGroup: cdpFrameGroup,
+		})
+		if err != nil {
+			return nil, err
+		}
+		res, exc = r.Result, r.ExceptionDetails
+	} else {
+		r, err := chromedp.Call(d.ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+			FunctionDeclaration: fn, ObjectID: d.obj, Arguments: args,
+			ReturnByValue: &byValue, AwaitPromise: ptrTrue(), UserGesture: &gesture, ObjectGroup: cdpFrameGroup,
+		})
+		if err != nil {
+			return nil, err
+		}
+		res, exc = r.Result, r.ExceptionDetails
+	}
+	if exc != nil {
+		return nil, &JSError{Text: (&chromedp.ExceptionError{ExceptionDetails: exc}).Error()}
+	}
+	return res, nil
+}
+
+func ptrTrue() *bool { t := true; return &t }
+
+// frame finds the document of the frames, one level at a time: the
+// iframe element, found in the document before, describes its frame; an
+// in-process frame's content document resolves to an object in that
+// frame's main world; an out-of-process frame (a target of its own, whose
+// id is the frame's) is attached to. release releases the objects in
+// every target used.
+func (w *cdpTab) frame(ctx context.Context, frames []string) (d cdpDoc, release func(), err error) {
+	c, cancel := w.with(ctx)
+	d = cdpDoc{ctx: c}
+	used := []context.Context{c}
+	release = func() {
+		for _, u := range used {
+			_, _ = chromedp.Call(u, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: cdpFrameGroup})
+		}
+		cancel()
+	}
+	for i, sel := range frames {
+		where := strings.Join(frames[:i+1], " > ")
+		arg, _ := json.Marshal(sel)
+		el, err := d.call(`function (s) { return this.querySelector(s); }`, false, false, &runtime.CallArgument{Value: arg})
+		if err != nil {
+			w.forget(d, err)
+			return d, release, fmt.Errorf("engine: frame %s: %w", where, err)
+		}
+		if el.ObjectID == "" {
+			return d, release, fmt.Errorf("engine: frame %s: no such element", where)
+		}
+		desc, err := chromedp.Call(d.ctx, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: el.ObjectID, Depth: ptrInt(0), Pierce: ptrTrue()})
+		if err != nil {
+			return d, release, fmt.Errorf("engine: frame %s: %w", where, err)
+		}
+		n := desc.Node
+		switch {
+		case n == nil || n.FrameID == "":
+			return d, release, fmt.Errorf("engine: frame %s: not an iframe with a frame", where)
+		case n.ContentDocument != nil:
+			doc, err := chromedp.Call(d.ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: n.ContentDocument.BackendNodeID, ObjectGroup: cdpFrameGroup})
+			if err != nil {
+				return d, release, fmt.Errorf("engine: frame %s: its document: %w", where, err)
+			}
+			d.obj = doc.Object.ObjectID
+		default:
+			oop, err := w.oopif(ctx, target.ID(n.FrameID))
+			if err != nil {
+				return d, release, fmt.Errorf("engine: frame %s (out of process): %w", where, err)
+			}
+			oc, ocancel := context.WithCancel(oop)
+			stop := context.AfterFunc(ctx, ocancel)
+			prev := release
+			release = func() { prev(); stop(); ocancel() }
+			used = append(used, oc)
+			d = cdpDoc{ctx: oc, oopif: target.ID(n.FrameID)}
+		}
+	}
+	return d, release, nil
+}
+
+func ptrInt(n int64) *int64 { return &n }
+
+// oopif returns the chromedp context attached to the out-of-process
+// iframe id, attaching to it the first time (the context ends with the
+// tab, detaching without closing anything).
+func (w *cdpTab) oopif(ctx context.Context, id target.ID) (context.Context, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c, ok := w.oopifs[id]; ok {
+		if c.Err() == nil {
+			return c, nil
+		}
+		delete(w.oopifs, id)
+	}
+	c, cancel := chromedp.NewContext(w.tab, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+	// The context must outlive ctx: ctx only bounds the attaching.
+	stop := context.AfterFunc(ctx, cancel)
+	err := chromedp.Do(c)
+	if !stop() || err != nil {
+		cancel()
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	if w.oopifs == nil {
+		w.oopifs = map[target.ID]context.Context{}
+	}
+	w.oopifs[id] = c
+	return c, nil
+}
+
+// forget drops the attachment to d's out-of-process iframe when a call
+// there failed other than by an exception (the iframe went away or moved
+// to another process): the next call attaches again.
+func (w *cdpTab) forget(d cdpDoc, err error) {
+	var js *JSError
+	if d.oopif == "" || errors.As(err, &js) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c, ok := w.oopifs[d.oopif]; ok {
+		delete(w.oopifs, d.oopif)
+		_ = chromedp.Cancel(c)
+	}
+}
+
+// EvalIn evaluates in the frame's main world (a function called on its
+// document, or Evaluate in an out-of-process frame's own target).
+func (w *cdpTab) EvalIn(ctx context.Context, frames []string, expr string, out any) error {
+	if len(frames) == 0 {
+		return w.Eval(ctx, expr, out)
+	}
+	d, release, err := w.frame(ctx, frames)
+	defer release()
+	if err != nil {
+		return err
+	}
+	r, err := d.call("function () { return "+jsonWrap(expr)+"; }", true, false)
+	if err != nil {
+		w.forget(d, err)
+		return err
+	}
+	if r.Type == runtime.RemoteObjectTypeUndefined || len(r.Value) == 0 {
+		return nil
+	}
+	var s *string
+	if err := json.Unmarshal(r.Value, &s); err != nil {
+		return fmt.Errorf("engine: EvalIn's result %.200s: %w", r.Value, err)
+	}
+	return decode(s, out)
+}
+
+// ClickIn waits until the frames resolve and the element is rendered in
+// the loaded document of the last, then clicks it (el.click() from a call
+// with a user gesture: transient activation in that frame).
+func (w *cdpTab) ClickIn(ctx context.Context, frames []string, selector string) error {
+	if len(frames) == 0 {
+		return w.Click(ctx, selector)
+	}
+	arg, _ := json.Marshal(selector)
+	for {
+		d, release, err := w.frame(ctx, frames)
+		var r *runtime.RemoteObject
+		if err == nil {
+			r, err = d.call(`function (s) { const e = this.readyState === "complete" && this.querySelector(s); return !!e && e.getClientRects().length > 0; }`, true, false, &runtime.CallArgument{Value: arg})
+		}
+		if err != nil {
+			w.forget(d, err)
+		}
+		if err == nil && string(r.Value) == "true" {
+			_, err = d.call(`function (s) { this.querySelector(s).click(); }`, true, true, &runtime.CallArgument{Value: arg})
+			release()
+			return err
+		}
+		release()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("engine: waiting for %s: %w (last: %v)", strings.Join(append(append([]string(nil), frames...), selector), " > "), ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

@@ -50,6 +50,14 @@ type Window interface {
 	// Click waits until an element matching the CSS selector is in the
 	// page, then clicks it (with user activation).
 	Click(ctx context.Context, selector string) error
+	// EvalIn evaluates expr like Eval, in the document of a nested frame:
+	// frames are CSS selectors of iframe elements, the first in this
+	// window's document, each next one in the document of the frame before.
+	// The frames may be cross-origin, and sandboxed with an opaque origin.
+	EvalIn(ctx context.Context, frames []string, expr string, out any) error
+	// ClickIn waits until an element matching selector is in that frame's
+	// document, then clicks it with user activation.
+	ClickIn(ctx context.Context, frames []string, selector string) error
 	// NewTab opens another tab sharing this window's storage and its
 	// preload scripts.
 	NewTab(ctx context.Context) (Window, error)

@@ -241,10 +241,24 @@ type scriptResult struct {
 }
 
 func (w *bidiWindow) Eval(ctx context.Context, expr string, out any) error {
+	return w.evalIn(ctx, w.id, expr, out)
+}
+
+// EvalIn evaluates in the browsing context of the frame.
+func (w *bidiWindow) EvalIn(ctx context.Context, frames []string, expr string, out any) error {
+	id, err := w.frame(ctx, frames)
+	if err != nil {
+		return err
+	}
+	return w.evalIn(ctx, id, expr, out)
+}
+
+// evalIn evaluates expr in the browsing context id.
+func (w *bidiWindow) evalIn(ctx context.Context, id, expr string, out any) error {
 	var r scriptResult
 	if err := w.f.bidi.call(ctx, "script.evaluate", map[string]any{
 		"expression":      jsonWrap(expr),
-		"target":          map[string]any{"context": w.id},
+		"target":          map[string]any{"context": id},
 		"awaitPromise":    true,
 		"resultOwnership": "none",
 	}, &r); err != nil {
@@ -259,12 +273,53 @@ func (w *bidiWindow) Eval(ctx context.Context, expr string, out any) error {
 	return decode(r.Result.Value, out)
 }
 
-func (w *bidiWindow) callActivated(ctx context.Context, fn string, args ...any) error {
+// frame resolves frames to a browsing context, one level at a time: in
+// the parent's context, the iframe's contentWindow serializes as a remote
+// window whose value names its browsing context (cross-origin too: a
+// WindowProxy needs no access to be serialized).
+func (w *bidiWindow) frame(ctx context.Context, frames []string) (string, error) {
+	id := w.id
+	for i, sel := range frames {
+		var r struct {
+			Type   string `json:"type"`
+			Result struct {
+				Type  string `json:"type"`
+				Value struct {
+					Context string `json:"context"`
+				} `json:"value"`
+			} `json:"result"`
+			ExceptionDetails struct {
+				Text string `json:"text"`
+			} `json:"exceptionDetails"`
+		}
+		err := w.f.bidi.call(ctx, "script.callFunction", map[string]any{
+			"functionDeclaration":  "(s) => document.querySelector(s)?.contentWindow ?? null",
+			"arguments":            []any{map[string]any{"type": "string", "value": sel}},
+			"target":               map[string]any{"context": id},
+			"awaitPromise":         false,
+			"resultOwnership":      "none",
+			"serializationOptions": map[string]any{"maxObjectDepth": 0},
+		}, &r)
+		where := strings.Join(frames[:i+1], " > ")
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("engine: frame %s: %w", where, err)
+		case r.Type == "exception":
+			return "", fmt.Errorf("engine: frame %s: %w", where, &JSError{Text: r.ExceptionDetails.Text})
+		case r.Result.Type != "window" || r.Result.Value.Context == "":
+			return "", fmt.Errorf("engine: frame %s: no iframe with a window there (got a %s)", where, r.Result.Type)
+		}
+		id = r.Result.Value.Context
+	}
+	return id, nil
+}
+
+func (w *bidiWindow) callActivated(ctx context.Context, id, fn string, args ...any) error {
 	var r scriptResult
 	if err := w.f.bidi.call(ctx, "script.callFunction", map[string]any{
 		"functionDeclaration": fn,
 		"arguments":           args,
-		"target":              map[string]any{"context": w.id},
+		"target":              map[string]any{"context": id},
 		"awaitPromise":        false,
 		"userActivation":      true,
 		"resultOwnership":     "none",
@@ -278,7 +333,7 @@ func (w *bidiWindow) callActivated(ctx context.Context, fn string, args ...any) 
 }
 
 func (w *bidiWindow) Gesture(ctx context.Context, expr string) error {
-	return w.callActivated(ctx, "() => { void (\n"+expr+"\n); }")
+	return w.callActivated(ctx, w.id, "() => { void (\n"+expr+"\n); }")
 }
 
 func (w *bidiWindow) ExpectPopup(ctx context.Context) (Popup, error) {
@@ -294,20 +349,31 @@ func (w *bidiWindow) ExpectPopup(ctx context.Context) (Popup, error) {
 }
 
 func (w *bidiWindow) Click(ctx context.Context, selector string) error {
+	return w.ClickIn(ctx, nil, selector)
+}
+
+// ClickIn waits until the frames resolve and the element is rendered in
+// the loaded document of the last, then clicks it from a script call with
+// user activation.
+func (w *bidiWindow) ClickIn(ctx context.Context, frames []string, selector string) error {
 	sel, _ := json.Marshal(selector)
+	var id string
 	for {
 		var ok bool
-		err := w.Eval(ctx, `(() => { const e = document.readyState === "complete" && document.querySelector(`+string(sel)+`); return !!e && e.getClientRects().length > 0; })()`, &ok)
+		var err error
+		if id, err = w.frame(ctx, frames); err == nil {
+			err = w.evalIn(ctx, id, `(() => { const e = document.readyState === "complete" && document.querySelector(`+string(sel)+`); return !!e && e.getClientRects().length > 0; })()`, &ok)
+		}
 		if err == nil && ok {
 			break
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("engine: waiting for %s: %w (last: %v)", selector, ctx.Err(), err)
+			return fmt.Errorf("engine: waiting for %s: %w (last: %v)", strings.Join(append(append([]string(nil), frames...), selector), " > "), ctx.Err(), err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return w.callActivated(ctx, "(s) => { document.querySelector(s).click(); }", map[string]any{"type": "string", "value": selector})
+	return w.callActivated(ctx, id, "(s) => { document.querySelector(s).click(); }", map[string]any{"type": "string", "value": selector})
 }
 
 func (w *bidiWindow) NewTab(ctx context.Context) (Window, error) { return w.f.open(ctx, w.uc) }

@@ -299,6 +299,25 @@ func (w *wdWindow) Reload(ctx context.Context) error {
 }
 
 func (w *wdWindow) Eval(ctx context.Context, expr string, out any) error {
+	return w.EvalIn(ctx, nil, expr, out)
+}
+
+// EvalIn switches the session into the frames, one level at a time,
+// evaluates there and switches back to the top.
+func (w *wdWindow) EvalIn(ctx context.Context, frames []string, expr string, out any) error {
+	var v *string
+	err := w.inFrames(ctx, frames, func() (err error) {
+		v, err = w.eval(ctx, expr)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return decode(v, out)
+}
+
+// eval evaluates expr in the session's current window and frame.
+func (w *wdWindow) eval(ctx context.Context, expr string) (*string, error) {
 	script := `const done = arguments[arguments.length - 1];
 Promise.resolve().then(() => ` + jsonWrap(expr) + `).then(
   (v) => done({ ok: true, v }),
@@ -308,16 +327,44 @@ Promise.resolve().then(() => ` + jsonWrap(expr) + `).then(
 		V  *string `json:"v"`
 		E  string  `json:"e"`
 	}
-	err := w.in(ctx, func() error {
-		return w.s.do(ctx, "POST", "/execute/async", map[string]any{"script": script, "args": []any{}}, &r)
-	})
-	if err != nil {
-		return err
+	if err := w.s.do(ctx, "POST", "/execute/async", map[string]any{"script": script, "args": []any{}}, &r); err != nil {
+		return nil, err
 	}
 	if !r.OK {
-		return &JSError{Text: r.E}
+		return nil, &JSError{Text: r.E}
 	}
-	return decode(r.V, out)
+	return r.V, nil
+}
+
+// inFrames runs f with the session switched to this window and, in it,
+// into frames (each an iframe's CSS selector in the frame before); the
+// session is back at the window's top frame afterwards, even when
+// switching or f failed, since every other command expects it there.
+func (w *wdWindow) inFrames(ctx context.Context, frames []string, f func() error) error {
+	return w.in(ctx, func() error {
+		if len(frames) == 0 {
+			return f()
+		}
+		defer func() {
+			// Not ctx: the switch back must happen when ctx has ended too.
+			c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			_ = w.s.do(c, "POST", "/frame", map[string]any{"id": nil}, nil)
+		}()
+		for i, sel := range frames {
+			var el map[string]string
+			if err := w.s.do(ctx, "POST", "/element", map[string]any{"using": "css selector", "value": sel}, &el); err != nil {
+				return fmt.Errorf("engine: frame %s: %w", strings.Join(frames[:i+1], " > "), err)
+			}
+			if el[elementKey] == "" {
+				return fmt.Errorf("engine: frame %s: no element reference (%v)", strings.Join(frames[:i+1], " > "), el)
+			}
+			if err := w.s.do(ctx, "POST", "/frame", map[string]any{"id": map[string]string{elementKey: el[elementKey]}}, nil); err != nil {
+				return fmt.Errorf("engine: switching to frame %s: %w", strings.Join(frames[:i+1], " > "), err)
+			}
+		}
+		return f()
+	})
 }
 
 // Gesture puts a button over the page whose click handler runs expr, and
@@ -383,19 +430,32 @@ func (w *wdWindow) ExpectPopup(ctx context.Context) (Popup, error) {
 }
 
 func (w *wdWindow) Click(ctx context.Context, selector string) error {
+	return w.ClickIn(ctx, nil, selector)
+}
+
+// ClickIn finds the element and clicks it with Element Click (which gives
+// user activation), both in the frame, retrying until the frames and the
+// element are there.
+func (w *wdWindow) ClickIn(ctx context.Context, frames []string, selector string) error {
 	for {
-		var el map[string]string
-		err := w.in(ctx, func() error {
-			return w.s.do(ctx, "POST", "/element", map[string]any{"using": "css selector", "value": selector}, &el)
+		found := false
+		err := w.inFrames(ctx, frames, func() error {
+			var el map[string]string
+			if err := w.s.do(ctx, "POST", "/element", map[string]any{"using": "css selector", "value": selector}, &el); err != nil {
+				return err
+			}
+			if el[elementKey] == "" {
+				return fmt.Errorf("engine: no element reference (%v)", el)
+			}
+			found = true
+			return w.s.do(ctx, "POST", "/element/"+el[elementKey]+"/click", map[string]any{}, nil)
 		})
-		if err == nil && el[elementKey] != "" {
-			return w.in(ctx, func() error {
-				return w.s.do(ctx, "POST", "/element/"+el[elementKey]+"/click", map[string]any{}, nil)
-			})
+		if found {
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("engine: waiting for %s: %w (last: %v)", selector, ctx.Err(), err)
+			return fmt.Errorf("engine: waiting for %s: %w (last: %v)", strings.Join(append(append([]string(nil), frames...), selector), " > "), ctx.Err(), err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

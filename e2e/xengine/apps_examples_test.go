@@ -1,0 +1,202 @@
+package xengine
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpwasm/mcpwasm/internal/devserver"
+)
+
+// viewFrames are the frames of a rendered view: the sandbox proxy's
+// iframe in the page, then the view's iframe in the proxy.
+var viewFrames = []string{"iframe[data-mcp-view]", "iframe"}
+
+// evalView evaluates expr in the view's document.
+func (w *world) evalView(expr string, out any) {
+	w.t.Helper()
+	if err := w.win.EvalIn(w.ctx, viewFrames, expr, out); err != nil {
+		w.t.Fatalf("evaluating JS in the view: %v\n%s", err, expr)
+	}
+}
+
+// appViewJS renders the view of tool of the client at url into a div,
+// keeping what the host hears in globalThis.__app: events, messages,
+// links and model contexts. Resolves {state, time} once the view is
+// ready (time: the result's structuredContent.time, if any).
+const appViewJS = `(async () => {
+	const app = globalThis.__app = { events: [], messages: [], links: [], contexts: [], errors: [] };
+	const client = app.client = mcp.client(%[1]q);
+	await client.connect();
+	const result = await client.callTool(%[2]q, %[3]s);
+	const div = document.createElement("div");
+	document.body.appendChild(div);
+	const view = app.view = await mcp.apps.render(div, {
+		client, tool: %[2]q, arguments: %[3]s, result, sandboxUrl: %[4]q, theme: "dark",
+		onMessage: (m) => { app.messages.push(m); },
+		onOpenLink: (url) => { app.links.push(url); },
+		onModelContext: (c) => { app.contexts.push(c); },
+	});
+	for (const t of ["ready", "sizechange", "message", "openlink", "modelcontext", "log", "warning", "error"]) {
+		view.addEventListener(t, (e) => app.events.push(t));
+	}
+	if (view.state !== "ready") await new Promise((ok) => view.addEventListener("ready", ok, { once: true }));
+	return { state: view.state, time: result.structuredContent?.time ?? result.content[0]?.text ?? "" };
+})()`
+
+// TestAppViewOfTheBasicServers: the official MCP Apps example servers
+// (@modelcontextprotocol/server-basic-vanillajs and server-basic-react,
+// pinned in e2e/node) each get their get-time view rendered under the
+// call: it reaches ready, shows the call's result, its button calls the
+// server's tool through the page (counted at the server), its message and
+// link go to the page's handlers, and close() tears it down.
+func TestAppViewOfTheBasicServers(t *testing.T) {
+	for _, which := range []string{"vanillajs", "react"} {
+		t.Run(which, func(t *testing.T) {
+			url, stats := appsServer(t, which)
+			w := newWorld(t, devserver.AuthConfig{})
+			var got struct {
+				State string `json:"state"`
+				Time  string `json:"time"`
+			}
+			w.eval(fmt.Sprintf(appViewJS, url, "get-time", "{}", w.SandboxURL), &got)
+			if got.State != "ready" || got.Time == "" {
+				t.Fatalf("render: %+v; want a ready view and a time from the call", got)
+			}
+			shown := func() string {
+				var s string
+				w.evalView(`document.getElementById("server-time")?.textContent ?? document.body.innerText`, &s)
+				return s
+			}
+			w.waitFor("the view to show the call's time", func() bool { return strings.Contains(shown(), got.Time) })
+			calls, _ := stats()
+			before := calls["get-time"]
+
+			// The vanillajs view's buttons have ids; the react one's only labels.
+			press := func(id, label string) {
+				t.Helper()
+				if which == "vanillajs" {
+					if err := w.win.ClickIn(w.ctx, viewFrames, "#"+id); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				var ok bool
+				w.evalView(fmt.Sprintf(`(() => { const b = [...document.querySelectorAll("button")].find((b) => b.textContent.trim() === %q); b?.click(); return !!b; })()`, label), &ok)
+				if !ok {
+					t.Fatalf("the %s view has no button %q", which, label)
+				}
+			}
+			press("get-time-btn", "Get Server Time")
+			w.waitFor("the view's call to reach the server", func() bool { c, _ := stats(); return c["get-time"] == before+1 })
+			w.waitFor("the view to show a new time", func() bool { return !strings.Contains(shown(), got.Time) && strings.Contains(shown(), "T") })
+
+			press("send-message-btn", "Send Message")
+			press("open-link-btn", "Open Link")
+			var heard struct {
+				Messages []json.RawMessage `json:"messages"`
+				Links    []string          `json:"links"`
+				Events   []string          `json:"events"`
+			}
+			w.waitFor("the view's message and link", func() bool {
+				w.eval(`({ messages: __app.messages, links: __app.links, events: __app.events })`, &heard)
+				return len(heard.Messages) == 1 && len(heard.Links) == 1
+			})
+			if !strings.Contains(string(heard.Messages[0]), `"role":"user"`) || !strings.Contains(string(heard.Messages[0]), "This is message text.") {
+				t.Errorf("ui/message reached the page as %s", heard.Messages[0])
+			}
+			if heard.Links[0] != "https://modelcontextprotocol.io/" {
+				t.Errorf("ui/open-link reached the page as %q", heard.Links[0])
+			}
+
+			var closed struct {
+				State  string   `json:"state"`
+				Frames int      `json:"frames"`
+				Events []string `json:"events"`
+			}
+			w.eval(`(async () => { await __app.view.close(); return { state: __app.view.state, frames: document.querySelectorAll("iframe").length, events: __app.events }; })()`, &closed)
+			if closed.State != "closed" || closed.Frames != 0 {
+				t.Errorf("after close(): %+v; want state closed and no frame", closed)
+			}
+			for _, e := range closed.Events {
+				if e == "error" {
+					t.Errorf("the view did not answer its teardown: events %v", closed.Events)
+				}
+			}
+			t.Logf("%s: events %v", which, closed.Events)
+		})
+	}
+}
+
+// TestAgentCallsAToolWithAView: an agent over a catalog of the vanillajs
+// example server and the probe server calls get-time; its toolresult
+// event names the view and carries the result, and the page renders the
+// view under the call from the catalog. A tool only views may call (the
+// probe's bump) is not offered to the model. A view's model context
+// reaches the catalog's next model request once, with the user's message.
+func TestAgentCallsAToolWithAView(t *testing.T) {
+	url, _ := appsServer(t, "vanillajs")
+	p := newProbeServer(t) // first: they close after the window, which holds streams to them
+	w := newWorld(t, devserver.AuthConfig{})
+	var got struct {
+		Exported []string          `json:"exported"`
+		App      map[string]string `json:"app"`
+		Time     string            `json:"time"`
+		Text     string            `json:"text"`
+		State    string            `json:"state"`
+		Shown    bool              `json:"shown"`
+		Asked    [][]string        `json:"asked"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const cat = mcp.catalog({ servers: { clock: { url: %[1]q }, probe: { url: %[2]q } } });
+		const exported = (await cat.toolsFor("openai")).map((t) => t.function.name).sort();
+		const agent = cat.agent({ model: mcp.models.openai({ baseURL: %[3]q, model: "mcpwasm-standin" }) });
+		const events = [];
+		const res = await agent.run("What time is it?", { onEvent: (e) => events.push(e) }).done;
+		const call = events.find((e) => e.type === "toolcall");
+		const tr = events.find((e) => e.type === "toolresult");
+		const div = document.createElement("div");
+		document.body.appendChild(div);
+		const view = await mcp.apps.render(div, { catalog: cat, serverId: tr.app.serverId, tool: tr.app.tool,
+			arguments: JSON.parse(call.arguments || "{}"), result: tr.result, sandboxUrl: %[4]q });
+		if (view.state !== "ready") await new Promise((ok) => view.addEventListener("ready", ok, { once: true }));
+		globalThis.__clockView = view;
+
+		// The probe's view sets a model context; a model function sees it once.
+		const asked = [];
+		const spy = cat.agent({ model: async (req) => { asked.push(req.messages.filter((m) => m.role === "user").map((m) => String(m.content))); return { role: "assistant", content: "ok" }; } });
+		const div2 = document.createElement("div");
+		document.body.appendChild(div2);
+		await new Promise((ok) => mcp.apps.render(div2, { catalog: cat, serverId: "probe", tool: "probe", sandboxUrl: %[4]q, onModelContext: ok }));
+		await spy.run("first").done;
+		await spy.run("second").done;
+		return { exported, app: tr.app, time: tr.result?.structuredContent?.time ?? "", text: res.text, state: view.state, asked };
+	})()`, url, p.URL, w.ModelURL, w.SandboxURL), &got)
+
+	if !slices.Contains(got.Exported, "clock_get-time") || slices.Contains(got.Exported, "probe_bump") || !slices.Contains(got.Exported, "probe_probe") {
+		t.Errorf("offered to the model: %v; want clock_get-time and probe_probe, never probe_bump (views only)", got.Exported)
+	}
+	if got.App["serverId"] != "clock" || got.App["tool"] != "get-time" || got.App["resourceUri"] != "ui://get-time/mcp-app.html" || got.Time == "" {
+		t.Errorf("toolresult: app %v, result time %q; want clock's get-time view and its result", got.App, got.Time)
+	}
+	if got.State != "ready" {
+		t.Errorf("the view rendered from the agent's event is %q; want ready", got.State)
+	}
+	w.waitFor("the view to show the agent's call's time", func() bool {
+		var s string
+		w.evalView(`document.getElementById("server-time")?.textContent ?? ""`, &s)
+		return s == got.Time
+	})
+	if len(got.Asked) != 2 {
+		t.Fatalf("the spy model was asked %d times; want 2", len(got.Asked))
+	}
+	first, second := strings.Join(got.Asked[0], "\n"), strings.Join(got.Asked[1], "\n")
+	if !strings.Contains(first, "From the view of probe's tool probe") || !strings.Contains(first, `"declared":"allowed: declared"`) || !strings.HasSuffix(first, "first") {
+		t.Errorf("the first request's user messages: %q; want the probe view's context, then the user's message", first)
+	}
+	if strings.Contains(second, "From the view of") {
+		t.Errorf("the second request's user messages: %q; want the context sent once, with the first message only", second)
+	}
+}
