@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
@@ -100,10 +101,17 @@ func TestAppViewOfTheBasicServers(t *testing.T) {
 				Links    []string          `json:"links"`
 				Events   []string          `json:"events"`
 			}
-			w.waitFor("the view's message and link", func() bool {
+			for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
 				w.eval(`({ messages: __app.messages, links: __app.links, events: __app.events })`, &heard)
-				return len(heard.Messages) == 1 && len(heard.Links) == 1
-			})
+				if len(heard.Messages) == 1 && len(heard.Links) == 1 {
+					break
+				}
+				if time.Since(start) > time.Minute {
+					var page string
+					w.evalView(`document.body.innerText`, &page)
+					t.Fatalf("after the clicks the page heard %d messages, %d links, events %v; the view shows %q", len(heard.Messages), len(heard.Links), heard.Events, page)
+				}
+			}
 			if !strings.Contains(string(heard.Messages[0]), `"role":"user"`) || !strings.Contains(string(heard.Messages[0]), "This is message text.") {
 				t.Errorf("ui/message reached the page as %s", heard.Messages[0])
 			}
@@ -193,7 +201,7 @@ func TestAgentCallsAToolWithAView(t *testing.T) {
 		t.Fatalf("the spy model was asked %d times; want 2", len(got.Asked))
 	}
 	first, second := strings.Join(got.Asked[0], "\n"), strings.Join(got.Asked[1], "\n")
-	if !strings.Contains(first, "From the view of probe's tool probe") || !strings.Contains(first, `"declared":"allowed: declared"`) || !strings.HasSuffix(first, "first") {
+	if !strings.Contains(first, `From the view of probe's tool "probe"`) || !strings.Contains(first, `allowed: declared`) || !strings.Contains(first, "[End of the views' context]") || !strings.HasSuffix(first, "first") {
 		t.Errorf("the first request's user messages: %q; want the probe view's context, then the user's message", first)
 	}
 	if strings.Contains(second, "From the view of") {

@@ -61,6 +61,15 @@ func newProbeServer(t *testing.T) *probeServer {
 			})
 	}
 	tool("probe", []any{"model", "app"}, nil)
+	s.AddTool(&mcp.Tool{Name: "wander", InputSchema: map[string]any{"type": "object"}, Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://probe/wander.html"}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "ui://probe/wander.html", Name: "wander", MIMEType: "text/html;profile=mcp-app"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "ui://probe/wander.html", MIMEType: "text/html;profile=mcp-app",
+				Text: `<!doctype html><p>leaving</p><script>setTimeout(() => { location.href = "about:blank#elsewhere"; }, 200);</script>`}}}, nil
+		})
 	tool("bump", []any{"app"}, &p.bumps)
 	tool("secret", []any{"model"}, &p.secrets)
 	html := strings.NewReplacer("DECLARED", p.Declared, "OTHER", p.Other).Replace(probeView)
@@ -194,8 +203,8 @@ func TestAppViewIsSandboxed(t *testing.T) {
 	if f["secret"] == "ran" || p.secrets.Load() != 0 {
 		t.Errorf("secret (the model only): %q, %d calls at the server; want refused", f["secret"], p.secrets.Load())
 	}
-	if f["tools"] != "bump,probe" {
-		t.Errorf("tools/list from the view: %q; want bump,probe", f["tools"])
+	if f["tools"] != "bump,probe,wander" {
+		t.Errorf("tools/list from the view: %q; want bump,probe,wander (not secret)", f["tools"])
 	}
 	if want := "2026-01-26 web dark inline inline probe true"; f["context"] != want {
 		t.Errorf("the host context the view got: %q; want %q (the modes both offer, only inline)", f["context"], want)
@@ -218,7 +227,8 @@ func TestAppViewIsSandboxed(t *testing.T) {
 // sandboxUrl on the page's own origin and a tool without a view are
 // refused (invalid_argument), and a sandboxUrl that does not serve the
 // proxy fails the view with an error naming it, instead of a view that
-// never comes.
+// never comes. A view that navigates its frame away from its document
+// (and its policy) is removed and fails.
 func TestAppViewMistakes(t *testing.T) {
 	p := newProbeServer(t)
 	w := newWorld(t, devserver.AuthConfig{})
@@ -227,6 +237,11 @@ func TestAppViewMistakes(t *testing.T) {
 		NoView     jsErr  `json:"noView"`
 		State      string `json:"state"`
 		Error      jsErr  `json:"error"`
+		Wandered   struct {
+			State  string `json:"state"`
+			Frames int    `json:"frames"`
+			Gone   jsErr  `json:"gone"`
+		} `json:"wandered"`
 	}
 	w.eval(fmt.Sprintf(`(async () => {
 		const client = mcp.client(%[1]q);
@@ -240,8 +255,11 @@ func TestAppViewMistakes(t *testing.T) {
 		const error = await new Promise((ok) => view.addEventListener("error", (e) => ok(err(e.detail)), { once: true }));
 		const state = view.state;
 		await view.close();
+		const wander = await mcp.apps.render(div, { client, tool: "wander", sandboxUrl: %[2]q });
+		const gone = await new Promise((ok) => wander.addEventListener("error", (e) => ok(err(e.detail)), { once: true }));
+		const wandered = { state: wander.state, frames: document.querySelectorAll("iframe").length, gone };
 		await client.close();
-		return { sameOrigin, noView, state, error };
+		return { sameOrigin, noView, state, error, wandered };
 	})()`, p.URL, w.SandboxURL, p.Declared+"/not-the-proxy.html"), &got)
 	if got.SameOrigin.Code != "invalid_argument" || !strings.Contains(got.SameOrigin.Message, "another origin") {
 		t.Errorf("a sandboxUrl on the page's origin: %+v; want invalid_argument saying it must be another origin", got.SameOrigin)
@@ -251,5 +269,8 @@ func TestAppViewMistakes(t *testing.T) {
 	}
 	if got.State != "failed" || got.Error.Code != "network" || !strings.Contains(got.Error.Message, "not-the-proxy.html") || !strings.Contains(got.Error.Message, "frame-src") {
 		t.Errorf("a sandboxUrl that is not the proxy: state %q, error %+v; want failed and an error naming the URL and frame-src", got.State, got.Error)
+	}
+	if wd := got.Wandered; wd.State != "failed" || wd.Frames != 0 || !strings.Contains(wd.Gone.Message, "left its document") {
+		t.Errorf("a view that navigated away: %+v; want it failed and its frame removed", wd)
 	}
 }
