@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -34,11 +35,25 @@ const (
 	// so a catalog must tell them apart.
 	ToolLongA = "summarize_the_quarterly_report_of_the_finance_team_for_the_board_version_one"
 	ToolLongB = "summarize_the_quarterly_report_of_the_finance_team_for_the_board_version_two"
+
+	// NotesViewURI is note_list's view (MCP Apps): the notes as a list
+	// with a field to add one, which calls note_add from the view.
+	NotesViewURI = "ui://notes/list.html"
+	// AppMIMEType is the media type of an MCP Apps view.
+	AppMIMEType = "text/html;profile=mcp-app"
 )
 
+// notesView is the HTML of [NotesViewURI]: self-contained (inline script
+// and style only, no external resource), speaking the view's side of MCP
+// Apps by hand over postMessage.
+//
+//go:embed notesview.html
+var notesView string
+
 // SecondHandler returns an http.Handler serving a new second demo server
-// (weather, text tools, notes) over Streamable HTTP at [StreamablePath],
-// wrapped in CORS middleware. Its state (the notes) lives as long as the
+// (weather, text tools, notes; note_list with a view of its own, MCP Apps:
+// [NotesViewURI]) over Streamable HTTP at [StreamablePath], wrapped in CORS
+// middleware. Its state (the notes) lives as long as the
 // handler.
 func SecondHandler(opts Options) http.Handler {
 	logger := opts.Logger
@@ -98,6 +113,10 @@ type (
 	NoteInput struct {
 		Note string `json:"note"`
 	}
+	// NotesOutput is note_list's structured content, which its view shows.
+	NotesOutput struct {
+		Notes []string `json:"notes"`
+	}
 )
 
 func addSecondTools(s *mcp.Server, n *notes) {
@@ -142,17 +161,25 @@ func addSecondTools(s *mcp.Server, n *notes) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name: ToolNoteList, Title: "List notes", Description: "Lists the saved notes.", Annotations: readOnly,
 		InputSchema: object(nil, schema{}),
-	}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		Meta:        mcp.Meta{"ui": map[string]any{"resourceUri": NotesViewURI}},
+	}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, NotesOutput, error) {
 		n.mu.Lock()
 		defer n.mu.Unlock()
+		out := NotesOutput{Notes: append([]string{}, n.list...)} // [] rather than null when empty
 		if len(n.list) == 0 {
-			return text("No notes yet."), nil, nil
+			return text("No notes yet."), out, nil
 		}
 		var b strings.Builder
 		for i, s := range n.list {
 			fmt.Fprintf(&b, "%d. %s\n", i+1, s)
 		}
-		return text(strings.TrimSpace(b.String())), nil, nil
+		return text(strings.TrimSpace(b.String())), out, nil
+	})
+	s.AddResource(&mcp.Resource{
+		URI: NotesViewURI, Name: "notes-view", Title: "Notes", MIMEType: AppMIMEType,
+		Description: "note_list's view: the notes as a list, with a field to add one.",
+	}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: NotesViewURI, MIMEType: AppMIMEType, Text: notesView}}}, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name: ToolClock, Title: "Clock", Description: "The server's time, in UTC.", Annotations: readOnly,

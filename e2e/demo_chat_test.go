@@ -1,22 +1,29 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
 // TestDemoChat drives the Chat panel with the dev server's scripted
 // stand-in model over the Servers panel's catalog: one message calls tools
 // on both demo servers, a tool that is not read-only asks Approve / Deny
 // (Deny: the model is told the user refused; Approve: it runs), Stop ends a
-// run during a slow tool, and an OpenAI-compatible endpoint with an API key
-// works without the key reaching storage, the log or the page.
+// run during a slow tool, a tool with a view (note_list) shows the server's
+// view under its call, from the sandbox origin, which adds a note, and an
+// OpenAI-compatible endpoint with an API key works without the key
+// reaching storage, the log or the page.
 func TestDemoChat(t *testing.T) {
 	onlyInPass(t, "auto", demoInDefaultRuntime)
 	t.Parallel()
@@ -131,6 +138,73 @@ func TestDemoChat(t *testing.T) {
 	if got := e.text(`#chat-log li.chat-tool[data-approval="remembered"]`); !strings.Contains(got, "allowed for this chat") {
 		t.Errorf("the remembered call shows %q; want \"allowed for this chat\"", got)
 	}
+	// A tool with a view (MCP Apps): the notes server's note_list shows
+	// its view under the call, framed from the sandbox origin (the page's
+	// policy frames that origin only; checkPageErrors finds no violation),
+	// and the view starts (the host's ready: the chat marks the call
+	// data-view="ready") and sizes itself.
+	send("list notes")
+	waitIdle()
+	listCall := call("notes", "note_list")
+	e.do("the notes view is ready under its call", chromedp.WaitVisible(chromedp.CSS(listCall+`[data-state="ok"][data-view="ready"] .chat-tool-view iframe`)))
+	if got := e.text(listCall + " .chat-tool-result"); !strings.Contains(got, "3. ") || !strings.Contains(got, "jam") {
+		t.Errorf("the note_list call shows %q; want the three notes as text", got)
+	}
+	frame := `document.querySelector('` + listCall + ` .chat-tool-view iframe')`
+	if got := e.js(frame + `.src`); got != e.SandboxURL {
+		t.Errorf("the view's frame is %q; want the sandbox proxy %q", got, e.SandboxURL)
+	}
+	if got := e.js(frame + `.dataset.mcpView`); got != demo.NotesViewURI {
+		t.Errorf("the view's frame shows %q; want %s", got, demo.NotesViewURI)
+	}
+	e.waitJS("the view to report its height", frame+`.style.height !== "150px"`)
+	// Into the view (its frame is a target of its own): add a note. The
+	// view's note_add asks Approve / Deny in the chat as the view's call,
+	// without Allow for this chat; its note_list (read-only) does not ask;
+	// the view lists the new note. The field is filled and Add clicked by
+	// script in the view's document (input events through the frame's
+	// target were not tried): the view's own click handler runs.
+	viewCtx := e.viewTarget("#note-add")
+	e.doIn(viewCtx, "fill the view's field", chromedp.SetValue(chromedp.CSS("#note-text"), "from the view"))
+	if _, err := chromedp.Run(viewCtx, chromedp.Evaluate[any](`document.getElementById("note-add").click(), null`)); err != nil {
+		t.Fatalf("clicking Add in the view: %v", err)
+	}
+	e.do("the view's call asks first",
+		chromedp.WaitVisible(chromedp.CSS(`#chat-log li.chat-approval[data-tool="note_add"][data-state="asking"] button.approve`)))
+	if got := e.text(`#chat-log li.chat-approval[data-state="asking"]`); !strings.Contains(got, "The view of Notes server wants to run note_add") || !strings.Contains(got, "from the view") {
+		t.Errorf("the view's approval prompt says %q; want the view, the tool and its arguments", got)
+	}
+	if got := e.js(`String(!!document.querySelector('#chat-log li.chat-approval[data-state="asking"] button.allow-chat'))`); got != "false" {
+		t.Error("the view's approval prompt offers Allow for this chat, which only the agent's calls remember")
+	}
+	e.do("approve the view's call", chromedp.Click(chromedp.CSS(`#chat-log li.chat-approval[data-state="asking"] button.approve`)))
+	viewState := func() string {
+		got, err := chromedp.Run(viewCtx, chromedp.Evaluate[string](`JSON.stringify({notes: document.getElementById("view").dataset.notes, status: document.getElementById("status").textContent, error: document.getElementById("error").textContent})`))
+		if err != nil {
+			return err.Error()
+		}
+		return got
+	}
+	for start := time.Now(); !strings.Contains(viewState(), `"notes":"4"`); time.Sleep(200 * time.Millisecond) {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("the view does not list the note it added: %s", viewState())
+		}
+	}
+	listed, err := chromedp.Run(viewCtx, chromedp.Text(chromedp.CSS("#notes")))
+	if err != nil {
+		t.Fatalf("the view's list: %v", err)
+	}
+	if got := e.js(`String(document.querySelectorAll('#chat-log li.chat-approval[data-tool="note_list"]').length)`); got != "0" {
+		t.Errorf("the view's note_list (read-only) asked for approval %s times; want never", got)
+	}
+	if !strings.Contains(listed, "from the view") {
+		t.Errorf("the view lists %q; want the note added from it", listed)
+	}
+	e.shot("demo-notes-view.png", listCall)
+	if got := e.js(`document.querySelector('meta[http-equiv="Content-Security-Policy"]').content`); !strings.Contains(got, "frame-src "+strings.TrimSuffix(e.SandboxURL, devserver.SandboxPath)+";") {
+		t.Errorf("the page's policy is %q; want frame-src of the sandbox origin only", got)
+	}
+
 	e.do("new chat", chromedp.Click(chromedp.ID("chat-new")))
 	send("note remember the tea")
 	e.do("asked again in a new chat",
@@ -169,4 +243,50 @@ func TestDemoChat(t *testing.T) {
 		t.Error("the API key reached storage, the log or the page's text")
 	}
 	e.checkPageErrors()
+}
+
+// viewTarget attaches to the frame of a server's view that has an element
+// matching sel: Chrome runs a sandboxed frame (an opaque origin) in a
+// process of its own, as a target of type "iframe" at about:srcdoc, which
+// queries from the page's DOM do not reach.
+func (e *demoEnv) viewTarget(sel string) context.Context {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		infos, err := chromedp.Targets(e.ctx)
+		if err != nil {
+			e.t.Fatalf("listing the targets: %v", err)
+		}
+		for _, info := range infos {
+			if info.Type != "iframe" || info.URL != "about:srcdoc" {
+				continue
+			}
+			ctx, cancel := chromedp.NewContext(e.ctx, chromedp.WithTargetID(info.TargetID))
+			e.t.Cleanup(cancel)
+			// Attach with ctx itself: the first run's context is the
+			// attachment's lifetime, so it must not be the probe's.
+			if err := chromedp.Do(ctx); err != nil {
+				continue
+			}
+			probe, done := context.WithTimeout(ctx, 2*time.Second)
+			_, err := chromedp.Run(probe, chromedp.Nodes(chromedp.CSS(sel)))
+			done()
+			if err == nil {
+				return ctx
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	e.t.Fatalf("no view's frame with %s", sel)
+	return nil
+}
+
+// doIn runs actions in ctx (a frame's target), within 30 s.
+func (e *demoEnv) doIn(ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		e.t.Fatalf("%s: %v", what, err)
+	}
 }

@@ -25,7 +25,7 @@ import (
 // choosing: the page (web/demo/ over web/, with /devserver/config.json),
 // the demo MCP server (with -auth: protected by the demo authorization
 // server), the second demo MCP server without sign-in, and the scripted
-// stand-in model.
+// stand-in model, and the MCP Apps sandbox proxy's origin.
 type demoEnv struct {
 	*env
 	AS       *authserver.Server // nil without auth
@@ -33,6 +33,9 @@ type demoEnv struct {
 	SSEURL   string
 	MCP2URL  string
 	ModelURL string
+	// SandboxURL is the MCP Apps sandbox proxy page (sandbox.html), on an
+	// origin of its own, where the chat shows servers' views.
+	SandboxURL string
 
 	emu      sync.Mutex
 	pageErrs []string
@@ -55,18 +58,20 @@ func newDemoEnv(t *testing.T, auth bool) *demoEnv {
 func newSiteEnv(t *testing.T, auth bool, site fs.FS, routes func(*http.ServeMux)) *demoEnv {
 	t.Helper()
 	e := &demoEnv{env: &env{t: t}}
-	var dPage, dMCP, dAS, dMCP2, dModel delegate
+	var dPage, dMCP, dAS, dMCP2, dModel, dSandbox delegate
 	page := httptest.NewUnstartedServer(&dPage)
 	mcpSrv := httptest.NewUnstartedServer(&dMCP)
 	asSrv := httptest.NewUnstartedServer(&dAS)
 	mcp2 := httptest.NewUnstartedServer(&dMCP2)
 	model := httptest.NewUnstartedServer(&dModel)
+	sandbox := httptest.NewUnstartedServer(&dSandbox)
 	base := func(s *httptest.Server) string { return "http://" + s.Listener.Addr().String() }
 	pc := devserver.PageConfig{
-		MCPURL:   base(mcpSrv) + demo.StreamablePath,
-		SSEURL:   base(mcpSrv) + demo.SSEPath,
-		MCP2URL:  base(mcp2) + demo.StreamablePath,
-		ModelURL: base(model) + "/v1",
+		MCPURL:     base(mcpSrv) + demo.StreamablePath,
+		SSEURL:     base(mcpSrv) + demo.SSEPath,
+		MCP2URL:    base(mcp2) + demo.StreamablePath,
+		ModelURL:   base(model) + "/v1",
+		SandboxURL: base(sandbox) + devserver.SandboxPath,
 	}
 	if auth {
 		pc.ASURL = base(asSrv)
@@ -112,9 +117,11 @@ func newSiteEnv(t *testing.T, auth bool, site fs.FS, routes func(*http.ServeMux)
 			dMCP2.h = e.record("mcp2", o.Handler)
 		case "model":
 			dModel.h = o.Handler
+		case "sandbox":
+			dSandbox.h = o.Handler
 		}
 	}
-	servers := []*httptest.Server{page, mcpSrv, mcp2, model}
+	servers := []*httptest.Server{page, mcpSrv, mcp2, model, sandbox}
 	if auth {
 		servers = append(servers, asSrv)
 	}
@@ -123,7 +130,7 @@ func newSiteEnv(t *testing.T, auth bool, site fs.FS, routes func(*http.ServeMux)
 		t.Cleanup(s.Close)
 	}
 	e.PageURL, e.MCPURL, e.MCPBase = base(page), pc.MCPURL, base(mcpSrv)
-	e.ASURL, e.SSEURL, e.MCP2URL, e.ModelURL = pc.ASURL, pc.SSEURL, pc.MCP2URL, pc.ModelURL
+	e.ASURL, e.SSEURL, e.MCP2URL, e.ModelURL, e.SandboxURL = pc.ASURL, pc.SSEURL, pc.MCP2URL, pc.ModelURL, pc.SandboxURL
 	e.openTab()
 	e.watchPageErrors()
 	return e

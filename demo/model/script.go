@@ -30,6 +30,7 @@ var (
 	askRule       = regexp.MustCompile(`(?i)\bask\s+me\b(?:\s+(.+))?$`)
 	linkRule      = regexp.MustCompile(`(?i)\bopen\s+link\s+(\S+)`)
 	timeRule      = regexp.MustCompile(`(?i)\bwhat\s+time\s+is\s+it\b`)
+	listNotesRule = regexp.MustCompile(`(?i)\b(?:list|show)\s+(?:me\s+)?(?:my\s+|the\s+|all\s+)?notes\b`)
 	summarizeRule = regexp.MustCompile(`(?is)^summarize in at most (\d+) words:\s*(.*)$`)
 )
 
@@ -246,6 +247,9 @@ func plan(user string, tools []string, id func(int) string) (calls []call, absen
 	}
 	if m := noteRule.FindStringSubmatch(user); m != nil {
 		want("note_add", map[string]string{"note": m[1]})
+	}
+	if listNotesRule.MatchString(user) {
+		want("note_list", map[string]any{}) // the notes server's tool with a view
 	}
 	if timeRule.MatchString(user) {
 		want("get-time", map[string]any{}) // the MCP Apps example servers' tool

@@ -137,15 +137,24 @@ type Origin struct {
 // authorization server ("as", with cfg.Auth), the second demo server
 // ("mcp2") and the stand-in model ("model"); and, demo or not, when
 // page.SandboxURL is set, the MCP Apps sandbox proxy ("sandbox", the files
-// of cfg.Web's apps/ at its root: [SandboxHandler]), last. page describes
+// of cfg.Web's apps/ at its root: [SandboxHandler]), last; the demo page's
+// policy then lets it frame that origin and no other ([FramingSandbox]). page describes
 // where the page finds the other origins; it is served at [ConfigPath].
 //
 // Tests that serve these handlers with httptest start the MCP origin first
 // and pass its URL in page. A configuration the demo authorization server
-// refuses is an error.
+// refuses is an error, and so is a page.SandboxURL that is not an http(s)
+// URL.
 func Handlers(cfg Config, page PageConfig) ([]Origin, error) {
+	site := Site(cfg.Web)
+	if page.SandboxURL != "" {
+		var err error
+		if site, err = FramingSandbox(site, page.SandboxURL); err != nil {
+			return nil, err
+		}
+	}
 	web := http.NewServeMux()
-	web.Handle("/", webserve.Handler(Site(cfg.Web)))
+	web.Handle("/", webserve.Handler(site))
 	body, _ := json.Marshal(page)
 	web.HandleFunc("GET "+ConfigPath, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -260,5 +261,76 @@ func TestSandboxOrigin(t *testing.T) {
 	}
 	if raw["sandboxURL"] != page.SandboxURL {
 		t.Errorf("config.json sandboxURL = %v; want %q", raw["sandboxURL"], page.SandboxURL)
+	}
+}
+
+// TestPageFramesTheSandboxOnly: with a sandbox origin, the demo page's
+// policy frames that origin and nothing else (its frame-src 'none' made
+// that origin, at / and /index.html, with a Content-Length and ETag of
+// the page as served); without one, the page is served as it is; a
+// sandbox URL that could smuggle another source into the policy is
+// refused.
+func TestPageFramesTheSandboxOnly(t *testing.T) {
+	now := time.Now()
+	const policy = `<meta http-equiv="Content-Security-Policy" content="default-src 'self'; frame-src 'none'; object-src 'none'">`
+	web := fstest.MapFS{
+		"demo/index.html":    {Data: []byte("<!doctype html>" + policy + "<title>demo</title>"), ModTime: now},
+		"demo/index.html.gz": {Data: []byte("stale, not the page"), ModTime: now.Add(time.Second)},
+		"demo/app.js":        {Data: []byte("// frame-src 'none' stays in other files"), ModTime: now},
+		"apps/sandbox.html":  {Data: []byte("<!doctype html>"), ModTime: now},
+	}
+	get := func(h http.Handler, method, path string, hdr ...string) *httptest.ResponseRecorder {
+		t.Helper()
+		req := httptest.NewRequest(method, path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+
+	for _, sandbox := range []string{"http://127.0.0.1:43210", "https://views.app.example", "http://[::1]:8085"} {
+		origins, err := devserver.Handlers(devserver.Config{Web: web}, devserver.PageConfig{SandboxURL: sandbox + devserver.SandboxPath})
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := origins[0].Handler
+		want := strings.Replace(policy, "frame-src 'none'", "frame-src "+sandbox, 1)
+		var etag string
+		for _, path := range []string{"/", "/index.html"} {
+			rec := get(page, "GET", path, "Accept-Encoding", "gzip")
+			body := rec.Body.String()
+			if rec.Code != 200 || !strings.Contains(body, want) || strings.Contains(body, "'none'; object") {
+				t.Errorf("%s, GET %s: %d %q; want the page with frame-src %s", sandbox, path, rec.Code, body, sandbox)
+			}
+			if got := rec.Header().Get("Content-Length"); got != strconv.Itoa(len(body)) {
+				t.Errorf("%s, GET %s: Content-Length %s for %d bytes", sandbox, path, got, len(body))
+			}
+			if rec.Header().Get("Content-Encoding") != "" {
+				t.Errorf("%s, GET %s: the precompressed sibling was served", sandbox, path)
+			}
+			etag = rec.Header().Get("ETag")
+		}
+		if rec := get(page, "GET", "/", "If-None-Match", etag); rec.Code != 304 {
+			t.Errorf("%s: GET / with its ETag: %d; want 304", sandbox, rec.Code)
+		}
+		if body := get(page, "GET", "/app.js").Body.String(); body != "// frame-src 'none' stays in other files" {
+			t.Errorf("%s: app.js = %q; want it as it is", sandbox, body)
+		}
+	}
+
+	origins, err := devserver.Handlers(devserver.Config{Web: web}, devserver.PageConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := get(origins[0].Handler, "GET", "/").Body.String(); !strings.Contains(body, policy) {
+		t.Errorf("without a sandbox, GET / = %q; want the page's own policy", body)
+	}
+
+	for _, bad := range []string{"javascript:alert(1)", "/sandbox.html", "http://a.example; script-src *", "http://a.example%20*", "http://user@a.example/", "ftp://a.example/"} {
+		if _, err := devserver.Handlers(devserver.Config{Web: web}, devserver.PageConfig{SandboxURL: bad}); err == nil {
+			t.Errorf("sandbox URL %q: no error; want it refused", bad)
+		}
 	}
 }

@@ -8,7 +8,9 @@
 // each tool call as it is written and then with its server, arguments and
 // result, the tokens each turn used, an Approve / Allow for this chat / Deny
 // prompt before a tool that is not read-only runs (the catalog's approve
-// hook), and a Sign in prompt when a call needs one. One agent serves the
+// hook), a Sign in prompt when a call needs one, and under a call of a
+// tool with a view (MCP Apps) the server's view, in the dev server's
+// sandbox origin (config.sandboxURL). One agent serves the
 // whole conversation, so "Allow for this chat" ("always") holds until New
 // chat (or another model). Stop aborts the run.
 import { $, h, describeError, announce, prettyText, validServerURL } from "./util.js";
@@ -27,6 +29,7 @@ let history = []; // the conversation so far, in Chat Completions shapes
 let run = null; // {ctrl, turn} of the running turn
 let chat = null; // {agent, cat, key}: the conversation's agent, the scope of "Allow for this chat"
 let runsEnded = 0; // shown as the chat log's data-runs
+const views = new Set(); // the servers' views shown in the transcript, closed by New chat
 const pendingApprovals = new Set(); // {settle} of approval prompts not answered yet
 
 const chatLog = $("#chat-log");
@@ -97,6 +100,7 @@ class Turn {
     this.bubble = null; // the assistant text being streamed
     this.thinking = null; // the reasoning being streamed
     this.calls = new Map(); // call id → li
+    this.args = new Map(); // call id → the call's arguments, an object
     this.answered = false;
   }
 
@@ -177,6 +181,7 @@ class Turn {
     li.querySelector(".chat-tool-where").textContent = where;
     li.querySelector(".chat-tool-state").textContent = "running…";
     li.querySelector(".chat-tool-args").textContent = prettyText(ev.arguments);
+    this.args.set(ev.id, argsObject(ev.arguments));
   }
 
   progress(ev) {
@@ -212,6 +217,7 @@ class Turn {
     chip.textContent = { ok: "done", error: "error", denied: "denied", stopped: "stopped" }[state];
     chip.className = `chip chat-tool-state ${state === "ok" ? "ok" : state === "error" ? "danger" : "warn"}`;
     li.querySelector(".chat-tool-result").replaceChildren(h("pre", { class: "text-content", text: ev.text }));
+    if (ev.app && ev.result && state === "ok") showView(li, ev.app, this.args.get(ev.id) ?? {}, ev.result);
   }
 
   authRequired(ev) {
@@ -281,6 +287,78 @@ class Turn {
   }
 }
 
+// ------------------------------------------------------------ servers' views (MCP Apps)
+
+/** A call's arguments as an object (the model wrote them as JSON text); {} when they are not one. */
+function argsObject(text) {
+  try {
+    const v = JSON.parse(text);
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Shows the view of a tool with one under its call: the server's HTML,
+ * run in the sandbox proxy's origin (never this page's), sized by the
+ * view. The call's element says how far it got in data-view: loading,
+ * ready, failed, or none (no sandbox origin to show it in). A message the
+ * view sends for the user goes into the message field, for the person to
+ * read and send; a link it asks for opens in a new tab, without opener.
+ */
+function showView(li, app, args, result) {
+  const box = h("div", { class: "chat-tool-view", dataset: { resourceUri: app.resourceUri } });
+  li.append(box);
+  if (!config.sandboxURL) {
+    li.dataset.view = "none";
+    box.append(h("p", { class: "hint", text: `${app.tool} has a view, which this page shows only with a sandbox origin for views (the dev server's -sandbox-addr).` }));
+    return;
+  }
+  const failed = (err) => {
+    li.dataset.view = "failed";
+    const { message, code } = describeError(err);
+    box.append(h("p", { class: "notice", dataset: { tone: "error" } },
+      h("strong", { text: "The view could not be shown: " }), message, code && h("code", { class: "code-chip", text: code })));
+    addLog("apps", `${app.serverId}/${app.tool}: the view failed: ${message}`, "error");
+  };
+  li.dataset.view = "loading";
+  mcp.apps.render(box, {
+    catalog: getCatalog(),
+    serverId: app.serverId,
+    tool: app.tool,
+    arguments: args,
+    result,
+    sandboxUrl: config.sandboxURL,
+    onMessage: (msg) => {
+      const text = (msg.content ?? []).filter((c) => c?.type === "text").map((c) => String(c.text)).join("\n").trim();
+      if (!text) return false;
+      input.value = text;
+      input.focus();
+      announce("The view wrote a message for you in the message field: read it, then send it or not.");
+      return true;
+    },
+    onOpenLink: (url) => {
+      window.open(url, "_blank", "noopener");
+      return true;
+    },
+  }).then((view) => {
+    views.add(view);
+    view.addEventListener("ready", () => {
+      li.dataset.view = "ready";
+      addLog("apps", `${app.serverId}/${app.tool}: the view is ready`);
+    });
+    view.addEventListener("error", (e) => { if (view.state === "failed") failed(e.detail); });
+    view.addEventListener("warning", (e) => addLog("apps", e.detail.message, "warn"));
+    view.addEventListener("sizechange", scrollDown);
+  }, failed);
+}
+
+function closeViews() {
+  for (const v of views) v.close();
+  views.clear();
+}
+
 // ------------------------------------------------------------ approvals
 
 /**
@@ -289,11 +367,16 @@ class Turn {
  * chat: this tool, until New chat) or false (Deny).
  */
 export function approve(req) {
+  // A view's calls come here for every tool (the catalog asks about the
+  // agent's only when they are not read-only): the same rule for both.
+  if (req.via === "app" && req.annotations?.readOnlyHint === true) return Promise.resolve(true);
   return new Promise((resolve) => {
     const title = serverTitle(req.id);
     const what = req.tool === "sampling/createMessage"
       ? `${title} asks the model to write a reply (sampling).`
-      : `The model wants to run ${req.tool} on ${title}.`;
+      : req.via === "app"
+        ? `The view of ${title} wants to run ${req.tool}.`
+        : `The model wants to run ${req.tool} on ${title}.`;
     const result = h("span", { class: "approval-result", role: "status" });
     const buttons = h("div", { class: "approval-actions" });
     const li = append(h("li", { class: "chat-approval", tabindex: "-1", dataset: { server: req.id, tool: req.tool, state: "asking" } },
@@ -301,7 +384,7 @@ export function approve(req) {
       h("p", { class: "hint", text: "It is not marked read-only: it may change something on the server." }),
       h("pre", { class: "json", "aria-label": "Arguments", text: prettyText(typeof req.args === "string" ? req.args : JSON.stringify(req.args ?? {})) }),
       buttons, result));
-    const entry = {};
+    const entry = { view: req.via === "app" }; // a view's call outlives the run
     const settle = (ok, why) => {
       if (!pendingApprovals.has(entry)) return;
       pendingApprovals.delete(entry);
@@ -316,8 +399,8 @@ export function approve(req) {
     pendingApprovals.add(entry);
     buttons.append(...[
       h("button", { type: "button", class: "btn btn-primary btn-small approve", "aria-label": `Approve ${req.tool}`, text: "Approve", onclick: () => settle(true) }),
-      // A sampling request is asked about each time: nothing to remember.
-      req.tool !== "sampling/createMessage" && h("button", { type: "button", class: "btn btn-secondary btn-small allow-chat", "aria-label": `Allow ${req.tool} for this chat`, text: "Allow for this chat", onclick: () => settle("always") }),
+      // A sampling request, or a view's call (not the agent's), is asked about each time.
+      req.tool !== "sampling/createMessage" && req.via !== "app" && h("button", { type: "button", class: "btn btn-secondary btn-small allow-chat", "aria-label": `Allow ${req.tool} for this chat`, text: "Allow for this chat", onclick: () => settle("always") }),
       h("button", { type: "button", class: "btn btn-secondary btn-small deny", "aria-label": `Deny ${req.tool}`, text: "Deny", onclick: () => settle(false) }),
     ].filter(Boolean));
     li.addEventListener("keydown", (e) => {
@@ -394,7 +477,7 @@ async function send(text) {
       addLog("chat", `failed: ${describeError(err).message}`, "error");
     }
   } finally {
-    for (const p of [...pendingApprovals]) p.settle(false, "Not answered: the run ended.");
+    for (const p of [...pendingApprovals]) if (!p.view) p.settle(false, "Not answered: the run ended.");
     run = null;
     chatLog.dataset.runs = String(++runsEnded);
     setBusy(false);
@@ -425,6 +508,7 @@ function newChat() {
   chat?.agent.close(); // its "Allow for this chat" answers end with it
   chat = null;
   history = [];
+  closeViews();
   chatLog.replaceChildren(h("li", { class: "chat-empty", text: "New conversation." }));
   input.focus();
 }
