@@ -444,7 +444,7 @@ func (r *run) callTools(ctx context.Context, calls []ToolCall) []Message {
 
 func (r *run) emitResult(id string, res catalog.ToolResult) {
 	ev := &ToolResultEvent{ID: id, Name: res.Name, ServerID: res.ServerID, Tool: res.Tool, IsError: res.IsError, Text: res.Text}
-	if res.UI != nil && res.Result != nil {
+	if res.UI != nil && res.UI.ResourceURI != "" && res.Result != nil {
 		ev.App = &ToolApp{ServerID: res.ServerID, Tool: res.Tool, ResourceURI: res.UI.ResourceURI}
 		ev.Result = res.Result
 	}

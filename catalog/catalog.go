@@ -197,7 +197,8 @@ type ToolResult struct {
 	Blocks   []Block             `json:"blocks,omitempty"`
 	IsError  bool                `json:"isError"`
 	Result   *mcp.CallToolResult `json:"result,omitempty"` // when the server answered
-	// UI is the tool's view (MCP Apps) when it has one and the server answered.
+	// UI is the tool's view (MCP Apps: ResourceURI, Visibility) when it
+	// names one or its callers, and the server answered.
 	UI *mcpclient.ToolUI `json:"ui,omitempty"`
 }
 

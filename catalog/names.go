@@ -162,7 +162,7 @@ func filterTools(sc ServerConfig, tools []*mcp.Tool, max int) (kept []*mcp.Tool,
 		if len(sc.AllowTools) > 0 && !matchAny(sc.AllowTools, t.Name) {
 			continue
 		}
-		if ui, err := mcpclient.UIOf(t); err == nil && !ui.ForModel() {
+		if ui, _ := mcpclient.UIOf(t); !ui.ForModel() {
 			continue // only its view may call it (MCP Apps visibility ["app"])
 		}
 		if len(kept) == max {

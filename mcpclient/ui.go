@@ -18,9 +18,10 @@ const (
 const maxResourceURI = 2048
 
 // ToolUI is a tool's view (MCP Apps): the ui:// resource its server
-// renders for it, and who may call the tool.
+// renders for it ("" for a tool that only says who may call it), and who
+// may call the tool.
 type ToolUI struct {
-	ResourceURI string   `json:"resourceUri"`
+	ResourceURI string   `json:"resourceUri,omitempty"`
 	Visibility  []string `json:"visibility"`
 }
 
@@ -41,46 +42,50 @@ func contains(list []string, v string) bool {
 
 // UIOf reads the view of t from its _meta.ui ({resourceUri, visibility}),
 // or the deprecated flat _meta["ui/resourceUri"]. It returns nil when t
-// has none, and an error (the view is then ignored) when its resourceUri
-// is not a ui:// URI. Visibility keeps "model" and "app" (others are
-// ignored) and is both when it names neither.
+// says neither. A resourceUri that is not a ui:// URI is an error and is
+// left out; the visibility stands with or without a view (a tool may say
+// who calls it and have none). Visibility keeps "model" and "app" (others
+// are ignored) and is both when it names neither.
 func UIOf(t *mcp.Tool) (*ToolUI, error) {
 	if t == nil || t.Meta == nil {
 		return nil, nil
 	}
-	var uri any
-	var vis any
+	var uri, vis any
 	if m, ok := t.Meta["ui"].(map[string]any); ok {
 		uri, vis = m["resourceUri"], m["visibility"]
 	}
 	if uri == nil {
 		uri = t.Meta["ui/resourceUri"]
 	}
-	if uri == nil {
-		return nil, nil
-	}
-	s, ok := uri.(string)
-	if !ok || !strings.HasPrefix(s, "ui://") || len(s) <= len("ui://") || len(s) > maxResourceURI {
-		shown := fmt.Sprint(uri)
-		if len(shown) > 80 {
-			shown = shown[:77] + "..."
-		}
-		return nil, fmt.Errorf("tool %q names a view %q that is not a ui:// resource; the view is ignored", t.Name, shown)
-	}
-	u := &ToolUI{ResourceURI: s}
+	u := &ToolUI{}
 	if list, ok := vis.([]any); ok {
 		for _, v := range list {
-			if v == VisibilityModel || v == VisibilityApp {
-				if !contains(u.Visibility, v.(string)) {
-					u.Visibility = append(u.Visibility, v.(string))
-				}
+			if s, ok := v.(string); ok && (s == VisibilityModel || s == VisibilityApp) && !contains(u.Visibility, s) {
+				u.Visibility = append(u.Visibility, s)
 			}
 		}
 	}
-	if len(u.Visibility) == 0 {
+	declared := len(u.Visibility) > 0
+	if !declared {
 		u.Visibility = []string{VisibilityModel, VisibilityApp}
 	}
-	return u, nil
+	var err error
+	if uri != nil {
+		s, ok := uri.(string)
+		if ok && strings.HasPrefix(s, "ui://") && len(s) > len("ui://") && len(s) <= maxResourceURI {
+			u.ResourceURI = s
+		} else {
+			shown := fmt.Sprint(uri)
+			if len(shown) > 80 {
+				shown = shown[:77] + "..."
+			}
+			err = fmt.Errorf("tool %q names a view %q that is not a ui:// resource; the view is ignored", t.Name, shown)
+		}
+	}
+	if u.ResourceURI == "" && !declared {
+		return nil, err
+	}
+	return u, err
 }
 
 // ToolWithUI is a tool as a page lists it: the server's description and,

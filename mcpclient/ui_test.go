@@ -9,8 +9,8 @@ import (
 )
 
 // TestUIOf: a tool's view from _meta.ui or the deprecated flat key, its
-// visibility (both by default, unknown values dropped), and views that
-// are not ui:// resources refused.
+// visibility (both by default, unknown values dropped, kept without a
+// view), and views that are not ui:// resources refused.
 func TestUIOf(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
@@ -32,17 +32,19 @@ func TestUIOf(t *testing.T) {
 		{name: "empty ui uri", meta: mcp.Meta{"ui/resourceUri": "ui://"}, model: true, wantErr: "not a ui:// resource"},
 		{name: "not a string", meta: mcp.Meta{"ui": map[string]any{"resourceUri": 42}}, model: true, wantErr: "not a ui:// resource"},
 		{name: "too long", meta: mcp.Meta{"ui/resourceUri": "ui://" + strings.Repeat("a", 3000)}, model: true, wantErr: "..."},
+		{name: "visibility without a view", meta: mcp.Meta{"ui": map[string]any{"visibility": []any{"app"}}}, vis: []string{"app"}, app: true},
+		{name: "model only, bad view", meta: mcp.Meta{"ui": map[string]any{"resourceUri": "https://x.example/v", "visibility": []any{"model"}}}, vis: []string{"model"}, model: true, wantErr: "not a ui:// resource"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ui, err := UIOf(&mcp.Tool{Name: "t", Meta: tt.meta})
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || ui != nil {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("UIOf = %+v, %v; want an error with %q", ui, err, tt.wantErr)
 				}
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			if tt.uri == "" && ui != nil || tt.uri != "" && (ui == nil || ui.ResourceURI != tt.uri || !slices.Equal(ui.Visibility, tt.vis)) {
+			if tt.vis == nil && ui != nil || tt.vis != nil && (ui == nil || ui.ResourceURI != tt.uri || !slices.Equal(ui.Visibility, tt.vis)) {
 				t.Errorf("UIOf = %+v; want %q %v", ui, tt.uri, tt.vis)
 			}
 			if ui.ForModel() != tt.model || ui.ForApp() != tt.app {

@@ -286,10 +286,11 @@ class Agent {
     for (const [view, ctx] of views) {
       const lines = (ctx.content ?? []).filter((c) => c?.type === "text" && typeof c.text === "string").map((c) => c.text);
       if (ctx.structuredContent !== undefined) lines.push(JSON.stringify(ctx.structuredContent));
-      if (lines.length) parts.push(`From the view of ${view.serverId ? `${view.serverId}'s ` : ""}tool ${view.tool}:\n${lines.join("\n")}`);
+      // As JSON strings: a view's text cannot pass for the end of the block.
+      if (lines.length) parts.push(`From the view of ${view.serverId ? `${view.serverId}'s ` : ""}tool ${JSON.stringify(view.tool)}: ${JSON.stringify(lines)}`);
     }
     if (!parts.length) return input;
-    const context = { role: "user", content: `[Context the app's views in the page set for you; the user did not write it]\n${parts.join("\n\n")}` };
+    const context = { role: "user", content: `[Context the app's views in the page set for you; the user did not write it]\n${parts.join("\n")}\n[End of the views' context]` };
     if (typeof input === "string") return [context, { role: "user", content: input }];
     return input.length ? [...input.slice(0, -1), context, input[input.length - 1]] : [context];
   }

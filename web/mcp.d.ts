@@ -215,7 +215,8 @@ export interface Tool {
 
 /** A tool's view (MCP Apps): its ui:// resource, and who may call the tool. */
 export interface ToolUI {
-  resourceUri: string;
+  /** Absent when the tool only says who may call it. */
+  resourceUri?: string;
   /** "model" and/or "app"; both when the server names neither. */
   visibility: ("model" | "app")[];
 }

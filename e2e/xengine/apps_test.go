@@ -72,6 +72,12 @@ func newProbeServer(t *testing.T) *probeServer {
 		})
 	tool("bump", []any{"app"}, &p.bumps)
 	tool("secret", []any{"model"}, &p.secrets)
+	// hidden says it is the model's and has no view of its own.
+	s.AddTool(&mcp.Tool{Name: "hidden", InputSchema: map[string]any{"type": "object"}, Meta: mcp.Meta{"ui": map[string]any{"visibility": []any{"model"}}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			p.secrets.Add(1)
+			return &mcp.CallToolResult{}, nil
+		})
 	html := strings.NewReplacer("DECLARED", p.Declared, "OTHER", p.Other).Replace(probeView)
 	s.AddResource(&mcp.Resource{URI: "ui://probe/view.html", Name: "probe", MIMEType: "text/html;profile=mcp-app"},
 		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -128,6 +134,8 @@ const probeView = `<!doctype html><html><head><meta charset="utf-8"><title>probe
   found.bump = r1.result ? (r1.result.isError ? "error" : "ran") : "rpc error " + r1.error.code;
   const r2 = await request("tools/call", { name: "secret", arguments: {} });
   found.secret = r2.result ? (r2.result.isError ? "error" : "ran") : "rpc error " + r2.error.code;
+  const r5 = await request("tools/call", { name: "hidden", arguments: {} });
+  found.hidden = r5.result ? (r5.result.isError ? "error" : "ran") : "rpc error " + r5.error.code;
   const r3 = await request("tools/list", {});
   found.tools = (r3.result?.tools ?? []).map((t) => t.name).sort().join(",");
   const r4 = await request("ui/open-link", { url: "javascript:alert(1)" });
@@ -200,8 +208,8 @@ func TestAppViewIsSandboxed(t *testing.T) {
 	if f["bump"] != "ran" || p.bumps.Load() != 1 {
 		t.Errorf("bump (views only): %q, %d calls at the server; want ran once", f["bump"], p.bumps.Load())
 	}
-	if f["secret"] == "ran" || p.secrets.Load() != 0 {
-		t.Errorf("secret (the model only): %q, %d calls at the server; want refused", f["secret"], p.secrets.Load())
+	if f["secret"] == "ran" || f["hidden"] == "ran" || p.secrets.Load() != 0 {
+		t.Errorf("secret and hidden (the model only, with and without a view): %q, %q, %d calls at the server; want both refused", f["secret"], f["hidden"], p.secrets.Load())
 	}
 	if f["tools"] != "bump,probe,wander" {
 		t.Errorf("tools/list from the view: %q; want bump,probe,wander (not secret)", f["tools"])

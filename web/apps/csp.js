@@ -38,7 +38,7 @@ const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
  * (never a bare "*"), so that nothing can add a source, a directive or a
  * policy to the one built.
  */
-export function source(domain) {
+export function source(domain, refused = []) {
   if (typeof domain !== "string" || domain === "") return { problem: "not a non-empty string" };
   if (/[\s;,'"`<>\\]/.test(domain)) return { problem: "has a space, quote or separator" };
   const m = /^(https?|wss?):\/\/(\*\.)?([a-z0-9.-]+|\[[0-9a-f:.]+\])(:\d{1,5})?\/?$/i.exec(domain);
@@ -49,18 +49,25 @@ export function source(domain) {
   if ((scheme === "http" || scheme === "ws") && (m[2] || !LOOPBACK.has(host))) {
     return { problem: `uses ${scheme}:, allowed for loopback hosts only; use ${scheme === "http" ? "https" : "wss"}:` };
   }
-  return { source: `${scheme}://${m[2] ?? ""}${host}${m[4] ?? ""}` };
+  if (m[2] && !host.includes(".")) return { problem: "is a wildcard over a whole top-level domain" };
+  const src = `${scheme}://${m[2] ?? ""}${host}${m[4] ?? ""}`;
+  // The page's and the sandbox's own origins: a view that could frame the
+  // proxy could give a view of its own any policy.
+  if (refused.includes(src.replace(/^ws/, "http"))) return { problem: "is the page's or the sandbox's own origin" };
+  return { source: src };
 }
 
 /**
  * policy builds the view's policy from a declaration ({connectDomains,
  * resourceDomains, frameDomains, baseUriDomains}, each a list of
- * origins). Returns {policy, dropped}: the policy string and the
- * declared entries refused, each {list, domain, problem}.
+ * origins) and the origins never allowed (the page's and the sandbox's).
+ * Returns {policy, kept, dropped}: the policy string, the declaration as
+ * kept, and the declared entries refused, each {list, domain, problem}.
  */
-export function policy(csp) {
+export function policy(csp, refused = []) {
   const directives = Object.fromEntries(Object.entries(BASE).map(([k, v]) => [k, [...v]]));
   const dropped = [];
+  const kept = {};
   const declared = csp !== null && typeof csp === "object" && !Array.isArray(csp) ? csp : {};
   for (const [list, feeds] of Object.entries(FEEDS)) {
     const entries = declared[list];
@@ -70,11 +77,12 @@ export function policy(csp) {
       continue;
     }
     for (const domain of entries) {
-      const r = source(domain);
+      const r = source(domain, refused);
       if (r.problem) {
         dropped.push({ list, domain: String(domain), problem: r.problem });
         continue;
       }
+      (kept[list] ??= []).push(r.source);
       for (const d of feeds) {
         const sources = directives[d];
         if (sources[0] === "'none'") sources.length = 0;
@@ -82,7 +90,7 @@ export function policy(csp) {
       }
     }
   }
-  return { policy: Object.entries(directives).map(([k, v]) => `${k} ${v.join(" ")}`).join("; "), dropped };
+  return { policy: Object.entries(directives).map(([k, v]) => `${k} ${v.join(" ")}`).join("; "), kept, dropped };
 }
 
 /** The iframe `allow` features of a view's declared permissions. */

@@ -12,6 +12,7 @@ import { policy, allow } from "./csp.js";
 const PROTOCOL = "2026-01-26";
 const MIME = "text/html;profile=mcp-app";
 const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
+const VIEW_GONE = "ui/notifications/sandbox-view-gone"; // sandbox.js's own
 const RESOURCE_READY = "ui/notifications/sandbox-resource-ready";
 const DISPLAY_MODES = ["inline", "fullscreen", "pip"];
 const THEMES = ["light", "dark"];
@@ -63,16 +64,38 @@ function viewOf(uri, r) {
   return { html, csp: isObject(ui.csp) ? ui.csp : undefined, permissions: isObject(ui.permissions) ? ui.permissions : undefined, prefersBorder: ui.prefersBorder };
 }
 
+// The read is shared, so no caller's signal stops it; each caller stops
+// waiting on its own.
 function readView(client, uri, signal) {
   let byURI = resources.get(client);
   if (!byURI) resources.set(client, (byURI = new Map()));
   let p = byURI.get(uri);
   if (!p) {
-    p = client.readResource(uri, { signal }).then((r) => viewOf(uri, r));
+    p = client.readResource(uri).then((r) => viewOf(uri, r));
     byURI.set(uri, p);
     p.catch(() => byURI.delete(uri));
   }
-  return p;
+  if (!signal) return p;
+  return new Promise((resolve, reject) => {
+    const stop = () => reject(new MCPError("aborted", "aborted"));
+    if (signal.aborted) return stop();
+    signal.addEventListener("abort", stop, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", stop));
+  });
+}
+
+const MAX_CONTEXT = 64 << 10; // a model context or message, as JSON
+
+/** A copy of what the view sent that is plain JSON of at most MAX_CONTEXT bytes. */
+function plainJSON(v, what) {
+  let json;
+  try {
+    json = JSON.stringify(v);
+  } catch {
+    throw new RPCError(INVALID_PARAMS, `${what} must be plain JSON`);
+  }
+  if (json.length > MAX_CONTEXT) throw new RPCError(INVALID_PARAMS, `${what} is larger than ${MAX_CONTEXT} bytes of JSON`);
+  return JSON.parse(json);
 }
 
 /** The sandbox proxy's URL, refused on the page's own origin (the view would then run beside the page). */
@@ -160,6 +183,10 @@ export class AppView extends EventTarget {
   #pending = new Map(); // our requests to the view: id → {resolve, reject}
   #version;
   #modes; // the display modes the page offers
+  #csp; // the view's declared domains as kept
+  #cancelled; // the reason of a cancel() before the view was ready
+  #closing = null; // close()'s promise
+  #abort = null; // the render's signal's listener
   #resize = null; // ResizeObserver of the frame's width
   /** The last ui/update-model-context of the view ({content?, structuredContent?}), or null. */
   modelContext = null;
@@ -191,9 +218,13 @@ export class AppView extends EventTarget {
       userAgent: `mcpwasm/${version}`,
       toolInfo: { tool: publicTool(tool) },
     };
-    for (const d of policy(view.csp).dropped) this.#warn(`the view ${this.resourceUri} declares ${d.list} entry ${JSON.stringify(d.domain)}, which ${d.problem}; it is left out of the view's policy`);
+    const checked = policy(view.csp, [location.origin, sandbox.origin]);
+    this.#csp = checked.kept;
+    for (const d of checked.dropped) this.#warn(`the view ${this.resourceUri} declares ${d.list} entry ${JSON.stringify(d.domain)}, which ${d.problem}; it is left out of the view's policy`);
     const f = (this.#frame = document.createElement("iframe"));
-    f.setAttribute("sandbox", "allow-scripts allow-same-origin");
+    // allow-forms lets the view's forms run their submit handlers; its
+    // policy (form-action 'none') lets no form leave the view.
+    f.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
     const features = allow(view.permissions);
     if (features) f.setAttribute("allow", features);
     f.setAttribute("referrerpolicy", "no-referrer");
@@ -207,8 +238,7 @@ export class AppView extends EventTarget {
     f.addEventListener("load", () => {
       setTimeout(() => {
         if (this.#sent || this.#state !== "loading") return;
-        this.#state = "failed";
-        this.#emit("error", new MCPError("network", `the sandbox proxy at ${sandbox.href} did not start: check that sandboxUrl serves the package's apps/sandbox.html and that the page's Content-Security-Policy allows it in frame-src`));
+        this.#fail(new MCPError("network", `the sandbox proxy at ${sandbox.href} did not start: check that sandboxUrl serves the package's apps/sandbox.html and that the page's Content-Security-Policy allows it in frame-src`));
       }, PROXY_WAIT_MS);
     }, { once: true });
     addEventListener("message", this.#onMessage);
@@ -222,7 +252,10 @@ export class AppView extends EventTarget {
       });
       this.#resize.observe(f);
     }
-    o.signal?.addEventListener("abort", () => this.close(), { once: true });
+    if (o.signal) {
+      this.#abort = () => this.close();
+      o.signal.addEventListener("abort", this.#abort, { once: true });
+    }
   }
 
   /** "loading" | "ready" | "closed" | "failed" */
@@ -288,7 +321,11 @@ export class AppView extends EventTarget {
         this.#state = "ready";
         this.#notify("ui/notifications/tool-input", { arguments: this.#o.arguments ?? {} });
         if (this.#result) this.#notify("ui/notifications/tool-result", this.#result);
+        else if (this.#cancelled !== undefined) this.#notify("ui/notifications/tool-cancelled", this.#cancelled);
         this.#emit("ready", {});
+        return;
+      case VIEW_GONE:
+        this.#fail(new MCPError("protocol", `the view ${this.resourceUri} left its document and was removed`));
         return;
       case "ui/notifications/size-changed": {
         const size = {};
@@ -342,8 +379,12 @@ export class AppView extends EventTarget {
         if (typeof params.uri !== "string" || params.uri === "") throw new RPCError(INVALID_PARAMS, "resources/read needs a uri");
         return this.#client.readResource(params.uri);
       case "resources/list": {
-        const r = await this.#client.listResources();
+        const r = await this.#client.listResources(); // every page
         return Array.isArray(r) ? { resources: r } : r;
+      }
+      case "resources/templates/list": {
+        const r = await this.#client.listResourceTemplates();
+        return Array.isArray(r) ? { resourceTemplates: r } : r;
       }
       case "ui/open-link":
         return this.#openLink(params);
@@ -355,6 +396,7 @@ export class AppView extends EventTarget {
         const modes = this.#context.availableDisplayModes;
         if (modes.includes(params.mode) && params.mode !== this.displayMode) {
           this.displayMode = this.#context.displayMode = params.mode;
+          this.#notify("ui/notifications/host-context-changed", { displayMode: params.mode });
           this.#emit("displaymodechange", { mode: params.mode });
         }
         return { mode: this.displayMode };
@@ -369,10 +411,10 @@ export class AppView extends EventTarget {
 
   #capabilities() {
     const o = this.#o;
-    const caps = { serverTools: {}, serverResources: {}, logging: {}, sandbox: { csp: this.#view.csp ?? {}, permissions: this.#view.permissions ?? {} } };
+    const caps = { serverTools: {}, serverResources: {}, logging: {}, sandbox: { csp: this.#csp, permissions: this.#view.permissions ?? {} } };
     if (o.onOpenLink) caps.openLinks = {};
     if (o.onMessage) caps.message = { text: {}, image: {}, resource: {}, resourceLink: {} };
-    caps.updateModelContext = { text: {}, image: {}, structuredContent: {} };
+    caps.updateModelContext = { text: {}, structuredContent: {} }; // what reaches a model
     return caps;
   }
 
@@ -426,7 +468,7 @@ export class AppView extends EventTarget {
 
   async #message(params) {
     if (params.role !== "user" || !Array.isArray(params.content)) throw new RPCError(INVALID_PARAMS, "ui/message needs role \"user\" and a content list");
-    const msg = { role: "user", content: params.content };
+    const msg = { role: "user", content: plainJSON(params.content, "ui/message content") };
     this.#emit("message", msg);
     if (!this.#o.onMessage) return { isError: true };
     const ok = await this.#o.onMessage(msg, { view: this });
@@ -443,10 +485,10 @@ export class AppView extends EventTarget {
       if (!isObject(params.structuredContent)) throw new RPCError(INVALID_PARAMS, "ui/update-model-context structuredContent must be an object");
       ctx.structuredContent = params.structuredContent;
     }
-    this.modelContext = ctx; // the last one counts
-    this.#o.catalog?._viewContext(this, ctx);
-    this.#emit("modelcontext", ctx);
-    await this.#o.onModelContext?.(ctx, { view: this });
+    const kept = (this.modelContext = plainJSON(ctx, "ui/update-model-context")); // the last one counts
+    this.#o.catalog?._viewContext(this, kept);
+    this.#emit("modelcontext", kept);
+    await this.#o.onModelContext?.(kept, { view: this });
     return {};
   }
 
@@ -457,9 +499,11 @@ export class AppView extends EventTarget {
     if (this.#state === "ready") this.#notify("ui/notifications/tool-result", result);
   }
 
-  /** Tells the view that its tool call was cancelled. */
+  /** Tells the view that its tool call was cancelled (now, or once it is ready). */
   cancel(reason) {
-    if (this.#state === "ready") this.#notify("ui/notifications/tool-cancelled", reason === undefined ? {} : { reason: String(reason) });
+    const params = reason === undefined ? {} : { reason: String(reason) };
+    if (this.#state === "ready") this.#notify("ui/notifications/tool-cancelled", params);
+    else if (this.#state === "loading") this.#cancelled = params;
   }
 
   /** Changes the theme the view was given ("light" or "dark"). */
@@ -474,18 +518,33 @@ export class AppView extends EventTarget {
    * Asks the view to tear down (ui/resource-teardown, answered within 3 s
    * or not), then removes its frame. Later messages from it are ignored.
    */
-  async close() {
-    if (this.#state === "closed") return;
-    if (this.#state === "ready") {
-      try {
-        await this.#request("ui/resource-teardown", {}, TEARDOWN_MS);
-      } catch (e) {
-        this.#emit("error", asMCPError(e));
+  close() {
+    this.#closing ??= (async () => {
+      if (this.#state === "ready") {
+        try {
+          await this.#request("ui/resource-teardown", {}, TEARDOWN_MS);
+        } catch (e) {
+          this.#emit("error", asMCPError(e));
+        }
       }
-    }
-    this.#state = "closed";
+      this.#end("closed");
+    })();
+    return this.#closing;
+  }
+
+  #fail(err) {
+    this.#end("failed");
+    this.#emit("error", err);
+  }
+
+  // Everything the view held goes: its frame, listeners, observer,
+  // pending requests and model context.
+  #end(state) {
+    if (this.#state === "closed" || this.#state === "failed") return;
+    this.#state = state;
     this.#o.catalog?._viewContext(this, null);
     this.#resize?.disconnect();
+    if (this.#abort) this.#o.signal.removeEventListener("abort", this.#abort);
     removeEventListener("message", this.#onMessage);
     for (const p of this.#pending.values()) p.reject(new MCPError("closed", "the view is closed"));
     this.#pending.clear();

@@ -9,13 +9,16 @@ import { allow, policy } from "./csp.js";
 
 const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
 const RESOURCE_READY = "ui/notifications/sandbox-resource-ready";
+// This proxy's own word to the host (not in the specification): the view
+// left its document and was removed.
+const VIEW_GONE = "ui/notifications/sandbox-view-gone";
 
 /** A JSON-RPC 2.0 message, as far as a relay needs to know. */
 const isMessage = (d) => d !== null && typeof d === "object" && !Array.isArray(d) && d.jsonrpc === "2.0";
 
 /** The view's HTML with its policy first, so that it governs everything the view's own markup loads. */
-function withPolicy(html, csp) {
-  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy(csp).policy}">`;
+function withPolicy(html, csp, host) {
+  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy(csp, [host, location.origin]).policy}">`;
   // After a doctype (before it would put the document in quirks mode);
   // the parser puts a meta before <html> into the head it creates.
   const m = /^\uFEFF?\s*<!doctype[^>]*>/i.exec(html);
@@ -38,7 +41,16 @@ function start() {
     const features = allow(params.permissions);
     if (features) view.setAttribute("allow", features);
     view.setAttribute("title", document.title);
-    view.srcdoc = withPolicy(params.html, params.csp);
+    view.srcdoc = withPolicy(params.html, params.csp, host);
+    // A view may navigate its own frame, to a document its policy no
+    // longer governs: that document gets no more messages either way.
+    let loads = 0;
+    view.addEventListener("load", () => {
+      if (++loads < 2) return;
+      view.remove();
+      view = null;
+      window.parent.postMessage({ jsonrpc: "2.0", method: VIEW_GONE, params: {} }, host);
+    });
     document.body.appendChild(view);
   }
 
