@@ -11,7 +11,7 @@
 //   node apps-server.mjs vanillajs|react
 import { createServer as createHTTPServer } from "node:http";
 import { NodeStreamableHTTPServerTransport } from "@modelcontextprotocol/node";
-import { cors } from "./interop-common.mjs";
+import { cors, readJSON } from "./interop-common.mjs";
 
 const which = process.argv[2];
 if (which !== "vanillajs" && which !== "react") {
@@ -30,16 +30,6 @@ function count(msg) {
   }
 }
 
-async function readBody(req) {
-  const chunks = [];
-  for await (const c of req) chunks.push(c);
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch {
-    return undefined;
-  }
-}
-
 const srv = createHTTPServer(async (req, res) => {
   if (cors(req, res)) return;
   const url = new URL(req.url, "http://127.0.0.1");
@@ -53,7 +43,7 @@ const srv = createHTTPServer(async (req, res) => {
   }
   let body;
   if (req.method === "POST") {
-    body = await readBody(req);
+    body = await readJSON(req);
     for (const m of Array.isArray(body) ? body : [body]) count(m);
   }
   const server = createServer();

@@ -11,6 +11,17 @@ export const stats = {
 };
 
 // cors answers preflights and lets the page's origin read what MCP needs.
+/** The JSON body of a request, or undefined when it is not JSON. */
+export async function readJSON(req) {
+  const chunks = [];
+  for await (const c of req) chunks.push(c);
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
 export function cors(req, res) {
   res.setHeader("Access-Control-Allow-Origin", req.headers.origin ?? "*");
   res.setHeader("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");

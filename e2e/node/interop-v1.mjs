@@ -16,7 +16,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod/v4";
-import { cors, register, registerReadables, stats } from "./interop-common.mjs";
+import { cors, readJSON, register, registerReadables, stats } from "./interop-common.mjs";
 
 const python = process.argv.includes("--python");
 
@@ -36,16 +36,6 @@ function build() {
 const sessions = new Map(); // Streamable HTTP sessions by id
 const orphans = new Set(); // python mode: sessions of non-initialize POSTs
 const sse = new Map(); // legacy SSE sessions by id
-
-async function readJSON(req) {
-  const chunks = [];
-  for await (const c of req) chunks.push(c);
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch {
-    return undefined;
-  }
-}
 
 function json(res, status, body, headers = {}) {
   res.writeHead(status, { "content-type": "application/json", ...headers });

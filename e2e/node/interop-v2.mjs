@@ -14,7 +14,7 @@ import { createServer } from "node:http";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { createMcpHandler, McpServer, ResourceTemplate } from "@modelcontextprotocol/server";
 import * as z from "zod/v4";
-import { cors, register, registerReadables, stats } from "./interop-common.mjs";
+import { cors, readJSON, register, registerReadables, stats } from "./interop-common.mjs";
 
 function build() {
   const server = new McpServer({ name: "interop-v2", version: "2.4.0" }, { capabilities: { logging: {} } });
@@ -32,16 +32,6 @@ function build() {
 const handler = toNodeHandler(createMcpHandler(() => build()));
 
 const strict = process.argv.includes("--strict-notifications");
-
-async function readJSON(req) {
-  const chunks = [];
-  for await (const c of req) chunks.push(c);
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch {
-    return undefined;
-  }
-}
 
 const srv = createServer(async (req, res) => {
   if (cors(req, res)) return;
