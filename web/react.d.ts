@@ -201,7 +201,7 @@ export interface McpAppViewProps extends Omit<RenderOptions, "catalog" | "signal
   catalog?: Catalog | UseCatalogResult | null;
   /** Called once the view is ready. */
   onReady?: (view: AppView) => void;
-  /** Called when the view cannot be rendered (else a console warning). */
+  /** Called when the view cannot be rendered or fails later (else a console warning). */
   onError?: (error: MCPError | Error) => void;
   className?: string;
   style?: Record<string, string | number>;

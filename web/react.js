@@ -709,7 +709,8 @@ export function useAgent(catalog, options = {}) {
  * `theme` followed, and the view closed on unmount. Props: `catalog` (or
  * useCatalog's result) with `serverId`, or `client`; `tool`, `arguments`,
  * `result`, `sandboxUrl`, `theme`, `displayModes`, `onMessage`,
- * `onOpenLink`, `onModelContext`, `onReady(view)`, `onError(error)`;
+ * `onOpenLink`, `onModelContext`, `onReady(view)`, `onError(error)` (the
+ * view could not be rendered, or failed later);
  * `className` and `style` for the div. A tool part of useAgent with `app`
  * renders as <McpAppView catalog={cat} {...part.app} arguments={…}
  * result={part.callResult} sandboxUrl={…} />.
@@ -742,6 +743,11 @@ export function McpAppView(props) {
         if (gone) return v.close();
         view = viewRef.current = v;
         v.addEventListener("ready", () => latest.current.onReady?.(v), { once: true });
+        v.addEventListener("error", (e) => {
+          if (v.state !== "failed") return; // a teardown the view did not answer
+          if (latest.current.onError) latest.current.onError(e.detail);
+          else console.warn(`mcp: McpAppView: ${e.detail.message}`);
+        });
         if (latest.current.result && latest.current.result !== p.result) v.sendToolResult(latest.current.result);
       }, (error) => {
         if (gone) return;

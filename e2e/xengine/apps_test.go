@@ -106,10 +106,15 @@ const probeView = `<!doctype html><html><head><meta charset="utf-8"><title>probe
 (async () => {
   let next = 1;
   const pending = new Map();
+  const seen = []; // the host's notifications
   addEventListener("message", (e) => {
     if (e.source !== parent) return;
     const d = e.data;
     if (d && d.id !== undefined && pending.has(d.id)) { pending.get(d.id)(d); pending.delete(d.id); }
+    if (d && typeof d.method === "string" && d.id === undefined) {
+      seen.push(d.method.replace("ui/notifications/", "") + (d.method.endsWith("tool-input") ? " " + JSON.stringify(d.params.arguments) : ""));
+      if (d.method === "ui/notifications/host-context-changed" && d.params.theme) request("ui/update-model-context", { structuredContent: { theme: d.params.theme } });
+    }
   });
   const request = (method, params) => new Promise((ok) => { const id = next++; pending.set(id, ok); parent.postMessage({ jsonrpc: "2.0", id, method, params }, "*"); });
   const attempt = async (f) => { try { return "allowed: " + String(await f()).slice(0, 80); } catch (e) { return "refused: " + (e && e.name || e); } };
@@ -140,6 +145,7 @@ const probeView = `<!doctype html><html><head><meta charset="utf-8"><title>probe
   found.tools = (r3.result?.tools ?? []).map((t) => t.name).sort().join(",");
   const r4 = await request("ui/open-link", { url: "javascript:alert(1)" });
   found.jsLink = r4.error ? "rpc error " + r4.error.code : "answered";
+  found.seen = seen.join(" | ");
   document.getElementById("status").textContent = "done";
   await request("ui/update-model-context", { structuredContent: found });
 })();
@@ -161,6 +167,7 @@ func TestAppViewIsSandboxed(t *testing.T) {
 		Links    []string          `json:"links"`
 		Warnings []string          `json:"warnings"`
 		Stuck    string            `json:"stuck"`
+		Theme    string            `json:"theme"`
 	}
 	w.eval(fmt.Sprintf(`(async () => {
 		document.cookie = "pageSecret=cookie1; path=/";
@@ -171,14 +178,18 @@ func TestAppViewIsSandboxed(t *testing.T) {
 		const div = document.createElement("div");
 		document.body.appendChild(div);
 		const ctx = new Promise((ok) => {
-			mcp.apps.render(div, { client, tool: "probe", sandboxUrl: %[2]q, theme: "dark", displayModes: ["inline", "pip"], onOpenLink: (u) => { links.push(u); }, onModelContext: ok })
+			mcp.apps.render(div, { client, tool: "probe", arguments: { q: "x" }, result: { content: [{ type: "text", text: "probed" }] }, sandboxUrl: %[2]q, theme: "dark", displayModes: ["inline", "pip"], onOpenLink: (u) => { links.push(u); }, onModelContext: ok })
 				.then((v) => { globalThis.__view = v; warnings.push(...v.warnings); });
 		});
 		const late = new Promise((ok) => setTimeout(() => ok(null), 60000));
 		const set = await Promise.race([ctx, late]);
 		if (!set) return { stuck: "no model context from the view in 60 s; view state " + globalThis.__view?.state + ", frame " + document.querySelector("iframe")?.src };
 		await new Promise((ok) => setTimeout(ok, 300)); // the forged messages would have landed by now
-		return { found: set.structuredContent, links, warnings };
+		// A new theme reaches the view, which answers with it.
+		const themed = new Promise((ok) => globalThis.__view.addEventListener("modelcontext", (e) => ok(e.detail.structuredContent?.theme), { once: true }));
+		globalThis.__view.setTheme("light");
+		const theme = await Promise.race([themed, new Promise((ok) => setTimeout(() => ok("none in 10 s"), 10000))]);
+		return { found: set.structuredContent, links, warnings, theme };
 	})()`, p.URL, w.SandboxURL), &got)
 
 	if got.Stuck != "" {
@@ -216,6 +227,12 @@ func TestAppViewIsSandboxed(t *testing.T) {
 	}
 	if want := "2026-01-26 web dark inline inline probe true"; f["context"] != want {
 		t.Errorf("the host context the view got: %q; want %q (the modes both offer, only inline)", f["context"], want)
+	}
+	if want := `tool-input {"q":"x"} | tool-result`; f["seen"] != want {
+		t.Errorf("the view heard %q; want %q (the arguments, then the result)", f["seen"], want)
+	}
+	if got.Theme != "light" {
+		t.Errorf("after setTheme(\"light\") the view said theme %q; want light (host-context-changed)", got.Theme)
 	}
 	if f["fullscreen"] != "inline" {
 		t.Errorf("a request for fullscreen, which the page does not offer, got %q; want inline", f["fullscreen"])

@@ -3,6 +3,7 @@ package xengine
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -64,13 +65,16 @@ func appWorldOf(t *testing.T, dist string) *world {
 		t.Fatal(err)
 	}
 	index = bytes.Replace(index, []byte("<head>"), []byte(`<head><script src="/e2e/boot.js"></script>`), 1)
-	w := newServers(t, devserver.AuthConfig{}, os.DirFS(dist), func(w *world, mux *http.ServeMux) {
+	// The app's build, and the package's apps/ for the sandbox origin (an
+	// app serves the sandbox proxy from the package on an origin of its own).
+	site := withApps{os.DirFS(dist), os.DirFS(webDir)}
+	w := newServers(t, devserver.AuthConfig{}, site, func(w *world, mux *http.ServeMux) {
 		serveIndex := func(rw http.ResponseWriter, r *http.Request) {
 			rw.Header().Set("Content-Type", "text/html; charset=utf-8")
 			rw.Header().Set("Cache-Control", "no-cache")
 			rw.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; connect-src 'self' "+
 				strings.TrimSuffix(w.MCPURL, demo.StreamablePath)+" "+strings.TrimSuffix(w.MCP2URL, demo.StreamablePath)+" "+w.ASURL+" "+
-				strings.TrimSuffix(w.ModelURL, "/v1"))
+				strings.TrimSuffix(w.ModelURL, "/v1")+"; frame-src "+strings.TrimSuffix(w.SandboxURL, devserver.SandboxPath))
 			rw.Write(index)
 		}
 		mux.HandleFunc("GET /{$}", serveIndex)
@@ -383,4 +387,64 @@ func TestReactAgentChat(t *testing.T) {
 		return gone
 	})
 	w.noPageErrors()
+}
+
+// TestReactChatShowsAView: in the React example's chat (built from the
+// packed npm package, development build: StrictMode mounts every effect
+// twice), "list notes" calls the notes server's note_list, whose view
+// (MCP Apps) McpAppView renders under the call from the sandbox origin:
+// one frame, ready, listing the note the turn before saved. Unmounting
+// the chat closes the view.
+func TestReactChatShowsAView(t *testing.T) {
+	w := appWorldOf(t, reactApp(t).Dev)
+	w.navigate(w.win, w.PageURL+"/?view=chat")
+	w.chatSay("note call mom")
+	w.waitFor("the approval question", func() bool {
+		var asking bool
+		_ = w.win.Eval(w.ctx, `document.querySelector('.approval[data-tool="notes_note_add"] .approve') !== null`, &asking)
+		return asking
+	})
+	if err := w.win.Click(w.ctx, `.approval[data-tool="notes_note_add"] .approve`); err != nil {
+		t.Fatalf("clicking Approve: %v", err)
+	}
+	w.waitTurn(1, "done")
+	w.chatSay("list notes")
+	w.waitTurn(2, "done")
+	w.waitFor("the view under note_list to be ready", func() bool {
+		var state string
+		_ = w.win.Eval(w.ctx, `document.querySelector('[data-part="tool"][data-name="notes_note_list"] .view-state')?.dataset.view ?? ""`, &state)
+		if state == "failed" {
+			t.Fatal("the view failed")
+		}
+		return state == "ready"
+	})
+	var frames []string
+	w.eval(`[...document.querySelectorAll("iframe")].map((f) => f.src)`, &frames)
+	if len(frames) != 1 || !strings.HasPrefix(frames[0], w.SandboxURL) {
+		t.Errorf("frames %v; want one, the sandbox proxy %s (StrictMode's double mount leaves none behind)", frames, w.SandboxURL)
+	}
+	frames2 := []string{`[data-name="notes_note_list"] [data-mcp-app-view] iframe`, "iframe"}
+	w.waitFor("the view to list the note", func() bool {
+		var shown string
+		_ = w.win.EvalIn(w.ctx, frames2, `document.getElementById("notes")?.textContent ?? ""`, &shown)
+		return strings.Contains(shown, "call mom")
+	})
+	if err := w.win.Click(w.ctx, "#toggle"); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor("the view to close with the chat", func() bool {
+		var n int
+		_ = w.win.Eval(w.ctx, `document.querySelectorAll("iframe").length`, &n)
+		return n == 0
+	})
+}
+
+// withApps is an app's build with the npm package's apps/ directory.
+type withApps struct{ app, pkg fs.FS }
+
+func (f withApps) Open(name string) (fs.File, error) {
+	if name == "apps" || strings.HasPrefix(name, "apps/") {
+		return f.pkg.Open(name)
+	}
+	return f.app.Open(name)
 }

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { models } from "mcpwasm";
-import { useMcpClient, useCatalog, useAgent, askUser } from "mcpwasm/react";
+import { useMcpClient, useCatalog, useAgent, askUser, McpAppView } from "mcpwasm/react";
 
 // The server comes from the dev server's config (/devserver/config.json):
 // ?server=mcp2 picks the demo server without sign-in, else the protected one.
@@ -105,7 +105,7 @@ function Servers({ config }) {
 // ask first: askUser routes the catalog's approve hook to this chat, which
 // shows the question with Approve, Allow for this chat and Deny. The
 // conversation is stored, so a reload shows it and goes on with it.
-const SUGGESTIONS = ["reverse hello", "note buy milk and reverse abc", "note call mom", "weather in Paris"];
+const SUGGESTIONS = ["reverse hello", "note buy milk and reverse abc", "note call mom", "weather in Paris", "list notes"];
 
 function Chat({ config }) {
   const cat = useCatalog({ servers: { notes: { url: config.mcp2URL, title: "Notes" } }, approve: askUser });
@@ -136,7 +136,7 @@ function Chat({ config }) {
           ? <li key={m.id} data-role="user">{m.text}</li>
           : (
             <li key={m.id} data-role="assistant" data-state={m.state}>
-              {m.parts.map((p, i) => <Part key={p.type === "tool" ? p.id : i} part={p} authorize={cat.authorize} />)}
+              {m.parts.map((p, i) => <Part key={p.type === "tool" ? p.id : i} part={p} cat={cat} sandboxURL={config.sandboxURL} />)}
               {m.state === "streaming" && <span className="typing" aria-label="The assistant is answering">…</span>}
               {m.state === "stopped" && <p className="notice">Stopped.</p>}
             </li>
@@ -166,7 +166,10 @@ function Chat({ config }) {
   );
 }
 
-function Part({ part: p, authorize }) {
+// A tool with a view (MCP Apps) shows it under the call, from the sandbox
+// origin the dev server runs (sandboxURL in its config).
+function Part({ part: p, cat, sandboxURL }) {
+  const [view, setView] = useState("loading");
   switch (p.type) {
     case "text":
       return <p data-part="text">{p.text}</p>;
@@ -177,10 +180,16 @@ function Part({ part: p, authorize }) {
         <div data-part="tool" data-name={p.name} data-state={p.state}>
           <code>{p.name}</code> <code>{p.arguments}</code> <span className="state">{p.state}</span>
           {p.result && <pre className="result">{p.result.text}</pre>}
+          {p.app && sandboxURL && (
+            <McpAppView catalog={cat} serverId={p.app.serverId} tool={p.app.tool} arguments={JSON.parse(p.arguments || "{}")}
+              result={p.callResult} sandboxUrl={sandboxURL} className="view"
+              onReady={() => setView("ready")} onError={() => setView("failed")} />
+          )}
+          {p.app && <span className="view-state" data-view={view} hidden />}
         </div>
       );
     case "authrequired":
-      return <p data-part="authrequired">{p.serverId} needs you to sign in. <button onClick={() => { authorize(p.serverId).catch(() => {}); }}>Sign in</button></p>;
+      return <p data-part="authrequired">{p.serverId} needs you to sign in. <button onClick={() => { cat.authorize(p.serverId).catch(() => {}); }}>Sign in</button></p>;
     default:
       return <p data-part={p.type}>{p.text}</p>;
   }
