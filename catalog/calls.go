@@ -114,21 +114,30 @@ func (c *Catalog) call(ctx context.Context, name string, raw []byte, opts CallOp
 	}
 	o.tool = t.Name
 	o.ui, _ = mcpclient.UIOf(t) // a view that is not ui:// was warned about when listed
-	args, instance, text := parseArgs(name, raw)
+	return c.run(ctx, e, t, o, raw, ApprovalRequest{ID: e.id, Tool: t.Name, Name: name, Annotations: t.Annotations}, display, url, opts)
+}
+
+// run is what a model's call and a view's share once the tool t is known:
+// the arguments (raw) are checked against its schema, the approval
+// (req, with the arguments added) decides, and the call goes out. Texts
+// name the call as o.name; display is the server's name, url its URL.
+func (c *Catalog) run(ctx context.Context, e *entry, t *mcp.Tool, o outcome, raw []byte, req ApprovalRequest, display, url string, opts CallOptions) (outcome, error) {
+	args, instance, text := parseArgs(o.name, raw)
 	if text != "" {
 		o.text = text
 		return o, nil
 	}
 	if problem := c.checkArgs(e, t, instance); problem != "" {
-		o.text = say(textSchema, display, name, problem)
+		o.text = say(textSchema, display, o.name, problem)
 		return o, nil
 	}
-	d, err := c.approve(ctx, ApprovalRequest{ID: e.id, Tool: t.Name, Name: name, Args: args, Annotations: t.Annotations}, url, t, opts)
+	req.Args = args
+	d, err := c.approve(ctx, req, url, t, opts)
 	if err != nil {
 		return o, err
 	}
 	if !d.Approved {
-		o.text = refusalText(d, display, name)
+		o.text = refusalText(d, display, o.name)
 		return o, nil
 	}
 	return c.invoke(ctx, e, t, o, args, opts)

@@ -76,7 +76,13 @@ type ApprovalRequest struct {
 	Name        string               `json:"name"` // the exported name
 	Args        json.RawMessage      `json:"args"`
 	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	// Via is ViaView when a server's view (MCP Apps) made the call
+	// ([Catalog.ViewCall]); "" when a model or the page did.
+	Via string `json:"via,omitempty"`
 }
+
+// ViaView is [ApprovalRequest.Via] for a call a server's view made.
+const ViaView = "app"
 
 // Clock tells the time (breaker cooldowns, backoff); tests fake it.
 type Clock interface {
@@ -255,6 +261,7 @@ type entry struct {
 	cause error            // the same error, for texts
 
 	tools      []*mcp.Tool // filtered and capped; nil until listed
+	viewOnly   []*mcp.Tool // the tools only its views may call (ViewCall), filtered and capped
 	toolsVer   int         // bumped when tools change
 	stale      bool        // the server announced a tool change
 	avail      bool        // the last connect or list succeeded

@@ -148,8 +148,10 @@ func badPattern(patterns []string) (string, bool) {
 // filterTools applies a server's deny and allow lists (deny wins; an empty
 // allow list allows all), drops unnamed and repeated tools, and keeps at most
 // max tools in the server's order. cut is how many allowed tools the cap
-// left out.
-func filterTools(sc ServerConfig, tools []*mcp.Tool, max int) (kept []*mcp.Tool, cut int) {
+// left out. The allowed tools only a view may call (MCP Apps visibility
+// ["app"]) are left out of kept and returned in viewOnly, capped at max
+// too.
+func filterTools(sc ServerConfig, tools []*mcp.Tool, max int) (kept, viewOnly []*mcp.Tool, cut int) {
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
 		if t == nil || t.Name == "" || seen[t.Name] {
@@ -163,7 +165,10 @@ func filterTools(sc ServerConfig, tools []*mcp.Tool, max int) (kept []*mcp.Tool,
 			continue
 		}
 		if ui, _ := mcpclient.UIOf(t); !ui.ForModel() {
-			continue // only its view may call it (MCP Apps visibility ["app"])
+			if len(viewOnly) < max {
+				viewOnly = append(viewOnly, t)
+			}
+			continue
 		}
 		if len(kept) == max {
 			cut++
@@ -171,7 +176,7 @@ func filterTools(sc ServerConfig, tools []*mcp.Tool, max int) (kept []*mcp.Tool,
 		}
 		kept = append(kept, t)
 	}
-	return kept, cut
+	return kept, viewOnly, cut
 }
 
 // truncateUTF8 cuts s to at most n bytes without splitting a rune.

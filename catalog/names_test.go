@@ -142,7 +142,7 @@ func TestFilterTools(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			kept, cut := filterTools(ServerConfig{AllowTools: tt.allow, DenyTools: tt.deny}, all, tt.max)
+			kept, _, cut := filterTools(ServerConfig{AllowTools: tt.allow, DenyTools: tt.deny}, all, tt.max)
 			var got []string
 			for _, k := range kept {
 				got = append(got, k.Name)

@@ -105,7 +105,8 @@ func (c *Catalog) setToolsLocked(e *entry, tools []*mcp.Tool) {
 	// the same tools and a model sees one order in every request.
 	tools = slices.Clone(tools)
 	slices.SortStableFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(toolName(a), toolName(b)) })
-	kept, cut := filterTools(e.cfg, tools, c.cfg.MaxToolsPerServer)
+	kept, viewOnly, cut := filterTools(e.cfg, tools, c.cfg.MaxToolsPerServer)
+	e.viewOnly = viewOnly
 	if kept == nil {
 		kept = []*mcp.Tool{}
 	}

@@ -120,6 +120,10 @@ const (
 	textUnknownToolSearch = "There is no tool named %q. Call catalog_search_tools to find the tool's exact name."
 	textCallThroughMeta   = "%s is called directly, not through catalog_call_tool."
 
+	// A server's view (MCP Apps) called a tool it may not call.
+	textViewNoTool    = "The %[1]s server has no tool named %[2]q that its views may call."
+	textViewModelOnly = "%[2]s of the %[1]s server is for the model only; a view may not call it."
+
 	// The Gemini export's note on what its schema subset could not carry.
 	textSchemaSimplified = "Note: the schema was simplified; dropped: %s."
 )

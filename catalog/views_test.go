@@ -2,11 +2,17 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
 // TestModelCallCarriesTheView: a model's call of a tool with a view
@@ -49,5 +55,147 @@ func TestModelCallCarriesTheView(t *testing.T) {
 	}
 	if res.UI != nil || !res.IsError {
 		t.Errorf("a call the server never answered: %+v (ui %+v); want an error without a view", res, res.UI)
+	}
+}
+
+// viewsServer is a real MCP server whose tools say who may call them
+// (MCP Apps visibility): chart has a view and no visibility, refresh is
+// for views only, secret for the model only, hidden for views only but on
+// the catalog's deny list. It counts the calls each tool ran.
+func viewsServer(t *testing.T) (string, func(tool string) int) {
+	t.Helper()
+	var mu sync.Mutex
+	ran := map[string]int{}
+	s := mcp.NewServer(&mcp.Implementation{Name: "views", Version: "1"}, nil)
+	for name, meta := range map[string]mcp.Meta{
+		"chart":   {"ui": map[string]any{"resourceUri": "ui://views/chart.html"}},
+		"refresh": {"ui": map[string]any{"resourceUri": "ui://views/chart.html", "visibility": []any{"app"}}},
+		"secret":  {"ui": map[string]any{"visibility": []any{"model"}}},
+		"hidden":  {"ui": map[string]any{"visibility": []any{"app"}}},
+	} {
+		s.AddTool(&mcp.Tool{Name: name, Meta: meta, InputSchema: map[string]any{
+			"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}},
+		}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			mu.Lock()
+			ran[req.Params.Name]++
+			mu.Unlock()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran " + req.Params.Name}}}, nil
+		})
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL, func(tool string) int { mu.Lock(); defer mu.Unlock(); return ran[tool] }
+}
+
+// TestViewCallsGoThroughTheCatalog: a view's calls (MCP Apps) reach only
+// the tools of its server that views may call, after the catalog's deny
+// list, and are decided as a model's are: the host's approve is asked with
+// via "app" and its "always" holds for the next call, the schema is
+// checked, and the model's list never shows a view-only tool.
+func TestViewCallsGoThroughTheCatalog(t *testing.T) {
+	url, ran := viewsServer(t)
+	var mu sync.Mutex
+	var asked []ApprovalRequest
+	cat, _ := newCatalog(t, Config{
+		Servers: map[string]ServerConfig{"views": {URL: url, DenyTools: []string{"hidden"}}},
+		Factory: clientFactory(t),
+		Approve: func(_ context.Context, r ApprovalRequest) (Answer, error) {
+			mu.Lock()
+			asked = append(asked, r)
+			mu.Unlock()
+			return AllowAlways, nil
+		},
+	})
+	ctx := ctxT(t)
+
+	tools, err := cat.ViewTools(ctx, "views")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tl := range tools {
+		got = append(got, tl.Name)
+	}
+	if !slices.Equal(got, []string{"chart", "refresh"}) {
+		t.Errorf("ViewTools = %v; want [chart refresh] (not the model's secret, not the denied hidden)", got)
+	}
+	model, err := cat.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := names(model); !slices.Equal(n, []string{"views_chart", "views_secret"}) {
+		t.Errorf("the model's tools = %v; want [views_chart views_secret]", n)
+	}
+
+	for i := range 2 {
+		res, err := cat.ViewCall(ctx, "views", "refresh", json.RawMessage(`{"n": 1}`), CallOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError || resultText(res) != "ran refresh" {
+			t.Errorf("call %d of refresh: %q (isError %v); want the server's result", i+1, resultText(res), res.IsError)
+		}
+	}
+	if len(asked) != 1 || asked[0].Via != ViaView || asked[0].Tool != "refresh" || asked[0].ID != "views" || asked[0].Name != "views_refresh" {
+		t.Errorf("approve was asked %+v; want once, about refresh, via %q (its \"always\" holds)", asked, ViaView)
+	}
+	if n := ran("refresh"); n != 2 {
+		t.Errorf("the server ran refresh %d times; want 2", n)
+	}
+
+	for _, tc := range []struct{ tool, want string }{
+		{"secret", "for the model only"},
+		{"hidden", "no tool named"},
+		{"nothing", "no tool named"},
+	} {
+		_, err := cat.ViewCall(ctx, "views", tc.tool, nil, CallOptions{})
+		wantCode(t, err, mcperr.InvalidArgument)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("a view's call of %s: %v; want an error saying %q", tc.tool, err, tc.want)
+		}
+		if n := ran(tc.tool); n != 0 {
+			t.Errorf("the server ran %s %d times; want never", tc.tool, n)
+		}
+	}
+	for _, tc := range []struct{ tool, args, want string }{
+		{"chart", `{"n": "one"}`, "n"},
+		{"chart", `[1]`, "object"},
+	} {
+		res, err := cat.ViewCall(ctx, "views", tc.tool, json.RawMessage(tc.args), CallOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError || !strings.Contains(resultText(res), tc.want) {
+			t.Errorf("a view's call of %s %s: %q (isError %v); want an error saying %q", tc.tool, tc.args, resultText(res), res.IsError, tc.want)
+		}
+		if n := ran(tc.tool); n != 0 {
+			t.Errorf("the server ran %s %d times; want never", tc.tool, n)
+		}
+	}
+	_, err = cat.ViewCall(ctx, "nobody", "chart", nil, CallOptions{})
+	wantCode(t, err, mcperr.InvalidArgument)
+}
+
+// TestViewCallsFollowThePolicy: the host's approval policy decides a
+// view's calls as it does a model's: a server set to "deny" runs none of
+// them, and approve is not asked.
+func TestViewCallsFollowThePolicy(t *testing.T) {
+	url, ran := viewsServer(t)
+	var asked int
+	cat, _ := newCatalog(t, Config{
+		Servers:        servers("views", url),
+		Factory:        clientFactory(t),
+		Approve:        func(context.Context, ApprovalRequest) (Answer, error) { asked++; return AllowOnce, nil },
+		ApprovalPolicy: ApprovalPolicy{Servers: map[string]Level{"views": LevelDeny}},
+	})
+	res, err := cat.ViewCall(ctxT(t), "views", "refresh", nil, CallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(resultText(res), "settings do not allow") {
+		t.Errorf("a denied server's view call: %q; want the policy's refusal", resultText(res))
+	}
+	if asked != 0 || ran("refresh") != 0 {
+		t.Errorf("approve asked %d times, refresh ran %d times; want neither", asked, ran("refresh"))
 	}
 }

@@ -184,6 +184,14 @@ type (
 		Arguments json.RawMessage `json:"arguments,omitempty"`
 		TimeoutMs *float64        `json:"timeoutMs,omitempty"`
 	}
+	// CatalogViewCall calls a tool of one server for that server's view
+	// (MCP Apps), by the server's own tool name.
+	CatalogViewCall struct {
+		ID        string          `json:"id"`
+		Server    string          `json:"server"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+	}
 	// CatalogToolCalls runs a model's tool calls of a format.
 	CatalogToolCalls struct {
 		ID     string          `json:"id"`
@@ -332,6 +340,8 @@ var Ops = []Op{
 	{"catalog.tools", CatalogRef{}, Any{}, "the aggregated tool list; connects enabled servers", false},
 	{"catalog.toolsFor", CatalogFormat{}, Any{}, "the tool list in a provider's format", false},
 	{"catalog.callTool", CatalogCallTool{}, Any{}, "calls a tool by its exported name", false},
+	{"catalog.viewTools", CatalogServer{}, Any{}, "the tools of a server its views may call", false},
+	{"catalog.viewCall", CatalogViewCall{}, Any{}, "calls a tool for a server's view (approval via \"app\")", false},
 	{"catalog.handleToolCalls", CatalogToolCalls{}, Any{}, "a model's tool calls in, tool-result messages out", false},
 	{"catalog.close", CatalogRef{}, nil, "closes every server", false},
 	{"agent.new", NewAgent{}, nil, "makes an agent over a catalog", true},

@@ -80,8 +80,7 @@ for engine in $engines; do
       while IFS= read -r l; do failures+=("    $l"); done < <(awk -v t="$t" '
         $0 ~ "^=== (RUN|CONT) +"t"$" {on=1; next}
         $0 ~ "^=== (RUN|CONT|PAUSE)" {on=0}
-        on && $0 ~ /_test\.go:[0-9]+:/ {print; n++}
-        END {}' "$tmp/$p.log" | tail -n 12)
+        on && $0 ~ /^ +/ {print}' "$tmp/$p.log" | tail -n 60)
     done
     if [ "$status" -ne 0 ] && ! grep -q '^--- FAIL' "$tmp/$p.log"; then
       failures+=("[$engine $mode] exit $status with no failed test: the last lines were")

@@ -381,6 +381,16 @@ func (a *app) opCatalogCallTool(ctx context.Context, args jsapi.CatalogCallTool,
 	})
 }
 
+func (a *app) opCatalogViewTools(ctx context.Context, args jsapi.CatalogServer, _ jsCall) (any, error) {
+	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) { return ce.cat.ViewTools(ctx, args.Server) })
+}
+
+func (a *app) opCatalogViewCall(ctx context.Context, args jsapi.CatalogViewCall, _ jsCall) (any, error) {
+	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
+		return ce.cat.ViewCall(ctx, args.Server, args.Name, args.Arguments, catalog.CallOptions{})
+	})
+}
+
 func (a *app) opCatalogToolCalls(ctx context.Context, args jsapi.CatalogToolCalls, _ jsCall) (any, error) {
 	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
 		return ce.cat.HandleToolCalls(ctx, catalog.Format(args.Format), args.Calls, catalog.CallOptions{})

@@ -83,6 +83,8 @@ func (a *app) handlers() map[string]handler {
 		"catalog.tools":                op(a.opCatalogTools),
 		"catalog.toolsFor":             op(a.opCatalogToolsFor),
 		"catalog.callTool":             op(a.opCatalogCallTool),
+		"catalog.viewTools":            op(a.opCatalogViewTools),
+		"catalog.viewCall":             op(a.opCatalogViewCall),
 		"catalog.handleToolCalls":      op(a.opCatalogToolCalls),
 		"catalog.close":                op(a.opCatalogClose),
 		"agent.new":                    op(a.opNewAgent),

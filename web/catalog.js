@@ -197,6 +197,17 @@ export class Catalog extends EventTarget {
     this.#mcp._target(`catalog:${this.#id}`, null);
   }
 
+  /** The tools of server id its views may call (apps/host.js's tools/list). */
+  _viewTools(id, signal) { return this.#call("catalog.viewTools", { server: id }, signal); }
+
+  /**
+   * Calls a tool of server id for one of its views (apps/host.js's
+   * tools/call): Go checks that views may call it and asks approve() with
+   * via "app" under the approval policy; every outcome but an abort
+   * resolves.
+   */
+  _viewCall(id, name, args, signal) { return this.#call("catalog.viewCall", { server: id, name, arguments: args }, signal); }
+
   /** A view of one of the catalog's servers set its model context (null: the view closed). */
   _viewContext(view, ctx) {
     if (ctx) this.#views.set(view, ctx);

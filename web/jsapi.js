@@ -154,6 +154,8 @@ export const OPS = Object.freeze({
   "catalog.tools": false,
   "catalog.toolsFor": false,
   "catalog.callTool": false,
+  "catalog.viewTools": false,
+  "catalog.viewCall": false,
   "catalog.handleToolCalls": false,
   "catalog.close": false,
   "agent.new": true,

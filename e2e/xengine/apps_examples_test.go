@@ -142,7 +142,9 @@ func TestAppViewOfTheBasicServers(t *testing.T) {
 // example server and the probe server calls get-time; its toolresult
 // event names the view and carries the result, and the page renders the
 // view under the call from the catalog. A tool only views may call (the
-// probe's bump) is not offered to the model. A view's model context
+// probe's bump) is not offered to the model; the probe view's calls are
+// the catalog's (approve asked with via "app", the model's tools refused
+// to the view, its tools/list the catalog's). A view's model context
 // reaches the catalog's next model request once, with the user's message.
 func TestAgentCallsAToolWithAView(t *testing.T) {
 	url, _ := appsServer(t, "vanillajs")
@@ -156,9 +158,17 @@ func TestAgentCallsAToolWithAView(t *testing.T) {
 		State    string            `json:"state"`
 		Shown    bool              `json:"shown"`
 		Asked    [][]string        `json:"asked"`
+		Found    map[string]string `json:"found"`
+		Approved []struct {
+			ID   string `json:"id"`
+			Tool string `json:"tool"`
+			Via  string `json:"via"`
+		} `json:"approved"`
 	}
 	w.eval(fmt.Sprintf(`(async () => {
-		const cat = mcp.catalog({ servers: { clock: { url: %[1]q }, probe: { url: %[2]q } } });
+		const approved = [];
+		const cat = mcp.catalog({ servers: { clock: { url: %[1]q }, probe: { url: %[2]q } },
+			approve: (req) => { approved.push({ id: req.id, tool: req.tool, via: req.via ?? "" }); return "always"; } });
 		const exported = (await cat.toolsFor("openai")).map((t) => t.function.name).sort();
 		const agent = cat.agent({ model: mcp.models.openai({ baseURL: %[3]q, model: "mcpwasm-standin" }) });
 		const events = [];
@@ -177,10 +187,10 @@ func TestAgentCallsAToolWithAView(t *testing.T) {
 		const spy = cat.agent({ model: async (req) => { asked.push(req.messages.filter((m) => m.role === "user").map((m) => String(m.content))); return { role: "assistant", content: "ok" }; } });
 		const div2 = document.createElement("div");
 		document.body.appendChild(div2);
-		await new Promise((ok) => mcp.apps.render(div2, { catalog: cat, serverId: "probe", tool: "probe", sandboxUrl: %[4]q, onModelContext: ok }));
+		const found = (await new Promise((ok) => mcp.apps.render(div2, { catalog: cat, serverId: "probe", tool: "probe", sandboxUrl: %[4]q, onModelContext: ok }))).structuredContent;
 		await spy.run("first").done;
 		await spy.run("second").done;
-		return { exported, app: tr.app, time: tr.result?.structuredContent?.time ?? "", text: res.text, state: view.state, asked };
+		return { exported, app: tr.app, time: tr.result?.structuredContent?.time ?? "", text: res.text, state: view.state, asked, found, approved };
 	})()`, url, p.URL, w.ModelURL, w.SandboxURL), &got)
 
 	if !slices.Contains(got.Exported, "clock_get-time") || slices.Contains(got.Exported, "probe_bump") || !slices.Contains(got.Exported, "probe_probe") {
@@ -197,6 +207,20 @@ func TestAgentCallsAToolWithAView(t *testing.T) {
 		w.evalView(`document.getElementById("server-time")?.textContent ?? ""`, &s)
 		return s == got.Time
 	})
+	// The probe view's calls are the catalog's: approve is asked with via
+	// "app"; the model's tools are refused as a JSON-RPC error.
+	if f := got.Found; f["bump"] != "ran" || p.bumps.Load() != 1 || f["secret"] != "rpc error -32602" || f["hidden"] != "rpc error -32602" || p.secrets.Load() != 0 || f["tools"] != "bump,probe,wander" {
+		t.Errorf("the probe view through the catalog found bump %q (%d at the server), secret %q, hidden %q (%d at the server), tools %q; want bump ran once, the model's tools refused, tools bump,probe,wander",
+			f["bump"], p.bumps.Load(), f["secret"], f["hidden"], p.secrets.Load(), f["tools"])
+	}
+	var viaApp, viaModel bool
+	for _, a := range got.Approved {
+		viaApp = viaApp || a.ID == "probe" && a.Tool == "bump" && a.Via == "app"
+		viaModel = viaModel || a.ID == "probe" && a.Tool == "bump" && a.Via == ""
+	}
+	if !viaApp || viaModel {
+		t.Errorf("approve was asked %+v; want the view's call of probe's bump, via app", got.Approved)
+	}
 	if len(got.Asked) != 2 {
 		t.Fatalf("the spy model was asked %d times; want 2", len(got.Asked))
 	}

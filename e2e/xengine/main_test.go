@@ -491,17 +491,27 @@ func (w *world) evalIn(win engine.Window, expr string, out any) {
 	}
 }
 
-// waitFor polls cond until it holds or the scenario's time runs out.
+// waitFor polls cond until it holds, failing the test after waitLimit or
+// when the scenario's time runs out.
 func (w *world) waitFor(what string, cond func() bool) {
 	w.t.Helper()
+	// One wait is bounded well below the scenario's 6 minutes, so a hang
+	// fails its test while the pass still has time for the others.
+	limit := time.After(waitLimit)
 	for !cond() {
 		select {
 		case <-w.ctx.Done():
 			w.t.Fatalf("timed out waiting for %s", what)
+		case <-limit:
+			w.t.Fatalf("waited %s for %s", waitLimit, what)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
+
+// waitLimit bounds one waitFor: the slowest wait on record is the token
+// expiry of TestTwoTabsOneRefreshForOneExpiry, under a minute.
+const waitLimit = 2 * time.Minute
 
 // jsErr is what the page reports for a rejected call.
 type jsErr struct {

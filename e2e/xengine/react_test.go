@@ -195,6 +195,7 @@ type chatTurn struct {
 	Status string `json:"status"`
 	Users  int    `json:"users"`
 	Usage  string `json:"usage"`
+	Error  string `json:"error"`
 }
 
 func (w *world) chatTurn() chatTurn {
@@ -210,6 +211,7 @@ func (w *world) chatTurn() chatTurn {
 			status: document.querySelector("#chat")?.dataset.status ?? "",
 			users: document.querySelectorAll('#messages li[data-role="user"]').length,
 			usage: document.querySelector("#usage")?.textContent ?? "",
+			error: document.querySelector("#chat-error")?.textContent ?? "",
 		};
 	})()`, &c)
 	return c
@@ -235,6 +237,9 @@ func (w *world) waitTurn(users int, state string) chatTurn {
 	var c chatTurn
 	w.waitFor(fmt.Sprintf("turn %d to end %s", users, state), func() bool {
 		c = w.chatTurn()
+		if c.Users == users && c.State != state && c.State != "" && c.State != "streaming" && (c.Status == "idle" || c.Status == "error") {
+			w.t.Fatalf("turn %d ended %s (chat %s), not %s: it shows %q, tools %+v, error %q", users, c.State, c.Status, state, c.Text, c.Tools, c.Error)
+		}
 		return c.Users == users && c.State == state && c.Status == "idle"
 	})
 	return c

@@ -199,7 +199,7 @@ export class AppView extends EventTarget {
     this.#origin = sandbox.origin;
     this.#client = client;
     this.#tool = tool;
-    this.#tools = tools;
+    this.#tools = tools.filter(callable);
     this.#view = view;
     this.#o = o;
     this.#result = o.result;
@@ -418,34 +418,42 @@ export class AppView extends EventTarget {
     return caps;
   }
 
+  // With a catalog, its rules say which tools a view may call (its
+  // allow and deny lists too).
   async #listTools() {
-    this.#tools = await appTools(this.#client);
+    const cat = this.#o.catalog;
+    this.#tools = cat ? await cat._viewTools(this.serverId) : (await appTools(this.#client)).filter(callable);
     return this.#tools;
   }
 
-  // A view calls tools of its own server that let views call them; with a
-  // catalog, the catalog's approve() is asked first, with via "app".
+  // A view calls tools of its own server that let views call them. With a
+  // catalog, the call is the catalog's: its allow and deny lists, its
+  // approval policy and approve() (asked with via "app") decide, as they
+  // do a model's calls.
   async #callTool(params) {
     const name = params.name;
     if (typeof name !== "string" || name === "") throw new RPCError(INVALID_PARAMS, "tools/call needs a tool name");
     const args = params.arguments ?? {};
     if (!isObject(args)) throw new RPCError(INVALID_PARAMS, "tools/call arguments must be an object");
-    let tool = this.#tools.find((t) => t.name === name);
-    if (!tool) tool = (await this.#listTools()).find((t) => t.name === name);
-    if (!tool) throw new RPCError(INVALID_PARAMS, `the server has no tool named ${JSON.stringify(name)}`);
-    if (!callable(tool)) throw new RPCError(INVALID_PARAMS, `the tool ${JSON.stringify(name)} is for the model only; a view may not call it`);
     const cat = this.#o.catalog;
     if (cat) {
-      const ok = await cat._approve({ id: this.serverId, tool: name, name: `${this.serverId}_${name}`, args, annotations: tool.annotations ?? {}, via: "app" });
-      if (ok === false) return { content: [{ type: "text", text: `The user did not allow the call of ${name}.` }], isError: true };
+      try {
+        return publicResult(await cat._viewCall(this.serverId, name, args));
+      } catch (e) {
+        const err = asMCPError(e);
+        if (err.code === "invalid_argument") throw new RPCError(INVALID_PARAMS, err.message.replace(/^catalog: /, ""));
+        throw err;
+      }
+    }
+    let tool = this.#tools.find((t) => t.name === name);
+    if (!tool) tool = (await this.#listTools()).find((t) => t.name === name);
+    if (!tool) {
+      const all = await appTools(this.#client);
+      if (all.some((t) => t.name === name)) throw new RPCError(INVALID_PARAMS, `the tool ${JSON.stringify(name)} is for the model only; a view may not call it`);
+      throw new RPCError(INVALID_PARAMS, `the server has no tool named ${JSON.stringify(name)}`);
     }
     try {
-      const r = await this.#client.callTool(name, args);
-      const out = { content: r.content };
-      if (r.structuredContent !== undefined) out.structuredContent = r.structuredContent;
-      if (r.isError) out.isError = true;
-      if (r._meta !== undefined) out._meta = r._meta;
-      return out;
+      return publicResult(await this.#client.callTool(name, args));
     } catch (e) {
       const err = asMCPError(e);
       return { content: [{ type: "text", text: `The call of ${name} failed: ${err.message}` }], isError: true };
@@ -554,6 +562,15 @@ export class AppView extends EventTarget {
 
 /** Whether a view may call the tool (its visibility lists "app"). */
 const callable = (t) => !t.ui || !Array.isArray(t.ui.visibility) || t.ui.visibility.includes("app");
+
+/** A tool's result as the view sees it: the server's, without what this library added. */
+function publicResult(r) {
+  const out = { content: r.content ?? [] };
+  if (r.structuredContent !== undefined) out.structuredContent = r.structuredContent;
+  if (r.isError) out.isError = true;
+  if (r._meta !== undefined) out._meta = r._meta;
+  return out;
+}
 
 /** A tool as the view sees it: the server's definition, without what this library added. */
 function publicTool(t) {
