@@ -77,6 +77,7 @@ types:
 
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
+	node --test e2e/node/*.test.mjs
 
 wasmtest:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(GOROOT)/lib/wasm/go_js_wasm_exec" ./jsbridge/... ./wasm/ ./storage/indexeddb/

@@ -247,6 +247,9 @@ type CatalogOptions struct {
 	ApprovalPolicy    *ApprovalPolicy `json:"approvalPolicy,omitempty"`
 	OnElicitation     bool            `json:"onElicitation,omitempty" js:"function"`
 	ToolBudget        int             `json:"toolBudget,omitempty"`
+	// Apps: the page renders the servers' views (MCP Apps); every
+	// server's client says so, as with the client option apps.
+	Apps bool `json:"apps,omitempty"`
 }
 
 // ApprovalPolicy is the catalog's approvalPolicy: which calls run without

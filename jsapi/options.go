@@ -29,6 +29,9 @@ type ClientOptions struct {
 	AuthTimeoutMs         *float64          `json:"authTimeoutMs,omitempty"`
 	SeveredPopupTimeoutMs *float64          `json:"severedPopupTimeoutMs,omitempty"`
 	Transport             string            `json:"transport,omitempty"`
+	// Apps: the page renders the server's views (MCP Apps); initialize
+	// says so.
+	Apps bool `json:"apps,omitempty"`
 	// DPoP is "auto", true or false (see [ClientOptions.DPoPMode]).
 	DPoP json.RawMessage `json:"dpop,omitempty" js:"any"`
 	// Enterprise-managed authorization (ID-JAG): the page's SSO ID token,

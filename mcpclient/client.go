@@ -85,6 +85,10 @@ type Options struct {
 	HTTPClient *http.Client
 	// Headers are sent with every request (API-key servers).
 	Headers map[string]string
+	// Apps says the host renders servers' views (MCP Apps): initialize
+	// declares the io.modelcontextprotocol/ui extension ([UIExtension]),
+	// so a server that checks for it offers its tools with views.
+	Apps bool
 	// AccessToken, when set, supplies a bearer token for every request.
 	AccessToken func(context.Context) (string, error)
 	// Auth, when set, is the server's sign-in (an *oauth.Handler): the

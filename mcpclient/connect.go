@@ -301,6 +301,9 @@ func (c *Client) connectWith(ctx context.Context, kind Transport, version string
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { c.emit("resourceschanged", nil) },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { c.emit("promptschanged", nil) },
 	}
+	if c.opts.Apps {
+		mo.Capabilities.AddExtension(UIExtension, map[string]any{"mimeTypes": []string{UIMimeType}})
+	}
 	c.deprecatedHandlers(mo, co)
 	if co.Elicitation != nil {
 		mo.Capabilities.Elicitation = elicitationCaps()

@@ -12,6 +12,10 @@ import (
 const (
 	VisibilityModel = "model"
 	VisibilityApp   = "app"
+	// UIExtension is the MCP Apps extension's capability name, and
+	// UIMimeType the type of the views a host renders.
+	UIExtension = "io.modelcontextprotocol/ui"
+	UIMimeType  = "text/html;profile=mcp-app"
 )
 
 // maxResourceURI bounds the ui:// URI of a tool's view.

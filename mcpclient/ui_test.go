@@ -1,6 +1,10 @@
 package mcpclient
 
 import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -51,5 +55,47 @@ func TestUIOf(t *testing.T) {
 				t.Errorf("for model %v, for app %v; want %v, %v", ui.ForModel(), ui.ForApp(), tt.model, tt.app)
 			}
 		})
+	}
+}
+
+// TestAppsExtensionDeclared: a client made with Apps declares the MCP
+// Apps extension in initialize (with the view type it renders), so a
+// server that checks for it can offer its views; one without does not.
+func TestAppsExtensionDeclared(t *testing.T) {
+	for _, era := range []string{"/mcp", "/modern"} {
+		s := mcp.NewServer(&mcp.Implementation{Name: "apps", Version: "1"}, nil)
+		s.AddTool(&mcp.Tool{Name: "caps", InputSchema: map[string]any{"type": "object"}},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var got any
+				if p := req.Session.InitializeParams(); p != nil && p.Capabilities != nil {
+					got = p.Capabilities.Extensions[UIExtension]
+				}
+				b, _ := json.Marshal(got)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+			})
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+		mux.Handle("/modern", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+		srv := httptest.NewServer(mux)
+		t.Cleanup(srv.Close)
+		for _, apps := range []bool{true, false} {
+			c := newClient(t, srv.URL+era, Options{Apps: apps})
+			ctx := ctxT(t)
+			if err := c.Connect(ctx, ConnectOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.CallTool(ctx, "caps", nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := res.Content[0].(*mcp.TextContent).Text
+			want := "null"
+			if apps {
+				want = `{"mimeTypes":["text/html;profile=mcp-app"]}`
+			}
+			if got != want {
+				t.Errorf("%s, Apps %v: the server saw the extension %s; want %s", era, apps, got, want)
+			}
+		}
 	}
 }

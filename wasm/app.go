@@ -144,6 +144,7 @@ func (a *app) newClient(id, url string, o jsapi.ClientOptions, also func(mcpclie
 	opts := mcpclient.Options{
 		ClientName:    o.ClientName,
 		ClientVersion: version,
+		Apps:          o.Apps,
 		Headers:       o.Headers,
 		Transport:     mcpclient.Transport(o.Transport),
 		// The MCP requests go through fetch as the OAuth ones do (jsfetch):

@@ -32,6 +32,7 @@ type catalogEntry struct {
 	agents  map[string]*agent.Agent
 	checked map[string]jsapi.ClientOptions // a server's options, decoded before its client is made
 	elicit  bool                           // the page set onElicitation: the servers may ask the user
+	apps    bool                           // the page renders the servers' views (catalog option apps)
 }
 
 func catalogTarget(id string) string { return "catalog:" + id }
@@ -65,6 +66,7 @@ func (a *app) factory(ce *catalogEntry) catalog.Factory {
 				return nil, err
 			}
 		}
+		o.Apps = o.Apps || ce.apps
 		clientID := serverClient(ce.id, id)
 		if err := a.newClient(clientID, sc.URL, o, events); err != nil {
 			return nil, fmt.Errorf("server %q: %w", id, err)
@@ -216,7 +218,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 	if err := checkID("catalog", args.ID, used); err != nil {
 		return nil, err
 	}
-	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}, checked: checked, elicit: o.OnElicitation}
+	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}, checked: checked, elicit: o.OnElicitation, apps: o.Apps}
 	cfg := catalog.Config{
 		Servers:           servers,
 		MaxServers:        o.MaxServers,

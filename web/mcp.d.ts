@@ -97,6 +97,12 @@ export interface ClientOptions {
    */
   transport?: Transport;
   /**
+   * The page renders the server's views (MCP Apps, mcp.apps.render):
+   * initialize declares the io.modelcontextprotocol/ui extension, so a
+   * server that checks for it offers its tools with views. Default false.
+   */
+  apps?: boolean;
+  /**
    * OAuth redirect receiver, registered with the authorization server: a
    * page that serves oauth/callback.html or imports "mcpwasm/callback". A
    * relative URI resolves against the page (location.href). Default:
@@ -488,6 +494,8 @@ export interface CatalogConfig {
    * used) instead. Default 10000.
    */
   toolBudget?: number;
+  /** The page renders the servers' views (MCP Apps): the client option apps for every server. */
+  apps?: boolean;
   /**
    * Answers the servers' elicitation requests, form and URL mode (a URL is
    * never opened by the library: show it). Without it the servers are told

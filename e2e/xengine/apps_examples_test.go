@@ -167,7 +167,7 @@ func TestAgentCallsAToolWithAView(t *testing.T) {
 	}
 	w.eval(fmt.Sprintf(`(async () => {
 		const approved = [];
-		const cat = mcp.catalog({ servers: { clock: { url: %[1]q }, probe: { url: %[2]q } },
+		const cat = mcp.catalog({ servers: { clock: { url: %[1]q }, probe: { url: %[2]q } }, apps: true,
 			approve: (req) => { approved.push({ id: req.id, tool: req.tool, via: req.via ?? "" }); return "always"; } });
 		const exported = (await cat.toolsFor("openai")).map((t) => t.function.name).sort();
 		const agent = cat.agent({ model: mcp.models.openai({ baseURL: %[3]q, model: "mcpwasm-standin" }) });
@@ -212,6 +212,9 @@ func TestAgentCallsAToolWithAView(t *testing.T) {
 	if f := got.Found; f["bump"] != "ran" || p.bumps.Load() != 1 || f["secret"] != "rpc error -32602" || f["hidden"] != "rpc error -32602" || p.secrets.Load() != 0 || f["tools"] != "bump,probe,wander" {
 		t.Errorf("the probe view through the catalog found bump %q (%d at the server), secret %q, hidden %q (%d at the server), tools %q; want bump ran once, the model's tools refused, tools bump,probe,wander",
 			f["bump"], p.bumps.Load(), f["secret"], f["hidden"], p.secrets.Load(), f["tools"])
+	}
+	if ext, _ := p.apps.Load().(string); ext != `{"mimeTypes":["text/html;profile=mcp-app"]}` {
+		t.Errorf("the probe server saw the MCP Apps extension %s from a catalog made with apps: true; want its view type", ext)
 	}
 	var viaApp, viaModel bool
 	for _, a := range got.Approved {

@@ -2,6 +2,7 @@ package xengine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -29,8 +30,11 @@ type probeServer struct {
 	Other    string // an origin it does not
 	bumps    atomic.Int32
 	secrets  atomic.Int32
-	mu       sync.Mutex
-	hits     map[string]int // requests to Declared and Other, by name
+	// apps is the MCP Apps extension the client of the last call
+	// declared in initialize (its JSON; "null" for none).
+	apps atomic.Value
+	mu   sync.Mutex
+	hits map[string]int // requests to Declared and Other, by name
 }
 
 func newProbeServer(t *testing.T) *probeServer {
@@ -53,10 +57,16 @@ func newProbeServer(t *testing.T) *probeServer {
 	tool := func(name string, visibility []any, n *atomic.Int32) {
 		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"},
 			Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://probe/view.html", "visibility": visibility}}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				if n != nil {
 					n.Add(1)
 				}
+				var ext any
+				if ip := req.Session.InitializeParams(); ip != nil && ip.Capabilities != nil {
+					ext = ip.Capabilities.Extensions["io.modelcontextprotocol/ui"]
+				}
+				b, _ := json.Marshal(ext)
+				p.apps.Store(string(b))
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " ran"}}}, nil
 			})
 	}
@@ -135,6 +145,8 @@ const probeView = `<!doctype html><html><head><meta charset="utf-8"><title>probe
   // Messages straight to the page, not through the proxy: ignored.
   top.postMessage({ jsonrpc: "2.0", id: "forged", method: "ui/open-link", params: { url: "https://forged.example/" } }, "*");
   top.postMessage({ jsonrpc: "2.0", id: "forged2", method: "tools/call", params: { name: "bump", arguments: {} } }, "*");
+  // The proxy's own notification, forged through it: not relayed.
+  parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/sandbox-view-gone", params: {} }, "*");
   const r1 = await request("tools/call", { name: "bump", arguments: {} });
   found.bump = r1.result ? (r1.result.isError ? "error" : "ran") : "rpc error " + r1.error.code;
   const r2 = await request("tools/call", { name: "secret", arguments: {} });
@@ -157,8 +169,9 @@ const probeView = `<!doctype html><html><head><meta charset="utf-8"><title>probe
 // its policy lets it fetch the origin it declared and no other (and the
 // declared entries that would widen the policy are dropped with a
 // warning); the page ignores messages it posts to the page's window
-// directly; it calls the tool only views may call, not the one only the
-// model may, and lists only the tools it may call.
+// directly, and the proxy does not relay its own notification when the
+// view forges it; it calls the tool only views may call, not the one only
+// the model may, and lists only the tools it may call.
 func TestAppViewIsSandboxed(t *testing.T) {
 	p := newProbeServer(t) // first: it closes after the window, which holds a stream to it
 	w := newWorld(t, devserver.AuthConfig{})
@@ -168,6 +181,7 @@ func TestAppViewIsSandboxed(t *testing.T) {
 		Warnings []string          `json:"warnings"`
 		Stuck    string            `json:"stuck"`
 		Theme    string            `json:"theme"`
+		State    string            `json:"state"`
 	}
 	w.eval(fmt.Sprintf(`(async () => {
 		document.cookie = "pageSecret=cookie1; path=/";
@@ -189,7 +203,7 @@ func TestAppViewIsSandboxed(t *testing.T) {
 		const themed = new Promise((ok) => globalThis.__view.addEventListener("modelcontext", (e) => ok(e.detail.structuredContent?.theme), { once: true }));
 		globalThis.__view.setTheme("light");
 		const theme = await Promise.race([themed, new Promise((ok) => setTimeout(() => ok("none in 10 s"), 10000))]);
-		return { found: set.structuredContent, links, warnings, theme };
+		return { found: set.structuredContent, links, warnings, theme, state: globalThis.__view.state };
 	})()`, p.URL, w.SandboxURL), &got)
 
 	if got.Stuck != "" {
@@ -230,6 +244,9 @@ func TestAppViewIsSandboxed(t *testing.T) {
 	}
 	if want := `tool-input {"q":"x"} | tool-result`; f["seen"] != want {
 		t.Errorf("the view heard %q; want %q (the arguments, then the result)", f["seen"], want)
+	}
+	if got.State != "ready" {
+		t.Errorf("after the view forged the proxy's sandbox-view-gone, it is %q; want ready (the proxy relays none of its own notifications)", got.State)
 	}
 	if got.Theme != "light" {
 		t.Errorf("after setTheme(\"light\") the view said theme %q; want light (host-context-changed)", got.Theme)

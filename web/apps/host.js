@@ -396,7 +396,8 @@ export class AppView extends EventTarget {
         const modes = this.#context.availableDisplayModes;
         if (modes.includes(params.mode) && params.mode !== this.displayMode) {
           this.displayMode = this.#context.displayMode = params.mode;
-          this.#notify("ui/notifications/host-context-changed", { displayMode: params.mode });
+          // Before initialized, the mode reaches the view in ui/initialize's context.
+          if (this.#state === "ready") this.#notify("ui/notifications/host-context-changed", { displayMode: params.mode });
           this.#emit("displaymodechange", { mode: params.mode });
         }
         return { mode: this.displayMode };

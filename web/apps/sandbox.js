@@ -9,6 +9,7 @@ import { allow, policy } from "./csp.js";
 
 const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
 const RESOURCE_READY = "ui/notifications/sandbox-resource-ready";
+const SANDBOX_PREFIX = "ui/notifications/sandbox-";
 // This proxy's own word to the host (not in the specification): the view
 // left its document and was removed.
 const VIEW_GONE = "ui/notifications/sandbox-view-gone";
@@ -57,7 +58,8 @@ function start() {
   window.addEventListener("message", (e) => {
     const d = e.data;
     if (view && e.source === view.contentWindow) {
-      if (isMessage(d)) window.parent.postMessage(d, host);
+      // The proxy's own notifications (sandbox-*) are never the view's.
+      if (isMessage(d) && !String(d.method ?? "").startsWith(SANDBOX_PREFIX)) window.parent.postMessage(d, host);
       return;
     }
     if (e.source !== window.parent || !isMessage(d)) return;

@@ -336,7 +336,7 @@ export function startServers(mcp, config, { approve, onElicitation }) {
   if (config.mcp2URL) {
     servers.notes = { url: config.mcp2URL, clientName: CLIENT_NAME, title: "Notes server", description: "weather, text tools and notes, no sign-in" };
   }
-  cat = mcp.catalog({ servers, approve, onElicitation });
+  cat = mcp.catalog({ servers, approve, onElicitation, apps: true });
   for (const [id, s] of Object.entries(servers)) {
     order.push(id);
     info.set(id, { url: s.url, title: s.title });

@@ -108,7 +108,7 @@ function Servers({ config }) {
 const SUGGESTIONS = ["reverse hello", "note buy milk and reverse abc", "note call mom", "weather in Paris", "list notes"];
 
 function Chat({ config }) {
-  const cat = useCatalog({ servers: { notes: { url: config.mcp2URL, title: "Notes" } }, approve: askUser });
+  const cat = useCatalog({ servers: { notes: { url: config.mcp2URL, title: "Notes" } }, approve: askUser, apps: true });
   const { messages, status, usage, error, pending, send, stop, approve } = useAgent(cat, {
     model: models.openai({ baseURL: config.modelURL, model: "mcpwasm-standin" }),
     system: "You are a helpful assistant. Use the tools when they help.",
