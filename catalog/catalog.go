@@ -241,9 +241,10 @@ type Catalog struct {
 	meta      map[string]*mcp.Tool // the meta tools, when enabled
 	renamed   bool                 // a tool list changed: names must be assigned again
 
-	approvals    Approvals             // the scope of answers to calls without CallOptions.Approvals
-	running      map[string][]*running // server id → its calls in progress, oldest first
-	elicitations int                   // elicitation requests so far, for their ids
+	approvals     Approvals             // the scope of answers to calls without CallOptions.Approvals
+	viewApprovals Approvals             // the same for views' calls (ViewCall)
+	running       map[string][]*running // server id → its calls in progress, oldest first
+	elicitations  int                   // elicitation requests so far, for their ids
 }
 
 // entry is one server of the catalog. Its fields are guarded by Catalog.mu.

@@ -106,7 +106,11 @@ func (c *Catalog) setToolsLocked(e *entry, tools []*mcp.Tool) {
 	tools = slices.Clone(tools)
 	slices.SortStableFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(toolName(a), toolName(b)) })
 	kept, viewOnly, cut := filterTools(e.cfg, tools, c.cfg.MaxToolsPerServer)
-	e.viewOnly = viewOnly
+	if !sameTools(e.viewOnly, viewOnly) {
+		c.warnUILocked(e, viewOnly)
+		e.viewOnly = viewOnly
+		e.schemas = nil // compiled by tool name: a view-only tool's may have changed
+	}
 	if kept == nil {
 		kept = []*mcp.Tool{}
 	}
@@ -118,16 +122,22 @@ func (c *Catalog) setToolsLocked(e *entry, tools []*mcp.Tool) {
 	if e.tools != nil && sameTools(e.tools, kept) {
 		return // listed again, unchanged
 	}
-	for _, t := range kept {
-		if _, err := mcpclient.UIOf(t); err != nil {
-			c.emitLocked(EventWarning, Warning{ID: e.id, Message: say("server %q: %v", e.id, err)})
-		}
-	}
+	c.warnUILocked(e, kept)
 	e.tools = kept
 	e.toolsVer++
 	e.schemas = nil
 	c.renamed = true
 	e.changedLocked()
+}
+
+// warnUILocked warns about each of tools (of e's server) whose view is not
+// a ui:// resource.
+func (c *Catalog) warnUILocked(e *entry, tools []*mcp.Tool) {
+	for _, t := range tools {
+		if _, err := mcpclient.UIOf(t); err != nil {
+			c.emitLocked(EventWarning, Warning{ID: e.id, Message: say("server %q: %v", e.id, err)})
+		}
+	}
 }
 
 // sameTools reports whether two tool lists say the same (as JSON).

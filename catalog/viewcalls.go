@@ -38,7 +38,7 @@ func (c *Catalog) ViewTools(ctx context.Context, id string) ([]*mcp.Tool, error)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []*mcp.Tool
+	out := []*mcp.Tool{}
 	for _, t := range slices.Concat(e.tools, e.viewOnly) {
 		if viewCallable(t) {
 			out = append(out, t)
@@ -68,8 +68,10 @@ func (c *Catalog) unavailable(e *entry, text string) error {
 // none). The tool must be one of [Catalog.ViewTools]; the call then goes
 // the way a model's does: the input schema is checked, the ApprovalPolicy
 // and Approve decide (Approve is asked with Via [ViaView]; its "always"
-// and "server" answers are kept in opts.Approvals, else the catalog's),
-// and the breaker and the call timeout apply. Every outcome is a result,
+// and "server" answers are kept in opts.Approvals, else in a scope of the
+// views' calls for the catalog's life, apart from the page's and a
+// model's, so that an answer given for one never lets the other call
+// without asking), and the breaker and the call timeout apply. Every outcome is a result,
 // as with [Catalog.CallTool]; the only errors are aborted, closed and
 // invalid_argument (no server id, a tool the server's views may not call,
 // a negative opts.Timeout).
@@ -83,6 +85,9 @@ func (c *Catalog) ViewCall(ctx context.Context, id, tool string, raw json.RawMes
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, aborted(err)
+	}
+	if opts.Approvals == nil {
+		opts.Approvals = &c.viewApprovals
 	}
 	o, err := c.viewCall(ctx, e, tool, raw, opts)
 	if err != nil {

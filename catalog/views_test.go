@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpwasm/mcpwasm/mcpclient"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
@@ -197,5 +198,75 @@ func TestViewCallsFollowThePolicy(t *testing.T) {
 	}
 	if asked != 0 || ran("refresh") != 0 {
 		t.Errorf("approve asked %d times, refresh ran %d times; want neither", asked, ran("refresh"))
+	}
+}
+
+// viewTool is a tool of visibility vis with one property n of type typ.
+func viewTool(name, typ string, vis ...any) *mcp.Tool {
+	return &mcp.Tool{Name: name, Meta: mcp.Meta{"ui": map[string]any{"visibility": vis}},
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": typ}}}}
+}
+
+// TestViewToolsAndSchemasStayCurrent: a server with no tool a view may
+// call lists none (an empty list, never null); when only a view-only
+// tool changes its input schema, a view's next call is checked against
+// the new one.
+func TestViewToolsAndSchemasStayCurrent(t *testing.T) {
+	f := &fakeServer{tools: []*mcp.Tool{viewTool("secret", "integer", "model")}}
+	cat, _ := newCatalog(t, Config{Servers: servers("v", "http://v.example/mcp"), Factory: fakes(map[string]*fakeServer{"v": f})})
+	ctx := ctxT(t)
+	tools, err := cat.ViewTools(ctx, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(tools); string(b) != "[]" {
+		t.Errorf("ViewTools of a server with none = %s; want []", b)
+	}
+
+	f.mu.Lock()
+	f.tools = append(f.tools, viewTool("refresh", "integer", "app"))
+	f.mu.Unlock()
+	f.events(mcpclient.Event{Type: "toolschanged"})
+	if res, err := cat.ViewCall(ctx, "v", "refresh", json.RawMessage(`{"n": 1}`), CallOptions{}); err != nil || res.IsError {
+		t.Fatalf("refresh with an integer: %v, %q", err, resultText(res))
+	}
+	f.mu.Lock()
+	f.tools[1] = viewTool("refresh", "string", "app")
+	f.mu.Unlock()
+	f.events(mcpclient.Event{Type: "toolschanged"})
+	res, err := cat.ViewCall(ctx, "v", "refresh", json.RawMessage(`{"n": "one"}`), CallOptions{})
+	if err != nil || res.IsError {
+		t.Errorf("refresh with a string after its schema changed to string: %v, %q; want it run", err, resultText(res))
+	}
+}
+
+// TestViewAnswersAreTheViewsOwn: an "always" or "server" answer given for
+// a view's call does not let the page's own calls of that server run
+// without asking, nor the other way round.
+func TestViewAnswersAreTheViewsOwn(t *testing.T) {
+	f := &fakeServer{tools: []*mcp.Tool{viewTool("chart", "integer")}}
+	var asked []string
+	cat, _ := newCatalog(t, Config{
+		Servers: servers("v", "http://v.example/mcp"),
+		Factory: fakes(map[string]*fakeServer{"v": f}),
+		Approve: func(_ context.Context, r ApprovalRequest) (Answer, error) {
+			asked = append(asked, r.Via+":"+r.Tool)
+			return AllowServer, nil
+		},
+	})
+	ctx := ctxT(t)
+	for range 2 {
+		if _, err := cat.ViewCall(ctx, "v", "chart", nil, CallOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cat.CallTool(ctx, "v_chart", nil, CallOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"app:chart", ":chart"}; !slices.Equal(asked, want) {
+		t.Errorf("approve was asked %v; want %v (once for the views, once for the page, each answer kept apart)", asked, want)
+	}
+	if n := f.calls.Load(); n != 4 {
+		t.Errorf("the server ran %d calls; want 4", n)
 	}
 }

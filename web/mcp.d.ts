@@ -460,11 +460,11 @@ export interface ApprovalRequest {
   id: string;
   /** The server's tool name. */
   tool: string;
-  /** The exported name. */
+  /** The exported name (for a tool only views may call, the server id, "_" and its name). */
   name: string;
   args: Record<string, unknown>;
   annotations?: Record<string, unknown>;
-  /** "app" when a view (MCP Apps) makes the call, not the model. */
+  /** "app" when a view (MCP Apps) makes the call, not the model or the page. */
   via?: "app";
 }
 

@@ -603,7 +603,8 @@ class AgentStore extends Store {
     const last = this.snapshot.messages.at(-1);
     if (!this.running || last?.role !== "assistant") return;
     for (const p of this.#pending) {
-      if (p.kind !== "approval" || p.toolCallId) continue;
+      // A view's call (via "app") is not one of the model's.
+      if (p.kind !== "approval" || p.toolCallId || p.request?.via === "app") continue;
       const call = last.parts.find((x) => x.type === "tool" && x.state === "running" && x.name === p.request?.name &&
         !this.#pending.some((q) => q.toolCallId === x.id));
       if (!call) continue;

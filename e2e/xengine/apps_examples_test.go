@@ -216,12 +216,11 @@ func TestAgentCallsAToolWithAView(t *testing.T) {
 	if ext, _ := p.apps.Load().(string); ext != `{"mimeTypes":["text/html;profile=mcp-app"]}` {
 		t.Errorf("the probe server saw the MCP Apps extension %s from a catalog made with apps: true; want its view type", ext)
 	}
-	var viaApp, viaModel bool
+	var viaApp bool
 	for _, a := range got.Approved {
 		viaApp = viaApp || a.ID == "probe" && a.Tool == "bump" && a.Via == "app"
-		viaModel = viaModel || a.ID == "probe" && a.Tool == "bump" && a.Via == ""
 	}
-	if !viaApp || viaModel {
+	if !viaApp {
 		t.Errorf("approve was asked %+v; want the view's call of probe's bump, via app", got.Approved)
 	}
 	if len(got.Asked) != 2 {

@@ -186,6 +186,7 @@ export class AppView extends EventTarget {
   #csp; // the view's declared domains as kept
   #cancelled; // the reason of a cancel() before the view was ready
   #closing = null; // close()'s promise
+  #calls = new AbortController(); // the view's calls through a catalog: aborted when it ends
   #abort = null; // the render's signal's listener
   #resize = null; // ResizeObserver of the frame's width
   /** The last ui/update-model-context of the view ({content?, structuredContent?}), or null. */
@@ -423,7 +424,7 @@ export class AppView extends EventTarget {
   // allow and deny lists too).
   async #listTools() {
     const cat = this.#o.catalog;
-    this.#tools = cat ? await cat._viewTools(this.serverId) : (await appTools(this.#client)).filter(callable);
+    this.#tools = cat ? (await cat._viewTools(this.serverId, this.#calls.signal)) ?? [] : (await appTools(this.#client)).filter(callable);
     return this.#tools;
   }
 
@@ -439,7 +440,7 @@ export class AppView extends EventTarget {
     const cat = this.#o.catalog;
     if (cat) {
       try {
-        return publicResult(await cat._viewCall(this.serverId, name, args));
+        return publicResult(await cat._viewCall(this.serverId, name, args, this.#calls.signal));
       } catch (e) {
         const err = asMCPError(e);
         if (err.code === "invalid_argument") throw new RPCError(INVALID_PARAMS, err.message.replace(/^catalog: /, ""));
@@ -551,6 +552,7 @@ export class AppView extends EventTarget {
   #end(state) {
     if (this.#state === "closed" || this.#state === "failed") return;
     this.#state = state;
+    this.#calls.abort(); // its calls in flight, and their approval, end with it
     this.#o.catalog?._viewContext(this, null);
     this.#resize?.disconnect();
     if (this.#abort) this.#o.signal.removeEventListener("abort", this.#abort);
