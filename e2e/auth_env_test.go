@@ -293,10 +293,13 @@ func (e *env) popup(ch <-chan target.ID) context.Context {
 	return nil
 }
 
-// consent clicks a button (#approve or #deny) on the consent page in the popup.
+// consent clicks a button (#approve or #deny) on the consent page in the
+// popup, once the page has loaded: a button visible while the page still
+// lays out can move before the click lands, and the click is then lost.
 func (e *env) consent(popup context.Context, button string) {
 	e.t.Helper()
-	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID(button)), chromedp.Click(chromedp.ID(button))); err != nil {
+	loaded := chromedp.Poll[chromedp.Void](`document.readyState === "complete"`, chromedp.WithPollingInterval(20*time.Millisecond))
+	if err := chromedp.Do(popup, loaded, chromedp.WaitVisible(chromedp.ID(button)), chromedp.Click(chromedp.ID(button))); err != nil {
 		e.t.Fatalf("clicking #%s on the consent page: %v", button, err)
 	}
 }
