@@ -452,7 +452,9 @@ func TestReactChatShowsAView(t *testing.T) {
 // shows as a form built from the requested schema; the person fills and
 // submits it, and the answers reach the server and, in the tool's result,
 // the model's answer. In the next turn the person declines, and the model
-// is told so. The form goes away with each answer; the page logs no error.
+// is told so. A URL-mode question (open_link) shows as a link card, and
+// Done reaches the server. The question goes away with each answer; the
+// page logs no error.
 func TestReactChatElicitation(t *testing.T) {
 	w := appWorldOf(t, reactApp(t).Dev)
 	w.navigate(w.win, w.PageURL+"/?view=chat")
@@ -568,6 +570,41 @@ func TestReactChatElicitation(t *testing.T) {
 	w.eval(`document.querySelectorAll(".elicitation").length`, &left)
 	if left != 0 {
 		t.Errorf("after Decline %d questions are shown; want none", left)
+	}
+
+	// URL mode: a link card the person opens (the page opens nothing by
+	// itself), then Done. Typed into the chat: the demo's open_link is a
+	// test tool, not one of the example's suggestions.
+	const page = "https://modelcontextprotocol.io/welcome"
+	w.eval(fmt.Sprintf(`(() => {
+		const input = document.querySelector("#chat-input");
+		Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(input, %q);
+		input.dispatchEvent(new Event("input", { bubbles: true }));
+		return true;
+	})()`, "open link "+page), nil)
+	if err := w.win.Click(w.ctx, "#send"); err != nil {
+		t.Fatalf("clicking Send: %v", err)
+	}
+	w.waitFor("the approval of demo_open_link", func() bool {
+		var asking bool
+		_ = w.win.Eval(w.ctx, `document.querySelector('.approval[data-tool="demo_open_link"] .approve') !== null`, &asking)
+		return asking
+	})
+	if err := w.win.Click(w.ctx, `.approval[data-tool="demo_open_link"] .approve`); err != nil {
+		t.Fatalf("clicking Approve: %v", err)
+	}
+	q = ask(3)
+	var link struct{ Href, Target, Rel string }
+	w.eval(`(() => { const a = document.querySelector(".elicitation a"); return { href: a?.href ?? "", target: a?.target ?? "", rel: a?.rel ?? "" }; })()`, &link)
+	if q.Mode != "url" || q.Text != "demo asks: Please open this page to continue." || !slices.Equal(q.Buttons, []string{"Done", "Cancel"}) ||
+		link.Href != page || link.Target != "_blank" || !strings.Contains(link.Rel, "noopener") {
+		t.Errorf("the URL question shows %+v with link %+v; want a card linking %s (new tab, noopener) with Done and Cancel", q, link, page)
+	}
+	if err := w.win.Click(w.ctx, ".elicitation .done"); err != nil {
+		t.Fatalf("clicking Done: %v", err)
+	}
+	if c = w.waitTurn(3, "done"); c.Text != "Results: The user agreed to open "+page+"." {
+		t.Errorf("the URL turn says %q; want the server's agreement passed on", c.Text)
 	}
 	w.noPageErrors()
 }
