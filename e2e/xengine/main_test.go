@@ -208,7 +208,8 @@ func newServers(t *testing.T, ac devserver.AuthConfig, site fs.FS, routes func(w
 	w.SandboxURL = pc.SandboxURL
 	origins, err := devserver.Handlers(devserver.Config{
 		Web: site, Demo: true, Auth: ac,
-		DemoOptions: demo.Options{CORS: cors.Options{AllowHeaders: []string{"X-Api-Key"}}},
+		// open_link: a URL-mode elicitation for the React chat's link card.
+		DemoOptions: demo.Options{CORS: cors.Options{AllowHeaders: []string{"X-Api-Key"}}, OpenLink: true},
 	}, pc)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -442,6 +443,170 @@ func TestReactChatShowsAView(t *testing.T) {
 		_ = w.win.Eval(w.ctx, `document.querySelectorAll("iframe").length`, &n)
 		return n == 0
 	})
+}
+
+// TestReactChatElicitation: in the React example's chat (development
+// build, StrictMode), after signing in to the demo server from the chat,
+// the stand-in model calls its ask_user, whose question (a form
+// elicitation, routed by askUser to useAgent's pending list) the chat
+// shows as a form built from the requested schema; the person fills and
+// submits it, and the answers reach the server and, in the tool's result,
+// the model's answer. In the next turn the person declines, and the model
+// is told so. A URL-mode question (open_link) shows as a link card, and
+// Done reaches the server. The question goes away with each answer; the
+// page logs no error.
+func TestReactChatElicitation(t *testing.T) {
+	w := appWorldOf(t, reactApp(t).Dev)
+	w.navigate(w.win, w.PageURL+"/?view=chat")
+	demoState := func(want string) {
+		t.Helper()
+		w.waitFor("the chat to show the demo server "+want, func() bool {
+			var s string
+			_ = w.win.Eval(w.ctx, `document.querySelector('#chat-servers li[data-server="demo"]')?.dataset.state ?? ""`, &s)
+			return s == want
+		})
+	}
+	demoState("needs_auth")
+	wait, err := w.win.ExpectPopup(w.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.win.Click(w.ctx, `[data-sign-in="demo"]`); err != nil {
+		t.Fatalf("clicking Sign in: %v", err)
+	}
+	popup, err := wait(w.ctx)
+	if err != nil {
+		t.Fatalf("the sign-in popup: %v", err)
+	}
+	w.track(popup)
+	if err := popup.Click(w.ctx, "#approve"); err != nil {
+		t.Fatalf("clicking Approve on the consent page: %v", err)
+	}
+	demoState("connected")
+
+	// What the chat's question shows: its mode, message and fields.
+	type question struct {
+		Mode    string   `json:"mode"`
+		Text    string   `json:"text"`
+		Fields  []string `json:"fields"`
+		Status  string   `json:"status"`
+		Buttons []string `json:"buttons"`
+	}
+	ask := func(turn int) question {
+		t.Helper()
+		var q question
+		w.waitFor(fmt.Sprintf("turn %d's question", turn), func() bool {
+			_ = w.win.Eval(w.ctx, `(() => {
+				const f = document.querySelector(".elicitation");
+				return {
+					mode: f?.dataset.mode ?? "", text: f?.querySelector("p")?.textContent ?? "",
+					fields: f ? [...f.querySelectorAll("[data-field]")].map((e) => e.dataset.field) : [],
+					status: document.querySelector("#chat")?.dataset.status ?? "",
+					buttons: f ? [...f.querySelectorAll("button")].map((b) => b.textContent) : [],
+				};
+			})()`, &q)
+			return q.Mode != "" && q.Status == "awaiting-input"
+		})
+		return q
+	}
+
+	// ask_user is not read-only: allowed for the chat first.
+	w.chatSay("ask me who I am")
+	w.waitFor("the approval of demo_ask_user", func() bool {
+		var asking bool
+		_ = w.win.Eval(w.ctx, `document.querySelector('.approval[data-tool="demo_ask_user"] .always') !== null`, &asking)
+		return asking
+	})
+	if err := w.win.Click(w.ctx, `.approval[data-tool="demo_ask_user"] .always`); err != nil {
+		t.Fatalf("clicking Allow for this chat: %v", err)
+	}
+	q := ask(1)
+	want := question{Mode: "form", Text: "demo asks: who I am", Fields: []string{"age", "color", "name", "subscribe"}, Status: "awaiting-input", Buttons: []string{"Submit", "Decline", "Cancel"}}
+	slices.Sort(q.Fields)
+	if !slices.Equal(q.Fields, want.Fields) || q.Mode != want.Mode || q.Text != want.Text || !slices.Equal(q.Buttons, want.Buttons) {
+		t.Errorf("the question shows %+v; want %+v", q, want)
+	}
+	// As a person fills it: a name, a colour, an age, the box ticked.
+	w.eval(`(() => {
+		const f = document.querySelector(".elicitation");
+		f.elements.name.value = "Ada";
+		f.elements.color.value = "green";
+		f.elements.age.value = "36";
+		return true;
+	})()`, nil)
+	if err := w.win.Click(w.ctx, `.elicitation input[name="subscribe"]`); err != nil {
+		t.Fatalf("ticking Subscribe: %v", err)
+	}
+	if err := w.win.Click(w.ctx, ".elicitation .submit"); err != nil {
+		t.Fatalf("clicking Submit: %v", err)
+	}
+	const answered = "The user answered: age: 36, color: green, name: Ada, subscribe: true"
+	c := w.waitTurn(1, "done")
+	if c.Text != "Results: "+answered {
+		t.Errorf("the answered turn says %q; want %q", c.Text, "Results: "+answered)
+	}
+	if len(c.Tools) != 1 || c.Tools[0].Name != "demo_ask_user" || c.Tools[0].State != "done" || c.Tools[0].Result != answered {
+		t.Errorf("the tool calls show %+v; want demo_ask_user done with the server's %q", c.Tools, answered)
+	}
+	var left int
+	w.eval(`document.querySelectorAll(".elicitation").length`, &left)
+	if left != 0 {
+		t.Errorf("after Submit %d questions are shown; want none", left)
+	}
+
+	// Declined: the server hears it, and so does the model.
+	w.chatSay("ask me who I am")
+	ask(2)
+	if err := w.win.Click(w.ctx, ".elicitation .decline"); err != nil {
+		t.Fatalf("clicking Decline: %v", err)
+	}
+	c = w.waitTurn(2, "done")
+	if c.Text != "Results: The user declined to answer." {
+		t.Errorf("the declined turn says %q; want %q", c.Text, "Results: The user declined to answer.")
+	}
+	if len(c.Tools) != 1 || c.Tools[0].State != "done" || c.Tools[0].Result != "The user declined to answer." {
+		t.Errorf("the declined turn's tool calls show %+v; want demo_ask_user done, declined", c.Tools)
+	}
+	w.eval(`document.querySelectorAll(".elicitation").length`, &left)
+	if left != 0 {
+		t.Errorf("after Decline %d questions are shown; want none", left)
+	}
+
+	// URL mode: a link card the person opens (the page opens nothing by
+	// itself), then Done. Typed into the chat: the demo's open_link is a
+	// test tool, not one of the example's suggestions.
+	const page = "https://modelcontextprotocol.io/welcome"
+	w.eval(fmt.Sprintf(`(() => {
+		const input = document.querySelector("#chat-input");
+		Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(input, %q);
+		input.dispatchEvent(new Event("input", { bubbles: true }));
+		return true;
+	})()`, "open link "+page), nil)
+	if err := w.win.Click(w.ctx, "#send"); err != nil {
+		t.Fatalf("clicking Send: %v", err)
+	}
+	w.waitFor("the approval of demo_open_link", func() bool {
+		var asking bool
+		_ = w.win.Eval(w.ctx, `document.querySelector('.approval[data-tool="demo_open_link"] .approve') !== null`, &asking)
+		return asking
+	})
+	if err := w.win.Click(w.ctx, `.approval[data-tool="demo_open_link"] .approve`); err != nil {
+		t.Fatalf("clicking Approve: %v", err)
+	}
+	q = ask(3)
+	var link struct{ Href, Target, Rel string }
+	w.eval(`(() => { const a = document.querySelector(".elicitation a"); return { href: a?.href ?? "", target: a?.target ?? "", rel: a?.rel ?? "" }; })()`, &link)
+	if q.Mode != "url" || q.Text != "demo asks: Please open this page to continue." || !slices.Equal(q.Buttons, []string{"Done", "Cancel"}) ||
+		link.Href != page || link.Target != "_blank" || !strings.Contains(link.Rel, "noopener") {
+		t.Errorf("the URL question shows %+v with link %+v; want a card linking %s (new tab, noopener) with Done and Cancel", q, link, page)
+	}
+	if err := w.win.Click(w.ctx, ".elicitation .done"); err != nil {
+		t.Fatalf("clicking Done: %v", err)
+	}
+	if c = w.waitTurn(3, "done"); c.Text != "Results: The user agreed to open "+page+"." {
+		t.Errorf("the URL turn says %q; want the server's agreement passed on", c.Text)
+	}
+	w.noPageErrors()
 }
 
 // withApps is an app's build with the npm package's apps/ directory.

@@ -100,16 +100,26 @@ function Servers({ config }) {
   );
 }
 
-// A chat over the notes server (no sign-in) with the dev server's scripted
-// stand-in model (useAgent). Tools that are not read-only (notes_note_add)
-// ask first: askUser routes the catalog's approve hook to this chat, which
-// shows the question with Approve, Allow for this chat and Deny. The
-// conversation is stored, so a reload shows it and goes on with it.
-const SUGGESTIONS = ["reverse hello", "note buy milk and reverse abc", "note call mom", "weather in Paris", "list notes"];
+// A chat over the notes server (no sign-in) and the demo server (sign in
+// above the chat) with the dev server's scripted stand-in model (useAgent).
+// askUser routes the catalog's questions to this chat: tools that are not
+// read-only (notes_note_add) ask first, with Approve, Allow for this chat
+// and Deny; a server's own question (the demo's ask_user: elicitation)
+// shows as a form, or as a link to open. The conversation is stored, so a
+// reload shows it and goes on with it.
+const SUGGESTIONS = ["reverse hello", "note buy milk and reverse abc", "note call mom", "weather in Paris", "list notes", "ask me who I am"];
 
 function Chat({ config }) {
-  const cat = useCatalog({ servers: { notes: { url: config.mcp2URL, title: "Notes" } }, approve: askUser, apps: true });
-  const { messages, status, usage, error, pending, send, stop, approve } = useAgent(cat, {
+  const cat = useCatalog({
+    servers: {
+      notes: { url: config.mcp2URL, title: "Notes" },
+      demo: { url: config.mcpURL, title: "Demo (sign-in)", redirectUri: "/oauth/callback" },
+    },
+    approve: askUser,
+    onElicitation: askUser,
+    apps: true,
+  });
+  const { messages, status, usage, error, pending, send, stop, approve, answerElicitation } = useAgent(cat, {
     model: models.openai({ baseURL: config.modelURL, model: "mcpwasm-standin" }),
     system: "You are a helpful assistant. Use the tools when they help.",
     // Stored in IndexedDB: the chat is still here after a reload.
@@ -131,6 +141,14 @@ function Chat({ config }) {
   };
   return (
     <section id="chat" data-status={status}>
+      <ul id="chat-servers">
+        {Object.entries(cat.status).map(([id, s]) => (
+          <li key={id} data-server={id} data-state={s.state}>
+            {s.title ?? id}: {s.state}
+            {(s.state === "needs_auth" || s.state === "declined") && <button data-sign-in={id} onClick={() => { cat.authorize(id).catch(() => {}); }}>Sign in</button>}
+          </li>
+        ))}
+      </ul>
       <ol id="messages">
         {messages.map((m) => m.role === "user"
           ? <li key={m.id} data-role="user">{m.text}</li>
@@ -151,6 +169,9 @@ function Chat({ config }) {
           <button className="deny" onClick={() => approve(false, q.id)}>Deny</button>
         </div>
       ))}
+      {pending.filter((q) => q.kind === "elicitation").map((q) => (
+        <Question key={q.id} serverId={q.serverId} request={q.request} answer={(a) => answerElicitation(a, q.id)} />
+      ))}
       {error && <p id="chat-error" role="alert">{error.message}</p>}
       {refused && <p id="refused" role="alert">{refused}</p>}
       <div id="suggestions">
@@ -164,6 +185,76 @@ function Chat({ config }) {
       <p id="usage">{usage && `Tokens so far: ${usage.inputTokens} in, ${usage.outputTokens} out`}</p>
     </section>
   );
+}
+
+// A server asks the person something (elicitation). URL mode: a link the
+// person opens (the library opens nothing), then Done or Cancel. Form
+// mode: a form built from requestedSchema, read when submitted (the
+// browser checks required, min, max and lengths first).
+function Question({ serverId, request, answer }) {
+  if (request.mode === "url") {
+    return (
+      <div className="elicitation" data-mode="url" role="group" aria-label={`${serverId} asks you to open a page`}>
+        <p>{serverId} asks: {request.message}</p>
+        {webURL(request.url) ? <a href={request.url} target="_blank" rel="noopener noreferrer">{request.url}</a> : <code>{request.url}</code>}
+        <button className="done" onClick={() => answer({ action: "accept" })}>Done</button>
+        <button className="cancel" onClick={() => answer({ action: "cancel" })}>Cancel</button>
+      </div>
+    );
+  }
+  const fields = Object.entries(request.requestedSchema?.properties ?? {});
+  const required = request.requestedSchema?.required ?? [];
+  const submit = (e) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    const content = {};
+    for (const [name, s] of fields) {
+      const v = form.get(name);
+      if (s.type === "boolean") content[name] = v === "on";
+      else if (v !== null && v !== "") content[name] = s.type === "number" || s.type === "integer" ? Number(v) : v;
+    }
+    answer({ action: "accept", content });
+  };
+  return (
+    <form className="elicitation" data-mode="form" aria-label={`${serverId} asks`} onSubmit={submit}>
+      <p>{serverId} asks: {request.message}</p>
+      {fields.map(([name, s]) => (
+        <label key={name} data-field={name}>
+          {s.title ?? name} <Field name={name} schema={s} required={required.includes(name)} />
+          {s.description && <small> {s.description}</small>}
+        </label>
+      ))}
+      <button className="submit" type="submit">Submit</button>
+      <button className="decline" type="button" onClick={() => answer({ action: "decline" })}>Decline</button>
+      <button className="cancel" type="button" onClick={() => answer({ action: "cancel" })}>Cancel</button>
+    </form>
+  );
+}
+
+// One input for a property of an elicitation's (flat) schema.
+function Field({ name, schema: s, required }) {
+  if (s.type === "boolean") return <input type="checkbox" name={name} defaultChecked={s.default === true} />;
+  if (Array.isArray(s.enum)) {
+    return (
+      <select name={name} required={required} defaultValue={s.default ?? ""}>
+        {!required && <option value="">—</option>}
+        {s.enum.map((v) => <option key={v} value={v}>{v}</option>)}
+      </select>
+    );
+  }
+  if (s.type === "number" || s.type === "integer") {
+    return <input type="number" name={name} required={required} min={s.minimum} max={s.maximum} step={s.type === "integer" ? 1 : "any"} defaultValue={s.default} />;
+  }
+  return <input type={s.format === "email" ? "email" : "text"} name={name} required={required} minLength={s.minLength} maxLength={s.maxLength} defaultValue={s.default} />;
+}
+
+// Only http(s) links are shown as links: a server's URL is data, not code.
+function webURL(url) {
+  try {
+    return ["https:", "http:"].includes(new URL(url).protocol);
+  } catch {
+    return false;
+  }
 }
 
 // A tool with a view (MCP Apps) shows it under the call, from the sandbox

@@ -36,10 +36,15 @@ export function component(url: string): string {
 
 // A chat over a catalog: approvals asked in the chat (askUser).
 export function chat(url: string, baseURL: string): string {
-  const cat = useCatalog({ servers: { demo: { url } }, approve: askUser });
-  const { messages, status, usage, pending, send, stop, approve } = useAgent(cat, { model: models.openai({ baseURL, model: "m" }) });
+  const cat = useCatalog({ servers: { demo: { url } }, approve: askUser, onElicitation: askUser });
+  const { messages, status, usage, pending, send, stop, approve, answerElicitation } = useAgent(cat, { model: models.openai({ baseURL, model: "m" }) });
   if (status === "idle") void send("add 2 and 40").catch((e: MCPError) => console.warn(e.code));
   if (status === "running") stop();
   for (const q of pending) if (q.kind === "approval") approve(true, q.id);
+  for (const q of pending) {
+    if (q.kind !== "elicitation") continue;
+    if (q.request.mode === "url") answerElicitation({ action: "cancel" }, q.id);
+    else answerElicitation({ action: "accept", content: { name: "Ada", age: 36, subscribe: true } }, q.id);
+  }
   return messages.map((m) => m.role === "user" ? m.text : m.parts.map((p) => p.type === "tool" ? p.state : "").join("")).join("") + (usage?.outputTokens ?? 0);
 }
