@@ -138,7 +138,7 @@ func TestStreamFunctionCall(t *testing.T) {
 				t.Errorf("usage (-want +got):\n%s", diff)
 			}
 			want := agent.Message{Role: "assistant", Content: "Let me check Paris.", FinishReason: "tool_calls", Model: "gemini-2.5-flash",
-				ToolCalls: []agent.ToolCall{{Type: "function", Function: agent.FunctionCall{Name: "get_weather", Arguments: `{"location": "Paris, France"}`}}},
+				ToolCalls:     []agent.ToolCall{{Type: "function", Function: agent.FunctionCall{Name: "get_weather", Arguments: `{"location": "Paris, France"}`}}},
 				ProviderState: json.RawMessage(`{"gemini":{"calls":{"0":"CiQB0e2Kb3dRh+BYdbZvmulSN2Pwwv75ZrS4Y2Nl"}}}`)}
 			if diff := cmp.Diff(want, msg); diff != "" {
 				t.Errorf("message (-want +got):\n%s", diff)
