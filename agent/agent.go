@@ -20,8 +20,9 @@ import (
 // for concurrent use: the calls of one step run at once.
 type Tools interface {
 	// ToolsFor exports the tools in a provider's format. The agent asks
-	// for [catalog.FormatOpenAI] before every step, so tools that appear
-	// or vanish during a run (a sign-in, a server enabled) are seen.
+	// before every step, so tools that appear or vanish during a run (a
+	// sign-in, a server enabled) are seen, for [catalog.FormatOpenAI] or
+	// the format its model names ([ToolFormatter]).
 	ToolsFor(ctx context.Context, f catalog.Format) (json.RawMessage, error)
 	// ModelCall runs one tool call as the model wrote it. It returns an
 	// error only when ctx is done. Every other failure (an unknown tool,
@@ -44,6 +45,15 @@ type ToolLister interface {
 // (see [catalog.UsedTools]) with every request for the tools.
 type ConversationTools interface {
 	ToolsForConversation(ctx context.Context, f catalog.Format, used []string) (json.RawMessage, error)
+}
+
+// ToolFormatter is implemented by a [Model] that takes its tools in
+// another of the catalog's formats than Chat Completions' (the Gemini
+// adapter: the catalog's "gemini" export already carries the schemas in
+// Gemini's subset); the agent then asks its [Tools] for that format, and
+// [Request.Tools] carries it.
+type ToolFormatter interface {
+	ToolFormat() catalog.Format
 }
 
 var (
@@ -285,10 +295,14 @@ func (r *run) loop(ctx context.Context, input []Message) (Result, error) {
 }
 
 // toolsFor returns the tools of this step, for the conversation conv, in
-// the Chat Completions shape.
+// the Chat Completions shape or the one the model names.
 func (r *run) toolsFor(ctx context.Context, conv []Message) (json.RawMessage, error) {
 	if r.a.cfg.Tools == nil {
 		return nil, nil
+	}
+	format := catalog.FormatOpenAI
+	if tf, ok := r.a.cfg.Model.(ToolFormatter); ok {
+		format = tf.ToolFormat()
 	}
 	var t json.RawMessage
 	var err error
@@ -299,9 +313,9 @@ func (r *run) toolsFor(ctx context.Context, conv []Message) (json.RawMessage, er
 				names, args = append(names, tc.Function.Name), append(args, tc.Function.Arguments)
 			}
 		}
-		t, err = ct.ToolsForConversation(ctx, catalog.FormatOpenAI, catalog.UsedTools(names, args))
+		t, err = ct.ToolsForConversation(ctx, format, catalog.UsedTools(names, args))
 	} else {
-		t, err = r.a.cfg.Tools.ToolsFor(ctx, catalog.FormatOpenAI)
+		t, err = r.a.cfg.Tools.ToolsFor(ctx, format)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("agent: listing the tools: %w", err)

@@ -16,8 +16,10 @@
 //
 // Messages use the OpenAI Chat Completions shapes ([Message], [ToolCall]),
 // the lingua franca of model APIs; the adapters in agent/openai (any
-// OpenAI-compatible endpoint) and agent/anthropic (the Messages API)
-// convert them.
+// OpenAI-compatible endpoint), agent/anthropic (the Messages API),
+// agent/openairesponses (OpenAI's Responses API) and agent/gemini
+// (Gemini's streamGenerateContent) convert them. A model that takes its
+// tools in another catalog format says so ([ToolFormatter]).
 //
 // [Agent.Sample] serves MCP sampling requests with the same model; the
 // caller decides whether a server may sample and answers refusals with

@@ -142,7 +142,8 @@ type Request struct {
 	Messages []Message `json:"messages"`
 	// Tools are function tools in the Chat Completions shape
 	// ([{"type": "function", "function": {name, description, parameters}}],
-	// the catalog's "openai" export); nil or an empty array offers none.
+	// the catalog's "openai" export), or in the format the model names
+	// when it is a [ToolFormatter]; nil or an empty array offers none.
 	Tools json.RawMessage `json:"tools,omitempty"`
 	// MaxTokens bounds the answer when > 0; otherwise the adapter's default.
 	MaxTokens int `json:"max_tokens,omitempty"`

@@ -55,9 +55,10 @@ type ToolCallDelta struct {
 }
 
 // StreamingModel is a [Model] that also streams its reasoning, its tool
-// calls as they are written, and reports token usage. The adapters in
-// agent/openai and agent/anthropic implement it; [Agent] uses Stream when
-// its model has it, and Generate otherwise.
+// calls as they are written, and reports token usage. The adapters
+// (agent/openai, agent/anthropic, agent/openairesponses, agent/gemini)
+// implement it; [Agent] uses Stream when its model has it, and Generate
+// otherwise.
 type StreamingModel interface {
 	Model
 	// Stream is Generate with every callback of s.

@@ -171,3 +171,25 @@ func TestClientOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentModelOptions: the model kinds mcp.models makes, and the
+// Responses API's reasoning values.
+func TestAgentModelOptions(t *testing.T) {
+	for _, tc := range []struct{ json, want string }{
+		{`{"model":{"kind":"openai-responses","model":"gpt-5-mini","reasoningEffort":"low","reasoningSummary":"auto"}}`, ""},
+		{`{"model":{"kind":"gemini","model":"gemini-2.5-flash","includeThoughts":true}}`, ""},
+		{`{"model":{"kind":"vertex"}}`, "mcp.models.openaiResponses(…), mcp.models.gemini(…) or an async function"},
+		{`{"model":{"kind":"openai-responses","reasoningSummary":"long"}}`, `model.reasoningSummary must be "auto", "concise" or "detailed"`},
+		{`{"model":{"kind":"openai-responses","reasoningEffort":"max"}}`, `model.reasoningEffort must be`},
+		{`{"model":{"kind":"gemini","includeThoughts":"yes"}}`, "model.includeThoughts must be a boolean"},
+	} {
+		var o AgentOptions
+		err := Decode("agent()", []byte(tc.json), &o)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.json, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v; want one saying %q", tc.json, err, tc.want)
+		}
+	}
+}

@@ -290,7 +290,9 @@ type CompactOptions struct {
 func (*AgentOptions) Rules() []Rule { return AgentRules }
 
 // ModelOptions describe the agent's model: mcp.models.openai(…),
-// mcp.models.anthropic(…), or a JavaScript function (kind "custom").
+// mcp.models.anthropic(…), mcp.models.openaiResponses(…) (kind
+// "openai-responses"), mcp.models.gemini(…), or a JavaScript function
+// (kind "custom").
 type ModelOptions struct {
 	Kind      string            `json:"kind"`
 	BaseURL   string            `json:"baseURL,omitempty"`
@@ -300,6 +302,12 @@ type ModelOptions struct {
 	MaxTokens int               `json:"maxTokens,omitempty"`
 	// ThinkingBudget turns on Anthropic's extended thinking (tokens).
 	ThinkingBudget int `json:"thinkingBudget,omitempty"`
+	// ReasoningEffort and ReasoningSummary are the Responses API's
+	// reasoning.effort and reasoning.summary.
+	ReasoningEffort  string `json:"reasoningEffort,omitempty"`
+	ReasoningSummary string `json:"reasoningSummary,omitempty"`
+	// IncludeThoughts asks Gemini for its thought summaries.
+	IncludeThoughts bool `json:"includeThoughts,omitempty"`
 }
 
 // CheckOptions checks the call's options against CallRules.

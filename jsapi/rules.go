@@ -134,7 +134,8 @@ func askNeedsApprove(c Cond, option string) Rule {
 // AgentRules are the rules of cat.agent()'s options (a model function
 // arrives as {kind: "custom"}).
 var AgentRules = []Rule{
-	{Then: []Cond{in("model.kind", "openai", "anthropic", "custom")}, Message: "model must be mcp.models.openai(…), mcp.models.anthropic(…) or an async function"},
+	{Then: []Cond{in("model.kind", "openai", "anthropic", "openai-responses", "gemini", "custom")},
+		Message: "model must be mcp.models.openai(…), mcp.models.anthropic(…), mcp.models.openaiResponses(…), mcp.models.gemini(…) or an async function"},
 	positiveCount("maxSteps"),
 	{If: []Cond{set("authWaitMs")}, Then: []Cond{atLeast("authWaitMs", 0)}, Message: "authWaitMs must be 0 or more"},
 	positiveCount("model.maxTokens"),
@@ -143,6 +144,9 @@ var AgentRules = []Rule{
 	{If: []Cond{set("compact")}, Then: []Cond{atMost("compact.maxTokens", 1<<20)}, Message: "compact.maxTokens must be at most 1048576 (a stored conversation's limit of 4 MiB / 4)"},
 	{If: []Cond{set("compact.summarize")}, Then: []Cond{in("compact.summarize", "model", "page")}, Message: `compact.summarize must be "model" or an async function (messages) => summary`},
 	{If: []Cond{set("model.thinkingBudget")}, Then: []Cond{atLeast("model.thinkingBudget", 1024)}, Message: "model.thinkingBudget must be at least 1024 (the Anthropic API's smallest thinking budget)"},
+	// The Responses API's reasoning.effort and reasoning.summary values.
+	oneOf("model.reasoningEffort", "none", "minimal", "low", "medium", "high", "xhigh"),
+	oneOf("model.reasoningSummary", "auto", "concise", "detailed"),
 }
 
 // CallRules are the rules of the options of client.callTool() and

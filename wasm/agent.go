@@ -10,7 +10,9 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/agent"
 	"github.com/mcpwasm/mcpwasm/agent/anthropic"
+	"github.com/mcpwasm/mcpwasm/agent/gemini"
 	"github.com/mcpwasm/mcpwasm/agent/openai"
+	"github.com/mcpwasm/mcpwasm/agent/openairesponses"
 	"github.com/mcpwasm/mcpwasm/jsapi"
 	"github.com/mcpwasm/mcpwasm/jsbridge"
 	"github.com/mcpwasm/mcpwasm/mcperr"
@@ -115,10 +117,15 @@ func (a *app) model(o jsapi.ModelOptions) (agent.Model, error) {
 		return openai.New(openai.Config{BaseURL: o.BaseURL, APIKey: agent.NewSecret(o.APIKey), Model: o.Model, HTTPClient: a.http, Headers: o.Headers})
 	case "anthropic":
 		return anthropic.New(anthropic.Config{BaseURL: o.BaseURL, APIKey: agent.NewSecret(o.APIKey), Model: o.Model, HTTPClient: a.http, Headers: o.Headers, MaxTokens: o.MaxTokens, ThinkingBudget: o.ThinkingBudget})
+	case "openai-responses":
+		return openairesponses.New(openairesponses.Config{BaseURL: o.BaseURL, APIKey: agent.NewSecret(o.APIKey), Model: o.Model, HTTPClient: a.http, Headers: o.Headers,
+			ReasoningEffort: o.ReasoningEffort, ReasoningSummary: o.ReasoningSummary})
+	case "gemini":
+		return gemini.New(gemini.Config{BaseURL: o.BaseURL, APIKey: agent.NewSecret(o.APIKey), Model: o.Model, HTTPClient: a.http, Headers: o.Headers, IncludeThoughts: o.IncludeThoughts})
 	case "custom":
 		return agent.ModelFunc(a.customModel), nil
 	}
-	return nil, mcperr.New(mcperr.InvalidArgument, `agent(): model must be mcp.models.openai(…), mcp.models.anthropic(…) or an async function`)
+	return nil, mcperr.New(mcperr.InvalidArgument, `agent(): model must be mcp.models.openai(…), mcp.models.anthropic(…), mcp.models.openaiResponses(…), mcp.models.gemini(…) or an async function`)
 }
 
 // customModel asks the page's model function of the run in ctx.

@@ -625,15 +625,31 @@ export interface AnthropicModelOptions extends OpenAIModelOptions {
   thinkingBudget?: number;
 }
 
+export interface OpenAIResponsesModelOptions extends OpenAIModelOptions {
+  /** reasoning.effort, for reasoning models (others refuse it). */
+  reasoningEffort?: "none" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  /** reasoning.summary: reasoning models then stream a summary of their reasoning as reasoning events. */
+  reasoningSummary?: "auto" | "concise" | "detailed";
+}
+
+export interface GeminiModelOptions extends OpenAIModelOptions {
+  /** thinkingConfig.includeThoughts: thinking models stream summaries of their thoughts as reasoning events. */
+  includeThoughts?: boolean;
+}
+
 /** What mcp.models makes: a description the runtime turns into an adapter. */
 export interface ModelSpec {
-  readonly kind: "openai" | "anthropic";
+  readonly kind: "openai" | "anthropic" | "openai-responses" | "gemini";
   readonly [key: string]: unknown;
 }
 
 export interface Models {
   openai(options?: OpenAIModelOptions): ModelSpec;
   anthropic(options?: AnthropicModelOptions): ModelSpec;
+  /** The OpenAI Responses API (POST {baseURL}/responses; baseURL https://api.openai.com/v1 by default). */
+  openaiResponses(options?: OpenAIResponsesModelOptions): ModelSpec;
+  /** The Gemini API (POST {baseURL}/models/{model}:streamGenerateContent?alt=sse; baseURL https://generativelanguage.googleapis.com/v1beta by default). */
+  gemini(options?: GeminiModelOptions): ModelSpec;
 }
 
 /** mcp.models, also usable before load(). */
@@ -680,7 +696,7 @@ export type AgentEvent =
   | { type: "step"; index: number; finishReason: string }
   | { type: "done"; text: string; finishReason: string; steps: number; usage?: AgentUsage }
   | { type: "error"; code: MCPErrorCode | string; message: string }
-  // The model's work as it streams (mcp.models.openai and mcp.models.anthropic).
+  // The model's work as it streams (the adapters of mcp.models).
   | ({ type: "usage" } & AgentUsage)
   | { type: "reasoning"; delta: string }
   | { type: "toolcalldelta"; id: string; name: string; argumentsDelta: string }

@@ -38,6 +38,10 @@ export const models = Object.freeze({
   openai: ({ baseURL, apiKey, model, headers } = {}) => Object.freeze({ kind: "openai", baseURL, apiKey, model, headers }),
   /** The Anthropic Messages API. */
   anthropic: ({ baseURL, apiKey, model, headers, maxTokens, thinkingBudget } = {}) => Object.freeze({ kind: "anthropic", baseURL, apiKey, model, headers, maxTokens, thinkingBudget }),
+  /** The OpenAI Responses API (POST /v1/responses). */
+  openaiResponses: ({ baseURL, apiKey, model, headers, reasoningEffort, reasoningSummary } = {}) => Object.freeze({ kind: "openai-responses", baseURL, apiKey, model, headers, reasoningEffort, reasoningSummary }),
+  /** The Google Gemini API (streamGenerateContent). */
+  gemini: ({ baseURL, apiKey, model, headers, includeThoughts } = {}) => Object.freeze({ kind: "gemini", baseURL, apiKey, model, headers, includeThoughts }),
 });
 
 let instance = null; // Promise<MCP>

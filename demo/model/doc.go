@@ -6,7 +6,18 @@
 // Endpoints: POST /v1/chat/completions (streamed with "stream": true, as
 // server-sent events, or as one JSON completion) and GET /v1/models, behind
 // the CORS middleware of internal/cors so that a page on another origin can
-// call it.
+// call it. The same script also answers in two other wire formats, written
+// from their API references: POST /v1/responses (the OpenAI Responses API:
+// named events from response.created to response.completed, a reasoning
+// item whose summary streams when reasoning.summary is asked for, output
+// text, function calls with their argument deltas, usage in the API's
+// names) and POST /v1beta/models/mcpwasm-standin:streamGenerateContent?alt=sse
+// or :generateContent (Gemini: text parts, thought parts when
+// thinkingConfig.includeThoughts is set, functionCall parts whole in the
+// last chunk with finishReason and usageMetadata). Its first functionCall
+// part carries [ThoughtSignature], and a conversation that sends that call
+// back without it is refused, as Gemini's thinking models do. Failures
+// are injected into the Responses API's requests as HTTP errors only.
 //
 // The rules look at the tools offered and at the last user message:
 //

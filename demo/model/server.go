@@ -24,8 +24,10 @@ const Description = "A scripted stand-in, not a real model: it follows fixed rul
 
 // Endpoint paths.
 const (
-	ChatPath   = "/v1/chat/completions"
-	ModelsPath = "/v1/models"
+	ChatPath      = "/v1/chat/completions"
+	ModelsPath    = "/v1/models"
+	ResponsesPath = "/v1/responses"   // the OpenAI Responses API
+	GeminiPath    = "/v1beta/models/" // + "{model}:streamGenerateContent" or ":generateContent"
 )
 
 // FailHeader is the request header that injects a [Failure] into every
@@ -84,12 +86,14 @@ func New(opts Options) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+ChatPath, s.chat)
 	mux.HandleFunc("GET "+ModelsPath, s.models)
+	mux.HandleFunc("POST "+ResponsesPath, s.responses)
+	mux.HandleFunc("POST "+GeminiPath+"{call}", s.gemini)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found",
-			fmt.Sprintf("Unknown path %s; this stand-in serves POST %s and GET %s.", r.URL.Path, ChatPath, ModelsPath))
+			fmt.Sprintf("Unknown path %s; this stand-in serves POST %s, POST %s, POST %s{model}:streamGenerateContent and GET %s.", r.URL.Path, ChatPath, ResponsesPath, GeminiPath, ModelsPath))
 	})
 	c := opts.CORS
-	c.AllowHeaders = append(append([]string(nil), c.AllowHeaders...), FailHeader)
+	c.AllowHeaders = append(append([]string(nil), c.AllowHeaders...), FailHeader, "X-Goog-Api-Key")
 	s.handler = cors.Wrap(mux, c)
 	return s
 }
@@ -159,7 +163,9 @@ type wireMessage struct {
 	} `json:"tool_calls"`
 }
 
-// text returns a message's content as text (a string or text parts).
+// text returns a message's content as text: a string, or text parts
+// (Chat Completions' "text", the Responses API's "input_text" and
+// "output_text").
 func (m wireMessage) text() string {
 	var s string
 	if json.Unmarshal(m.Content, &s) == nil {
@@ -172,7 +178,7 @@ func (m wireMessage) text() string {
 	if json.Unmarshal(m.Content, &parts) == nil {
 		var b strings.Builder
 		for _, p := range parts {
-			if p.Type == "text" {
+			if p.Type == "text" || p.Type == "input_text" || p.Type == "output_text" {
 				b.WriteString(p.Text)
 			}
 		}
@@ -181,12 +187,13 @@ func (m wireMessage) text() string {
 	return ""
 }
 
-func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+// receive reads a model request's body, counts it and takes its failure,
+// if any; ok is false when the body is unreadable or too large.
+func (s *Server) receive(r *http.Request) (body []byte, fail Failure, ok bool) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	s.mu.Lock()
 	s.requests++
 	s.last = body
-	var fail Failure
 	if len(s.queue) > 0 {
 		fail, s.queue = s.queue[0], s.queue[1:]
 	}
@@ -197,7 +204,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if s.opts.OnRequest != nil {
 		s.opts.OnRequest(bytes.Clone(body))
 	}
-	if err != nil || len(body) > maxBody {
+	return body, fail, err == nil && len(body) <= maxBody
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	body, fail, ok := s.receive(r)
+	if !ok {
 		writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "body_too_large", "The request body is unreadable or larger than 4 MiB.")
 		return
 	}

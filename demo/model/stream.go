@@ -52,8 +52,9 @@ func (sw *streamWriter) raw(s string) bool {
 	return !sw.gone
 }
 
-// event writes one data event, after the delay.
-func (sw *streamWriter) event(v any) bool {
+// wait waits the delay between events; it reports false once the client
+// is gone.
+func (sw *streamWriter) wait() bool {
 	if sw.delay > 0 {
 		t := time.NewTimer(sw.delay)
 		select {
@@ -63,6 +64,14 @@ func (sw *streamWriter) event(v any) bool {
 			return false
 		case <-t.C:
 		}
+	}
+	return true
+}
+
+// event writes one data event, after the delay.
+func (sw *streamWriter) event(v any) bool {
+	if !sw.wait() {
+		return false
 	}
 	b, _ := json.Marshal(v)
 	return sw.raw("data: " + string(b) + "\n\n")

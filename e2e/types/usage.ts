@@ -109,6 +109,10 @@ async function catalogAndAgent(): Promise<void> {
   const agent: Agent = cat.agent({ model: mcp.models.openai({ baseURL: "http://127.0.0.1:1/v1", apiKey: "k", model: "m" }), system: "be brief", maxSteps: 8, authWaitMs: 300000 });
   cat.agent({ model: mcp.models.anthropic({ apiKey: "k", model: "m", maxTokens: 1024 }) });
   cat.agent({ model: mcp.models.anthropic({ apiKey: "k", model: "m", maxTokens: 8192, thinkingBudget: 4096 }) });
+  cat.agent({ model: mcp.models.openaiResponses({ apiKey: "k", model: "gpt-5-mini", reasoningEffort: "low", reasoningSummary: "auto" }) });
+  cat.agent({ model: mcp.models.gemini({ apiKey: "k", model: "gemini-2.5-flash", includeThoughts: true }) });
+  // @ts-expect-error: not a reasoning.summary value
+  mcp.models.openaiResponses({ model: "m", reasoningSummary: "long" });
   cat.agent({ model: async ({ messages }) => ({ role: "assistant", content: `${messages.length} messages` }) });
   const run = agent.run("add 2 and 40", {
     signal: new AbortController().signal,

@@ -1,6 +1,7 @@
 // Package sse reads server-sent events, the framing model APIs use to stream
 // their answers (OpenAI Chat Completions `data: {...}` chunks, Anthropic
-// Messages `event: …` / `data: …` pairs).
+// Messages and OpenAI Responses `event: …` / `data: …` pairs, Gemini's
+// `data: {...}` chunks).
 //
 // It follows the event stream interpretation of the HTML Living Standard
 // (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation):
