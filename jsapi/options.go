@@ -45,6 +45,11 @@ type ClientOptions struct {
 	// Grant names a non-interactive grant a page asks for: only to be
 	// refused with the reason (see validateGrant).
 	Grant string `json:"grant,omitempty"`
+	// Relay is the URL of a relay (package relay) the requests of this
+	// client (MCP and OAuth) may travel through; RelayMode says when:
+	// "fallback" (the default) or "always".
+	Relay     string `json:"relay,omitempty"`
+	RelayMode string `json:"relayMode,omitempty"`
 }
 
 // DPoPMode returns the dpop option as an oauth.DPoPMode value: "auto"

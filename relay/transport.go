@@ -49,40 +49,48 @@ type Transport struct {
 	own  *Routes
 }
 
-// Routes is what fallback has learnt per server origin, for the life of
-// the page (of the runtime). It is safe for concurrent use.
+// Routes is what fallback has learnt, for the life of the page (of the
+// runtime): the origins that go through the relay, and the URLs a probe
+// found answering the page directly. A direct answer is not remembered
+// per origin: one path of a server may allow the page (go-sdk's
+// protected resource metadata sends Access-Control-Allow-Origin: *) while
+// its MCP endpoint does not. It is safe for concurrent use.
 type Routes struct {
-	mu sync.Mutex
-	m  map[string]route
+	mu      sync.Mutex
+	relayed map[string]bool // origin
+	direct  map[string]bool // URL without query, answered a probe
 }
 
-type route int
-
-const (
-	unknown route = iota
-	direct
-	relayed
-)
-
-func (r *Routes) get(origin string) route {
+func (r *Routes) setRelayed(origin string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.m[origin]
+	if r.relayed == nil {
+		r.relayed = map[string]bool{}
+	}
+	r.relayed[origin] = true
 }
 
-func (r *Routes) set(origin string, v route) {
+func (r *Routes) setDirect(u string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = map[string]route{}
+	if r.direct == nil {
+		r.direct = map[string]bool{}
 	}
-	if r.m[origin] != relayed { // once relayed, relayed for the page's life
-		r.m[origin] = v
-	}
+	r.direct[u] = true
+}
+
+func (r *Routes) isDirect(u string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.direct[u]
 }
 
 // Relayed reports whether requests for origin go through the relay.
-func (r *Routes) Relayed(origin string) bool { return r.get(origin) == relayed }
+func (r *Routes) Relayed(origin string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.relayed[origin]
+}
 
 var _ http.RoundTripper = (*Transport)(nil)
 
@@ -123,43 +131,45 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	origin := originOf(req.URL)
 	routes := t.routes()
-	switch routes.get(origin) {
-	case relayed:
+	if routes.Relayed(origin) {
 		return t.viaRelay(req)
-	case direct:
-		return t.base().RoundTrip(req)
 	}
 	if !preflighted(req) && req.Method != http.MethodGet && req.Method != http.MethodHead {
 		// A request without a preflight reaches a server without CORS
 		// (which acts on it) before the browser refuses the answer: sending
 		// it again through the relay could use a code or a refresh token
 		// twice. A GET of the same URL, without body or headers, asks
-		// first whether the origin answers this page.
-		if err := t.probe(req); err != nil {
-			if req.Context().Err() != nil {
-				return nil, req.Context().Err()
+		// first whether it answers this page.
+		key := withoutQuery(req.URL)
+		if !routes.isDirect(key) {
+			if err := t.probe(req); err != nil {
+				if req.Context().Err() != nil {
+					return nil, req.Context().Err()
+				}
+				routes.setRelayed(origin)
+				return t.viaRelay(req)
 			}
-			routes.set(origin, relayed)
-			return t.viaRelay(req)
+			routes.setDirect(key)
 		}
-		routes.set(origin, direct)
 		return t.base().RoundTrip(req)
 	}
 	if err := replayable(req); err != nil {
 		return nil, err
 	}
 	resp, err := t.base().RoundTrip(req)
-	if err == nil {
-		routes.set(origin, direct)
-		return resp, nil
-	}
-	if req.Context().Err() != nil {
-		return nil, err
+	if err == nil || req.Context().Err() != nil {
+		return resp, err
 	}
 	// Nothing reached the server: a preflighted request's preflight was
 	// refused, or a GET, which changes nothing, was.
-	routes.set(origin, relayed)
+	routes.setRelayed(origin)
 	return t.viaRelay(req)
+}
+
+func withoutQuery(u *url.URL) string {
+	c := *u
+	c.RawQuery, c.Fragment = "", ""
+	return c.String()
 }
 
 // probe sends a bare GET of req's URL, not following redirects.

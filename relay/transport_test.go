@@ -163,3 +163,40 @@ func TestCheckURL(t *testing.T) {
 		}
 	}
 }
+
+// TestTransportFallbackPerPath: a server whose metadata allows every
+// origin (as go-sdk's protected resource metadata does) and whose MCP
+// endpoint allows none: the endpoint still falls back to the relay.
+func TestTransportFallbackPerPath(t *testing.T) {
+	up := startUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/oauth-protected-resource" {
+			w.Header().Set("Access-Control-Allow-Origin", page)
+		}
+		io.WriteString(w, r.URL.Path)
+	})
+	r := startRelay(t, relay.Config{Targets: []string{up.URL}, PageOrigins: []string{page}})
+	routes := &relay.Routes{}
+	c := &http.Client{Transport: &relay.Transport{Base: browserCORS{noCORS: map[string]bool{up.URL: true}}, Relay: r.URL + "/mcp-relay", Routes: routes}}
+	for _, p := range []string{"/.well-known/oauth-protected-resource", "/mcp"} {
+		req, _ := http.NewRequest("GET", up.URL+p, nil)
+		if p == "/mcp" {
+			req, _ = http.NewRequest("POST", up.URL+p, strings.NewReader("{}"))
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != p {
+			t.Errorf("%s: %q", p, b)
+		}
+		if relayed := routes.Relayed(up.URL); relayed != (p == "/mcp") {
+			t.Errorf("after %s: relayed %v", p, relayed)
+		}
+	}
+	if !routes.Relayed(up.URL) {
+		t.Errorf("the origin is not relayed after its MCP endpoint refused the page")
+	}
+}

@@ -33,6 +33,8 @@ export const CLIENT_OPTIONS = Object.freeze({
   idpClientSecret: "string",
   idpSubjectTokenType: "string",
   grant: "string",
+  relay: "string",
+  relayMode: "string",
 });
 
 /** The options of mcp.catalog(). */
@@ -62,7 +64,7 @@ export const AGENT_OPTIONS = Object.freeze({
 
 /** Each options object's options, with the fields of object options: what rules.js checks kinds against. */
 export const OPTION_LISTS = Object.freeze({
-  client: [{"name":"clientName","kind":"string"},{"name":"redirectUri","kind":"string"},{"name":"scopes","kind":"array"},{"name":"clientId","kind":"string"},{"name":"clientMetadataUrl","kind":"string"},{"name":"clientSecret","kind":"string"},{"name":"headers","kind":"record"},{"name":"accessToken","kind":"function"},{"name":"storage","kind":"string"},{"name":"interactive","kind":"boolean"},{"name":"authMode","kind":"string"},{"name":"authTimeoutMs","kind":"number"},{"name":"severedPopupTimeoutMs","kind":"number"},{"name":"transport","kind":"string"},{"name":"apps","kind":"boolean"},{"name":"dpop","kind":"any"},{"name":"identityAssertion","kind":"function"},{"name":"idpTokenEndpoint","kind":"string"},{"name":"idpIssuer","kind":"string"},{"name":"idpClientId","kind":"string"},{"name":"idpClientSecret","kind":"string"},{"name":"idpSubjectTokenType","kind":"string"},{"name":"grant","kind":"string"}],
+  client: [{"name":"clientName","kind":"string"},{"name":"redirectUri","kind":"string"},{"name":"scopes","kind":"array"},{"name":"clientId","kind":"string"},{"name":"clientMetadataUrl","kind":"string"},{"name":"clientSecret","kind":"string"},{"name":"headers","kind":"record"},{"name":"accessToken","kind":"function"},{"name":"storage","kind":"string"},{"name":"interactive","kind":"boolean"},{"name":"authMode","kind":"string"},{"name":"authTimeoutMs","kind":"number"},{"name":"severedPopupTimeoutMs","kind":"number"},{"name":"transport","kind":"string"},{"name":"apps","kind":"boolean"},{"name":"dpop","kind":"any"},{"name":"identityAssertion","kind":"function"},{"name":"idpTokenEndpoint","kind":"string"},{"name":"idpIssuer","kind":"string"},{"name":"idpClientId","kind":"string"},{"name":"idpClientSecret","kind":"string"},{"name":"idpSubjectTokenType","kind":"string"},{"name":"grant","kind":"string"},{"name":"relay","kind":"string"},{"name":"relayMode","kind":"string"}],
   catalog: [{"name":"servers","kind":"object"},{"name":"mcpServers","kind":"object"},{"name":"maxServers","kind":"integer"},{"name":"maxToolsPerServer","kind":"integer"},{"name":"callTimeoutMs","kind":"number"},{"name":"breaker","kind":"object","fields":[{"name":"failures","kind":"integer"},{"name":"cooldownMs","kind":"number"}]},{"name":"approve","kind":"function"},{"name":"serverTools","kind":"boolean"},{"name":"approvalPolicy","kind":"object","fields":[{"name":"readOnly","kind":"string"},{"name":"destructive","kind":"string"},{"name":"servers","kind":"record"}]},{"name":"onElicitation","kind":"function"},{"name":"toolBudget","kind":"integer"},{"name":"apps","kind":"boolean"}],
   agent: [{"name":"model","kind":"object","fields":[{"name":"kind","kind":"string"},{"name":"baseURL","kind":"string"},{"name":"apiKey","kind":"string"},{"name":"model","kind":"string"},{"name":"headers","kind":"record"},{"name":"maxTokens","kind":"integer"},{"name":"thinkingBudget","kind":"integer"}]},{"name":"system","kind":"string"},{"name":"maxSteps","kind":"integer"},{"name":"authWaitMs","kind":"number"},{"name":"compact","kind":"object","fields":[{"name":"maxTokens","kind":"integer"},{"name":"summarize","kind":"string"}]}],
 });
@@ -86,6 +88,8 @@ export const RULES = Object.freeze({
     {"if":[{"option":"idpClientId","set":true}],"then":[{"option":"identityAssertion","set":true}],"message":"idpClientId needs identityAssertion (the function returning the user's ID token)"},
     {"if":[{"option":"idpClientSecret","set":true}],"then":[{"option":"identityAssertion","set":true}],"message":"idpClientSecret needs identityAssertion (the function returning the user's ID token)"},
     {"if":[{"option":"idpSubjectTokenType","set":true}],"then":[{"option":"identityAssertion","set":true}],"message":"idpSubjectTokenType needs identityAssertion (the function returning the user's ID token)"},
+    {"if":[{"option":"relayMode","set":true}],"then":[{"option":"relayMode","in":["fallback","always"]}],"message":"relayMode must be \"fallback\" or \"always\""},
+    {"if":[{"option":"relayMode","set":true}],"then":[{"option":"relay","set":true}],"message":"relayMode needs relay (the URL of the relay the requests travel through)"},
     {"if":[{"option":"identityAssertion","set":true},{"option":"accessToken","set":true}],"message":"identityAssertion and accessToken exclude each other: the page supplies either its tokens or the user's ID token"},
     {"if":[{"option":"identityAssertion","set":true},{"option":"grant","set":true}],"message":"identityAssertion signs in by enterprise-managed authorization; leave grant unset"},
     {"if":[{"option":"identityAssertion","set":true}],"then":[{"option":"idpTokenEndpoint","set":true},{"option":"idpIssuer","set":true}],"message":"identityAssertion needs idpTokenEndpoint or idpIssuer (the identity provider that exchanges the ID token)"},

@@ -1,0 +1,99 @@
+package xengine
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/internal/devserver"
+)
+
+// relayWorld is newWorld with the demo MCP server and authorization server
+// sending no CORS headers, and the dev server's relay on the page origin
+// (devserver -relay -no-cors).
+func relayWorld(t *testing.T, ac devserver.AuthConfig) (*world, string) {
+	t.Helper()
+	var relayURL string
+	w := newServersWith(t, ac, os.DirFS(webDir), nil, func(cfg *devserver.Config, pc *devserver.PageConfig, page string) {
+		cfg.NoCORS = true
+		cfg.Relay.Enabled = true
+		pc.RelayURL = page + devserver.RelayPath
+		relayURL = pc.RelayURL
+	})
+	w.open()
+	w.navigate(w.win, w.PageURL+"/e2e/blank.html")
+	w.load(w.win)
+	return w, relayURL
+}
+
+// TestRelayNoCORSFails: without the relay option, a server and an
+// authorization server that send no CORS headers are a network error
+// whose message says what to use.
+func TestRelayNoCORSFails(t *testing.T) {
+	w, _ := relayWorld(t, devserver.AuthConfig{})
+	var got struct {
+		Error jsErr  `json:"error"`
+		State string `json:"state"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const c = mcp.client(%q);
+		const r = await c.connect().then(() => ({}), %s);
+		return { ...r, state: c.state };
+	})()`, w.MCPURL, catchJS), &got)
+	if got.Error.Code != "network" || !strings.Contains(got.Error.Message, "the client option relay") {
+		t.Errorf("connect() without the relay: %+v; want a network error that names the client option relay", got.Error)
+	}
+	if n := w.snapshot()["mcp"]; n != 0 {
+		t.Errorf("the server without CORS got %d MCP requests from the page; want 0 (its preflight is refused)", n)
+	}
+}
+
+// TestRelayFallback: with relay (fallback mode), the same servers work:
+// sign-in in the popup (discovery, registration and the code exchange
+// through the relay), a tool call, and a refresh of the short-lived token
+// before the next call. The grant stays keyed by the real server: a
+// second client of that server connects with it, without a sign-in.
+func TestRelayFallback(t *testing.T) {
+	const ttl = 20 * time.Second
+	w, relayURL := relayWorld(t, devserver.AuthConfig{TokenTTL: ttl})
+	opts := fmt.Sprintf(`{ relay: %q, relayMode: "fallback" }`, relayURL)
+	if !w.signedIn(w.popupSignIn(opts)) {
+		return
+	}
+	var sum float64
+	w.eval(`(async () => (await c.callTool("add", { a: 40, b: 2 })).structuredContent.sum)()`, &sum)
+	if sum != 42 {
+		t.Errorf("add(40, 2) through the relay = %v; want 42", sum)
+	}
+	// The client refreshes a token within 10 s of its expiry: wait until
+	// the token is that old, then call again.
+	w.waitFor("the access token to near its expiry", func() bool { return time.Since(w.tokenIssued()) > ttl-9*time.Second })
+	w.eval(`(async () => (await c.callTool("add", { a: 1, b: 2 })).structuredContent.sum)()`, &sum)
+	if sum != 3 {
+		t.Errorf("add(1, 2) after the refresh = %v; want 3", sum)
+	}
+	if n := w.refreshes(); n < 1 {
+		t.Errorf("refresh grants = %d; want at least 1 (through the relay)", n)
+	}
+	var second string
+	w.eval(fmt.Sprintf(`(async () => { const d = mcp.client(%q, { relay: %q }); await d.connect(); return d.state; })()`, w.MCPURL, relayURL), &second)
+	if second != "connected" {
+		t.Errorf("a second client of the server with the relay: %s; want connected with the stored grant", second)
+	}
+	w.noPageErrors()
+}
+
+// tokenIssued is when the authorization server last issued an access
+// token (a code exchange or a refresh).
+func (w *world) tokenIssued() time.Time {
+	var at time.Time
+	for _, ev := range w.AS.Events() {
+		if (ev.Kind == authserver.EventTokenCode || ev.Kind == authserver.EventTokenRefresh) && ev.Err == "" {
+			at = ev.Time
+		}
+	}
+	return at
+}
