@@ -97,3 +97,43 @@ func (w *world) tokenIssued() time.Time {
 	}
 	return at
 }
+
+// TestRelayPageWideAlways: load()'s page-wide relay reaches a catalog's
+// server that names none, and relayMode "always" sends nothing directly:
+// the server without CORS answers the catalog (it needs a sign-in), and
+// never sees a preflight.
+func TestRelayPageWideAlways(t *testing.T) {
+	w, _ := relayWorld(t, devserver.AuthConfig{})
+	w.navigate(w.win, w.PageURL+"/e2e/blank.html")
+	var got struct {
+		State string `json:"state"`
+		Error string `json:"error"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const m = await import("/mcp.js");
+		window.mcp = await m.load({ relay: %q, relayMode: "always" });
+		const cat = mcp.catalog({ servers: { demo: { url: %q } } });
+		await cat.tools();
+		const s = cat.status("demo");
+		return { state: s.state, error: s.error ? s.error.code + ": " + s.error.message : "" };
+	})()`, devserver.RelayPath, w.MCPURL), &got)
+	if got.State != "needs_auth" {
+		t.Errorf("the catalog's server through the page-wide relay: state %q (%s); want needs_auth (its 401 came through the relay)", got.State, got.Error)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	relayed := 0
+	for _, l := range w.trace {
+		// A direct attempt starts with a preflight (its POST carries JSON);
+		// the relay never sends one.
+		if strings.Contains(l, "mcp OPTIONS") {
+			t.Errorf("relayMode always, yet the page tried the server directly: %s", l)
+		}
+		if strings.Contains(l, "page POST /mcp-relay began") {
+			relayed++
+		}
+	}
+	if relayed == 0 {
+		t.Errorf("no request went through the relay")
+	}
+}
