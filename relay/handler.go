@@ -80,7 +80,8 @@ type Config struct {
 	// adds CORS headers for them. A request with an Origin header not
 	// listed is refused. List the page's own origin when the relay is on
 	// it: browsers send Origin with a same-origin POST. Requests without
-	// Origin (same-origin GETs, non-browser callers) are served.
+	// Origin (same-origin GETs, non-browser callers) are served, unless
+	// Sec-Fetch-Site says another site's page sent them.
 	PageOrigins []string
 
 	// AllowHeaders are request headers forwarded in addition to
@@ -212,6 +213,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Access-Control-Allow-Origin", origin)
 		w.Header().Add("Vary", "Origin")
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); origin == "" && (site == "cross-site" || site == "same-site") {
+		// A browser leaves Origin out of another site's no-cors GET (an
+		// image, a link): such a request is no page of this host's.
+		h.fail(w, http.StatusForbidden, ErrOriginNotAllowed, "relay: a request from another site without Origin is not relayed")
+		return
 	}
 	if r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != "" {
 		h.preflight(w, r)

@@ -227,6 +227,13 @@ func TestCORS(t *testing.T) {
 	if n := up.hits.Load(); n != 0 {
 		t.Errorf("an unlisted page's request reached the server")
 	}
+	resp = do(t, "GET", target, nil, map[string]string{"Sec-Fetch-Site": "cross-site"})
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("another site's GET without Origin: %d; want 403", resp.StatusCode)
+	}
+	if n := up.hits.Load(); n != 0 {
+		t.Errorf("another site's request reached the server")
+	}
 	resp = do(t, "PUT", target, nil, nil)
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("PUT: %d; want 405", resp.StatusCode)
