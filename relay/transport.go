@@ -98,7 +98,7 @@ var _ http.RoundTripper = (*Transport)(nil)
 // (or http on a loopback host), without query, fragment or user info.
 func CheckURL(s string) error {
 	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" ||
+	if err != nil || u.Host == "" || u.User != nil || strings.ContainsAny(s, "?#") ||
 		!(u.Scheme == "https" || (u.Scheme == "http" && isLoopback(u.Hostname()))) {
 		return fmt.Errorf("relay %q must be an absolute https URL (http only on a loopback host) without query, fragment or user info, such as \"https://app.example/mcp-relay\"", clip(s))
 	}
