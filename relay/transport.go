@@ -40,9 +40,8 @@ type Transport struct {
 	Relay string
 	// Mode is [Fallback] (also when empty) or [Always].
 	Mode Mode
-	// Routes remembers, per origin, whether Fallback found it reachable
-	// directly or only through the relay; share one between the
-	// transports of a page. Nil: this transport's own.
+	// Routes is what Fallback has learnt (see [Routes]); share one
+	// between the transports of a page. Nil: this transport's own.
 	Routes *Routes
 
 	once sync.Once
