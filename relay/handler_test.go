@@ -114,8 +114,7 @@ func TestUnlistedTargetRefused(t *testing.T) {
 
 func TestRedirects(t *testing.T) {
 	elsewhere := startUpstream(t, func(w http.ResponseWriter, r *http.Request) {})
-	var self *upstream
-	self = startUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+	self := startUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/off":
 			http.Redirect(w, r, elsewhere.URL+"/steal", http.StatusTemporaryRedirect)
