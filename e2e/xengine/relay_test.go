@@ -57,8 +57,20 @@ func TestRelayNoCORSFails(t *testing.T) {
 // before the next call. The grant stays keyed by the real server: a
 // second client of that server connects with it, without a sign-in.
 func TestRelayFallback(t *testing.T) {
+	relayFallback(t, devserver.AuthConfig{})
+}
+
+// TestRelayFallbackDPoP is TestRelayFallback with DPoP-bound tokens and
+// server nonces: the proofs name the server's URL (htu), not the relay's,
+// and DPoP-Nonce comes back through it.
+func TestRelayFallbackDPoP(t *testing.T) {
+	relayFallback(t, devserver.AuthConfig{DPoP: true})
+}
+
+func relayFallback(t *testing.T, ac devserver.AuthConfig) {
 	const ttl = 20 * time.Second
-	w, relayURL := relayWorld(t, devserver.AuthConfig{TokenTTL: ttl})
+	ac.TokenTTL = ttl
+	w, relayURL := relayWorld(t, ac)
 	opts := fmt.Sprintf(`{ relay: %q, relayMode: "fallback" }`, relayURL)
 	if !w.signedIn(w.popupSignIn(opts)) {
 		return
