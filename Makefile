@@ -50,7 +50,7 @@ test:
 	scripts/test.sh
 
 # The packages that build for the browser (e2e and the commands drive Chromium natively).
-JSPKGS    := ./jsbridge/... ./wasm/... ./storage/... ./mcpclient/... ./oauth/... ./catalog/... ./agent/... ./jsapi/... ./internal/httpguard/...
+JSPKGS    := ./jsbridge/... ./wasm/... ./storage/... ./mcpclient/... ./oauth/... ./catalog/... ./agent/... ./jsapi/... ./internal/httpguard/... ./relay/...
 STATICCHECK := .tools/staticcheck
 STATICCHECK_VERSION := v0.8.2
 

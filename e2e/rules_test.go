@@ -344,6 +344,9 @@ func entryCases() [][2]any {
 	add(map[string]any{f.LocalKey: "npx"})
 	add(map[string]any{})
 	add(map[string]any{"url": "ftp://example.com/mcp"})
+	// The relay option's URL syntax is code on both sides (relay.CheckURL).
+	add(map[string]any{"url": url, "relay": "http://app.example/mcp-relay"})
+	add(map[string]any{"url": url, "relay": "https://app.example/mcp-relay?x=1"})
 	for _, a := range f.Aliases {
 		add(map[string]any{a[0]: "not a url"})
 	}

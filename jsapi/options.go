@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/mcpwasm/mcpwasm/relay"
 )
 
 // ClientOptions are the options of mcp.client(url, options), as JSON. A
@@ -45,6 +46,24 @@ type ClientOptions struct {
 	// Grant names a non-interactive grant a page asks for: only to be
 	// refused with the reason (see validateGrant).
 	Grant string `json:"grant,omitempty"`
+	// Relay is the URL of a relay (package relay) the requests of this
+	// client (MCP and OAuth) may travel through; RelayMode says when:
+	// "fallback" (the default) or "always".
+	Relay     string `json:"relay,omitempty"`
+	RelayMode string `json:"relayMode,omitempty"`
+}
+
+// RelayURLMessage is the refusal of a relay option that is not a relay's
+// URL (relay.CheckURL): after the caller's prefix, with the value as %q.
+// web/rules.js checks the same syntax with the same message.
+const RelayURLMessage = `relay %q must be an absolute https URL (http only on a loopback host) without query, fragment or user info, such as "https://app.example/mcp-relay"`
+
+// checkRelay refuses a relay option that is not a relay's URL.
+func (o *ClientOptions) checkRelay(what string) error {
+	if o.Relay != "" && relay.CheckURL(o.Relay) != nil {
+		return invalid("%s: "+RelayURLMessage, what, o.Relay)
+	}
+	return nil
 }
 
 // DPoPMode returns the dpop option as an oauth.DPoPMode value: "auto"
@@ -151,7 +170,13 @@ func Decode(what string, data []byte, v any) error {
 	if err := json.Unmarshal(data, v); err != nil {
 		return invalid("%s: %v", what, err)
 	}
-	return CheckDecoded(what, rules, o)
+	if err := CheckDecoded(what, rules, o); err != nil {
+		return err
+	}
+	if c, ok := v.(*ClientOptions); ok {
+		return c.checkRelay(what)
+	}
+	return nil
 }
 
 // checkKinds reports the first unknown option (in name order: encoding/json

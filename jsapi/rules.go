@@ -95,6 +95,10 @@ var ClientRules = func() []Rule {
 	for _, idp := range []string{"idpTokenEndpoint", "idpIssuer", "idpClientId", "idpClientSecret", "idpSubjectTokenType"} {
 		r = append(r, Rule{If: []Cond{set(idp)}, Then: []Cond{set("identityAssertion")}, Message: idp + " needs identityAssertion (the function returning the user's ID token)"})
 	}
+	r = append(r,
+		oneOf("relayMode", "fallback", "always"),
+		Rule{If: []Cond{set("relayMode")}, Then: []Cond{set("relay")}, Message: "relayMode needs relay (the URL of the relay the requests travel through)"},
+	)
 	ia := set("identityAssertion")
 	return append(r,
 		Rule{If: []Cond{ia, set("accessToken")}, Message: "identityAssertion and accessToken exclude each other: the page supplies either its tokens or the user's ID token"},

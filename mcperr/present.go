@@ -71,7 +71,7 @@ var Messages = map[Code]string{
 	InsufficientScope:  "{Server} needs more permissions than the sign-in granted. Call authorize() from a click to grant them.",
 	Aborted:            "The request to {server} was aborted.",
 	Timeout:            "{Server} did not answer in time. Try again, or allow more time.",
-	Network:            "{Server} could not be reached (offline, down, or not allowing this page by CORS). Check the URL and that the server allows this origin.",
+	Network:            "{Server} could not be reached (offline, down, or not allowing this page by CORS). Check the URL and that the server allows this origin; one that does not can be reached through a relay (the client option relay).",
 	HTTP:               "{Server} answered HTTP {status}. The detail has its answer.",
 	Protocol:           "{Server} sent an answer this client cannot use. The detail says what was wrong.",
 	Storage:            "The browser could not store or use the sign-in for {server} (IndexedDB or WebCrypto failed), so the request stopped. The detail says why and what to do.",

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpwasm/mcpwasm/mcpclient"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/mcpwasm/mcpwasm/oauth"
+	"github.com/mcpwasm/mcpwasm/relay"
 	"github.com/mcpwasm/mcpwasm/storage/indexeddb"
 )
 
@@ -35,6 +36,10 @@ type app struct {
 	http     *http.Client
 	registry *oauth.Registry
 	idb      *indexeddb.Store
+
+	// relayRoutes is what the relay option's fallback learnt per origin,
+	// for the runtime's life (every client with a relay shares it).
+	relayRoutes *relay.Routes
 
 	memory  *oauth.MemoryStore // storage: "memory"
 	memKeys oauth.DPoPKeys     // the DPoP keys of storage "memory"
@@ -62,13 +67,14 @@ func newApp(hv jsbridge.Value, hintsJSON string) *app {
 		// fetch (jsfetch: net/http's fetch path with fewer JavaScript
 		// values per request), behind the guard: redirects stay on their
 		// origin and no header value can throw inside fetch.
-		http:     httpguard.NewClient(&httpguard.Transport{Base: baseTransport()}),
-		registry: oauth.NewRegistry(),
-		memory:   oauth.NewMemoryStore(),
-		memKeys:  indexeddb.NewMemoryDPoPKeys(),
-		clients:  make(map[string]*clientEntry),
-		catalogs: make(map[string]*catalogEntry),
-		agents:   make(map[string]*agent.Agent),
+		http:        httpguard.NewClient(&httpguard.Transport{Base: baseTransport()}),
+		registry:    oauth.NewRegistry(),
+		relayRoutes: &relay.Routes{},
+		memory:      oauth.NewMemoryStore(),
+		memKeys:     indexeddb.NewMemoryDPoPKeys(),
+		clients:     make(map[string]*clientEntry),
+		catalogs:    make(map[string]*catalogEntry),
+		agents:      make(map[string]*agent.Agent),
 	}
 	a.hints = &mcpclient.Hints{Persist: func(b []byte) { a.host.call("saveHints", string(b)) }}
 	a.hints.Load([]byte(hintsJSON))
@@ -139,6 +145,20 @@ func (a *app) newClient(id, url string, o jsapi.ClientOptions, also func(mcpclie
 	if err := checkID("client", id, used); err != nil {
 		return err
 	}
+	// The relay is the lowest layer: below the credential guard and the
+	// DPoP proofs, which keep seeing the server's own URL.
+	base, authHTTP := baseTransport(), a.http
+	if o.Relay != "" {
+		if err := relay.CheckURL(o.Relay); err != nil {
+			return mcperr.New(mcperr.InvalidArgument, "mcp: client(): %v", err)
+		}
+		mode := relay.Fallback
+		if o.RelayMode == string(relay.Always) {
+			mode = relay.Always
+		}
+		base = &relay.Transport{Base: base, Relay: o.Relay, Mode: mode, Routes: a.relayRoutes}
+		authHTTP = httpguard.NewClient(&httpguard.Transport{Base: base})
+	}
 	e := &clientEntry{id: id, opts: o}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	opts := mcpclient.Options{
@@ -151,7 +171,7 @@ func (a *app) newClient(id, url string, o jsapi.ClientOptions, also func(mcpclie
 		// net/http's own fetch path leaves the rejection of a response
 		// stream's cancel() unhandled, which a page reports as an
 		// uncaught error when it unloads during an event stream.
-		HTTPClient: &http.Client{Transport: baseTransport()},
+		HTTPClient: &http.Client{Transport: base},
 		Hints:      a.hints,
 		OnEvent: func(ev mcpclient.Event) {
 			a.host.event(id, ev.Type, ev.Data)
@@ -176,7 +196,7 @@ func (a *app) newClient(id, url string, o jsapi.ClientOptions, also func(mcpclie
 		// used without sign-in; authorize() says why.
 		opts.NoSignIn = oauth.CheckResourceURL(url)
 	default:
-		h, err := a.newAuth(id, url, o)
+		h, err := a.newAuth(id, url, o, authHTTP)
 		if err != nil {
 			e.cancel()
 			return err
@@ -208,7 +228,7 @@ func checkID(kind, id string, used bool) error {
 }
 
 // newAuth builds the OAuth handler of client id.
-func (a *app) newAuth(id string, url string, o jsapi.ClientOptions) (*oauth.Handler, error) {
+func (a *app) newAuth(id string, url string, o jsapi.ClientOptions, httpc *http.Client) (*oauth.Handler, error) {
 	ms := func(v *float64) time.Duration {
 		if v == nil {
 			return 0
@@ -237,7 +257,7 @@ func (a *app) newAuth(id string, url string, o jsapi.ClientOptions) (*oauth.Hand
 	return oauth.New(oauth.Config{
 		EnterpriseAuth:    ea,
 		ResourceURL:       url,
-		HTTPClient:        a.http,
+		HTTPClient:        httpc,
 		RedirectURL:       o.RedirectURI,
 		ClientName:        o.ClientName,
 		ApplicationType:   "web",

@@ -35,6 +35,13 @@ export interface LoadOptions {
    * cannot: a Worker then). Default: "auto" (see docs/JSAPI.md, "Runtimes").
    */
   runtime?: "auto" | "shared-worker" | "worker" | "main";
+  /**
+   * Page-wide relay: the default relay of every client and catalog server
+   * that names none (see ClientOptions.relay, docs/JSAPI.md, "Relay").
+   */
+  relay?: string;
+  /** Page-wide default of ClientOptions.relayMode (with relay). */
+  relayMode?: "fallback" | "always";
 }
 
 /**
@@ -177,6 +184,20 @@ export interface ClientOptions {
    * tokens through accessToken.
    */
   grant?: "authorization_code" | "client_credentials" | "workload_identity";
+  /**
+   * A relay for a server (and its authorization server) that does not
+   * allow this page's origin (CORS): the URL where the host mounted the Go
+   * package relay, such as "https://app.example/mcp-relay". The relay sees
+   * the tokens in transit; discovery, issuers and stored sign-ins stay
+   * keyed by the real server. See docs/JSAPI.md, "Relay".
+   */
+  relay?: string;
+  /**
+   * "fallback" (default): direct first; an origin that refuses the page
+   * (CORS) or cannot be reached goes through the relay for the page's
+   * life. "always": every request goes through the relay.
+   */
+  relayMode?: "fallback" | "always";
 }
 
 export interface CallOptions {

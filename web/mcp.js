@@ -23,7 +23,7 @@ import { Remote, Refused } from "./remote.js";
 import { instantiate, invokeJSON, listenGrants, newGo, run } from "./boot.js";
 import { clientProblem } from "./rules.js";
 import { MCPError, asMCPError, errorOf, goError, invalid } from "./errors.js";
-import { catalogProblems, checkFunctions, clientOptionsJSON, functionsAs, withDefaults } from "./options.js";
+import { catalogProblems, checkFunctions, clientOptionsJSON, functionsAs, setPageRelay, withDefaults } from "./options.js";
 import { Client } from "./client.js";
 import { Catalog } from "./catalog.js";
 
@@ -100,11 +100,12 @@ const RUNTIMES = ["auto", "shared-worker", "worker", "main"];
 
 // A test hook: globalThis.__mcpwasmRuntime, when set, is the default of
 // load()'s runtime option (the e2e suite runs in every mode this way).
-async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntime ?? "auto" } = {}) {
+async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntime ?? "auto", relay, relayMode } = {}) {
   if (onProgress !== undefined && typeof onProgress !== "function") {
     throw invalid("load(): onProgress must be a function");
   }
   if (!RUNTIMES.includes(runtime)) throw invalid(`load(): runtime must be ${RUNTIMES.map((r) => `"${r}"`).join(", ")}`);
+  setPageRelay(relay, relayMode);
   // The literal new URL("./mcp.wasm", import.meta.url) is the pattern that
   // Vite, webpack 5, Rollup and esbuild turn into an emitted, hashed asset.
   const url = wasmURL === undefined ? new URL("./mcp.wasm", import.meta.url) : new URL(wasmURL, import.meta.url);

@@ -41,10 +41,32 @@ export function catalogProblems(options) {
  */
 export const functionsAs = (kinds) => (k, v) => typeof v === "function" ? (kinds[k] === "function" ? true : {}) : v;
 
+/** load()'s page-wide relay ({relay, relayMode}), or null. */
+let pageRelay = null;
+
+/** Sets the page-wide relay of load({ relay, relayMode }); throws Go's message for a bad relayMode. */
+export function setPageRelay(relay, relayMode) {
+  if (relay === undefined && relayMode === undefined) return;
+  if (typeof relay !== "string" || relay === "") throw invalid("load(): relay must be the URL of the relay (relayMode needs relay)");
+  if (relayMode !== undefined && relayMode !== "fallback" && relayMode !== "always") throw invalid(`load(): relayMode must be "fallback" or "always"`);
+  pageRelay = { relay, relayMode };
+}
+
+/** A relay URL resolved against the page (a relay mounted on the page's own origin may be given as a path). */
+function resolveRelay(relay) {
+  try {
+    return typeof relay === "string" && relay !== "" ? new URL(relay, globalThis.location?.href).href : relay;
+  } catch {
+    return relay; // not a URL: Go says so
+  }
+}
+
 /**
  * A client's options as Go reads them, with the page's defaults. A
  * redirectUri the page gives resolves against the page; the default,
  * oauth/callback.html, against this module (beside it in the package).
+ * The page-wide relay of load() fills in a client that names none; a relay
+ * given as a path resolves against the page.
  */
 export function withDefaults(options) {
   let redirectUri = options.redirectUri;
@@ -52,7 +74,10 @@ export function withDefaults(options) {
     if (redirectUri === undefined) redirectUri = new URL("oauth/callback.html", import.meta.url).href;
     else if (typeof redirectUri === "string") redirectUri = new URL(redirectUri, globalThis.location?.href).href;
   } catch { /* not a URL: Go says so */ }
-  return { ...options, redirectUri, clientName: options.clientName ?? globalThis.document?.title ?? "" };
+  const relay = options.relay === undefined && pageRelay
+    ? { relay: resolveRelay(pageRelay.relay), relayMode: options.relayMode ?? pageRelay.relayMode }
+    : options.relay === undefined ? {} : { relay: resolveRelay(options.relay) };
+  return { ...options, ...relay, redirectUri, clientName: options.clientName ?? globalThis.document?.title ?? "" };
 }
 
 /** A client's options with the page's defaults, as JSON decodes them (what rules.js and Go check). */

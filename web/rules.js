@@ -8,7 +8,7 @@
 // of a URL, a header and a glob pattern (Go's net/url, mcpclient.New and
 // path.Match). e2e/rules_test.go generates its cases from the tables and
 // compares the page's errors with Go's.
-import { CLIENT_NEW, ENTRY_FORM, OPTION_LISTS, RULES } from "./jsapi.js";
+import { CLIENT_NEW, ENTRY_FORM, OPTION_LISTS, RELAY_URL, RULES } from "./jsapi.js";
 
 /** Go's %q of s (close enough for option names and values). */
 const q = (s) => JSON.stringify(String(s));
@@ -100,7 +100,21 @@ export function ruleProblem(what, rules, o) {
 export function optionsProblem(what, kind, o) {
   if (o === undefined || o === null) return ruleProblem(what, RULES[kind], {});
   if (!isObject(o)) return `${what}: options must be an object`;
-  return kindProblem(what, OPTION_LISTS[kind], o) ?? ruleProblem(what, RULES[kind], o);
+  return kindProblem(what, OPTION_LISTS[kind], o) ?? ruleProblem(what, RULES[kind], o) ?? (kind === "client" ? relayProblem(what, o.relay) : null);
+}
+
+/** relay.CheckURL: a relay's URL is absolute https (http on a loopback host), without query, fragment or user info. */
+function relayProblem(what, relay) {
+  if (typeof relay !== "string" || relay === "") return null;
+  let u = null;
+  try {
+    u = new URL(relay);
+  } catch { /* below */ }
+  const host = u?.hostname ?? "";
+  const loopback = host === "localhost" || host === "[::1]" || host.startsWith("127.");
+  const ok = u && u.host !== "" && u.username === "" && u.password === "" && !/[?#]/.test(relay) && /^[a-z][a-z0-9+.-]*:\/\/[^/@]+(\/|$)/i.test(relay) &&
+    (u.protocol === "https:" || (u.protocol === "http:" && loopback));
+  return ok ? null : `${what}: ${fmt(RELAY_URL.message, relay)}`;
 }
 
 /** The sentence of Go's error for client(url, options), or null: sent is the options as mcp.js sends them. */

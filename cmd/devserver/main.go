@@ -5,12 +5,17 @@
 //	go run ./cmd/devserver [-addr 127.0.0.1:8080] [-web web] [-demo=true] [-mcp-addr 127.0.0.1:8081]
 //	    [-auth=true] [-as-addr 127.0.0.1:8082] [-mcp2-addr 127.0.0.1:8083] [-model-addr 127.0.0.1:8084]
 //	    [-sandbox-addr 127.0.0.1:8085] [-coop] [-hide-www-authenticate] [-scoped-tool add] [-token-ttl 1h] [-dpop]
+//	    [-relay] [-relay-targets https://a.example,https://b.example] [-no-cors]
 //
 // The page origin serves the web directory (application/wasm, precompressed
 // .br/.gz variants, revalidated with ETags). The demo MCP server answers
 // Streamable HTTP at /mcp and the legacy HTTP+SSE transport at /sse, with
 // CORS for the page. Both listen on loopback only unless -allow-remote is
-// given. SIGINT or SIGTERM shuts down gracefully.
+// given. With -relay the page origin also serves a relay (package relay)
+// at /mcp-relay, for its own pages, to the demo servers and the origins of
+// -relay-targets; -no-cors makes the demo MCP server and authorization
+// server send no CORS headers, as the servers a relay is for. SIGINT or
+// SIGTERM shuts down gracefully.
 package main
 
 import (
@@ -23,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,6 +63,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	scopedTool := fl.String("scoped-tool", "", "test switch: this tool needs the extra scope mcp:admin (403 insufficient_scope, step-up)")
 	dpopOn := fl.Bool("dpop", false, "DPoP (RFC 9449): the authorization server issues DPoP-bound tokens only and the MCP server takes them only with proofs, both with nonces")
 	tokenTTL := fl.Duration("token-ttl", time.Hour, "access-token lifetime at the demo authorization server")
+	relayOn := fl.Bool("relay", false, "serve a relay at /mcp-relay on the page origin, for its pages, to the demo servers and -relay-targets")
+	relayTargets := fl.String("relay-targets", "", "comma-separated origins the relay may forward to besides the demo servers'")
+	noCORS := fl.Bool("no-cors", false, "test switch: the demo MCP server and authorization server send no CORS headers")
 	allowRemote := fl.Bool("allow-remote", false, "allow listen addresses that are not loopback")
 	verbose := fl.Bool("v", false, "log MCP server activity to stderr")
 	if err := fl.Parse(args); err != nil {
@@ -88,6 +97,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		SandboxAddr: *sandboxAddr,
 		AllowRemote: *allowRemote,
 		Logger:      logger,
+		Relay:       devserver.RelayConfig{Enabled: *relayOn, Targets: splitList(*relayTargets)},
+		NoCORS:      *noCORS,
 		Auth: devserver.AuthConfig{
 			Enabled: *authOn, Addr: *asAddr, COOP: *coop, HideWWWAuthenticate: *hideWWW,
 			ScopedTool: *scopedTool, TokenTTL: *tokenTTL, DPoP: *dpopOn,
@@ -116,6 +127,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if r.Page.ModelURL != "" {
 		fmt.Fprintf(stdout, "  model:       %s   (scripted stand-in, OpenAI-compatible: not a real model)\n", r.Page.ModelURL)
 	}
+	if r.Page.RelayURL != "" {
+		fmt.Fprintf(stdout, "  relay:       %s   (for this page's origin; client option relay)\n", r.Page.RelayURL)
+	}
 	if r.Page.SandboxURL != "" {
 		fmt.Fprintf(stdout, "  sandbox:     %s   (MCP Apps sandbox proxy, web/apps/)\n", r.Page.SandboxURL)
 	}
@@ -133,4 +147,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	shutCtx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	return errors.Join(serveErr, r.Shutdown(shutCtx))
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -92,6 +92,7 @@ func TestRunRejects(t *testing.T) {
 		{"remote mcp addr", []string{"-addr", "127.0.0.1:0", "-mcp-addr", ":0", "-web", dir}, "not a loopback address"},
 		{"remote sandbox addr", []string{"-addr", "127.0.0.1:0", "-demo=false", "-sandbox-addr", "0.0.0.0:0", "-web", dir}, "not a loopback address"},
 		{"missing web dir", []string{"-web", filepath.Join(dir, "nope")}, "not found"},
+		{"relay target not an origin", []string{"-addr", "127.0.0.1:0", "-mcp-addr", "127.0.0.1:0", "-as-addr", "127.0.0.1:0", "-mcp2-addr", "", "-model-addr", "", "-sandbox-addr", "", "-relay", "-relay-targets", "mcp.example.com", "-web", dir}, "is not an origin"},
 		{"stray argument", []string{"extra"}, "unexpected arguments"},
 	}
 	for _, tt := range tests {

@@ -139,3 +139,11 @@ async function catalogAndAgent(): Promise<void> {
   console.log(warnings, all, st, breaker, c.state, first, r.isError, finish, res.text, res.steps, spent);
 }
 void catalogAndAgent;
+
+// The relay (docs/JSAPI.md, "Relay").
+async function relayed(): Promise<void> {
+  const mcp = await load({ relay: "/mcp-relay", relayMode: "fallback" });
+  mcp.client("https://mcp.example.com/mcp", { relay: "https://app.example/mcp-relay", relayMode: "always" });
+  mcp.catalog({ servers: { tickets: { url: "https://tickets.example/mcp", relay: "/mcp-relay" } } });
+}
+void relayed;

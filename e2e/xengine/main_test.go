@@ -183,6 +183,14 @@ func newWorld(t *testing.T, ac devserver.AuthConfig) *world {
 // (and the routes routes adds), the others as newWorld says.
 func newServers(t *testing.T, ac devserver.AuthConfig, site fs.FS, routes func(w *world, mux *http.ServeMux)) *world {
 	t.Helper()
+	return newServersWith(t, ac, site, routes, nil)
+}
+
+// newServersWith is newServers with tweak applied to the dev server's
+// configuration and the page's (the relay's scenarios); it gets the page
+// origin too.
+func newServersWith(t *testing.T, ac devserver.AuthConfig, site fs.FS, routes func(w *world, mux *http.ServeMux), tweak func(cfg *devserver.Config, pc *devserver.PageConfig, pageOrigin string)) *world {
+	t.Helper()
 	ac.Enabled = true
 	// A scenario's budget: the longest (a Deny, a sign-in, a reload in
 	// WebKit) took 3 minutes on 2 cores running other browsers too.
@@ -206,11 +214,15 @@ func newServers(t *testing.T, ac devserver.AuthConfig, site fs.FS, routes func(w
 	}
 	w.PageURL, w.MCPURL, w.ASURL, w.MCP2URL, w.ModelURL = base("page"), pc.MCPURL, pc.ASURL, pc.MCP2URL, pc.ModelURL
 	w.SandboxURL = pc.SandboxURL
-	origins, err := devserver.Handlers(devserver.Config{
+	cfg := devserver.Config{
 		Web: site, Demo: true, Auth: ac,
 		// open_link: a URL-mode elicitation for the React chat's link card.
 		DemoOptions: demo.Options{CORS: cors.Options{AllowHeaders: []string{"X-Api-Key"}}, OpenLink: true},
-	}, pc)
+	}
+	if tweak != nil {
+		tweak(&cfg, &pc, w.PageURL)
+	}
+	origins, err := devserver.Handlers(cfg, pc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,6 +82,11 @@ type Options struct {
 	// well-known discovery. It exists as a test switch.
 	HideWWWAuthenticate bool
 
+	// Disabled sends no CORS headers at all and answers no preflight, as a
+	// server that never expected a browser does; every request goes to the
+	// wrapped handler. It exists as a test switch (the relay's tests).
+	Disabled bool
+
 	// MaxAge is how long a browser may cache a preflight answer. Zero means
 	// 10 minutes; negative means the header is not sent.
 	MaxAge time.Duration
@@ -89,6 +94,9 @@ type Options struct {
 
 // New returns middleware that applies opts to the handler it wraps.
 func New(opts Options) func(http.Handler) http.Handler {
+	if opts.Disabled {
+		return func(next http.Handler) http.Handler { return next }
+	}
 	c := compile(opts)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -196,3 +196,18 @@ func TestPlainOptions(t *testing.T) {
 		t.Errorf("inner handler ran %d times; want 1", got)
 	}
 }
+
+func TestDisabled(t *testing.T) {
+	url, inner := start(t, cors.Options{Disabled: true})
+	resp := do(t, "OPTIONS", url, map[string]string{"Origin": "http://page.example", "Access-Control-Request-Method": "POST"})
+	if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "" {
+		t.Errorf("preflight: Access-Control-Allow-Origin %q; want none", got)
+	}
+	resp = do(t, "POST", url, map[string]string{"Origin": "http://page.example"})
+	if got := resp.Header.Get("Access-Control-Allow-Origin") + resp.Header.Get("Access-Control-Expose-Headers"); got != "" {
+		t.Errorf("request: CORS headers %q; want none", got)
+	}
+	if n := inner.Load(); n != 2 {
+		t.Errorf("the handler ran %d times; want 2 (the preflight too)", n)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -25,12 +26,16 @@ import (
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
 	"github.com/mcpwasm/mcpwasm/demo/model"
 	"github.com/mcpwasm/mcpwasm/internal/webserve"
+	"github.com/mcpwasm/mcpwasm/relay"
 )
 
 // ConfigPath is where the page origin serves the dev server's [PageConfig]
 // as JSON, so the demo page and the e2e tests can find the demo MCP server
 // whatever port it got.
 const ConfigPath = "/devserver/config.json"
+
+// RelayPath is where the page origin serves the relay (see [RelayConfig]).
+const RelayPath = "/mcp-relay"
 
 // SandboxPath is the MCP Apps sandbox proxy page on the "sandbox" origin
 // (web/apps/sandbox.html; see [SandboxSite]).
@@ -71,6 +76,14 @@ type Config struct {
 	// (demo mode only).
 	Auth AuthConfig
 
+	// Relay mounts a relay (package relay) on the page origin.
+	Relay RelayConfig
+
+	// NoCORS makes the demo MCP server and its authorization server send
+	// no CORS headers at all, as servers that never expected a browser
+	// (a test switch: the servers the relay is for).
+	NoCORS bool
+
 	// AllowRemote permits listen addresses that are not loopback.
 	AllowRemote bool
 
@@ -106,6 +119,17 @@ type AuthConfig struct {
 	DPoP bool
 }
 
+// RelayConfig configures the dev server's relay, served at [RelayPath] on
+// the page origin as a host would mount it in its own backend, for pages
+// of the page origin only.
+type RelayConfig struct {
+	// Enabled mounts the relay.
+	Enabled bool
+	// Targets are origins the relay forwards to besides the demo MCP
+	// server's and authorization server's, which it always may.
+	Targets []string
+}
+
 // PageConfig is what the page origin serves at [ConfigPath].
 type PageConfig struct {
 	// MCPURL is the demo server's Streamable HTTP endpoint, "" without demo.
@@ -121,6 +145,8 @@ type PageConfig struct {
 	// SandboxURL is the MCP Apps sandbox proxy page (sandbox.html) on the
 	// "sandbox" origin, "" without one.
 	SandboxURL string `json:"sandboxURL,omitempty"`
+	// RelayURL is the relay on the page origin, "" without one.
+	RelayURL string `json:"relayURL,omitempty"`
 }
 
 // Origin is one HTTP origin of the dev server.
@@ -162,6 +188,13 @@ func Handlers(cfg Config, page PageConfig) ([]Origin, error) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Write(body)
 	})
+	if page.RelayURL != "" {
+		h, err := newRelay(cfg, page)
+		if err != nil {
+			return nil, err
+		}
+		web.Handle(RelayPath, h)
+	}
 	origins := []Origin{{Name: "page", Handler: web}}
 	if cfg.Demo {
 		mcp, err := protected(cfg, page)
@@ -182,9 +215,44 @@ func Handlers(cfg Config, page PageConfig) ([]Origin, error) {
 	return origins, nil
 }
 
+// newRelay is the relay of page.RelayURL: for the pages of its origin, to
+// the demo servers and cfg.Relay.Targets.
+func newRelay(cfg Config, page PageConfig) (http.Handler, error) {
+	pageOrigin, err := originOf(page.RelayURL)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: the relay URL: %w", err)
+	}
+	targets := append([]string{}, cfg.Relay.Targets...)
+	for _, u := range []string{page.MCPURL, page.ASURL} {
+		if u != "" {
+			o, err := originOf(u)
+			if err != nil {
+				return nil, err
+			}
+			targets = append(targets, o)
+		}
+	}
+	h, err := relay.New(relay.Config{Targets: targets, PageOrigins: []string{pageOrigin}})
+	if err != nil {
+		return nil, fmt.Errorf("devserver: %w", err)
+	}
+	return h, nil
+}
+
+func originOf(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "", fmt.Errorf("%q is not an absolute URL", raw)
+	}
+	return u.Scheme + "://" + u.Host, nil
+}
+
 // protected returns the demo MCP origin and, with auth, the authorization
 // server's.
 func protected(cfg Config, page PageConfig) ([]Origin, error) {
+	if cfg.NoCORS {
+		cfg.DemoOptions.CORS.Disabled = true
+	}
 	if !cfg.Auth.Enabled || page.ASURL == "" {
 		return []Origin{{Name: "mcp", Handler: demo.Handler(cfg.DemoOptions)}}, nil
 	}
@@ -307,6 +375,9 @@ func Start(cfg Config) (*Running, error) {
 	}
 	if ln := lns["sandbox"]; ln != nil {
 		r.Page.SandboxURL = baseURL(ln) + SandboxPath
+	}
+	if cfg.Relay.Enabled {
+		r.Page.RelayURL = baseURL(lns["page"]) + RelayPath
 	}
 	origins, err := Handlers(cfg, r.Page)
 	if err != nil {

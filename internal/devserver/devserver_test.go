@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -332,5 +333,48 @@ func TestPageFramesTheSandboxOnly(t *testing.T) {
 		if _, err := devserver.Handlers(devserver.Config{Web: web}, devserver.PageConfig{SandboxURL: bad}); err == nil {
 			t.Errorf("sandbox URL %q: no error; want it refused", bad)
 		}
+	}
+}
+
+// TestRelayAndNoCORS: with NoCORS the demo servers send no CORS headers;
+// the relay on the page origin forwards to them for the page, and to
+// nothing else.
+func TestRelayAndNoCORS(t *testing.T) {
+	web := fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>t</title>"), ModTime: time.Now()}}
+	r, err := devserver.Start(devserver.Config{
+		Web: web, WebAddr: "127.0.0.1:0", Demo: true, MCPAddr: "127.0.0.1:0",
+		Auth:   devserver.AuthConfig{Enabled: true, Addr: "127.0.0.1:0"},
+		Relay:  devserver.RelayConfig{Enabled: true},
+		NoCORS: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Shutdown(context.Background()) })
+	if want := strings.TrimSuffix(r.PageURL, "/") + devserver.RelayPath; r.Page.RelayURL != want {
+		t.Fatalf("RelayURL %q; want %q", r.Page.RelayURL, want)
+	}
+	pageOrigin := strings.TrimSuffix(r.PageURL, "/")
+	get := func(u string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", u, nil)
+		req.Header.Set("Origin", pageOrigin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	meta := r.Page.ASURL + "/.well-known/oauth-authorization-server"
+	if resp := get(meta); resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("authorization server without CORS: %d, Allow-Origin %q; want 200 without it", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"))
+	}
+	q := func(target string) string { return r.Page.RelayURL + "?url=" + url.QueryEscape(target) }
+	if resp := get(q(meta)); resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != pageOrigin {
+		t.Errorf("through the relay: %d, Allow-Origin %q; want 200 %q", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"), pageOrigin)
+	}
+	if resp := get(q("https://example.com/")); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("the relay to an unlisted origin: %d; want 403", resp.StatusCode)
 	}
 }
