@@ -11,7 +11,7 @@ var Codes = []mcperr.Code{
 	mcperr.AuthRequired, mcperr.Declined, mcperr.PopupBlocked, mcperr.RedirectUnhandled, mcperr.StateMismatch,
 	mcperr.DiscoveryFailed, mcperr.RegistrationFailed, mcperr.TokenFailed, mcperr.InsufficientScope,
 	mcperr.Aborted, mcperr.Timeout, mcperr.Network, mcperr.HTTP, mcperr.Protocol,
-	mcperr.InvalidArgument, mcperr.Storage, mcperr.Closed,
+	mcperr.InvalidArgument, mcperr.Storage, mcperr.Closed, mcperr.Policy,
 }
 
 // States are the states of a client (client.state).

@@ -3,7 +3,7 @@
 // `go generate ./jsapi`. Do not edit: a test fails when it is stale.
 
 /** The MCPError codes. */
-export const CODES = Object.freeze(["auth_required","declined","popup_blocked","redirect_unhandled","state_mismatch","discovery_failed","registration_failed","token_failed","insufficient_scope","aborted","timeout","network","http","protocol","invalid_argument","storage","closed"]);
+export const CODES = Object.freeze(["auth_required","declined","popup_blocked","redirect_unhandled","state_mismatch","discovery_failed","registration_failed","token_failed","insufficient_scope","aborted","timeout","network","http","protocol","invalid_argument","storage","closed","policy"]);
 
 /** The states of a client. */
 export const STATES = Object.freeze(["idle","connecting","needs_auth","authorizing","connected","declined","failed","closed"]);

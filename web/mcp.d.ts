@@ -7,7 +7,7 @@ export type MCPErrorCode =
   | "auth_required" | "declined" | "popup_blocked" | "redirect_unhandled" | "state_mismatch"
   | "discovery_failed" | "registration_failed" | "token_failed" | "insufficient_scope"
   | "aborted" | "timeout" | "network" | "http" | "protocol" | "invalid_argument"
-  | "storage" | "closed";
+  | "storage" | "closed" | "policy";
 
 /** The error of every rejection (and of synchronous throws from client()). */
 export class MCPError extends Error {
