@@ -171,7 +171,7 @@ func own(err error) string {
 	if errors.As(err, &e) && e.Msg != "" {
 		msg = e.Msg
 	}
-	for _, p := range []string{"mcp: ", "oauth: ", "catalog: ", "agent: "} {
+	for _, p := range []string{"mcp: ", "oauth: ", "catalog: ", "agent: ", "policy: "} {
 		msg = strings.TrimPrefix(msg, p)
 	}
 	return msg
