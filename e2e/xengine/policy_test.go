@@ -118,3 +118,63 @@ func TestHostPolicy(t *testing.T) {
 	}
 	w.noPageErrors()
 }
+
+// TestHostPolicyPerTab: two tabs of one origin (one SharedWorker runtime
+// where the engine has one) keep their own policies. Tab A lists only the
+// open demo server: Go itself refuses the second server for it, even when
+// asked past the page's check (client.new straight to the runtime). Tab B
+// has no policy and calls a tool of that second server in the same
+// runtime.
+func TestHostPolicyPerTab(t *testing.T) {
+	w := newWorld(t, devserver.AuthConfig{})
+	tabB, err := w.win.NewTab(w.ctx)
+	if err != nil {
+		t.Fatalf("opening a second tab: %v", err)
+	}
+	w.track(tabB)
+	w.navigate(tabB, w.PageURL+"/e2e/blank.html")
+	w.load(tabB)
+
+	var a struct {
+		Runtime string `json:"runtime"`
+		Go      jsErr  `json:"go"`
+		Sum     float64
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		mcp.policy({ servers: [%q] });
+		const go = await mcp._invoke("client.new", { id: "past-the-page", url: %q, options: {}, policy: mcp.currentPolicy })
+			.then(() => ({ name: "none" }), (e) => ({ name: e.name, code: e.code, message: e.message }));
+		const c = mcp.client(%q);
+		await c.connect();
+		const r = await c.callTool("add", { a: 2, b: 3 });
+		return { runtime: String(mcp._runtimeId), go, Sum: r.structuredContent.sum };
+	})()`, originOf(t, w.OpenURL)+"/*", w.MCP2URL, w.OpenURL), &a)
+	if a.Go.Code != "policy" || !strings.Contains(a.Go.Message, w.MCP2URL) {
+		t.Errorf("tab A, client.new past the page's check: %+v; want Go's policy refusal", a.Go)
+	}
+	if a.Sum != 5 {
+		t.Errorf("tab A, the listed server's add(2, 3) = %v; want 5", a.Sum)
+	}
+	if n, lines := w.requestsTo("mcp2"); n != 0 {
+		t.Errorf("the server tab A's policy refuses got %d requests from tab A; want none:\n%s", n, strings.Join(lines, "\n"))
+	}
+
+	var b struct {
+		Runtime string `json:"runtime"`
+		Text    string `json:"text"`
+	}
+	w.evalIn(tabB, fmt.Sprintf(`(async () => {
+		const c = mcp.client(%q);
+		await c.connect();
+		const r = await c.callTool("reverse", { text: "abc" });
+		return { runtime: String(mcp._runtimeId), text: r.content[0].text };
+	})()`, w.MCP2URL), &b)
+	if b.Text != "cba" {
+		t.Errorf("tab B (no policy), reverse(abc) = %q; want cba", b.Text)
+	}
+	t.Logf("runtimes: tab A %s, tab B %s", a.Runtime, b.Runtime)
+	if runtimeMode() == "auto" && browser.Name() == "chromium" && a.Runtime != b.Runtime {
+		t.Errorf("in Chromium's auto runtime the tabs ran in runtimes %s and %s; want one SharedWorker", a.Runtime, b.Runtime)
+	}
+	w.noPageErrors()
+}
