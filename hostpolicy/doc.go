@@ -6,7 +6,8 @@
 // A [Policy] holds two lists of URL patterns, one for servers and one for
 // issuers (RFC 8414 §2), and a switch for loopback hosts. A pattern is
 // scheme://host[:port][/path] where host and each path segment are
-// [path.Match] patterns (the glob syntax of a catalog's allowTools), a
+// [path.Match] patterns (the glob syntax of a catalog's allowTools; no
+// "?", which would start a query), a
 // port is a number or "*", and a pattern without a path, or a last path
 // segment "*", covers everything below. A list left unset does not
 // restrict; an empty list refuses everything. [Chain] applies several

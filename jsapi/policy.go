@@ -2,6 +2,7 @@ package jsapi
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/mcpwasm/mcpwasm/hostpolicy"
 	"github.com/mcpwasm/mcpwasm/mcperr"
@@ -41,7 +42,7 @@ func (o *PolicyOptions) Policy(what, prefix, owner string) (*hostpolicy.Policy, 
 	if err != nil {
 		var e *mcperr.Error
 		if errors.As(err, &e) {
-			return nil, invalid("%s: %s%s", what, prefix, e.Msg)
+			return nil, invalid("%s: %s%s", what, prefix, strings.TrimPrefix(e.Msg, "policy: "))
 		}
 		return nil, invalid("%s: %s%v", what, prefix, err)
 	}

@@ -791,7 +791,7 @@ export interface MCP {
 
 /**
  * URL patterns: scheme://host[:port][/path], where host and each path
- * segment are globs (path.Match: *, ?, [a-z]), port a number or *, and a
+ * segment are globs (path.Match: *, [a-z]; no ?), port a number or *, and a
  * pattern without a path (or ending in /*) covers everything below.
  * An unset list does not restrict; an empty one refuses everything.
  */
