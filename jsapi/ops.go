@@ -11,7 +11,7 @@ var Codes = []mcperr.Code{
 	mcperr.AuthRequired, mcperr.Declined, mcperr.PopupBlocked, mcperr.RedirectUnhandled, mcperr.StateMismatch,
 	mcperr.DiscoveryFailed, mcperr.RegistrationFailed, mcperr.TokenFailed, mcperr.InsufficientScope,
 	mcperr.Aborted, mcperr.Timeout, mcperr.Network, mcperr.HTTP, mcperr.Protocol,
-	mcperr.InvalidArgument, mcperr.Storage, mcperr.Closed,
+	mcperr.InvalidArgument, mcperr.Storage, mcperr.Closed, mcperr.Policy,
 }
 
 // States are the states of a client (client.state).
@@ -46,6 +46,8 @@ type (
 		ID      string          `json:"id"`
 		URL     string          `json:"url"`
 		Options json.RawMessage `json:"options"` // ClientOptions, checked by Decode
+		// Policy is the page's mcp.policy(), when set.
+		Policy *PolicyOptions `json:"policy,omitempty"`
 	}
 	// ClientRef names a client.
 	ClientRef struct {
@@ -140,6 +142,9 @@ type (
 	NewCatalog struct {
 		ID      string          `json:"id"`
 		Options json.RawMessage `json:"options"`
+		// Policy is the page's mcp.policy(), when set; the catalog's own
+		// (the option policy) narrows it.
+		Policy *PolicyOptions `json:"policy,omitempty"`
 	}
 	// CatalogCreated is the warnings of the new catalog's configuration
 	// (entries that were left out) and the status of each server.
@@ -250,6 +255,8 @@ type CatalogOptions struct {
 	// Apps: the page renders the servers' views (MCP Apps); every
 	// server's client says so, as with the client option apps.
 	Apps bool `json:"apps,omitempty"`
+	// Policy narrows the page's mcp.policy() for this catalog's servers.
+	Policy *PolicyOptions `json:"policy,omitempty"`
 }
 
 // ApprovalPolicy is the catalog's approvalPolicy: which calls run without

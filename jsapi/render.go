@@ -34,11 +34,12 @@ func RenderJS() []byte {
 	options("CLIENT_OPTIONS", "The options of mcp.client() and the JavaScript type of each.", ClientOptions{})
 	options("CATALOG_OPTIONS", "The options of mcp.catalog().", CatalogOptions{})
 	options("AGENT_OPTIONS", "The options of cat.agent().", AgentOptions{})
+	options("POLICY_OPTIONS", "The options of mcp.policy().", PolicyOptions{})
 	w("/** Each options object's options, with the fields of object options: what rules.js checks kinds against. */\nexport const OPTION_LISTS = Object.freeze({\n")
 	for _, l := range []struct {
 		name string
 		v    any
-	}{{"client", ClientOptions{}}, {"catalog", CatalogOptions{}}, {"agent", AgentOptions{}}} {
+	}{{"client", ClientOptions{}}, {"catalog", CatalogOptions{}}, {"agent", AgentOptions{}}, {"policy", PolicyOptions{}}} {
 		w("  %s: %s,\n", l.name, js(OptionsOf(l.v)))
 	}
 	w("});\n\n")
@@ -46,7 +47,7 @@ func RenderJS() []byte {
 	for _, l := range []struct {
 		name  string
 		rules []Rule
-	}{{"client", ClientRules}, {"catalog", CatalogRules}, {"agent", AgentRules}, {"call", CallRules}} {
+	}{{"client", ClientRules}, {"catalog", CatalogRules}, {"agent", AgentRules}, {"call", CallRules}, {"policy", PolicyRules}} {
 		w("  %s: [\n", l.name)
 		for _, r := range l.rules {
 			w("    %s,\n", js(r))
@@ -56,6 +57,7 @@ func RenderJS() []byte {
 	w("});\n\n")
 	w("/** mcpclient.New's refusals of a server URL and headers: the headers the transport sets itself, and the messages. */\nexport const CLIENT_NEW = Object.freeze(%s);\n\n", js(map[string]any{"reservedHeaders": mcpclient.ReservedHeaders, "messages": mcpclient.NewMessages}))
 	w("/** The refusal of a relay option that is not a relay's URL (jsapi.RelayURLMessage; %%q is the value). */\nexport const RELAY_URL = Object.freeze(%s);\n\n", js(map[string]any{"message": RelayURLMessage}))
+	w("/** The owners a policy refusal names (hostpolicy.Refused). */\nexport const POLICY_OWNERS = Object.freeze(%s);\n\n", js(map[string]string{"page": PagePolicyOwner, "catalog": CatalogPolicyOwner}))
 	w("/** How a catalog's server entry is read (catalog.EntryForm): the keys, their aliases and kinds, the transports, the messages. */\nexport const ENTRY_FORM = Object.freeze(%s);\n\n", js(catalog.EntryForm))
 	w("/** The operations the wasm module exports (invoke(name, argsJSON, signal, onProgress)); true marks one that answers at once, not with a Promise. */\nexport const OPS = Object.freeze({\n")
 	for _, o := range Ops {

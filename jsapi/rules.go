@@ -126,6 +126,7 @@ var CatalogRules = []Rule{
 	askNeedsApprove(in("approvalPolicy.readOnly", "ask"), "approvalPolicy.readOnly"),
 	askNeedsApprove(in("approvalPolicy.destructive", "ask"), "approvalPolicy.destructive"),
 	askNeedsApprove(some("approvalPolicy.servers", "ask"), "approvalPolicy.servers"),
+	{If: []Cond{set("policy")}, Then: []Cond{set("policy.servers"), set("policy.issuers")}, Message: "policy needs servers or issuers (or both), as mcp.policy() does"},
 }
 
 // askNeedsApprove: a policy that says "ask" (where c holds) needs the

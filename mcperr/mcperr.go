@@ -36,6 +36,9 @@ const (
 	InvalidArgument    Code = "invalid_argument"
 	Storage            Code = "storage"
 	Closed             Code = "closed"
+	// Policy: the host policy (mcp.policy(), a catalog's policy) does
+	// not allow the server or its authorization server.
+	Policy Code = "policy"
 )
 
 // Coder is implemented by errors that know their docs/JSAPI.md code.

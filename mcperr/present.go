@@ -56,7 +56,7 @@ func AtServer(err error, server string) error {
 // them ({server} names the server, "the server at mcp.example.com";
 // {Server} the same at the start of a sentence; {status} the HTTP status;
 // {url} the redirect URI of an [UnhandledRedirect]: see [Message]). Codes absent here
-// (invalid_argument, closed) keep the error's own message, which already
+// (invalid_argument, closed, policy) keep the error's own message, which already
 // says what to fix. docs/JSAPI.md quotes this table; a test keeps the two
 // equal.
 var Messages = map[Code]string{
@@ -171,7 +171,7 @@ func own(err error) string {
 	if errors.As(err, &e) && e.Msg != "" {
 		msg = e.Msg
 	}
-	for _, p := range []string{"mcp: ", "oauth: ", "catalog: ", "agent: "} {
+	for _, p := range []string{"mcp: ", "oauth: ", "catalog: ", "agent: ", "policy: "} {
 		msg = strings.TrimPrefix(msg, p)
 	}
 	return msg

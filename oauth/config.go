@@ -103,6 +103,14 @@ type Config struct {
 	RefreshMargin time.Duration
 	// MetadataTTL is how long discovery results are cached. Default 1 h.
 	MetadataTTL time.Duration
+	// TrustIssuer, when set, is asked about every authorization server
+	// before the handler sends it anything: an issuer named by protected
+	// resource metadata before its metadata is fetched, an issuer found on
+	// the MCP origin or in the cache before its endpoints are used, and a
+	// stored grant's issuer before a refresh. An error ends the sign-in or
+	// refresh with it (hostpolicy's refusal keeps its code): no redirect,
+	// popup, registration or token request follows.
+	TrustIssuer func(issuer string) error
 	// OnEvent, when set, receives state changes and refreshes. It is
 	// called synchronously and must not block or call back into the
 	// Handler. Events carry no secrets.

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,10 +45,18 @@ func discoveryErr(msg string, cause error) *Error {
 // endpoints.
 func (h *Handler) discover(ctx context.Context, headerPRM string) (*discovery, error) {
 	if d := h.cachedDiscovery(ctx); d != nil {
+		// Metadata cached by an earlier page may name an issuer this
+		// page's policy does not trust.
+		if err := h.trustIssuer(d.AS.Issuer); err != nil {
+			return nil, err
+		}
 		return d, nil
 	}
 	d, err := h.discoverNetwork(ctx, headerPRM)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.trustIssuer(d.AS.Issuer); err != nil {
 		return nil, err
 	}
 	if d.Source == sourceDefaults {
@@ -62,6 +71,14 @@ func (h *Handler) discover(ctx context.Context, headerPRM string) (*discovery, e
 		}
 	}
 	return d, nil
+}
+
+// trustIssuer asks Config.TrustIssuer about issuer.
+func (h *Handler) trustIssuer(issuer string) error {
+	if h.cfg.TrustIssuer == nil {
+		return nil
+	}
+	return h.cfg.TrustIssuer(issuer)
 }
 
 func (h *Handler) metaKey() string { return "resource:" + h.resource }
@@ -110,7 +127,21 @@ func (h *Handler) discoverNetwork(ctx context.Context, headerPRM string) (*disco
 		break
 	}
 	if prm != nil {
-		issuer := prm.AuthorizationServers[0]
+		// The first issuer the policy trusts, asked before anything is
+		// sent to it; none trusted: the first one's refusal.
+		issuer := ""
+		var refused error
+		for _, is := range prm.AuthorizationServers {
+			if err := h.trustIssuer(is); err != nil {
+				refused = cmp.Or(refused, err)
+				continue
+			}
+			issuer = is
+			break
+		}
+		if issuer == "" {
+			return nil, cmp.Or(refused, error(discoveryErr("the protected resource metadata names no authorization server", nil)))
+		}
 		res, err := fetchASM(ctx, h.cfg.HTTPClient, asmRequest{issuer: issuer, codeFlow: h.codeFlow()})
 		if err != nil {
 			return nil, err

@@ -249,6 +249,9 @@ func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
 	if g.RefreshToken == "" {
 		return nil, newErr(mcperr.AuthRequired, "access token expired and no refresh token is held", nil)
 	}
+	if err := h.trustIssuer(g.Issuer); err != nil {
+		return nil, err // a grant stored before the policy: its refresh token stays home
+	}
 	form := url.Values{
 		"grant_type":    {"refresh_token"},
 		"refresh_token": {g.RefreshToken},

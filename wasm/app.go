@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpwasm/mcpwasm/agent"
+	"github.com/mcpwasm/mcpwasm/hostpolicy"
 	"github.com/mcpwasm/mcpwasm/internal/httpguard"
 	"github.com/mcpwasm/mcpwasm/jsapi"
 	"github.com/mcpwasm/mcpwasm/jsbridge"
@@ -138,7 +139,12 @@ func (a *app) store(kind string) oauth.Store {
 // newClient makes a client from the options mcp.js sent (decoded and
 // checked); its events go to the page, and to also when set (a catalog's
 // server).
-func (a *app) newClient(id, url string, o jsapi.ClientOptions, also func(mcpclient.Event)) error {
+func (a *app) newClient(id, url string, o jsapi.ClientOptions, pol hostpolicy.Chain, also func(mcpclient.Event)) error {
+	// Refused here, before the client exists: nothing is sent to a server
+	// the page's (or its catalog's) policy does not list.
+	if err := pol.CheckServer(url); err != nil {
+		return err
+	}
 	a.mu.Lock()
 	_, used := a.clients[id]
 	a.mu.Unlock()
@@ -196,7 +202,7 @@ func (a *app) newClient(id, url string, o jsapi.ClientOptions, also func(mcpclie
 		// used without sign-in; authorize() says why.
 		opts.NoSignIn = oauth.CheckResourceURL(url)
 	default:
-		h, err := a.newAuth(id, url, o, authHTTP)
+		h, err := a.newAuth(id, url, o, authHTTP, pol)
 		if err != nil {
 			e.cancel()
 			return err
@@ -228,7 +234,7 @@ func checkID(kind, id string, used bool) error {
 }
 
 // newAuth builds the OAuth handler of client id.
-func (a *app) newAuth(id string, url string, o jsapi.ClientOptions, httpc *http.Client) (*oauth.Handler, error) {
+func (a *app) newAuth(id string, url string, o jsapi.ClientOptions, httpc *http.Client, pol hostpolicy.Chain) (*oauth.Handler, error) {
 	ms := func(v *float64) time.Duration {
 		if v == nil {
 			return 0
@@ -280,6 +286,7 @@ func (a *app) newAuth(id string, url string, o jsapi.ClientOptions, httpc *http.
 		RefreshMargin: 10 * time.Second,
 		DPoP:          oauth.DPoPMode(o.DPoPMode()),
 		DPoPKeys:      a.dpopKeys(o.Storage),
+		TrustIssuer:   pol.CheckIssuer,
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/agent"
 	"github.com/mcpwasm/mcpwasm/catalog"
+	"github.com/mcpwasm/mcpwasm/hostpolicy"
 	"github.com/mcpwasm/mcpwasm/jsapi"
 	"github.com/mcpwasm/mcpwasm/jsbridge"
 	"github.com/mcpwasm/mcpwasm/mcpclient"
@@ -33,6 +34,7 @@ type catalogEntry struct {
 	checked map[string]jsapi.ClientOptions // a server's options, decoded before its client is made
 	elicit  bool                           // the page set onElicitation: the servers may ask the user
 	apps    bool                           // the page renders the servers' views (catalog option apps)
+	policy  hostpolicy.Chain               // the page's policy, then the catalog's
 }
 
 func catalogTarget(id string) string { return "catalog:" + id }
@@ -68,7 +70,7 @@ func (a *app) factory(ce *catalogEntry) catalog.Factory {
 		}
 		o.Apps = o.Apps || ce.apps
 		clientID := serverClient(ce.id, id)
-		if err := a.newClient(clientID, sc.URL, o, events); err != nil {
+		if err := a.newClient(clientID, sc.URL, o, ce.policy, events); err != nil {
 			return nil, fmt.Errorf("server %q: %w", id, err)
 		}
 		e, err := a.entry(clientID)
@@ -185,6 +187,15 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 	if err := jsapi.Decode("catalog()", args.Options, &o); err != nil {
 		return nil, err
 	}
+	page, err := jsapi.PagePolicy(args.Policy)
+	if err != nil {
+		return nil, err
+	}
+	own, err := o.Policy.Policy("catalog()", "policy.", jsapi.CatalogPolicyOwner)
+	if err != nil {
+		return nil, err
+	}
+	policy := hostpolicy.Chain{page, own}
 	raw := o.Servers
 	if len(o.MCPServers) > 0 {
 		raw = o.MCPServers
@@ -209,6 +220,12 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 		if err != nil {
 			return nil, err
 		}
+		if err := policy.CheckServer(sc.URL); err != nil {
+			// Left out like an entry the catalog cannot use: the rest of a
+			// pasted configuration still loads.
+			warnings = append(warnings, fmt.Errorf("server %q: %w", id, err))
+			continue
+		}
 		checked[id] = o
 		servers[id] = sc
 	}
@@ -218,7 +235,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 	if err := checkID("catalog", args.ID, used); err != nil {
 		return nil, err
 	}
-	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}, checked: checked, elicit: o.OnElicitation, apps: o.Apps}
+	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}, checked: checked, elicit: o.OnElicitation, apps: o.Apps, policy: policy}
 	cfg := catalog.Config{
 		Servers:           servers,
 		MaxServers:        o.MaxServers,
@@ -313,6 +330,9 @@ func (a *app) opCatalogAdd(_ context.Context, args jsapi.CatalogAdd, _ jsCall) (
 	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
 		sc, err := catalog.ParseEntry(args.Server, args.Config)
 		if err != nil {
+			return nil, err
+		}
+		if err := ce.policy.CheckServer(sc.URL); err != nil {
 			return nil, err
 		}
 		o, err := serverOptions(args.Server, sc)

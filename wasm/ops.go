@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/mcpwasm/mcpwasm/hostpolicy"
 	"github.com/mcpwasm/mcpwasm/jsapi"
 	"github.com/mcpwasm/mcpwasm/jsbridge"
 	"github.com/mcpwasm/mcpwasm/mcpclient"
@@ -199,7 +200,11 @@ func (a *app) opNewClient(_ context.Context, args jsapi.NewClient, _ jsCall) (an
 	if err := jsapi.Decode("client()", args.Options, &o); err != nil {
 		return nil, err
 	}
-	return nil, a.newClient(args.ID, args.URL, o, nil)
+	page, err := jsapi.PagePolicy(args.Policy)
+	if err != nil {
+		return nil, err
+	}
+	return nil, a.newClient(args.ID, args.URL, o, hostpolicy.Chain{page}, nil)
 }
 
 func session(c *mcpclient.Client) (any, error) {

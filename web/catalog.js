@@ -3,7 +3,7 @@
 import { AGENT_OPTIONS, CLIENT_OPTIONS } from "./jsapi.js";
 import { MCPError, invalid } from "./errors.js";
 import { checkFunctions, clientOptionsJSON, functionsAs } from "./options.js";
-import { addProblem, callProblem, clientProblem, optionsProblem, readEntry, sentence } from "./rules.js";
+import { addProblem, callProblem, clientProblem, optionsProblem, policyRefusal, readEntry, sentence } from "./rules.js";
 
 /**
  * Many MCP servers behind one tool list. Events: statuschange {id, status},
@@ -24,13 +24,15 @@ export class Catalog extends EventTarget {
   warnings;
 
   #max; // maxServers, as Go reads it
+  #policies; // the page's and the catalog's host policy ([{options, owner}])
 
   /**
    * id: the page's; servers: the configuration's entries; warnings: the
    * entries left out (the rest each get a client "<id>/<server>").
    */
-  constructor(mcp, id, servers, warnings, approve, maxServers, onElicitation) {
+  constructor(mcp, id, servers, warnings, approve, maxServers, onElicitation, policies = []) {
     super();
+    this.#policies = policies;
     this.#max = Number.isInteger(maxServers) && maxServers > 0 ? maxServers : 32;
     this.#mcp = mcp;
     this.#id = id;
@@ -76,6 +78,8 @@ export class Catalog extends EventTarget {
     const sent = isObject ? clientOptionsJSON(config) : config; // not an object: readEntry says so
     const problem = this.#addProblem(id, sent);
     if (problem) throw invalid(sentence(problem));
+    const refused = policyRefusal(this.#policies, "server", readEntry(id, sent).url);
+    if (refused) throw new MCPError("policy", sentence(refused));
     this.#mcp._invokeSync("catalog.add", { id: this.#id, server: id, config: sent });
     this.#servers.set(id, this.#mcp._wrap(`${this.#id}/${id}`, config?.url ?? config?.serverUrl ?? "", config));
   }

@@ -3,7 +3,7 @@
 // `go generate ./jsapi`. Do not edit: a test fails when it is stale.
 
 /** The MCPError codes. */
-export const CODES = Object.freeze(["auth_required","declined","popup_blocked","redirect_unhandled","state_mismatch","discovery_failed","registration_failed","token_failed","insufficient_scope","aborted","timeout","network","http","protocol","invalid_argument","storage","closed"]);
+export const CODES = Object.freeze(["auth_required","declined","popup_blocked","redirect_unhandled","state_mismatch","discovery_failed","registration_failed","token_failed","insufficient_scope","aborted","timeout","network","http","protocol","invalid_argument","storage","closed","policy"]);
 
 /** The states of a client. */
 export const STATES = Object.freeze(["idle","connecting","needs_auth","authorizing","connected","declined","failed","closed"]);
@@ -51,6 +51,7 @@ export const CATALOG_OPTIONS = Object.freeze({
   onElicitation: "function",
   toolBudget: "integer",
   apps: "boolean",
+  policy: "object",
 });
 
 /** The options of cat.agent(). */
@@ -62,11 +63,19 @@ export const AGENT_OPTIONS = Object.freeze({
   compact: "object",
 });
 
+/** The options of mcp.policy(). */
+export const POLICY_OPTIONS = Object.freeze({
+  servers: "array",
+  issuers: "array",
+  allowHttpLoopback: "boolean",
+});
+
 /** Each options object's options, with the fields of object options: what rules.js checks kinds against. */
 export const OPTION_LISTS = Object.freeze({
   client: [{"name":"clientName","kind":"string"},{"name":"redirectUri","kind":"string"},{"name":"scopes","kind":"array"},{"name":"clientId","kind":"string"},{"name":"clientMetadataUrl","kind":"string"},{"name":"clientSecret","kind":"string"},{"name":"headers","kind":"record"},{"name":"accessToken","kind":"function"},{"name":"storage","kind":"string"},{"name":"interactive","kind":"boolean"},{"name":"authMode","kind":"string"},{"name":"authTimeoutMs","kind":"number"},{"name":"severedPopupTimeoutMs","kind":"number"},{"name":"transport","kind":"string"},{"name":"apps","kind":"boolean"},{"name":"dpop","kind":"any"},{"name":"identityAssertion","kind":"function"},{"name":"idpTokenEndpoint","kind":"string"},{"name":"idpIssuer","kind":"string"},{"name":"idpClientId","kind":"string"},{"name":"idpClientSecret","kind":"string"},{"name":"idpSubjectTokenType","kind":"string"},{"name":"grant","kind":"string"},{"name":"relay","kind":"string"},{"name":"relayMode","kind":"string"}],
-  catalog: [{"name":"servers","kind":"object"},{"name":"mcpServers","kind":"object"},{"name":"maxServers","kind":"integer"},{"name":"maxToolsPerServer","kind":"integer"},{"name":"callTimeoutMs","kind":"number"},{"name":"breaker","kind":"object","fields":[{"name":"failures","kind":"integer"},{"name":"cooldownMs","kind":"number"}]},{"name":"approve","kind":"function"},{"name":"serverTools","kind":"boolean"},{"name":"approvalPolicy","kind":"object","fields":[{"name":"readOnly","kind":"string"},{"name":"destructive","kind":"string"},{"name":"servers","kind":"record"}]},{"name":"onElicitation","kind":"function"},{"name":"toolBudget","kind":"integer"},{"name":"apps","kind":"boolean"}],
+  catalog: [{"name":"servers","kind":"object"},{"name":"mcpServers","kind":"object"},{"name":"maxServers","kind":"integer"},{"name":"maxToolsPerServer","kind":"integer"},{"name":"callTimeoutMs","kind":"number"},{"name":"breaker","kind":"object","fields":[{"name":"failures","kind":"integer"},{"name":"cooldownMs","kind":"number"}]},{"name":"approve","kind":"function"},{"name":"serverTools","kind":"boolean"},{"name":"approvalPolicy","kind":"object","fields":[{"name":"readOnly","kind":"string"},{"name":"destructive","kind":"string"},{"name":"servers","kind":"record"}]},{"name":"onElicitation","kind":"function"},{"name":"toolBudget","kind":"integer"},{"name":"apps","kind":"boolean"},{"name":"policy","kind":"object","fields":[{"name":"servers","kind":"array"},{"name":"issuers","kind":"array"},{"name":"allowHttpLoopback","kind":"boolean"}]}],
   agent: [{"name":"model","kind":"object","fields":[{"name":"kind","kind":"string"},{"name":"baseURL","kind":"string"},{"name":"apiKey","kind":"string"},{"name":"model","kind":"string"},{"name":"headers","kind":"record"},{"name":"maxTokens","kind":"integer"},{"name":"thinkingBudget","kind":"integer"},{"name":"reasoningEffort","kind":"string"},{"name":"reasoningSummary","kind":"string"},{"name":"includeThoughts","kind":"boolean"}]},{"name":"system","kind":"string"},{"name":"maxSteps","kind":"integer"},{"name":"authWaitMs","kind":"number"},{"name":"compact","kind":"object","fields":[{"name":"maxTokens","kind":"integer"},{"name":"summarize","kind":"string"}]}],
+  policy: [{"name":"servers","kind":"array"},{"name":"issuers","kind":"array"},{"name":"allowHttpLoopback","kind":"boolean"}],
 });
 
 /** The rules of each options object (see Rule in the Go package jsapi), in the order they are checked. */
@@ -111,6 +120,7 @@ export const RULES = Object.freeze({
     {"if":[{"option":"approvalPolicy.readOnly","in":["ask"]}],"then":[{"option":"approve","set":true}],"message":"approvalPolicy.readOnly says \"ask\", which needs approve (the function that asks the user)"},
     {"if":[{"option":"approvalPolicy.destructive","in":["ask"]}],"then":[{"option":"approve","set":true}],"message":"approvalPolicy.destructive says \"ask\", which needs approve (the function that asks the user)"},
     {"if":[{"option":"approvalPolicy.servers","some":["ask"]}],"then":[{"option":"approve","set":true}],"message":"approvalPolicy.servers says \"ask\", which needs approve (the function that asks the user)"},
+    {"if":[{"option":"policy","set":true}],"then":[{"option":"policy.servers","set":true},{"option":"policy.issuers","set":true}],"message":"policy needs servers or issuers (or both), as mcp.policy() does"},
   ],
   agent: [
     {"then":[{"option":"model.kind","in":["openai","anthropic","openai-responses","gemini","custom"]}],"message":"model must be mcp.models.openai(…), mcp.models.anthropic(…), mcp.models.openaiResponses(…), mcp.models.gemini(…) or an async function"},
@@ -127,6 +137,9 @@ export const RULES = Object.freeze({
   call: [
     {"if":[{"option":"timeoutMs","set":true}],"then":[{"option":"timeoutMs","above":0}],"message":"timeoutMs must be a positive number of milliseconds"},
   ],
+  policy: [
+    {"then":[{"option":"servers","set":true},{"option":"issuers","set":true}],"message":"give servers or issuers (or both): lists of URL patterns such as \"https://*.corp.example/*\""},
+  ],
 });
 
 /** mcpclient.New's refusals of a server URL and headers: the headers the transport sets itself, and the messages. */
@@ -134,6 +147,9 @@ export const CLIENT_NEW = Object.freeze({"messages":{"badUrl":"mcp: server URL %
 
 /** The refusal of a relay option that is not a relay's URL (jsapi.RelayURLMessage; %q is the value). */
 export const RELAY_URL = Object.freeze({"message":"relay %q must be an absolute https URL (http only on a loopback host) without query, fragment or user info, such as \"https://app.example/mcp-relay\""});
+
+/** The owners a policy refusal names (hostpolicy.Refused). */
+export const POLICY_OWNERS = Object.freeze({"catalog":"the catalog's policy (the policy option of mcp.catalog(), set by the page's code)","page":"the page's policy (mcp.policy(), set by the page's code)"});
 
 /** How a catalog's server entry is read (catalog.EntryForm): the keys, their aliases and kinds, the transports, the messages. */
 export const ENTRY_FORM = Object.freeze({"localKey":"command","aliases":[["serverUrl","url"]],"negations":[{"key":"disabled","of":"enabled","message":"disabled must be true or false"}],"transportKeys":["type","transport"],"transports":{"":"auto","auto":"auto","http":"streamable","sse":"sse","stdio":"","streamable":"streamable","streamable-http":"streamable","streamable_http":"streamable","streamablehttp":"streamable"},"fields":[{"name":"url","kind":"string","message":"url has the wrong type"},{"name":"title","kind":"string","message":"title has the wrong type"},{"name":"description","kind":"string","message":"description has the wrong type"},{"name":"enabled","kind":"boolean","message":"enabled must be true or false"},{"name":"allowTools","kind":"array","message":"allowTools has the wrong type","globs":true},{"name":"denyTools","kind":"array","message":"denyTools has the wrong type","globs":true}],"messages":{"emptyId":"catalog: a server has an empty id; give it a name","entry":"catalog: server %q: %s","notObject":"the entry must be a JSON object","local":"server %q is a local command (stdio) server; a web page can only reach servers over HTTP: give it a url","transportString":"%s must be a string","transport":"transport %q is not one of \"http\", \"streamable-http\", \"sse\"","noUrl":"it has no url; give it the http(s) URL of its MCP endpoint","badUrl":"url %q is not an absolute http(s) URL","badGlob":"%s entry %q is not a valid glob pattern","exists":"catalog: server %q exists; remove it first","full":"catalog: the catalog holds %d servers already, the most allowed (maxServers)"}});

@@ -7,7 +7,7 @@ export type MCPErrorCode =
   | "auth_required" | "declined" | "popup_blocked" | "redirect_unhandled" | "state_mismatch"
   | "discovery_failed" | "registration_failed" | "token_failed" | "insufficient_scope"
   | "aborted" | "timeout" | "network" | "http" | "protocol" | "invalid_argument"
-  | "storage" | "closed";
+  | "storage" | "closed" | "policy";
 
 /** The error of every rejection (and of synchronous throws from client()). */
 export class MCPError extends Error {
@@ -495,6 +495,8 @@ export interface CatalogConfig {
   mcpServers?: Record<string, CatalogServerConfig>;
   maxServers?: number;
   maxToolsPerServer?: number;
+  /** Narrows the page's mcp.policy() for this catalog's servers: a server must pass both. */
+  policy?: PolicyOptions;
   callTimeoutMs?: number;
   breaker?: { failures?: number; cooldownMs?: number };
   /**
@@ -807,6 +809,36 @@ export interface Conversation {
   rename(title: string): Promise<Conversation>;
   /** Deletes the stored conversation. */
   delete(): Promise<void>;
+}
+
+// ---- Host policy (docs/JSAPI.md, "Host policy").
+
+export interface MCP {
+  /**
+   * Sets the page's host policy: which MCP servers and which authorization
+   * servers (issuers) every client and catalog of the page may use. Once,
+   * before any client or catalog exists; it cannot change afterwards
+   * (throws MCPError invalid_argument). A server it does not list is refused
+   * with MCPError "policy" before anything is sent to it.
+   */
+  policy(options: PolicyOptions): void;
+  /** The policy policy() set (frozen), or null. */
+  readonly currentPolicy: Readonly<PolicyOptions> | null;
+}
+
+/**
+ * URL patterns: scheme://host[:port][/path], where host and each path
+ * segment are globs (path.Match: *, [a-z]; no ?), port a number or *, and a
+ * pattern without a path (or ending in /*) covers everything below.
+ * An unset list does not restrict; an empty one refuses everything.
+ */
+export interface PolicyOptions {
+  /** The MCP servers allowed, e.g. ["https://*.corp.example/*"]. */
+  servers?: string[];
+  /** The authorization servers trusted, by issuer, e.g. ["https://login.corp.example"]. */
+  issuers?: string[];
+  /** Also allow any server and issuer on a loopback host (localhost, 127.0.0.0/8, [::1]), listed or not: for development. */
+  allowHttpLoopback?: boolean;
 }
 
 // ---- MCP Apps: servers' interactive views (docs/JSAPI.md, "MCP Apps").

@@ -17,11 +17,11 @@
 // rejection is an MCPError. Options are checked by rules.js from Go's
 // tables before anything is sent, so that the factories throw at once in
 // every runtime; Go checks them again from the same tables.
-import { CLIENT_OPTIONS, CATALOG_OPTIONS, OPS, HOSTS } from "./jsapi.js";
+import { CLIENT_OPTIONS, CATALOG_OPTIONS, OPS, HOSTS, POLICY_OWNERS } from "./jsapi.js";
 import { CallbackReceiver, acquireLock, RETURN_KEY, CALLBACK_KEY } from "./auth.js";
 import { Remote, Refused } from "./remote.js";
 import { instantiate, invokeJSON, listenGrants, newGo, run } from "./boot.js";
-import { clientProblem } from "./rules.js";
+import { clientProblem, policyProblem, policyRefusal, readEntry, sentence } from "./rules.js";
 import { MCPError, asMCPError, errorOf, goError, invalid } from "./errors.js";
 import { catalogProblems, checkFunctions, clientOptionsJSON, functionsAs, setPageRelay, withDefaults } from "./options.js";
 import { Client } from "./client.js";
@@ -45,6 +45,12 @@ export const models = Object.freeze({
 });
 
 let instance = null; // Promise<MCP>
+// The host policy (mcp.policy()): page-wide, set once before any client or
+// catalog exists. It travels with each client.new and catalog.new, so that
+// Go applies it per client in every runtime (a SharedWorker serves tabs
+// with different policies).
+let pagePolicy = null; // the options, frozen
+let madeAny = false; // a client or catalog exists: too late for policy()
 let early = null; // preload() on the main thread: {href, module: Promise<WebAssembly.Module | null>}
 
 /**
@@ -395,15 +401,35 @@ class MCP {
     settled?.(r);
   }
 
-  /** Creates a client for the MCP server at url. Throws MCPError invalid_argument on bad input. */
+  /**
+   * Sets the page's host policy (see docs/JSAPI.md, "Host policy"):
+   * {servers, issuers, allowHttpLoopback}. Once, before any client or
+   * catalog exists; it cannot change afterwards.
+   */
+  policy(options) {
+    if (pagePolicy) throw invalid("policy(): the page's policy is set already and cannot change; set it once, when the page starts");
+    if (madeAny) throw invalid("policy(): a client or catalog exists already; set the policy before mcp.client() or mcp.catalog(), so that it covers every server");
+    const sent = options !== null && typeof options === "object" && !Array.isArray(options) ? JSON.parse(JSON.stringify(options)) : options;
+    const problem = policyProblem("policy()", sent);
+    if (problem) throw invalid(sentence(problem));
+    pagePolicy = Object.freeze({ ...sent, servers: sent.servers && Object.freeze([...sent.servers]), issuers: sent.issuers && Object.freeze([...sent.issuers]) });
+  }
+
+  /** The page's policy as set by policy() (frozen), or null. */
+  get currentPolicy() { return pagePolicy; }
+
+  /** Creates a client for the MCP server at url. Throws MCPError invalid_argument on bad input, policy when the page's policy does not list it. */
   client(url, options = {}) {
     if (typeof url !== "string" && !(url instanceof URL)) throw invalid("client(): url must be a string or URL");
     checkFunctions("client()", options, CLIENT_OPTIONS);
     const sent = clientOptionsJSON(options);
     const problem = clientProblem(String(url), sent);
     if (problem) throw invalid(problem);
+    const refused = policyRefusal([pagePolicy && { options: pagePolicy, owner: POLICY_OWNERS.page }], "server", String(url));
+    if (refused) throw new MCPError("policy", sentence(refused));
+    madeAny = true;
     const id = this._newId();
-    this._invokeSync("client.new", { id, url: String(url), options: sent });
+    this._invokeSync("client.new", { id, url: String(url), options: sent, ...(pagePolicy && { policy: pagePolicy }) });
     return this._wrap(id, String(url), options);
   }
 
@@ -448,15 +474,32 @@ class MCP {
     // One encoding for the whole configuration: a function option, of the
     // catalog or of a server, is sent as true.
     const options = JSON.parse(JSON.stringify(sent, functionsAs({ ...CLIENT_OPTIONS, ...CATALOG_OPTIONS })));
-    const warnings = catalogProblems(options);
+    catalogProblems(options); // throws Go's error for bad options
+    const own = policyProblem("catalog()", options.policy, "policy.");
+    if (own) throw invalid(sentence(own));
+    // The page's policy, then the catalog's: a server must pass both. An
+    // entry either refuses is left out with a warning, as Go does, in
+    // the order of the ids.
+    const policies = [pagePolicy && { options: pagePolicy, owner: POLICY_OWNERS.page }, options.policy && { options: options.policy, owner: POLICY_OWNERS.catalog }];
+    const warnings = [];
+    const allowed = {};
+    const wire = options[key] !== null && typeof options[key] === "object" ? options[key] : {};
+    for (const sid of Object.keys(wire).sort()) {
+      const entry = readEntry(sid, wire[sid]);
+      const refused = entry.problem ? null : policyRefusal(policies, "server", entry.url);
+      if (entry.problem) warnings.push(entry.problem);
+      else if (refused) warnings.push(`server ${JSON.stringify(sid)}: ${refused}`);
+      else allowed[sid] = servers[sid];
+    }
+    madeAny = true;
     const id = this._newId();
     let created = null; // Go's answer, at once on the main thread
     let cat = null;
-    this._invokeSync("catalog.new", { id, options }, (r) => {
+    this._invokeSync("catalog.new", { id, options, ...(pagePolicy && { policy: pagePolicy }) }, (r) => {
       created = r;
       cat?._created(r);
     });
-    cat = new Catalog(this, id, servers, warnings, config.approve, config.maxServers, config.onElicitation);
+    cat = new Catalog(this, id, allowed, warnings, config.approve, config.maxServers, config.onElicitation, policies);
     if (created) cat._created(created);
     this.#host.targets.set(`catalog:${id}`, cat);
     for (const w of cat.warnings) console.warn(`mcp: catalog(): ${w}`);

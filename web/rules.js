@@ -17,7 +17,7 @@ const article = (kind) => ({ array: "an array", object: "an object", record: "an
 
 /** mcperr.Present's sentence of a message: its package prefix off, a capital, a full stop. */
 export function sentence(msg) {
-  let s = msg.replace(/^(mcp|oauth|catalog|agent): /, "").trim();
+  let s = msg.replace(/^(mcp|oauth|catalog|agent|policy): /, "").trim();
   if (s === "") return s;
   const first = s.split(" ")[0];
   if (!/[()._]/.test(first)) s = s[0].toUpperCase() + s.slice(1);
@@ -244,4 +244,150 @@ function validGlob(p) {
     }
   }
   return true;
+}
+
+// ------------------------------------------------------------ host policy
+// hostpolicy's patterns and refusals (Go's hostpolicy package is the
+// enforcer, where the requests are made; these make mcp.policy(),
+// mcp.client(), mcp.catalog() and cat.add() answer at once in every
+// runtime, with Go's messages).
+
+const isLoopbackHost = (h) => h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+
+/** A path.Match pattern (checked by validGlob) as an anchored RegExp. */
+function globRegExp(p) {
+  const esc = (c) => c.replace(/[\\^$.*+?()[\]{}|\/-]/g, "\\$&");
+  let re = "";
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i];
+    if (c === "*") re += "[^/]*";
+    else if (c === "?") re += "[^/]";
+    else if (c === "\\") re += esc(p[++i]);
+    else if (c === "[") {
+      let cls = "[";
+      i++;
+      if (p[i] === "^") { cls += "^"; i++; }
+      for (let first = true; first || p[i] !== "]"; first = false) {
+        if (p[i] === "\\") i++;
+        cls += esc(p[i++]);
+        if (p[i] === "-") {
+          i++;
+          if (p[i] === "\\") i++;
+          cls += "-" + esc(p[i++]);
+        }
+      }
+      re += cls + "]";
+    } else re += esc(c);
+  }
+  return new RegExp(`^${re}$`, "s");
+}
+
+/** hostpolicy's parsePattern: {scheme, host, port, path} or {problem}. */
+function parsePolicyPattern(s) {
+  const cut = s.indexOf("://");
+  if (cut < 0) return { problem: "must look like https://host/path" };
+  const scheme = s.slice(0, cut).toLowerCase();
+  const rest = s.slice(cut + 3);
+  if (scheme !== "https" && scheme !== "http") return { problem: "must start with https:// (or http:// for a loopback host)" };
+  if (/[?#@\\ \t\r\n]/.test(rest)) return { problem: "must not have a query, fragment, user info, space or backslash" };
+  const slash = rest.indexOf("/");
+  const authority = slash < 0 ? rest : rest.slice(0, slash);
+  const p = slash < 0 ? "" : rest.slice(slash + 1);
+  let host = authority;
+  let port = "";
+  if (authority.startsWith("[")) {
+    const end = authority.indexOf("]");
+    if (end < 0) return { problem: "has an unclosed [ in its host" };
+    host = authority.slice(0, end + 1);
+    port = authority.slice(end + 1).replace(/^:/, "");
+    try { new URL(`http://${host}/`); } catch { return { problem: "has an invalid IPv6 host" }; }
+  } else {
+    const i = authority.lastIndexOf(":");
+    if (i >= 0) {
+      host = authority.slice(0, i);
+      port = authority.slice(i + 1);
+      if (port === "") return { problem: "has an empty port" };
+    }
+  }
+  host = host.toLowerCase();
+  if (host === "" || host.replace(/^[*.]+|[*.]+$/g, "") === "") return { problem: "must name a host (a * alone would allow any)" };
+  if (!host.startsWith("[") && !validGlob(host)) return { problem: "has a host that is not a valid glob pattern" };
+  if (port !== "" && port !== "*" && !/^[0-9]+$/.test(port)) return { problem: "has a port that is neither a number nor *" };
+  if (scheme === "http" && !isLoopbackHost(host.replace(/^\[|\]$/g, ""))) {
+    return { problem: "uses http, which is only for a loopback host (localhost, 127.0.0.1, [::1]); use https" };
+  }
+  let path = null;
+  if (p !== "" && p !== "*") {
+    path = p.split("/");
+    if (!path.every(validGlob)) return { problem: "has a path that is not a valid glob pattern" };
+  }
+  return { scheme, host, port, path };
+}
+
+const defaultPort = (scheme) => (scheme === "https" ? "443" : "80");
+
+function patternMatches(pt, u) {
+  if (u.protocol.slice(0, -1) !== pt.scheme) return false;
+  const host = u.hostname.toLowerCase();
+  if (pt.host.startsWith("[")) {
+    if (new URL(`http://${pt.host}/`).hostname !== host) return false;
+  } else if (!globRegExp(pt.host).test(host) || /[[\]]/.test(host)) return false;
+  const port = u.port || defaultPort(pt.scheme);
+  const want = pt.port || defaultPort(pt.scheme);
+  if (want !== "*" && want.replace(/^0+/, "") !== port.replace(/^0+/, "")) return false;
+  if (pt.path === null) return true;
+  const segs = decodeURIComponentSafe(u.pathname).replace(/^\//, "").split("/");
+  const last = pt.path.length - 1;
+  for (let i = 0; i < pt.path.length; i++) {
+    if (i >= segs.length) return false;
+    if (i === last && pt.path[i] === "*") return true;
+    if (!globRegExp(pt.path[i]).test(segs[i])) return false;
+  }
+  return segs.length === pt.path.length;
+}
+
+function decodeURIComponentSafe(s) {
+  try { return decodeURIComponent(s); } catch { return s; }
+}
+
+/**
+ * jsapi's checks of policy options p (mcp.policy()'s, or a catalog's
+ * policy with prefix "policy."): Go's invalid_argument message, or null.
+ */
+export function policyProblem(what, p, prefix = "") {
+  if (prefix === "") {
+    const m = optionsProblem(what, "policy", p);
+    if (m) return m;
+  }
+  for (const list of ["servers", "issuers"]) {
+    for (const s of p?.[list] ?? []) {
+      const pt = parsePolicyPattern(s);
+      if (pt.problem) return `${what}: ${prefix}${list} entry ${q(s)} ${pt.problem}`;
+    }
+  }
+  return null;
+}
+
+/**
+ * hostpolicy.Chain's CheckServer (kind "server") or CheckIssuer
+ * ("issuer") of url under policies [{options, owner}] (null entries
+ * allow all): Go's refusal message, or null.
+ */
+export function policyRefusal(policies, kind, url) {
+  const listName = kind === "server" ? "servers" : "issuers";
+  for (const pol of policies) {
+    const list = pol?.options?.[listName];
+    if (!pol || !Array.isArray(list)) continue;
+    const what = kind === "issuer" ? `the authorization server ${url} (the server's sign-in)` : `the MCP server ${url}`;
+    let u = null;
+    try { u = new URL(url); } catch { /* refused below */ }
+    if (!u || (u.protocol !== "http:" && u.protocol !== "https:") || u.host === "" || u.username !== "" || u.password !== "") {
+      return `policy: ${what} is not an http(s) URL without user info, so ${pol.owner} refuses it`;
+    }
+    if (pol.options.allowHttpLoopback === true && isLoopbackHost(u.hostname.replace(/^\[|\]$/g, ""))) continue;
+    if (list.some((s) => patternMatches(parsePolicyPattern(s), u))) continue;
+    const listed = list.length ? list.join(", ") : "nothing";
+    return `policy: ${what} is not allowed by ${pol.owner}, whose ${listName} list is ${listed}; use a server it lists, or ask whoever maintains the page to add it there`;
+  }
+  return null;
 }
