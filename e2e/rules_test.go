@@ -344,6 +344,7 @@ func entryCases() [][2]any {
 	add(map[string]any{f.LocalKey: "npx"})
 	add(map[string]any{})
 	add(map[string]any{"url": "ftp://example.com/mcp"})
+	add(map[string]any{"url": url, "webmcp": true}) // the page's own tools have no url
 	for _, a := range f.Aliases {
 		add(map[string]any{a[0]: "not a url"})
 	}

@@ -33,6 +33,7 @@ type catalogEntry struct {
 	checked map[string]jsapi.ClientOptions // a server's options, decoded before its client is made
 	elicit  bool                           // the page set onElicitation: the servers may ask the user
 	apps    bool                           // the page renders the servers' views (catalog option apps)
+	webmcp  map[string]*webmcpServer       // server id → the page's own WebMCP tools (entry webmcp: true)
 }
 
 func catalogTarget(id string) string { return "catalog:" + id }
@@ -60,6 +61,13 @@ func (a *app) factory(ce *catalogEntry) catalog.Factory {
 		o, ok := ce.checked[id]
 		delete(ce.checked, id)
 		ce.mu.Unlock()
+		if sc.WebMCP {
+			s := &webmcpServer{host: a.host, target: catalogTarget(ce.id), events: events, state: mcpclient.StateIdle}
+			ce.mu.Lock()
+			ce.webmcp[id] = s
+			ce.mu.Unlock()
+			return s, nil
+		}
 		if !ok {
 			var err error
 			if o, err = serverOptions(id, sc); err != nil {
@@ -218,7 +226,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 	if err := checkID("catalog", args.ID, used); err != nil {
 		return nil, err
 	}
-	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}, checked: checked, elicit: o.OnElicitation, apps: o.Apps}
+	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}, webmcp: map[string]*webmcpServer{}, checked: checked, elicit: o.OnElicitation, apps: o.Apps}
 	cfg := catalog.Config{
 		Servers:           servers,
 		MaxServers:        o.MaxServers,
@@ -333,6 +341,9 @@ func (a *app) opCatalogRemove(_ context.Context, args jsapi.CatalogServer, _ jsC
 	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
 		err := ce.cat.Remove(args.Server)
 		a.dropClients(ce, args.Server)
+		ce.mu.Lock()
+		delete(ce.webmcp, args.Server)
+		ce.mu.Unlock()
 		return nil, err
 	})
 }
