@@ -17,7 +17,8 @@ import (
 // agent turn calls a tool the page registered (approved like any other,
 // its answer reaching the model), a tool the page registers later comes
 // in through toolchange, and a catalog tool exposed with exposeToPage
-// runs when the browser's executeTool calls it, until its signal aborts.
+// runs when the browser's executeTool calls it, until its signal aborts; a
+// tool an iframe registered is not the page's.
 // Firefox and WebKit have no WebMCP: the catalog warns, exposes nothing,
 // and its remote server still works.
 func TestWebMCPBridge(t *testing.T) {
@@ -58,6 +59,12 @@ func TestWebMCPBridge(t *testing.T) {
 					return { content: [{ type: "text", text: "Sunny in " + city + " (the page's own tool)" }] };
 				},
 			});
+			// A frame's tools are the frame's, not the page's.
+			const framed = new Promise((resolve) => addEventListener("message", (e) => { if (e.data === "registered") resolve(); }));
+			const frame = document.createElement("iframe");
+			frame.srcdoc = '<script>document.modelContext.registerTool({ name: "from_frame", description: "a frame\'s tool", execute: () => "framed" }).then(() => parent.postMessage("registered", "*"));<\/script>';
+			document.body.append(frame);
+			await framed;
 		}
 		const asked = [];
 		const cat = mcp.catalog({
@@ -144,13 +151,13 @@ func TestWebMCPBridge(t *testing.T) {
 	if want := []string{"demo_add", "demo_echo"}; !slices.Equal(got.Exposed, want) {
 		t.Errorf("exposeToPage() registered %q; want %q", got.Exposed, want)
 	}
-	if want := []string{"demo_add", "demo_echo", "page_title", "weather"}; !slices.Equal(got.Listed, want) {
+	if want := []string{"demo_add", "demo_echo", "from_frame", "page_title", "weather"}; !slices.Equal(got.Listed, want) {
 		t.Errorf("the browser lists %q; want %q", got.Listed, want)
 	}
 	if !strings.Contains(got.ViaBrowser, "from the browser's agent") {
 		t.Errorf("the browser's executeTool of demo_echo answered %q; want the demo server's echo", got.ViaBrowser)
 	}
-	if want := []string{"page_title", "weather"}; !slices.Equal(got.After, want) {
+	if want := []string{"from_frame", "page_title", "weather"}; !slices.Equal(got.After, want) {
 		t.Errorf("after the signal aborted the browser lists %q; want %q", got.After, want)
 	}
 }
