@@ -39,6 +39,8 @@ func TestWebMCPBridge(t *testing.T) {
 		Asked      []string `json:"asked"`
 		PageCalls  []string `json:"pageCalls"`
 		Later      []string `json:"later"`
+		BadArgs    string   `json:"badArgs"`
+		Threw      string   `json:"threw"`
 		Exposed    []string `json:"exposed"`
 		Listed     []string `json:"listed"`
 		ViaBrowser string   `json:"viaBrowser"`
@@ -78,12 +80,26 @@ func TestWebMCPBridge(t *testing.T) {
 		const res = await agent.run("weather in Paris").done;
 
 		// A tool the page registers now reaches the catalog (toolchange).
-		let later = [];
+		let later = [], badArgs = "", threw = "";
 		if (mc) {
-			const changed = new Promise((resolve) => cat.addEventListener("toolschanged", (e) => { if (e.detail.ids.includes("page")) resolve(); }));
+			const listed = async (name) => {
+				for (;;) {
+					const next = new Promise((resolve) => cat.addEventListener("toolschanged", resolve, { once: true }));
+					if ((await cat.tools()).some((t) => t.name === name)) return;
+					await next;
+				}
+			};
 			await mc.registerTool({ name: "page_title", description: "The page's title", execute: () => document.title });
-			await changed;
+			await listed("page_page_title");
 			later = (await cat.tools()).map((t) => t.name).filter((n) => n.startsWith("page_"));
+			// The catalog checks arguments (the browser does not), and a
+			// tool that throws is an honest error result.
+			const bad = await cat.callTool("page_weather", { city: 5 });
+			badArgs = bad.isError + " " + bad.content.map((c) => c.text).join(" ");
+			await mc.registerTool({ name: "broken", description: "Always fails", execute: () => { throw new Error("no forecast"); } });
+			await listed("page_broken");
+			const broken = await cat.callTool("page_broken", {});
+			threw = broken.isError + " " + broken.content.map((c) => c.text).join(" ");
 		}
 
 		// The other way: demo's tools offered to the browser's agent.
@@ -99,7 +115,7 @@ func TestWebMCPBridge(t *testing.T) {
 		}
 		const direct = await cat.callTool("demo_echo", { text: "still here" });
 		await cat.close();
-		return { api: !!mc, warnings, text: res.text, asked, pageCalls, later, exposed, listed, viaBrowser, after,
+		return { api: !!mc, warnings, text: res.text, asked, pageCalls, later, badArgs, threw, exposed, listed, viaBrowser, after,
 			direct: direct.content.map((c) => c.text).join(" ") };
 	})()`, w.OpenURL, w.ModelURL), &got)
 
@@ -141,23 +157,30 @@ func TestWebMCPBridge(t *testing.T) {
 	if !slices.Equal(got.PageCalls, []string{"Paris"}) {
 		t.Errorf("the page's tool ran for %q; want once for Paris", got.PageCalls)
 	}
-	// demo echo twice: the browser's call, then the page's.
-	if want := []string{"page weather", "demo echo", "demo echo"}; !slices.Equal(got.Asked, want) {
+	// Not page_weather with bad arguments (refused before asking); demo
+	// echo twice: the browser's call, then the page's.
+	if want := []string{"page weather", "page broken", "demo echo", "demo echo"}; !slices.Equal(got.Asked, want) {
 		t.Errorf("approve() was asked %q; want %q", got.Asked, want)
 	}
 	if want := []string{"page_page_title", "page_weather"}; !slices.Equal(got.Later, want) {
 		t.Errorf("after toolchange the catalog's page tools are %q; want %q", got.Later, want)
 	}
+	if !strings.HasPrefix(got.BadArgs, "true ") || !strings.Contains(got.BadArgs, "city") {
+		t.Errorf("page_weather with a number for city answered %q; want an isError result naming city", got.BadArgs)
+	}
+	if want := "true the page's tool broken failed: UnknownError: "; !strings.HasPrefix(got.Threw, want) {
+		t.Errorf("the page's throwing tool answered %q; want it to start %q", got.Threw, want)
+	}
 	if want := []string{"demo_add", "demo_echo"}; !slices.Equal(got.Exposed, want) {
 		t.Errorf("exposeToPage() registered %q; want %q", got.Exposed, want)
 	}
-	if want := []string{"demo_add", "demo_echo", "from_frame", "page_title", "weather"}; !slices.Equal(got.Listed, want) {
+	if want := []string{"broken", "demo_add", "demo_echo", "from_frame", "page_title", "weather"}; !slices.Equal(got.Listed, want) {
 		t.Errorf("the browser lists %q; want %q", got.Listed, want)
 	}
 	if !strings.Contains(got.ViaBrowser, "from the browser's agent") {
 		t.Errorf("the browser's executeTool of demo_echo answered %q; want the demo server's echo", got.ViaBrowser)
 	}
-	if want := []string{"from_frame", "page_title", "weather"}; !slices.Equal(got.After, want) {
+	if want := []string{"broken", "from_frame", "page_title", "weather"}; !slices.Equal(got.After, want) {
 		t.Errorf("after the signal aborted the browser lists %q; want %q", got.After, want)
 	}
 }
