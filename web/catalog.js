@@ -158,14 +158,16 @@ export class Catalog extends EventTarget {
       // The page's own tools are the page's to offer, not the catalog's.
       if (ac.signal.aborted || this.#webmcp.has(t.serverId) || !match.some((r) => r.test(t.name))) continue;
       const name = t.name;
-      const annotations = t.tool?.annotations?.readOnlyHint ? { readOnlyHint: true } : undefined;
+      // What a remote server answers is not the page's word: the browser's
+      // agent is told so (untrustedContentHint).
+      const annotations = { readOnlyHint: t.tool?.annotations?.readOnlyHint === true, untrustedContentHint: true };
       try {
         await mc.registerTool({
           name,
           ...(t.tool?.title ? { title: t.tool.title } : {}),
           description: t.tool?.description || name,
           inputSchema: t.tool?.inputSchema ?? { type: "object" },
-          ...(annotations ? { annotations } : {}),
+          annotations,
           execute: (args, client) => this.callTool(name, args ?? {}, { signal: client?.signal instanceof AbortSignal ? client.signal : undefined }),
         }, { signal: ac.signal });
       } catch (e) {

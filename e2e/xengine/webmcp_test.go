@@ -43,6 +43,7 @@ func TestWebMCPBridge(t *testing.T) {
 		Threw      string   `json:"threw"`
 		Exposed    []string `json:"exposed"`
 		Listed     []string `json:"listed"`
+		Untrusted  []string `json:"untrusted"`
 		ViaBrowser string   `json:"viaBrowser"`
 		After      []string `json:"after"`
 		Direct     string   `json:"direct"`
@@ -105,17 +106,18 @@ func TestWebMCPBridge(t *testing.T) {
 		// The other way: demo's tools offered to the browser's agent.
 		const ac = new AbortController();
 		const exposed = await cat.exposeToPage({ tools: ["demo_echo", "demo_ad?"], signal: ac.signal });
-		let listed = [], viaBrowser = "", after = [];
+		let listed = [], untrusted = [], viaBrowser = "", after = [];
 		if (mc) {
 			const tools = await mc.getTools();
 			listed = tools.map((t) => t.name).sort();
+			untrusted = tools.filter((t) => t.annotations?.untrustedContentHint).map((t) => t.name).sort();
 			viaBrowser = await mc.executeTool(tools.find((t) => t.name === "demo_echo"), { text: "from the browser's agent" });
 			ac.abort();
 			after = (await mc.getTools()).map((t) => t.name).sort();
 		}
 		const direct = await cat.callTool("demo_echo", { text: "still here" });
 		await cat.close();
-		return { api: !!mc, warnings, text: res.text, asked, pageCalls, later, badArgs, threw, exposed, listed, viaBrowser, after,
+		return { api: !!mc, warnings, text: res.text, asked, pageCalls, later, badArgs, threw, exposed, listed, untrusted, viaBrowser, after,
 			direct: direct.content.map((c) => c.text).join(" ") };
 	})()`, w.OpenURL, w.ModelURL), &got)
 
@@ -176,6 +178,9 @@ func TestWebMCPBridge(t *testing.T) {
 	}
 	if want := []string{"broken", "demo_add", "demo_echo", "from_frame", "page_title", "weather"}; !slices.Equal(got.Listed, want) {
 		t.Errorf("the browser lists %q; want %q", got.Listed, want)
+	}
+	if want := []string{"demo_add", "demo_echo"}; !slices.Equal(got.Untrusted, want) {
+		t.Errorf("the browser marks %q untrustedContentHint; want the exposed tools %q", got.Untrusted, want)
 	}
 	if !strings.Contains(got.ViaBrowser, "from the browser's agent") {
 		t.Errorf("the browser's executeTool of demo_echo answered %q; want the demo server's echo", got.ViaBrowser)
