@@ -84,7 +84,13 @@ export class Catalog extends EventTarget {
     }
     if (!this.#toolchange) {
       this.#toolchange = () => {
-        if (!this.#closed) this.#mcp._invokeSync("catalog.webmcpChanged", { id: this.#id });
+        if (this.#closed) return;
+        try {
+          this.#mcp._invokeSync("catalog.webmcpChanged", { id: this.#id });
+        } catch (e) {
+          // The runtime ended or the catalog closed meanwhile: nothing to list.
+          if (e?.code !== "closed") console.warn("mcp: catalog: the page's WebMCP tools changed and could not be listed again:", e);
+        }
       };
       mc.addEventListener("toolchange", this.#toolchange);
     }
