@@ -58,6 +58,10 @@ type ServerConfig struct {
 	Enabled     *bool    `json:"enabled,omitempty"` // nil: enabled
 	AllowTools  []string `json:"allowTools,omitempty"`
 	DenyTools   []string `json:"denyTools,omitempty"`
+	// WebMCP makes the server the page's own WebMCP tools
+	// (document.modelContext) instead of a remote server: it has no URL,
+	// and the Factory serves it from the page.
+	WebMCP bool `json:"webmcp,omitempty"`
 	// Client holds the remaining options of the entry (the client options
 	// of mcp.client()), passed to the Factory as they came.
 	Client json.RawMessage `json:"-"`

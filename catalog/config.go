@@ -166,7 +166,7 @@ func normalizeTransport(id string, m map[string]json.RawMessage) error {
 func takeFields(id string, sc *ServerConfig, m map[string]json.RawMessage) error {
 	fields := map[string]any{
 		"url": &sc.URL, "title": &sc.Title, "description": &sc.Description, "enabled": &sc.Enabled,
-		"allowTools": &sc.AllowTools, "denyTools": &sc.DenyTools,
+		"allowTools": &sc.AllowTools, "denyTools": &sc.DenyTools, "webmcp": &sc.WebMCP,
 	}
 	for _, fd := range EntryForm.Fields {
 		v, ok := m[fd.Name]
@@ -199,17 +199,23 @@ func entryError(id, format string, args ...any) error {
 
 // validateServer checks one entry: a non-empty id, an absolute http(s) URL,
 // valid allow/deny patterns, and a Client that is a JSON object when set.
+// A WebMCP entry has no URL.
 func validateServer(id string, sc ServerConfig) error {
 	msg := &EntryForm.Messages
 	if id == "" {
 		return mcperr.New(mcperr.InvalidArgument, "%s", msg.EmptyID)
 	}
-	if sc.URL == "" {
+	switch {
+	case sc.WebMCP && sc.URL != "":
+		return entryError(id, "%s", msg.WebMCPURL)
+	case sc.WebMCP:
+	case sc.URL == "":
 		return entryError(id, "%s", msg.NoURL)
-	}
-	u, err := url.Parse(sc.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return entryError(id, msg.BadURL, sc.URL)
+	default:
+		u, err := url.Parse(sc.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return entryError(id, msg.BadURL, sc.URL)
+		}
 	}
 	for _, fd := range EntryForm.Fields {
 		if !fd.Globs {

@@ -125,6 +125,22 @@ func TestParseEntry(t *testing.T) {
 		entry: `{"url": "https://c.example.com/mcp", "denyTools": ["[a-"]}`,
 		err:   `catalog: server "x": denyTools entry "[a-" is not a valid glob pattern`,
 	}, {
+		name:  "webmcp",
+		entry: `{"webmcp": true, "title": "This page", "allowTools": ["notes_*"]}`,
+		want:  ServerConfig{WebMCP: true, Title: "This page", AllowTools: []string{"notes_*"}, Client: json.RawMessage(`{}`)},
+	}, {
+		name:  "webmcp with url",
+		entry: `{"webmcp": true, "url": "https://e.example.com/mcp"}`,
+		err:   `catalog: server "x": a webmcp server is the page's own WebMCP tools and has no url; leave out url or webmcp`,
+	}, {
+		name:  "webmcp false needs url",
+		entry: `{"webmcp": false}`,
+		err:   `catalog: server "x": it has no url; give it the http(s) URL of its MCP endpoint`,
+	}, {
+		name:  "webmcp not boolean",
+		entry: `{"webmcp": "yes"}`,
+		err:   `catalog: server "x": webmcp must be true or false`,
+	}, {
 		name:  "bad transport",
 		entry: `{"url": "https://d.example.com/mcp", "transport": "websocket"}`,
 		err:   `catalog: server "x": transport "websocket" is not one of "http", "streamable-http", "sse"`,

@@ -24,6 +24,7 @@ var EntryForm = entryForm{
 		{Name: "enabled", Kind: "boolean", Message: "enabled must be true or false"},
 		{Name: "allowTools", Kind: "array", Message: "allowTools has the wrong type", Globs: true},
 		{Name: "denyTools", Kind: "array", Message: "denyTools has the wrong type", Globs: true},
+		{Name: "webmcp", Kind: "boolean", Message: "webmcp must be true or false"},
 	},
 	Messages: entryMessages{
 		EmptyID:         "catalog: a server has an empty id; give it a name",
@@ -34,6 +35,7 @@ var EntryForm = entryForm{
 		Transport:       `transport %q is not one of "http", "streamable-http", "sse"`,
 		NoURL:           "it has no url; give it the http(s) URL of its MCP endpoint",
 		BadURL:          "url %q is not an absolute http(s) URL",
+		WebMCPURL:       "a webmcp server is the page's own WebMCP tools and has no url; leave out url or webmcp",
 		BadGlob:         "%s entry %q is not a valid glob pattern",
 		Exists:          "catalog: server %q exists; remove it first",
 		Full:            "catalog: the catalog holds %d servers already, the most allowed (maxServers)",
@@ -83,6 +85,7 @@ type entryMessages struct {
 	Transport       string `json:"transport"`
 	NoURL           string `json:"noUrl"`
 	BadURL          string `json:"badUrl"`
+	WebMCPURL       string `json:"webmcpUrl"`
 	BadGlob         string `json:"badGlob"`
 	Exists          string `json:"exists"`
 	Full            string `json:"full"`

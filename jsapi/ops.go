@@ -362,6 +362,7 @@ var Ops = []Op{
 	{"catalog.viewCall", CatalogViewCall{}, Any{}, "calls a tool for a server's view (approval via \"app\")", false},
 	{"catalog.handleToolCalls", CatalogToolCalls{}, Any{}, "a model's tool calls in, tool-result messages out", false},
 	{"catalog.close", CatalogRef{}, nil, "closes every server", false},
+	{"catalog.webmcpChanged", CatalogRef{}, nil, "the page's WebMCP tools changed (toolchange): its webmcp servers list them again", true},
 	{"agent.new", NewAgent{}, nil, "makes an agent over a catalog", true},
 	{"agent.run", AgentRun{}, Any{}, "runs one turn (signal, onEvent)", false},
 	{"agent.close", AgentRef{}, nil, "forgets an agent", true},
@@ -389,6 +390,8 @@ var Hosts = []Host{
 	{"model", []string{"target", "requestJSON"}, "Promise<messageJSON>", "a custom model function answers (target run:<id>)"},
 	{"summarize", []string{"target", "requestJSON"}, "Promise<string>", "the agent's compact.summarize function writes a summary (target agent:<id>; request {previous, messages})"},
 	{"catalogElicit", []string{"target", "paramsJSON", "contextJSON"}, "Promise<resultJSON>", "the catalog's onElicitation (target catalog:<id>); context {serverId, elicitationId}"},
+	{"webmcpTools", []string{"target"}, "Promise<toolsJSON>", "the page's own WebMCP tools (document.modelContext.getTools), for a catalog's webmcp server (target catalog:<id>); [] without the API"},
+	{"webmcpCall", []string{"target", "name", "argsJSON"}, "Promise<resultJSON>", "runs one of the page's WebMCP tools (document.modelContext.executeTool) for a catalog's webmcp server; resolves {result} (the tool's answer as the browser gives it) or {error}"},
 }
 
 // OpNamed returns the operation called name.

@@ -35,6 +35,7 @@ type catalogEntry struct {
 	elicit  bool                           // the page set onElicitation: the servers may ask the user
 	apps    bool                           // the page renders the servers' views (catalog option apps)
 	policy  hostpolicy.Chain               // the page's policy, then the catalog's
+	webmcp  map[string]*webmcpServer       // server id → the page's own WebMCP tools (entry webmcp: true)
 }
 
 func catalogTarget(id string) string { return "catalog:" + id }
@@ -62,6 +63,13 @@ func (a *app) factory(ce *catalogEntry) catalog.Factory {
 		o, ok := ce.checked[id]
 		delete(ce.checked, id)
 		ce.mu.Unlock()
+		if sc.WebMCP {
+			s := &webmcpServer{host: a.host, target: catalogTarget(ce.id), events: events, state: mcpclient.StateIdle}
+			ce.mu.Lock()
+			ce.webmcp[id] = s
+			ce.mu.Unlock()
+			return s, nil
+		}
 		if !ok {
 			var err error
 			if o, err = serverOptions(id, sc); err != nil {
@@ -220,7 +228,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 		if err != nil {
 			return nil, err
 		}
-		if err := policy.CheckServer(sc.URL); err != nil {
+		if err := checkServerPolicy(policy, sc); err != nil {
 			// Left out like an entry the catalog cannot use: the rest of a
 			// pasted configuration still loads.
 			warnings = append(warnings, fmt.Errorf("server %q: %w", id, err))
@@ -235,7 +243,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 	if err := checkID("catalog", args.ID, used); err != nil {
 		return nil, err
 	}
-	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}, checked: checked, elicit: o.OnElicitation, apps: o.Apps, policy: policy}
+	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}, webmcp: map[string]*webmcpServer{}, checked: checked, elicit: o.OnElicitation, apps: o.Apps, policy: policy}
 	cfg := catalog.Config{
 		Servers:           servers,
 		MaxServers:        o.MaxServers,
@@ -332,7 +340,7 @@ func (a *app) opCatalogAdd(_ context.Context, args jsapi.CatalogAdd, _ jsCall) (
 		if err != nil {
 			return nil, err
 		}
-		if err := ce.policy.CheckServer(sc.URL); err != nil {
+		if err := checkServerPolicy(ce.policy, sc); err != nil {
 			return nil, err
 		}
 		o, err := serverOptions(args.Server, sc)
@@ -353,6 +361,9 @@ func (a *app) opCatalogRemove(_ context.Context, args jsapi.CatalogServer, _ jsC
 	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
 		err := ce.cat.Remove(args.Server)
 		a.dropClients(ce, args.Server)
+		ce.mu.Lock()
+		delete(ce.webmcp, args.Server)
+		ce.mu.Unlock()
 		return nil, err
 	})
 }
@@ -443,4 +454,13 @@ func progressTo(fn jsbridge.Value) func(*mcp.ProgressNotificationParams) {
 			_, _ = jsbridge.Call(fn, string(b))
 		}
 	}
+}
+
+// checkServerPolicy applies the host policy to a catalog entry. It governs
+// remote servers: a WebMCP entry (the page's own tools, no URL) passes.
+func checkServerPolicy(p hostpolicy.Chain, sc catalog.ServerConfig) error {
+	if sc.WebMCP {
+		return nil
+	}
+	return p.CheckServer(sc.URL)
 }

@@ -88,6 +88,7 @@ func (a *app) handlers() map[string]handler {
 		"catalog.viewCall":             op(a.opCatalogViewCall),
 		"catalog.handleToolCalls":      op(a.opCatalogToolCalls),
 		"catalog.close":                op(a.opCatalogClose),
+		"catalog.webmcpChanged":        op(a.opCatalogWebMCPChanged),
 		"agent.new":                    op(a.opNewAgent),
 		"agent.run":                    op(a.opAgentRun),
 		"agent.close":                  op(a.opAgentClose),

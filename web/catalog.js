@@ -5,6 +5,22 @@ import { MCPError, invalid } from "./errors.js";
 import { checkFunctions, clientOptionsJSON, functionsAs } from "./options.js";
 import { addProblem, callProblem, clientProblem, optionsProblem, policyRefusal, readEntry, sentence } from "./rules.js";
 
+/** The page's WebMCP API (document.modelContext), or null where the browser has none. */
+function modelContext() {
+  const mc = globalThis.document?.modelContext;
+  return mc && typeof mc.getTools === "function" && typeof mc.executeTool === "function" && typeof mc.registerTool === "function" ? mc : null;
+}
+
+const NO_WEBMCP = "this browser has no WebMCP (document.modelContext; Chromium: --enable-features=WebMCP or the origin trial)";
+
+// The names the page's catalogs registered with exposeToPage, with a count
+// each: a catalog's webmcp server never lists them, so that no tool comes
+// back to the catalog it came from.
+const exposed = new Map();
+
+/** path.Match for tool names: * and ? (a pattern with [ or \\ is refused before). */
+const globRegExp = (p) => new RegExp(`^${p.replace(/[.+^${}()|\\]/g, "\\$&").replaceAll("*", ".*").replaceAll("?", ".")}$`, "s");
+
 /**
  * Many MCP servers behind one tool list. Events: statuschange {id, status},
  * toolschanged {ids}, authrequired {id, declined?}, warning {id, message},
@@ -20,6 +36,9 @@ export class Catalog extends EventTarget {
   #onElicitation;
   #closed = false;
   #agents = new Set();
+  #webmcp = new Set(); // ids of the servers that are the page's WebMCP tools
+  #toolchange = null; // the listener on document.modelContext, while there are such servers
+  #exposures = new Set(); // AbortControllers of exposeToPage()
   /** What the configuration left out (a stdio server, …), one sentence each. */
   warnings;
 
@@ -39,11 +58,134 @@ export class Catalog extends EventTarget {
     this.#statuses = {};
     this.#approve = approve;
     this.#onElicitation = onElicitation;
-    this.warnings = Object.freeze([...warnings]);
+    const all = [...warnings];
     for (const [s, sc] of Object.entries(servers)) {
-      if (readEntry(s, sc).problem) continue;
+      const entry = readEntry(s, sc);
+      if (entry.problem) continue;
       this.#servers.set(s, mcp._wrap(`${id}/${s}`, sc?.url ?? sc?.serverUrl ?? "", sc ?? {}));
+      if (entry.webmcp) {
+        const w = this.#pageServer(s);
+        if (w) all.push(w);
+      }
     }
+    this.warnings = Object.freeze(all);
+  }
+
+  /**
+   * Server id is the page's WebMCP tools: follow their toolchange. Returns
+   * the warning when the browser has no WebMCP (the server stays, with no
+   * tools), also sent as a warning event once the caller can listen.
+   */
+  #pageServer(id) {
+    this.#webmcp.add(id);
+    const mc = modelContext();
+    if (!mc) {
+      const message = `${NO_WEBMCP}: server ${JSON.stringify(id)} has no tools`;
+      queueMicrotask(() => this._event("warning", { id, message }));
+      return message;
+    }
+    if (!this.#toolchange) {
+      this.#toolchange = () => {
+        if (this.#closed) return;
+        try {
+          this.#mcp._invokeSync("catalog.webmcpChanged", { id: this.#id });
+        } catch (e) {
+          // The runtime ended or the catalog closed meanwhile: nothing to list.
+          if (e?.code !== "closed") console.warn("mcp: catalog: the page's WebMCP tools changed and could not be listed again:", e);
+        }
+      };
+      mc.addEventListener("toolchange", this.#toolchange);
+    }
+    return null;
+  }
+
+  // host.webmcpTools: the tools this page registered (not its frames', not
+  // those a catalog exposed), as the webmcp servers' list.
+  async _webmcpTools() {
+    const mc = modelContext();
+    if (!mc) return "[]";
+    const list = [];
+    for (const t of await mc.getTools()) {
+      if (t?.window !== globalThis.window || exposed.has(t.name)) continue;
+      list.push({ name: t.name, title: t.title || undefined, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations });
+    }
+    return JSON.stringify(list);
+  }
+
+  // host.webmcpCall: runs one of them through executeTool, as the
+  // browser's agent would; a failure is the tool's, told to the model.
+  async _webmcpCall(name, args) {
+    const mc = modelContext();
+    if (!mc) return JSON.stringify({ error: NO_WEBMCP });
+    const tool = exposed.has(name) ? undefined : (await mc.getTools()).find((t) => t?.window === globalThis.window && t.name === name);
+    if (!tool) return JSON.stringify({ error: `the page has no WebMCP tool ${JSON.stringify(name)} now` });
+    try {
+      const r = await mc.executeTool(tool, args);
+      if (r === undefined || r === null) return "{}";
+      return JSON.stringify({ result: typeof r === "string" ? r : JSON.stringify(r) });
+    } catch (e) {
+      return JSON.stringify({ error: `${e?.name ?? "Error"}: ${e?.message ?? String(e)}` });
+    }
+  }
+
+  /**
+   * Offers the catalog's tools whose exported names match one of tools
+   * (glob patterns with * and ?) to the browser's own agent: each is
+   * registered with document.modelContext.registerTool, and a call runs
+   * through callTool (allow/deny, schema check, approve, honest results).
+   * They are removed when signal aborts or the catalog closes. Resolves
+   * the names registered; without WebMCP, [] and a warning event.
+   */
+  async exposeToPage({ tools = ["*"], signal } = {}) {
+    if (!Array.isArray(tools) || tools.some((p) => typeof p !== "string" || /[[\\]/.test(p))) {
+      throw invalid("exposeToPage(): tools must be an array of name patterns with * and ?, like [\"notes_*\"]");
+    }
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid("exposeToPage(): signal must be an AbortSignal");
+    if (this.#closed) throw new MCPError("closed", "this catalog is closed");
+    const mc = modelContext();
+    if (!mc) {
+      this._event("warning", { id: "", message: `${NO_WEBMCP}: exposeToPage() registered no tools` });
+      return [];
+    }
+    signal?.throwIfAborted();
+    const list = await this.tools({ signal });
+    const ac = new AbortController();
+    this.#exposures.add(ac);
+    const names = [];
+    ac.signal.addEventListener("abort", () => {
+      this.#exposures.delete(ac);
+      for (const n of names) {
+        const c = exposed.get(n) - 1;
+        if (c > 0) exposed.set(n, c);
+        else exposed.delete(n);
+      }
+    }, { once: true });
+    signal?.addEventListener("abort", () => ac.abort(), { once: true, signal: ac.signal });
+    const match = tools.map(globRegExp);
+    for (const t of list) {
+      // The page's own tools are the page's to offer, not the catalog's.
+      if (ac.signal.aborted || this.#webmcp.has(t.serverId) || !match.some((r) => r.test(t.name))) continue;
+      const name = t.name;
+      // What a remote server answers is not the page's word: the browser's
+      // agent is told so (untrustedContentHint).
+      const annotations = { readOnlyHint: t.tool?.annotations?.readOnlyHint === true, untrustedContentHint: true };
+      try {
+        await mc.registerTool({
+          name,
+          ...(t.tool?.title ? { title: t.tool.title } : {}),
+          description: t.tool?.description || name,
+          inputSchema: t.tool?.inputSchema ?? { type: "object" },
+          annotations,
+          execute: (args, client) => this.callTool(name, args ?? {}, { signal: client?.signal instanceof AbortSignal ? client.signal : undefined }),
+        }, { signal: ac.signal });
+      } catch (e) {
+        this._event("warning", { id: t.serverId, message: `exposeToPage(): the browser refused tool ${JSON.stringify(name)}: ${e?.message ?? e}` });
+        continue;
+      }
+      names.push(name);
+      exposed.set(name, (exposed.get(name) ?? 0) + 1);
+    }
+    return names;
   }
 
   #call(op, args = {}, signal, onProgress) {
@@ -78,10 +220,13 @@ export class Catalog extends EventTarget {
     const sent = isObject ? clientOptionsJSON(config) : config; // not an object: readEntry says so
     const problem = this.#addProblem(id, sent);
     if (problem) throw invalid(sentence(problem));
-    const refused = policyRefusal(this.#policies, "server", readEntry(id, sent).url);
+    const entry = readEntry(id, sent);
+    // The policy governs remote servers; a WebMCP entry is the page's own tools.
+    const refused = entry.webmcp ? null : policyRefusal(this.#policies, "server", entry.url);
     if (refused) throw new MCPError("policy", sentence(refused));
     this.#mcp._invokeSync("catalog.add", { id: this.#id, server: id, config: sent });
     this.#servers.set(id, this.#mcp._wrap(`${this.#id}/${id}`, config?.url ?? config?.serverUrl ?? "", config));
+    if (entry.webmcp) this.#pageServer(id);
   }
 
   /** Go's refusal of add(id, sent), or null. */
@@ -93,7 +238,7 @@ export class Catalog extends EventTarget {
     const full = addProblem(id, this.#servers, this.#max);
     if (full) return full;
     // mcpclient.New's header checks: Go names only the server.
-    if (clientProblem(entry.url, entry.config)) return `catalog: server ${JSON.stringify(id)}`;
+    if (!entry.webmcp && clientProblem(entry.url, entry.config)) return `catalog: server ${JSON.stringify(id)}`;
     return null;
   }
 
@@ -103,6 +248,7 @@ export class Catalog extends EventTarget {
     await this.#call("catalog.remove", { server: id });
     this.#servers.get(id)?._gone();
     this.#servers.delete(id);
+    this.#webmcp.delete(id);
     delete this.#statuses[id];
   }
 
@@ -195,6 +341,9 @@ export class Catalog extends EventTarget {
   async close() {
     if (this.#closed) return;
     for (const a of this.#agents) a.close();
+    for (const ac of [...this.#exposures]) ac.abort();
+    if (this.#toolchange) modelContext()?.removeEventListener("toolchange", this.#toolchange);
+    this.#toolchange = null;
     await this.#call("catalog.close");
     this.#closed = true;
     for (const c of this.#servers.values()) c._gone();

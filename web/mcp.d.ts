@@ -470,6 +470,11 @@ export interface CatalogServerConfig extends ClientOptions {
   /** `*` globs on the server's tool names; deny wins. */
   allowTools?: string[];
   denyTools?: string[];
+  /**
+   * WebMCP: this server is the page's own tools (document.modelContext),
+   * with no url; without the API it has no tools and the catalog warns.
+   */
+  webmcp?: boolean;
   /** A stdio server (desktop configurations): left out with a warning. */
   command?: string;
   args?: string[];
@@ -587,6 +592,14 @@ export interface CatalogEventMap {
   elicitationcomplete: CustomEvent<{ id: string; elicitationId: string }>;
 }
 
+/** Catalog.exposeToPage's options. */
+export interface ExposeToPageOptions {
+  /** Exported tool names, with * and ? globs; default ["*"]. */
+  tools?: string[];
+  /** Aborting it removes the tools from document.modelContext. */
+  signal?: AbortSignal;
+}
+
 export interface Catalog extends EventTarget {
   /** Entries the configuration left out (a stdio server, …), one sentence each. */
   readonly warnings: readonly string[];
@@ -614,6 +627,14 @@ export interface Catalog extends EventTarget {
   handleToolCalls(calls: unknown[], options?: { format?: ToolFormat; signal?: AbortSignal }): Promise<unknown[]>;
   /** An agent over this catalog's tools. */
   agent(options: AgentOptions): Agent;
+  /**
+   * WebMCP: registers the catalog's tools that match options.tools with
+   * document.modelContext.registerTool for the browser's agent; their
+   * calls run through callTool. Removed when options.signal aborts or the
+   * catalog closes. Resolves the names registered ([] and a warning event
+   * without WebMCP).
+   */
+  exposeToPage(options?: ExposeToPageOptions): Promise<string[]>;
   /** Closes every server. */
   close(): Promise<void>;
 

@@ -246,6 +246,8 @@ class Host {
       model: (target, json) => this.#to(target)._model(JSON.parse(json)),
       summarize: (target, json) => this.#to(target)._summarize(JSON.parse(json)),
       catalogElicit: (target, json, context) => this.#to(target)._elicit(JSON.parse(json), JSON.parse(context)),
+      webmcpTools: (target) => this.#to(target)._webmcpTools(),
+      webmcpCall: (target, name, json) => this.#to(target)._webmcpCall(name, JSON.parse(json)),
     };
     for (const name of HOSTS) {
       if (typeof cb[name] !== "function") throw new Error(`mcp.js: host callback ${name} is missing`);

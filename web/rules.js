@@ -150,7 +150,7 @@ const fmt = (format, ...args) => format.replace(/%[qsd]/g, (v) => (v === "%q" ? 
 
 /**
  * catalog.ParseEntry's reading of one entry, from ENTRY_FORM: {url,
- * config (the server's client options), problem} where problem is the
+ * webmcp, config (the server's client options), problem} where problem is the
  * message of the error that refuses the entry (a warning in catalog()), or
  * null.
  */
@@ -191,11 +191,15 @@ export function readEntry(id, o) {
     }
   }
   const url = m.url ?? "";
-  if (url === "") return bad(msg.noUrl);
-  const u = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/.exec(url);
-  const scheme = u?.[1].toLowerCase();
-  if (!u || (scheme !== "http" && scheme !== "https") || u[2].replace(/^[^@]*@/, "") === "" || /[\x00-\x20\x7f]/.test(url)) {
-    return bad(msg.badUrl, url);
+  if (m.webmcp === true) {
+    if (url !== "") return bad(msg.webmcpUrl);
+  } else {
+    if (url === "") return bad(msg.noUrl);
+    const u = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/.exec(url);
+    const scheme = u?.[1].toLowerCase();
+    if (!u || (scheme !== "http" && scheme !== "https") || u[2].replace(/^[^@]*@/, "") === "" || /[\x00-\x20\x7f]/.test(url)) {
+      return bad(msg.badUrl, url);
+    }
   }
   for (const fd of f.fields) {
     for (const p of (fd.globs && m[fd.name]) || []) {
@@ -204,7 +208,7 @@ export function readEntry(id, o) {
   }
   const config = { ...m };
   for (const fd of f.fields) delete config[fd.name];
-  return { url, config, problem: null };
+  return { url, webmcp: m.webmcp === true, config, problem: null };
 }
 
 /** catalog.Add's refusals: an id in use, a full catalog; null when neither. */

@@ -125,6 +125,8 @@ class Runtime {
       model: forward("model", true),
       summarize: forward("summarize", true),
       catalogElicit: forward("catalogElicit", true),
+      webmcpTools: forward("webmcpTools", true),
+      webmcpCall: forward("webmcpCall", true),
       lock: acquireLock,
       announce: (json) => this.grants?.postMessage(JSON.parse(json)),
       // Hints go to localStorage, which only a page has: any tab keeps them.

@@ -22,8 +22,12 @@ import (
 // chromium drives headless Chromium over CDP with chromedp.
 type chromium struct{ b *headless.Browser }
 
-func startChromium(ctx context.Context) (Browser, error) {
-	b, err := headless.Start(ctx)
+func startChromium(ctx context.Context, o Options) (Browser, error) {
+	var extra []chromedp.ExecAllocatorOption
+	if len(o.ChromiumFeatures) > 0 {
+		extra = append(extra, chromedp.Flag("enable-features", strings.Join(o.ChromiumFeatures, ",")))
+	}
+	b, err := headless.Start(ctx, extra...)
 	if err != nil {
 		return nil, err
 	}

@@ -84,11 +84,25 @@ func FromEnv() string {
 	return "chromium"
 }
 
+// Options are opt-in changes to how an engine starts, for the scenarios
+// that need them; every other scenario runs in the engine as it ships.
+type Options struct {
+	// ChromiumFeatures are Chromium features to turn on
+	// (--enable-features), such as "WebMCP"; the other engines have no
+	// such switch and start as they are.
+	ChromiumFeatures []string
+}
+
 // Start starts the named engine.
 func Start(ctx context.Context, name string) (Browser, error) {
+	return StartWith(ctx, name, Options{})
+}
+
+// StartWith starts the named engine with o.
+func StartWith(ctx context.Context, name string, o Options) (Browser, error) {
 	switch name {
 	case "chromium":
-		return startChromium(ctx)
+		return startChromium(ctx, o)
 	case "firefox":
 		return startFirefox(ctx)
 	case "webkit":

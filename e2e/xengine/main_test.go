@@ -153,7 +153,8 @@ type world struct {
 	SandboxURL string // MCP Apps sandbox proxy page (sandbox.html)
 	AS         *authserver.Server
 
-	preloaded bool // the runtime mode is set by a preload script
+	browser   engine.Browser // the scenario's own browser (newWorldIn); nil: the run's
+	preloaded bool           // the runtime mode is set by a preload script
 	start     time.Time
 	mu        sync.Mutex
 	counts    map[string]int
@@ -173,6 +174,18 @@ func (d *delegate) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.h.Serve
 func newWorld(t *testing.T, ac devserver.AuthConfig) *world {
 	t.Helper()
 	w := newServers(t, ac, os.DirFS(webDir), nil)
+	w.open()
+	w.navigate(w.win, w.PageURL+"/e2e/blank.html")
+	w.load(w.win)
+	return w
+}
+
+// newWorldIn is newWorld in browser b, which the scenario started for
+// itself (engine.StartWith).
+func newWorldIn(t *testing.T, ac devserver.AuthConfig, b engine.Browser) *world {
+	t.Helper()
+	w := newServers(t, ac, os.DirFS(webDir), nil)
+	w.browser = b
 	w.open()
 	w.navigate(w.win, w.PageURL+"/e2e/blank.html")
 	w.load(w.win)
@@ -261,7 +274,11 @@ func newServersWith(t *testing.T, ac devserver.AuthConfig, site fs.FS, routes fu
 // about:blank.
 func (w *world) open() {
 	w.t.Helper()
-	win, err := browser.NewWindow(w.ctx)
+	b := browser
+	if w.browser != nil {
+		b = w.browser
+	}
+	win, err := b.NewWindow(w.ctx)
 	if err != nil {
 		w.t.Fatalf("opening a window: %v", err)
 	}
