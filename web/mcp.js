@@ -488,7 +488,8 @@ class MCP {
     const wire = options[key] !== null && typeof options[key] === "object" ? options[key] : {};
     for (const sid of Object.keys(wire).sort()) {
       const entry = readEntry(sid, wire[sid]);
-      const refused = entry.problem ? null : policyRefusal(policies, "server", entry.url);
+      // The policy governs remote servers; a WebMCP entry is the page's own tools.
+      const refused = entry.problem || entry.webmcp ? null : policyRefusal(policies, "server", entry.url);
       if (entry.problem) warnings.push(entry.problem);
       else if (refused) warnings.push(`server ${JSON.stringify(sid)}: ${refused}`);
       else allowed[sid] = servers[sid];
