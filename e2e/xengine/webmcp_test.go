@@ -71,13 +71,15 @@ func TestWebMCPBridge(t *testing.T) {
 		}
 		const asked = [];
 		const cat = mcp.catalog({
-			servers: { page: { webmcp: true }, demo: { url: %q } },
+			servers: { page: { webmcp: true }, demo: { url: %[1]q } },
+			// A policy governs remote servers; it leaves the page's own tools in.
+			policy: { servers: [new URL(%[1]q).origin] },
 			approvalPolicy: { readOnly: "ask" },
 			approve: async (req) => { asked.push(req.id + " " + req.tool); return true; },
 		});
 		const warnings = [];
 		cat.addEventListener("warning", (e) => warnings.push(e.detail.id + ": " + e.detail.message));
-		const agent = cat.agent({ model: mcp.models.openai({ baseURL: %q, model: "mcpwasm-standin" }) });
+		const agent = cat.agent({ model: mcp.models.openai({ baseURL: %[2]q, model: "mcpwasm-standin" }) });
 		const res = await agent.run("weather in Paris").done;
 
 		// A tool the page registers now reaches the catalog (toolchange).
