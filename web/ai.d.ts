@@ -15,9 +15,12 @@ export interface ToolsFromCatalogOptions {
    * true runs it, "always" runs it and every later call of this tool of
    * the set, "server" every tool of the server; anything else (or a
    * rejection) refuses, and the model reads "The user refused to run …".
-   * The catalog's own approvalPolicy and approve apply after it.
+   * The catalog's own approvalPolicy and approve apply after it. signal
+   * is the call's (the SDK's abortSignal): when it aborts, the call is
+   * over and the page can withdraw its question.
    */
-  approve?: (request: AIApprovalRequest) => boolean | "always" | "server" | Promise<boolean | "always" | "server">;
+  approve?: (request: AIApprovalRequest, context: { signal?: AbortSignal }) =>
+    boolean | "always" | "server" | Promise<boolean | "always" | "server">;
   /** Aborts listing the tools (cat.tools()). */
   signal?: AbortSignal;
 }

@@ -58,10 +58,11 @@ function refused(name) {
   return { content: [{ type: "text", text: `The user refused to run ${name}. Do not retry it; tell the user.` }], isError: true };
 }
 
-// asker asks approve about calls, one question per server at a time, and
-// keeps "always" (this tool) and "server" (every tool of the server) for
-// the life of the ToolSet. A rejection, or any answer but true, "always"
-// and "server", refuses.
+// asker asks approve(request, { signal }) about calls, one question per
+// server at a time (signal: the call's, which aborts when the turn
+// stops), and keeps "always" (this tool) and "server" (every tool of the
+// server) for the life of the ToolSet. A rejection, or any answer but
+// true, "always" and "server", refuses.
 function asker(approve) {
   const tools = new Set(); // `${server}\0${tool}` answered "always"
   const servers = new Set(); // answered "server"
@@ -79,7 +80,8 @@ function asker(approve) {
       if (allowed(req)) return true;
       let answer;
       try {
-        answer = await abortable(Promise.resolve().then(() => approve(req)), signal, req.name);
+        // The signal lets the page withdraw its question when the turn stops.
+        answer = await abortable(Promise.resolve().then(() => approve(req, { signal })), signal, req.name);
       } catch (e) {
         if (e instanceof MCPError && e.code === "aborted") throw e;
         console.warn(`mcp: toolsFromCatalog: approve() rejected, which refuses ${req.name}:`, e);

@@ -112,7 +112,9 @@ func (w *world) aiSay(text string, users int, answer string) aiTurn {
 // tools are mcpwasm/ai's toolsFromCatalog over the demo notes server. The
 // mock's tool call reaches the server and its result shows in the chat; a
 // call the approve callback refuses (the person presses Deny) shows the
-// honest refusal, and the server never got it (its notes stay empty).
+// honest refusal, and the server never got it (its notes stay empty);
+// a Stop while the question is open withdraws it, and that call never
+// reaches the server either.
 func TestAISDKChat(t *testing.T) {
 	w := appWorldOf(t, aiSDKApp(t))
 	w.navigate(w.win, w.PageURL+"/")
@@ -143,6 +145,35 @@ func TestAISDKChat(t *testing.T) {
 	c = w.aiSay("list notes", 3, "")
 	if tool := c.Tools[0]; tool.Name != "notes_note_list" || tool.Result != "No notes yet." {
 		t.Errorf("list notes after the refusal shows %+v; want No notes yet. (the refused note never reached the server)", tool)
+	}
+
+	// Stop while the question is open: the SDK's abortSignal reaches
+	// approve, the app withdraws its question, the chat is ready again,
+	// and the note never reaches the server.
+	w.chatSay("note call mom")
+	w.waitFor("the approval question", func() bool {
+		var asked bool
+		_ = w.win.Eval(w.ctx, `document.querySelector("#approval") !== null`, &asked)
+		return asked
+	})
+	if err := w.win.Click(w.ctx, "#stop"); err != nil {
+		t.Fatalf("clicking Stop: %v", err)
+	}
+	w.waitFor("the question withdrawn and the chat ready", func() bool {
+		var done bool
+		_ = w.win.Eval(w.ctx, `document.querySelector("#approval") === null && document.querySelector("#chat")?.dataset.status === "ready"`, &done)
+		return done
+	})
+	w.waitFor("the stopped call's result", func() bool {
+		c = w.aiTurn()
+		return c.Users == 4 && len(c.Tools) == 1 && c.Tools[0].State == "output-error"
+	})
+	if tool := c.Tools[0]; tool.Name != "notes_note_add" || !strings.Contains(tool.Result, "stopped this call") {
+		t.Errorf("the stopped call shows %+v; want notes_note_add saying it was stopped", tool)
+	}
+	c = w.aiSay("list notes", 5, "")
+	if tool := c.Tools[0]; tool.Name != "notes_note_list" || tool.Result != "No notes yet." {
+		t.Errorf("list notes after the stop shows %+v; want No notes yet. (the stopped call never reached the server)", tool)
 	}
 	w.noPageErrors()
 }

@@ -22,7 +22,8 @@ export function App() {
 }
 
 // The catalog's tools as an AI SDK ToolSet. Read-only tools run; any other
-// asks the person in the chat (approve resolves when a button is pressed).
+// asks the person in the chat (approve resolves when a button is pressed,
+// and the question goes away when the turn is stopped).
 function Tools({ config }) {
   const { catalog, error } = useCatalog({ servers: { notes: { url: config.mcp2URL, title: "Notes" } } });
   const [tools, setTools] = useState(null);
@@ -31,8 +32,10 @@ function Tools({ config }) {
   useEffect(() => {
     if (!catalog) return;
     const ac = new AbortController();
-    const approve = (request) => request.annotations?.readOnlyHint === true || new Promise((resolve) => {
-      setQuestion({ request, answer: (a) => { setQuestion(null); resolve(a); } });
+    const approve = (request, { signal }) => request.annotations?.readOnlyHint === true || new Promise((resolve) => {
+      const answer = (a) => { setQuestion(null); resolve(a); };
+      setQuestion({ request, answer });
+      signal?.addEventListener("abort", () => answer(false), { once: true });
     });
     toolsFromCatalog(catalog, { approve, signal: ac.signal }).then(setTools, (e) => {
       if (!ac.signal.aborted) setFailed(e.message);
@@ -44,7 +47,8 @@ function Tools({ config }) {
   return <Chat tools={tools} question={question} />;
 }
 
-const SUGGESTIONS = ["reverse hello", "note buy milk", "list notes"];
+const SUGGESTIONS = ["reverse hello", "note buy milk", "note call mom", "list notes"];
+const STOPPED = "The user stopped this call before it finished; whether it had an effect is unknown.";
 
 // useChat over an agent that runs in the page (DirectChatTransport): the
 // model is the AI SDK's mock, the tools are the catalog's.
@@ -52,8 +56,19 @@ function Chat({ tools, question }) {
   const transport = useMemo(() => new DirectChatTransport({
     agent: new ToolLoopAgent({ model: mockModel(), tools, stopWhen: stepCountIs(4) }),
   }), [tools]);
-  const { messages, sendMessage, status, error, stop } = useChat({ transport });
+  const { messages, sendMessage, status, error, stop, addToolOutput } = useChat({ transport });
   const busy = status === "submitted" || status === "streaming";
+  // A stopped turn leaves its unfinished tool calls without a result, which
+  // the next turn's model request may not carry: give each one that says so.
+  const stopTurn = async () => {
+    const last = messages.at(-1);
+    await stop();
+    for (const p of last?.role === "assistant" ? last.parts : []) {
+      if (p.type === "dynamic-tool" && (p.state === "input-streaming" || p.state === "input-available")) {
+        addToolOutput({ tool: p.toolName, toolCallId: p.toolCallId, state: "output-error", errorText: STOPPED });
+      }
+    }
+  };
   return (
     <section id="chat" data-status={status}>
       <p id="tool-names">Tools: {Object.keys(tools).join(", ")}</p>
@@ -75,7 +90,7 @@ function Chat({ tools, question }) {
       {error && <p id="chat-error" role="alert">{error.message}</p>}
       <div id="suggestions">
         {SUGGESTIONS.map((s) => <button key={s} data-say={s} disabled={busy} onClick={() => sendMessage({ text: s })}>{s}</button>)}
-        <button id="stop" disabled={!busy} onClick={stop}>Stop</button>
+        <button id="stop" disabled={!busy} onClick={stopTurn}>Stop</button>
       </div>
     </section>
   );
