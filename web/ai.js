@@ -40,7 +40,10 @@ export async function toolsFromCatalog(cat, { approve, signal } = {}) {
       // Not sent to the model: the SDK puts it on the call's parts.
       metadata: { serverId, tool: tool.name },
       execute: async (input, { abortSignal, toolCallId } = {}) => {
-        const args = input !== null && typeof input === "object" && !Array.isArray(input) ? input : {};
+        // No input is no arguments; anything but an object is the
+        // catalog's honest answer to arguments that are not one.
+        const args = input ?? {};
+        if (typeof args !== "object" || Array.isArray(args)) return notObject(name);
         if (ask) {
           const req = { id: serverId, tool: tool.name, name, args, annotations: tool.annotations, toolCallId };
           if (!(await ask(req, abortSignal))) return refused(name);
@@ -53,9 +56,18 @@ export async function toolsFromCatalog(cat, { approve, signal } = {}) {
   return set;
 }
 
-// The result of a call approve refused: the catalog's own sentence.
+// The results of a call approve refused, and of arguments that are not an
+// object: the catalog's own sentences.
 function refused(name) {
-  return { content: [{ type: "text", text: `The user refused to run ${name}. Do not retry it; tell the user.` }], isError: true };
+  return errorResult(`The user refused to run ${name}. Do not retry it; tell the user.`);
+}
+
+function notObject(name) {
+  return errorResult(`The arguments for ${name} must be a JSON object such as {"name": "value"}, so it was not run. Call it again with an object.`);
+}
+
+function errorResult(text) {
+  return { content: [{ type: "text", text }], isError: true };
 }
 
 // asker asks approve(request, { signal }) about calls, one question per
@@ -116,7 +128,7 @@ function abortable(p, signal, name) {
  * structured content as JSON when there is no text; a line for each
  * image, audio or resource), as error text when isError.
  */
-export function modelOutput(result) {
+function modelOutput(result) {
   if (result === null || typeof result !== "object") {
     return { type: "error-text", value: "The tool returned no result. Tell the user; do not guess the result." };
   }

@@ -175,5 +175,18 @@ func TestAISDKChat(t *testing.T) {
 	if tool := c.Tools[0]; tool.Name != "notes_note_list" || tool.Result != "No notes yet." {
 		t.Errorf("list notes after the stop shows %+v; want No notes yet. (the stopped call never reached the server)", tool)
 	}
+
+	// A model's bad arguments are honest error results it reads.
+	c = w.aiSay("reverse without text", 6, "")
+	if tool := c.Tools[0]; tool.Error != "true" || !strings.Contains(tool.Result, "The arguments for notes_reverse do not match its input schema") {
+		t.Errorf("reverse without its text shows %+v; want the catalog's schema error as an error result", tool)
+	}
+	c = w.aiSay("reverse a list", 7, "")
+	if tool := c.Tools[0]; tool.Error != "true" || !strings.HasPrefix(tool.Result, "The arguments for notes_reverse must be a JSON object") {
+		t.Errorf("reverse with a list shows %+v; want the error result that arguments must be an object", tool)
+	}
+	if !strings.HasPrefix(c.Text, "The tool did not run: The arguments for notes_reverse must be a JSON object") {
+		t.Errorf("after arguments that are no object the model says %q; want it to have read the error", c.Text)
+	}
 	w.noPageErrors()
 }

@@ -47,7 +47,7 @@ function Tools({ config }) {
   return <Chat tools={tools} question={question} />;
 }
 
-const SUGGESTIONS = ["reverse hello", "note buy milk", "note call mom", "list notes"];
+const SUGGESTIONS = ["reverse hello", "note buy milk", "note call mom", "list notes", "reverse without text", "reverse a list"];
 const STOPPED = "The user stopped this call before it finished; whether it had an effect is unknown.";
 
 // useChat over an agent that runs in the page (DirectChatTransport): the

@@ -1,8 +1,9 @@
 // The AI SDK's own mock language model (ai/test) with a script, so the
 // chat runs without a model provider: "reverse <text>" calls
 // notes_reverse, "note <text>" calls notes_note_add (which asks first),
-// "list notes" calls notes_note_list; after a tool result it says what the
-// tool answered, as a model would.
+// "list notes" calls notes_note_list, "reverse without text" and "reverse
+// a list" call notes_reverse with bad arguments; after a tool result it
+// says what the tool answered, as a model would.
 import { MockLanguageModelV4 } from "ai/test";
 
 const usage = {
@@ -54,6 +55,9 @@ export function mockModel() {
       }
       const asked = (last?.content ?? []).filter((p) => p.type === "text").map((p) => p.text).join(" ").trim();
       let m;
+      // A model's mistakes, which the tools answer honestly.
+      if (/^reverse without text$/i.test(asked)) return call("notes_reverse", {});
+      if (/^reverse a list$/i.test(asked)) return call("notes_reverse", ["hello"]);
       if ((m = /^reverse (.+)$/i.exec(asked))) return call("notes_reverse", { text: m[1] });
       if ((m = /^note (.+)$/i.exec(asked))) return call("notes_note_add", { note: m[1] });
       if (/^list notes$/i.test(asked)) return call("notes_note_list", {});
