@@ -72,6 +72,11 @@ function Chat({ tools, question }) {
   return (
     <section id="chat" data-status={status}>
       <p id="tool-names">Tools: {Object.keys(tools).join(", ")}</p>
+      {/* The buttons first: a growing chat does not move them under the pointer. */}
+      <div id="suggestions">
+        {SUGGESTIONS.map((s) => <button key={s} data-say={s} disabled={busy} onClick={() => sendMessage({ text: s })}>{s}</button>)}
+        <button id="stop" disabled={!busy} onClick={stopTurn}>Stop</button>
+      </div>
       <ol id="messages">
         {messages.map((m) => (
           <li key={m.id} data-role={m.role}>
@@ -88,10 +93,6 @@ function Chat({ tools, question }) {
         </div>
       )}
       {error && <p id="chat-error" role="alert">{error.message}</p>}
-      <div id="suggestions">
-        {SUGGESTIONS.map((s) => <button key={s} data-say={s} disabled={busy} onClick={() => sendMessage({ text: s })}>{s}</button>)}
-        <button id="stop" disabled={!busy} onClick={stopTurn}>Stop</button>
-      </div>
     </section>
   );
 }
