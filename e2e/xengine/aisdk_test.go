@@ -91,8 +91,18 @@ func (w *world) aiSay(text string, users int, answer string) aiTurn {
 		if err := w.win.Click(w.ctx, answer); err != nil {
 			w.t.Fatalf("clicking %s: %v", answer, err)
 		}
+		w.waitFor("the question answered", func() bool {
+			var open bool
+			_ = w.win.Eval(w.ctx, `document.querySelector("#approval") !== null`, &open)
+			return !open
+		})
 	}
 	var c aiTurn
+	defer func() {
+		if w.t.Failed() {
+			w.t.Logf("turn %d (%s) showed %+v", users, text, c)
+		}
+	}()
 	w.waitFor(fmt.Sprintf("turn %d (%s) to end", users, text), func() bool {
 		c = w.aiTurn()
 		if c.Error != "" {
@@ -114,7 +124,8 @@ func (w *world) aiSay(text string, users int, answer string) aiTurn {
 // call the approve callback refuses (the person presses Deny) shows the
 // honest refusal, and the server never got it (its notes stay empty);
 // a Stop while the question is open withdraws it, and that call never
-// reaches the server either.
+// reaches the server either; a model's bad arguments are error results;
+// "Allow for this chat" ("always") holds for the tool's next call.
 func TestAISDKChat(t *testing.T) {
 	w := appWorldOf(t, aiSDKApp(t))
 	w.navigate(w.win, w.PageURL+"/")
@@ -187,6 +198,22 @@ func TestAISDKChat(t *testing.T) {
 	}
 	if !strings.HasPrefix(c.Text, "The tool did not run: The arguments for notes_reverse must be a JSON object") {
 		t.Errorf("after arguments that are no object the model says %q; want it to have read the error", c.Text)
+	}
+
+	// "Allow for this chat" runs the call, and the next call of the tool
+	// runs without a question.
+	c = w.aiSay("note water plants", 8, "#always")
+	if tool := c.Tools[0]; tool.Error != "false" || tool.Result != "Saved note 1." {
+		t.Errorf("a note allowed for the chat shows %+v; want Saved note 1.", tool)
+	}
+	c = w.aiSay("note feed cat", 9, "")
+	if tool := c.Tools[0]; tool.Error != "false" || tool.Result != "Saved note 2." {
+		t.Errorf("the next note shows %+v; want Saved note 2. without a question", tool)
+	}
+	var asked bool
+	_ = w.win.Eval(w.ctx, `document.querySelector("#approval") !== null`, &asked)
+	if asked {
+		t.Errorf("the chat asks about notes_note_add again after Allow for this chat")
 	}
 	w.noPageErrors()
 }

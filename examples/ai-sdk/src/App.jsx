@@ -47,7 +47,7 @@ function Tools({ config }) {
   return <Chat tools={tools} question={question} />;
 }
 
-const SUGGESTIONS = ["reverse hello", "note buy milk", "note call mom", "list notes", "reverse without text", "reverse a list"];
+const SUGGESTIONS = ["reverse hello", "note buy milk", "note call mom", "list notes", "reverse without text", "reverse a list", "note water plants", "note feed cat"];
 const STOPPED = "The user stopped this call before it finished; whether it had an effect is unknown.";
 
 // useChat over an agent that runs in the page (DirectChatTransport): the
@@ -72,11 +72,21 @@ function Chat({ tools, question }) {
   return (
     <section id="chat" data-status={status}>
       <p id="tool-names">Tools: {Object.keys(tools).join(", ")}</p>
-      {/* The buttons first: a growing chat does not move them under the pointer. */}
+      {/* The buttons and the question first: a growing chat neither moves
+          them under the pointer nor scrolls them out of view. */}
       <div id="suggestions">
         {SUGGESTIONS.map((s) => <button key={s} data-say={s} disabled={busy} onClick={() => sendMessage({ text: s })}>{s}</button>)}
         <button id="stop" disabled={!busy} onClick={stopTurn}>Stop</button>
       </div>
+      {question && (
+        <div id="approval" data-tool={question.request.name} role="group" aria-label="Run this tool?">
+          <p>Run <code>{question.request.tool}</code> on {question.request.id}? It changes something on the server.</p>
+          <pre>{JSON.stringify(question.request.args)}</pre>
+          <button id="allow" onClick={() => question.answer(true)}>Allow</button>
+          <button id="always" onClick={() => question.answer("always")}>Allow for this chat</button>
+          <button id="deny" onClick={() => question.answer(false)}>Deny</button>
+        </div>
+      )}
       <ol id="messages">
         {messages.map((m) => (
           <li key={m.id} data-role={m.role}>
@@ -84,14 +94,6 @@ function Chat({ tools, question }) {
           </li>
         ))}
       </ol>
-      {question && (
-        <div id="approval" data-tool={question.request.name} role="group" aria-label="Run this tool?">
-          <p>Run <code>{question.request.tool}</code> on {question.request.id}? It changes something on the server.</p>
-          <pre>{JSON.stringify(question.request.args)}</pre>
-          <button id="allow" onClick={() => question.answer(true)}>Allow</button>
-          <button id="deny" onClick={() => question.answer(false)}>Deny</button>
-        </div>
-      )}
       {error && <p id="chat-error" role="alert">{error.message}</p>}
     </section>
   );
