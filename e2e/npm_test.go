@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mcpwasm/mcpwasm/internal/npmapp"
 	"github.com/mcpwasm/mcpwasm/internal/webserve"
 )
 
@@ -41,7 +42,7 @@ func TestNpmPackage(t *testing.T) {
 	if pkg.Name != "mcpwasm" || pkg.Type != "module" {
 		t.Errorf("name %q, type %q; want mcpwasm, module", pkg.Name, pkg.Type)
 	}
-	for _, entry := range []string{".", "./react", "./callback", "./mcp.wasm"} {
+	for _, entry := range []string{".", "./react", "./ai", "./callback", "./mcp.wasm"} {
 		e := pkg.Exports[entry]
 		for _, cond := range []string{"types", "default"} {
 			if e[cond] == "" {
@@ -53,8 +54,10 @@ func TestNpmPackage(t *testing.T) {
 			}
 		}
 	}
-	if !pkg.PeerDependenciesMeta["react"]["optional"] {
-		t.Errorf("react is not an optional peer dependency: %s", raw)
+	for _, peer := range []string{"react", "ai"} {
+		if !pkg.PeerDependenciesMeta[peer]["optional"] {
+			t.Errorf("%s is not an optional peer dependency: %s", peer, raw)
+		}
 	}
 	for _, f := range []string{"mcp.wasm.gz", "oauth/callback.html", "README.md"} {
 		if _, err := os.Stat(filepath.Join(installed, f)); err != nil {
@@ -76,6 +79,23 @@ func TestNpmTypes(t *testing.T) {
 	cmd := exec.Command(tsc, "-p", filepath.Join(b.App, "types"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tsc over the package's types: %v\n%s", err, out)
+	}
+}
+
+// TestNpmAISDKTypes builds examples/ai-sdk from the packed package and
+// runs tsc --noEmit over its types/usage.ts: mcpwasm/ai's ToolSet, as
+// installed from the tarball, is what the pinned AI SDK's generateText,
+// streamText, ToolLoopAgent and DirectChatTransport take.
+func TestNpmAISDKTypes(t *testing.T) {
+	onlyInPass(t, "auto", packageInDefaultRuntime)
+	b, err := npmapp.MakeExample(repoRoot, webDir, t.TempDir(), "ai-sdk", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tsc := filepath.Join(repoRoot, "e2e", "node", "node_modules", ".bin", "tsc")
+	cmd := exec.Command(tsc, "-p", filepath.Join(b.App, "types"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tsc over mcpwasm/ai's types with the AI SDK: %v\n%s", err, out)
 	}
 }
 

@@ -21,7 +21,7 @@ trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
 "$GO" test -c -o "$tmp/xengine.test" ./e2e/xengine || { echo "e2e-engines: the test binary does not build"; exit 1; }
 mkdir "$tmp/web" "$tmp/app"
-(cd e2e/xengine && MCPWASM_E2E_BUILD="$tmp/web" MCPWASM_E2E_APP="$tmp/app" "$tmp/xengine.test") || { echo "e2e-engines: the web bundle or the React example app does not build"; exit 1; }
+(cd e2e/xengine && MCPWASM_E2E_BUILD="$tmp/web" MCPWASM_E2E_APP="$tmp/app" "$tmp/xengine.test") || { echo "e2e-engines: the web bundle or an example app (React, AI SDK) does not build"; exit 1; }
 echo "e2e-engines: built the test binary, the web bundle and the React example app (from the packed npm package) in $(( $(date +%s) - start ))s; engines: $engines; modes: $modes; $jobs at once"
 
 # The slowest engines first, so the pool's tail is short.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine: Chromium (for the
 # e2e tests), brotli (precompressed wasm), gcc (the race detector needs cgo)
-# and the pinned Node packages of e2e/node, e2e/stacks/* and
-# examples/react-vite.
+# and the pinned Node packages of e2e/node, e2e/stacks/*,
+# examples/react-vite and examples/ai-sdk.
 # Idempotent: does nothing that is already done. It says what it installs
 # before it does; NO_INSTALL=1 installs nothing and fails, naming what is
 # missing.
@@ -30,11 +30,12 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # e2e/node: the reference server and TypeScript; examples/react-vite: Vite
-# and React for the npm package's bundler test (the package itself is
-# installed from its tarball by that test); e2e/stacks/*: the authorization
+# and React for the npm package's bundler test, examples/ai-sdk: the same
+# with the AI SDK (the package itself is installed from its tarball by
+# those tests); e2e/stacks/*: the authorization
 # stacks the e2e tests sign in to (e2e/stacks_test.go), each with its own
 # pinned packages (the Cloudflare one brings wrangler and Node 22).
-for dir in e2e/node examples/react-vite e2e/stacks/*; do
+for dir in e2e/node examples/react-vite examples/ai-sdk e2e/stacks/*; do
   if [ -f $dir/package-lock.json ] && [ ! -f $dir/node_modules/.package-lock.json -o $dir/package-lock.json -nt $dir/node_modules/.package-lock.json ]; then
     if [ -n "${NO_INSTALL:-}" ]; then
       echo "NO_INSTALL is set: not installing the pinned Node packages of $dir (npm ci)" >&2

@@ -50,8 +50,9 @@ func run(m *testing.M) int {
 	// MCPWASM_E2E_WEB=dir tests that bundle (scripts/e2e-engines.sh builds
 	// one for every engine and runtime).
 	// With MCPWASM_E2E_APP=dir as well, it also builds the React example
-	// app from the packed npm package into dir, and MCPWASM_E2E_APP=dir
-	// then tests that app (else the scenario that needs it builds it).
+	// app from the packed npm package into dir (and the AI SDK example
+	// into dir/ai-sdk), and MCPWASM_E2E_APP=dir then tests those apps
+	// (else the scenario that needs one builds it).
 	repo = root
 	appDir = os.Getenv("MCPWASM_E2E_APP")
 	if dir := os.Getenv("MCPWASM_E2E_BUILD"); dir != "" {
@@ -62,6 +63,10 @@ func run(m *testing.M) int {
 		if appDir != "" {
 			if _, err := npmapp.Make(root, dir, appDir, true); err != nil {
 				fmt.Fprintln(os.Stderr, "xengine: building the React example app:", err)
+				return 1
+			}
+			if _, err := npmapp.MakeExample(root, dir, filepath.Join(appDir, "ai-sdk"), "ai-sdk", false); err != nil {
+				fmt.Fprintln(os.Stderr, "xengine: building the AI SDK example app:", err)
 				return 1
 			}
 		}

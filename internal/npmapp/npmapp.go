@@ -1,12 +1,11 @@
 // Package npmapp makes the npm package as a user gets it (npm pack of
-// this tree's web/ and a built wasm module) and builds the example React
-// app examples/react-vite against the packed tarball with Vite. The e2e
-// tests in Chromium (package e2e) and the cross-engine scenarios
-// (e2e/xengine) serve what it builds.
+// this tree's web/ and a built wasm module) and builds an example app
+// (examples/react-vite, examples/ai-sdk) against the packed tarball with
+// Vite. The e2e tests in Chromium (package e2e) and the cross-engine
+// scenarios (e2e/xengine) serve what it builds.
 package npmapp
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,20 +21,25 @@ import (
 type Build struct {
 	Pkg     string // the package directory (what the tarball holds)
 	Tarball string
-	App     string // examples/react-vite
+	App     string // the example's directory, e.g. examples/react-vite
 	Prod    string // vite build: the app's dist
 	Dev     string // vite build --mode development (React's development build); "" unless asked for
 }
 
-// Make writes the npm package from root's web/ and the wasm module in
-// wasmDir into out, packs it (npm pack), installs the tarball into
-// examples/react-vite (npm install --no-save: its other packages come
+// Make is [MakeExample] of examples/react-vite.
+func Make(root, wasmDir, out string, dev bool) (*Build, error) {
+	return MakeExample(root, wasmDir, out, "react-vite", dev)
+}
+
+// MakeExample writes the npm package from root's web/ and the wasm module
+// in wasmDir into out, packs it (npm pack), installs the tarball into
+// examples/<example> (npm install --no-save: its other packages come
 // from its lockfile through make deps) and builds the app with Vite into
 // out/prod, and with dev also in development mode into out/dev.
-func Make(root, wasmDir, out string, dev bool) (*Build, error) {
-	app := filepath.Join(root, "examples", "react-vite")
+func MakeExample(root, wasmDir, out, example string, dev bool) (*Build, error) {
+	app := filepath.Join(root, "examples", example)
 	if _, err := os.Stat(filepath.Join(app, "node_modules", ".bin", "vite")); err != nil {
-		return nil, errors.New("examples/react-vite has no node_modules: run make deps (npm ci from its lockfile)")
+		return nil, fmt.Errorf("examples/%s has no node_modules: run make deps (npm ci from its lockfile)", example)
 	}
 	b := &Build{Pkg: filepath.Join(out, "npm"), App: app, Prod: filepath.Join(out, "prod")}
 	if dev {
@@ -51,7 +55,7 @@ func Make(root, wasmDir, out string, dev bool) (*Build, error) {
 	b.Tarball = filepath.Join(out, lastLine(packed))
 	// The install and builds use the example app's node_modules: one
 	// process at a time (e2e passes may run at once).
-	if lock, err := os.OpenFile(filepath.Join(os.TempDir(), "mcpwasm-e2e-react-vite.lock"), os.O_CREATE|os.O_RDWR, 0o600); err == nil {
+	if lock, err := os.OpenFile(filepath.Join(os.TempDir(), "mcpwasm-e2e-"+example+".lock"), os.O_CREATE|os.O_RDWR, 0o600); err == nil {
 		defer lock.Close()
 		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err == nil {
 			defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)

@@ -16,6 +16,7 @@ import (
 var NpmFiles = []string{
 	"mcp.js", "mcp.d.ts", "jsapi.js", "auth.js", "remote.js", "worker.js", "rules.js", "boot.js", "errors.js", "options.js", "client.js", "catalog.js",
 	"react.js", "react.d.ts", "mcp.wasm.d.ts",
+	"ai.js", "ai.d.ts",
 	"oauth/callback.html", "oauth/callback.js", "oauth/callback.css", "oauth/callback.d.ts",
 	"apps/host.js", "apps/csp.js", "apps/sandbox.html", "apps/sandbox.js",
 }
@@ -129,13 +130,14 @@ func packageJSON(version string, files []string) any {
 		Name:        "mcpwasm",
 		Version:     version,
 		Description: "An MCP (Model Context Protocol) client for web pages, in Go compiled to WebAssembly, that does MCP OAuth itself; with a React binding.",
-		Keywords:    []string{"mcp", "model-context-protocol", "oauth", "webassembly", "react"},
+		Keywords:    []string{"mcp", "model-context-protocol", "oauth", "webassembly", "react", "ai-sdk"},
 		Type:        "module",
 		Main:        "./mcp.js",
 		Types:       "./mcp.d.ts",
 		Exports: map[string]exportEntry{
 			".":                     {Types: "./mcp.d.ts", Default: "./mcp.js"},
 			"./react":               {Types: "./react.d.ts", Default: "./react.js"},
+			"./ai":                  {Types: "./ai.d.ts", Default: "./ai.js"},
 			"./callback":            {Types: "./oauth/callback.d.ts", Default: "./oauth/callback.js"},
 			"./mcp.wasm":            {Types: "./mcp.wasm.d.ts", Default: "./mcp.wasm"},
 			"./oauth/callback.html": {Default: "./oauth/callback.html"},
@@ -144,9 +146,11 @@ func packageJSON(version string, files []string) any {
 		},
 		// wasm_exec.js installs the fs/process stubs the Go runtime reads;
 		// the callback module relays the sign-in result on import.
-		SideEffects:          []string{"./wasm_exec.js", "./oauth/callback.js"},
-		Files:                files,
-		PeerDependencies:     map[string]string{"react": ">=18"},
-		PeerDependenciesMeta: map[string]map[string]bool{"react": {"optional": true}},
+		SideEffects: []string{"./wasm_exec.js", "./oauth/callback.js"},
+		Files:       files,
+		// mcpwasm/react needs React, mcpwasm/ai the AI SDK; an app that
+		// imports neither needs neither.
+		PeerDependencies:     map[string]string{"react": ">=18", "ai": "^7.0.0"},
+		PeerDependenciesMeta: map[string]map[string]bool{"react": {"optional": true}, "ai": {"optional": true}},
 	}
 }

@@ -64,7 +64,7 @@ func TestNpm(t *testing.T) {
 			t.Errorf("package.json names %s, which the package lacks", p)
 		}
 	}
-	for _, entry := range []string{".", "./react", "./callback", "./mcp.wasm"} {
+	for _, entry := range []string{".", "./react", "./ai", "./callback", "./mcp.wasm"} {
 		if pkg.Exports[entry]["types"] == "" {
 			t.Errorf("exports[%q] has no types condition", entry)
 		}
