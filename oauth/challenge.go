@@ -73,7 +73,7 @@ func (h *Handler) unauthorized(ctx context.Context, bearer string) (retry bool, 
 		// Another page or tab may have stored a grant since we last looked
 		// (a redirect-mode login finished by CompletePending, a login in
 		// another tab): use it rather than prompting.
-		ng, err := h.cfg.Store.GetGrant(ctx, h.resource)
+		ng, err := h.storedGrant(ctx)
 		if err != nil || ng == nil || ng.AccessToken == bearer {
 			return false, nil
 		}

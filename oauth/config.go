@@ -107,9 +107,10 @@ type Config struct {
 	// before the handler sends it anything: an issuer named by protected
 	// resource metadata before its metadata is fetched, an issuer found on
 	// the MCP origin or in the cache before its endpoints are used, and a
-	// stored grant's issuer before a refresh. An error ends the sign-in or
-	// refresh with it (hostpolicy's refusal keeps its code): no redirect,
-	// popup, registration or token request follows.
+	// stored grant's issuer before its tokens are used. An error ends the
+	// sign-in or refresh with it (hostpolicy's refusal keeps its code): no
+	// redirect, popup, registration or token request follows; a stored
+	// grant it refuses is taken for none.
 	TrustIssuer func(issuer string) error
 	// OnEvent, when set, receives state changes and refreshes. It is
 	// called synchronously and must not block or call back into the

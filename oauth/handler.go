@@ -108,6 +108,22 @@ func (h *Handler) Close() {
 	h.cfg.Registry.unregister(h)
 }
 
+// storedGrant reads this resource's grant from the Store. A grant whose
+// issuer the host does not trust (Config.TrustIssuer) is taken for none:
+// stored before the host's policy, or by a tab of the origin without it
+// (grants are shared), its token is never sent and its refresh token never
+// used; a sign-in then meets the policy's refusal.
+func (h *Handler) storedGrant(ctx context.Context) (*Grant, error) {
+	g, err := h.cfg.Store.GetGrant(ctx, h.resource)
+	if err != nil || g == nil {
+		return g, err
+	}
+	if h.trustIssuer(g.Issuer) != nil {
+		return nil, nil
+	}
+	return g, nil
+}
+
 // currentGrant returns the grant, reading the Store the first time.
 func (h *Handler) currentGrant(ctx context.Context) (*Grant, error) {
 	h.mu.Lock()
@@ -117,7 +133,7 @@ func (h *Handler) currentGrant(ctx context.Context) (*Grant, error) {
 		return g, nil
 	}
 	h.mu.Unlock()
-	g, err := h.cfg.Store.GetGrant(ctx, h.resource)
+	g, err := h.storedGrant(ctx)
 	if err != nil {
 		return nil, newErr(mcperr.Storage, "reading grant", err)
 	}
@@ -154,7 +170,7 @@ func (h *Handler) Login(ctx context.Context) error {
 // it changes). The decline latch is left alone. The transport's
 // Authorize also re-reads the Store by itself on a 401 without a grant.
 func (h *Handler) ReloadGrant(ctx context.Context) (*Grant, error) {
-	g, err := h.cfg.Store.GetGrant(ctx, h.resource)
+	g, err := h.storedGrant(ctx)
 	if err != nil {
 		return nil, newErr(mcperr.Storage, "reading grant", err)
 	}

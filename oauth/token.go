@@ -235,6 +235,9 @@ func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
 		h.mu.Unlock()
 		return nil, errNoGrant()
 	}
+	if err := h.trustIssuer(g.Issuer); err != nil {
+		return nil, err // a grant stored before the policy: neither token is used
+	}
 	if g.AccessToken != stale.AccessToken && !h.expired(g) {
 		// Someone (another tab) refreshed after this caller read the stale
 		// grant: use theirs while it is still valid, even inside the
@@ -248,9 +251,6 @@ func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
 	}
 	if g.RefreshToken == "" {
 		return nil, newErr(mcperr.AuthRequired, "access token expired and no refresh token is held", nil)
-	}
-	if err := h.trustIssuer(g.Issuer); err != nil {
-		return nil, err // a grant stored before the policy: its refresh token stays home
 	}
 	form := url.Values{
 		"grant_type":    {"refresh_token"},

@@ -79,3 +79,33 @@ func TestUntrustedIssuerCachedOrStored(t *testing.T) {
 		t.Errorf("the untrusted authorization server got %d requests (%v); want none", n, e.as.req.m)
 	}
 }
+
+// TestUntrustedStoredGrantIsNotUsed: a grant stored without a policy (or
+// by a tab without one: grants are shared by the origin) is taken for none
+// by a handler whose host does not trust its issuer: no token source, not
+// authorized, and a 401 does not adopt it. A handler trusting the issuer
+// uses the same grant.
+func TestUntrustedStoredGrantIsNotUsed(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if err := e.handler(t, nil).Login(ctx); err != nil {
+		t.Fatalf("Login without a policy: %v", err)
+	}
+	h := e.handler(t, func(c *Config) { c.TrustIssuer = onlyIssuer("https://login.corp.example") })
+	if ts, err := h.TokenSource(ctx); err != nil || ts != nil {
+		t.Errorf("TokenSource = %v, %v; want none (the grant's issuer is not trusted)", ts, err)
+	}
+	if g, err := h.ReloadGrant(ctx); err != nil || g != nil {
+		t.Errorf("ReloadGrant = %v, %v; want none", g, err)
+	}
+	if s := h.State(); s == StateAuthorized {
+		t.Errorf("state %v; want not authorized", s)
+	}
+	if retry, _ := h.unauthorized(ctx, ""); retry {
+		t.Error("a 401 adopted the stored grant of an untrusted issuer")
+	}
+	trusting := e.handler(t, func(c *Config) { c.TrustIssuer = onlyIssuer(e.as.issuer()) })
+	if ts, err := trusting.TokenSource(ctx); err != nil || ts == nil {
+		t.Errorf("TokenSource of a handler trusting the issuer = %v, %v; want the stored grant's", ts, err)
+	}
+}
