@@ -159,3 +159,30 @@ func TestRelayPageWideAlways(t *testing.T) {
 		t.Errorf("no request went through the relay")
 	}
 }
+
+// TestRelayRefusesAnUnlistedServer: the relay forwards only to its
+// allowlist. A client that names it for a server it does not list (the
+// second demo server) fails with a network error carrying the relay's
+// refusal, and that server never hears from the page.
+func TestRelayRefusesAnUnlistedServer(t *testing.T) {
+	w, relayURL := relayWorld(t, devserver.AuthConfig{})
+	var got struct {
+		Error jsErr  `json:"error"`
+		State string `json:"state"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const c = mcp.client(%q, { relay: %q, relayMode: "always" });
+		const r = await c.connect().then(() => ({}), %s);
+		return { ...r, state: c.state };
+	})()`, w.MCP2URL, relayURL, catchJS), &got)
+	if got.Error.Code != "network" || !strings.Contains(got.Error.Message, "target_not_allowed") {
+		t.Errorf("connect() through a relay that does not list the server: %+v; want a network error with the relay's target_not_allowed", got.Error)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, l := range w.trace {
+		if strings.Contains(l, "s mcp2 ") {
+			t.Errorf("the unlisted server got a request: %s", l)
+		}
+	}
+}
