@@ -26,6 +26,7 @@ const (
 	ErrBadTarget        = "bad_target"           // 400: no url, or not an absolute http(s) URL
 	ErrTargetNotAllowed = "target_not_allowed"   // 403: the target's origin is not in Config.Targets
 	ErrOriginNotAllowed = "origin_not_allowed"   // 403: the page's Origin is not in Config.PageOrigins
+	ErrNotAFetch        = "not_a_fetch"          // 403: a navigation or a subresource, not a page's fetch
 	ErrMethodNotAllowed = "method_not_allowed"   // 405: not GET, POST or DELETE
 	ErrRequestTooLarge  = "request_too_large"    // 413: a body over Config.MaxRequestBytes
 	ErrResponseTooLarge = "response_too_large"   // 502: a body over Config.MaxResponseBytes
@@ -204,6 +205,16 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The relay is mounted on the host's own origin: a server's answer must
+	// never become a document (or a script, a style) of that origin, where
+	// its markup would run beside the page's sign-ins.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	w.Header().Set("Content-Disposition", "attachment")
+	if mode, dest := r.Header.Get("Sec-Fetch-Mode"), r.Header.Get("Sec-Fetch-Dest"); mode == "navigate" || (dest != "" && dest != "empty") {
+		h.fail(w, http.StatusForbidden, ErrNotAFetch, "relay: only a page's fetch is relayed, not a navigation or a %s", clip(dest))
+		return
+	}
 	origin := r.Header.Get("Origin")
 	if origin != "" {
 		o, err := NormalizeOrigin(origin)

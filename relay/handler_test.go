@@ -329,3 +329,37 @@ func TestUnreachableUpstream(t *testing.T) {
 		t.Errorf("closed server: %d %q; want 502 %q", resp.StatusCode, resp.Header.Get(relay.ErrorHeader), relay.ErrUpstreamFailed)
 	}
 }
+
+// TestAnswersNeverBecomeDocuments: the relay sits on the host's own
+// origin, so a server's HTML must not render there: a navigation (or a
+// frame, a script) is refused before anything is sent, and a page's fetch
+// of an HTML answer gets it with nosniff, a sandboxing policy and as an
+// attachment.
+func TestAnswersNeverBecomeDocuments(t *testing.T) {
+	up := startUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<script>alert(document.domain)</script>")
+	})
+	r := startRelay(t, relay.Config{Targets: []string{up.URL}, PageOrigins: []string{page}})
+	for _, hdr := range []map[string]string{
+		{"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document", "Sec-Fetch-Site": "none"},
+		{"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe", "Sec-Fetch-Site": "same-origin"},
+		{"Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "script", "Sec-Fetch-Site": "same-origin"},
+	} {
+		resp := do(t, "GET", via(r.URL, up.URL+"/login"), nil, hdr)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(relay.ErrorHeader) != relay.ErrNotAFetch {
+			t.Errorf("%v: %d %q; want 403 %q", hdr, resp.StatusCode, resp.Header.Get(relay.ErrorHeader), relay.ErrNotAFetch)
+		}
+	}
+	if up.last.Load() != nil {
+		t.Errorf("the server got a request for a navigation; want none")
+	}
+	resp := do(t, "GET", via(r.URL, up.URL+"/login"), nil, map[string]string{"Origin": page, "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty", "Sec-Fetch-Site": "same-origin"})
+	resp.Body.Close()
+	for k, want := range map[string]string{"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox; default-src 'none'", "Content-Disposition": "attachment"} {
+		if got := resp.Header.Get(k); got != want {
+			t.Errorf("a page's fetch of an HTML answer: %s %q; want %q", k, got, want)
+		}
+	}
+}

@@ -2,9 +2,11 @@ package relay
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -104,8 +106,14 @@ func CheckURL(s string) error {
 	return nil
 }
 
+// isLoopback reports whether host (no port) is localhost or a loopback IP
+// (not merely a name that starts like one, such as 127.0.0.1.example.com).
 func isLoopback(host string) bool {
-	return host == "localhost" || host == "::1" || strings.HasPrefix(host, "127.")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && ip.IsLoopback()
 }
 
 func (t *Transport) routes() *Routes {
@@ -145,8 +153,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				if req.Context().Err() != nil {
 					return nil, req.Context().Err()
 				}
-				routes.setRelayed(origin)
-				return t.viaRelay(req)
+				return t.fallBack(req, origin, err)
 			}
 			routes.setDirect(key)
 		}
@@ -161,8 +168,25 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// Nothing reached the server: a preflighted request's preflight was
 	// refused, or a GET, which changes nothing, was.
-	routes.setRelayed(origin)
-	return t.viaRelay(req)
+	return t.fallBack(req, origin, err)
+}
+
+// fallBack sends req through the relay after its direct attempt failed
+// with direct. The origin goes through the relay from then on only when
+// the relay reached the server: a server that was briefly away, or one
+// the relay does not serve, is tried directly again next time (and a
+// relay that does not list it says nothing about it: direct is the
+// answer).
+func (t *Transport) fallBack(req *http.Request, origin string, direct error) (*http.Response, error) {
+	resp, err := t.viaRelay(req)
+	var re *Error
+	switch {
+	case err == nil:
+		t.routes().setRelayed(origin)
+	case errors.As(err, &re) && re.Code == ErrTargetNotAllowed:
+		return nil, direct
+	}
+	return resp, err
 }
 
 func withoutQuery(u *url.URL) string {

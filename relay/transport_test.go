@@ -157,7 +157,8 @@ func TestCheckURL(t *testing.T) {
 			t.Errorf("CheckURL(%q) = %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "/mcp-relay", "http://app.example/r", "https://app.example/r?x=1", "https://u@app.example/r", "ftp://app.example/r"} {
+	for _, bad := range []string{"", "/mcp-relay", "http://app.example/r", "https://app.example/r?x=1", "https://u@app.example/r", "ftp://app.example/r",
+		"http://127.0.0.1.evil.example/r", "http://127.evil.example/r", "http://localhost.evil.example/r"} {
 		if err := relay.CheckURL(bad); err == nil {
 			t.Errorf("CheckURL(%q) = nil; want an error", bad)
 		}
@@ -198,5 +199,35 @@ func TestTransportFallbackPerPath(t *testing.T) {
 	}
 	if !routes.Relayed(up.URL) {
 		t.Errorf("the origin is not relayed after its MCP endpoint refused the page")
+	}
+}
+
+// TestTransportRemembersOnlyWhatTheRelayReached: a direct failure the
+// relay cannot help with (a relay that does not list the server) leaves
+// the origin direct for the next request, and the caller gets the direct
+// failure; once the relay has reached the server, the origin goes through
+// it from then on.
+func TestTransportRemembersOnlyWhatTheRelayReached(t *testing.T) {
+	up := startUpstream(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	elsewhere := startRelay(t, relay.Config{Targets: []string{"https://other.example"}, PageOrigins: []string{page}})
+	routes := &relay.Routes{}
+	base := browserCORS{noCORS: map[string]bool{up.URL: true}}
+	c := &http.Client{Transport: &relay.Transport{Base: base, Relay: elsewhere.URL + "/mcp-relay", Routes: routes}}
+	_, err := c.Get(up.URL + "/mcp")
+	if err == nil || !strings.Contains(err.Error(), "no Access-Control-Allow-Origin") {
+		t.Errorf("GET through a relay that does not list the server: %v; want the direct failure", err)
+	}
+	if routes.Relayed(up.URL) {
+		t.Errorf("the origin is remembered as relayed, though the relay never reached it")
+	}
+	listing := startRelay(t, relay.Config{Targets: []string{up.URL}, PageOrigins: []string{page}})
+	c = &http.Client{Transport: &relay.Transport{Base: base, Relay: listing.URL + "/mcp-relay", Routes: routes}}
+	resp, err := c.Get(up.URL + "/mcp")
+	if err != nil {
+		t.Fatalf("GET through a relay that lists the server: %v", err)
+	}
+	resp.Body.Close()
+	if !routes.Relayed(up.URL) {
+		t.Errorf("the origin the relay reached is not remembered")
 	}
 }

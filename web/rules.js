@@ -111,7 +111,7 @@ function relayProblem(what, relay) {
     u = new URL(relay);
   } catch { /* below */ }
   const host = u?.hostname ?? "";
-  const loopback = host === "localhost" || host === "[::1]" || host.startsWith("127.");
+  const loopback = isLoopbackHost(host.replace(/^\[|\]$/g, ""));
   const ok = u && u.host !== "" && u.username === "" && u.password === "" && !/[?#]/.test(relay) && /^[a-z][a-z0-9+.-]*:\/\/[^/@]+(\/|$)/i.test(relay) &&
     (u.protocol === "https:" || (u.protocol === "http:" && loopback));
   return ok ? null : `${what}: ${fmt(RELAY_URL.message, relay)}`;
