@@ -348,7 +348,8 @@ func entryCases() [][2]any {
 	add(map[string]any{"url": url, "relay": "http://app.example/mcp-relay"})
 	add(map[string]any{"url": url, "relay": "https://app.example/mcp-relay?x=1"})
 	add(map[string]any{"url": url, "relay": "http://127.0.0.1.evil.example/mcp-relay"}) // not loopback
-	add(map[string]any{"url": url, "webmcp": true}) // the page's own tools have no url
+	add(map[string]any{"url": url, "relay": "https://relay.example/mcp-relay"})         // not the page's origin
+	add(map[string]any{"url": url, "webmcp": true})                                     // the page's own tools have no url
 	for _, a := range f.Aliases {
 		add(map[string]any{a[0]: "not a url"})
 	}

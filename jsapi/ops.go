@@ -257,6 +257,13 @@ type CatalogOptions struct {
 	Apps bool `json:"apps,omitempty"`
 	// Policy narrows the page's mcp.policy() for this catalog's servers.
 	Policy *PolicyOptions `json:"policy,omitempty"`
+	// Relay and RelayMode are the relay of every server whose entry names
+	// none (the page fills in load()'s page-wide relay). A relay a
+	// server's entry names itself must be on the page's own origin
+	// (EntryRelayMessage): entries may come from a pasted configuration,
+	// and a relay sees the server's tokens.
+	Relay     string `json:"relay,omitempty"`
+	RelayMode string `json:"relayMode,omitempty"`
 }
 
 // ApprovalPolicy is the catalog's approvalPolicy: which calls run without

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -58,10 +59,33 @@ type ClientOptions struct {
 // web/rules.js checks the same syntax with the same message.
 const RelayURLMessage = `relay %q must be an absolute https URL (http only on a loopback host) without query, fragment or user info, such as "https://app.example/mcp-relay"`
 
+// EntryRelayMessage is the refusal of a relay that a catalog's server
+// entry names on another origin than the page's: after the caller's
+// prefix, with the relay as %q. web/rules.js says the same.
+const EntryRelayMessage = `relay %q is not on this page's origin: a server entry (which may come from a pasted configuration) may name only a relay of the page's own origin, since a relay sees the server's tokens; give another origin's relay in code, with load({ relay }), catalog({ relay }) or mcp.client(url, { relay })`
+
 // checkRelay refuses a relay option that is not a relay's URL.
-func (o *ClientOptions) checkRelay(what string) error {
-	if o.Relay != "" && relay.CheckURL(o.Relay) != nil {
-		return invalid("%s: "+RelayURLMessage, what, o.Relay)
+func checkRelay(what, r string) error {
+	if r != "" && relay.CheckURL(r) != nil {
+		return invalid("%s: "+RelayURLMessage, what, r)
+	}
+	return nil
+}
+
+// CheckEntryRelay refuses a relay that a catalog's server entry names on
+// another origin than pageOrigin (the page's, as "scheme://host[:port]").
+func CheckEntryRelay(what, r, pageOrigin string) error {
+	if r == "" {
+		return nil
+	}
+	u, err := url.Parse(r)
+	if err != nil {
+		return invalid("%s: "+EntryRelayMessage, what, r)
+	}
+	o, err := relay.NormalizeOrigin(u.Scheme + "://" + u.Host)
+	po, perr := relay.NormalizeOrigin(pageOrigin)
+	if err != nil || perr != nil || o != po {
+		return invalid("%s: "+EntryRelayMessage, what, r)
 	}
 	return nil
 }
@@ -173,8 +197,11 @@ func Decode(what string, data []byte, v any) error {
 	if err := CheckDecoded(what, rules, o); err != nil {
 		return err
 	}
-	if c, ok := v.(*ClientOptions); ok {
-		return c.checkRelay(what)
+	switch c := v.(type) {
+	case *ClientOptions:
+		return checkRelay(what, c.Relay)
+	case *CatalogOptions:
+		return checkRelay(what, c.Relay)
 	}
 	return nil
 }

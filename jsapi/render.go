@@ -56,7 +56,7 @@ func RenderJS() []byte {
 	}
 	w("});\n\n")
 	w("/** mcpclient.New's refusals of a server URL and headers: the headers the transport sets itself, and the messages. */\nexport const CLIENT_NEW = Object.freeze(%s);\n\n", js(map[string]any{"reservedHeaders": mcpclient.ReservedHeaders, "messages": mcpclient.NewMessages}))
-	w("/** The refusal of a relay option that is not a relay's URL (jsapi.RelayURLMessage; %%q is the value). */\nexport const RELAY_URL = Object.freeze(%s);\n\n", js(map[string]any{"message": RelayURLMessage}))
+	w("/** The refusals of a relay option: not a relay's URL (jsapi.RelayURLMessage), a server entry's relay on another origin (jsapi.EntryRelayMessage); %%q is the value. */\nexport const RELAY_URL = Object.freeze(%s);\n\n", js(map[string]any{"message": RelayURLMessage, "entry": EntryRelayMessage}))
 	w("/** The owners a policy refusal names (hostpolicy.Refused). */\nexport const POLICY_OWNERS = Object.freeze(%s);\n\n", js(map[string]string{"page": PagePolicyOwner, "catalog": CatalogPolicyOwner}))
 	w("/** How a catalog's server entry is read (catalog.EntryForm): the keys, their aliases and kinds, the transports, the messages. */\nexport const ENTRY_FORM = Object.freeze(%s);\n\n", js(catalog.EntryForm))
 	w("/** The operations the wasm module exports (invoke(name, argsJSON, signal, onProgress)); true marks one that answers at once, not with a Promise. */\nexport const OPS = Object.freeze({\n")

@@ -127,6 +127,8 @@ var CatalogRules = []Rule{
 	askNeedsApprove(in("approvalPolicy.destructive", "ask"), "approvalPolicy.destructive"),
 	askNeedsApprove(some("approvalPolicy.servers", "ask"), "approvalPolicy.servers"),
 	{If: []Cond{set("policy")}, Then: []Cond{set("policy.servers"), set("policy.issuers")}, Message: "policy needs servers or issuers (or both), as mcp.policy() does"},
+	oneOf("relayMode", "fallback", "always"),
+	{If: []Cond{set("relayMode")}, Then: []Cond{set("relay")}, Message: "relayMode needs relay (the URL of the relay the requests travel through)"},
 }
 
 // askNeedsApprove: a policy that says "ask" (where c holds) needs the

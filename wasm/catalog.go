@@ -35,6 +35,7 @@ type catalogEntry struct {
 	elicit  bool                           // the page set onElicitation: the servers may ask the user
 	apps    bool                           // the page renders the servers' views (catalog option apps)
 	policy  hostpolicy.Chain               // the page's policy, then the catalog's
+	relay   relayDefault                   // for the servers whose entry names none
 	webmcp  map[string]*webmcpServer       // server id → the page's own WebMCP tools (entry webmcp: true)
 }
 
@@ -72,7 +73,7 @@ func (a *app) factory(ce *catalogEntry) catalog.Factory {
 		}
 		if !ok {
 			var err error
-			if o, err = serverOptions(id, sc); err != nil {
+			if o, err = serverOptions(id, sc, ce.relay); err != nil {
 				return nil, err
 			}
 		}
@@ -209,6 +210,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 		raw = o.MCPServers
 	}
 	// Decode has checked that it is an object; each entry is read once.
+	dflt := relayDefault{o.Relay, o.RelayMode}
 	var entries map[string]json.RawMessage
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &entries); err != nil {
@@ -224,7 +226,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 			warnings = append(warnings, err) // left out, as ParseServers does
 			continue
 		}
-		o, err := serverOptions(id, sc)
+		o, err := serverOptions(id, sc, dflt)
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +245,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 	if err := checkID("catalog", args.ID, used); err != nil {
 		return nil, err
 	}
-	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}, webmcp: map[string]*webmcpServer{}, checked: checked, elicit: o.OnElicitation, apps: o.Apps, policy: policy}
+	ce := &catalogEntry{id: args.ID, clients: map[string]string{}, agents: map[string]*agent.Agent{}, webmcp: map[string]*webmcpServer{}, checked: checked, elicit: o.OnElicitation, apps: o.Apps, policy: policy, relay: dflt}
 	cfg := catalog.Config{
 		Servers:           servers,
 		MaxServers:        o.MaxServers,
@@ -296,10 +298,37 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 
 // serverOptions decodes and checks a catalog server's client options,
 // naming the server (as web/rules.js does).
-func serverOptions(id string, sc catalog.ServerConfig) (jsapi.ClientOptions, error) {
+func serverOptions(id string, sc catalog.ServerConfig, dflt relayDefault) (jsapi.ClientOptions, error) {
 	var o jsapi.ClientOptions
-	err := jsapi.Decode(fmt.Sprintf("catalog: server %q", id), sc.Client, &o)
-	return o, err
+	what := fmt.Sprintf("catalog: server %q", id)
+	if err := jsapi.Decode(what, sc.Client, &o); err != nil {
+		return o, err
+	}
+	if o.Relay != "" {
+		// An entry may come from a pasted configuration: only the page's
+		// code names a relay on another origin.
+		return o, jsapi.CheckEntryRelay(what, o.Relay, pageOrigin())
+	}
+	o.Relay, o.RelayMode = dflt.relay, dflt.mode
+	return o, nil
+}
+
+// relayDefault is a catalog's relay for the servers whose entry names none.
+type relayDefault struct{ relay, mode string }
+
+// pageOrigin is the page's origin (a worker runs on its page's origin), or
+// "" when it cannot be read.
+func pageOrigin() string {
+	loc, err := jsbridge.Global().Get("location")
+	if err != nil {
+		return ""
+	}
+	o, err := loc.Get("origin")
+	if err != nil {
+		return ""
+	}
+	s, _ := jsbridge.String(o, "location.origin")
+	return s
 }
 
 // dropClients forgets the page clients of a catalog's servers (the catalog
@@ -343,7 +372,7 @@ func (a *app) opCatalogAdd(_ context.Context, args jsapi.CatalogAdd, _ jsCall) (
 		if err := checkServerPolicy(ce.policy, sc); err != nil {
 			return nil, err
 		}
-		o, err := serverOptions(args.Server, sc)
+		o, err := serverOptions(args.Server, sc, ce.relay)
 		if err != nil {
 			return nil, err
 		}

@@ -3,7 +3,7 @@
 import { AGENT_OPTIONS, CLIENT_OPTIONS } from "./jsapi.js";
 import { MCPError, invalid } from "./errors.js";
 import { checkFunctions, clientOptionsJSON, functionsAs } from "./options.js";
-import { addProblem, callProblem, clientProblem, optionsProblem, policyRefusal, readEntry, sentence } from "./rules.js";
+import { addProblem, callProblem, clientProblem, entryRelayProblem, optionsProblem, policyRefusal, readEntry, sentence } from "./rules.js";
 
 /** The page's WebMCP API (document.modelContext), or null where the browser has none. */
 function modelContext() {
@@ -217,7 +217,7 @@ export class Catalog extends EventTarget {
     if (typeof id !== "string" || id === "") throw invalid("add(): id must be a non-empty string");
     const isObject = config !== null && typeof config === "object" && !Array.isArray(config);
     if (isObject) checkFunctions(`catalog: server ${JSON.stringify(id)}`, config, CLIENT_OPTIONS);
-    const sent = isObject ? clientOptionsJSON(config) : config; // not an object: readEntry says so
+    const sent = isObject ? clientOptionsJSON(config, { entry: true }) : config; // not an object: readEntry says so
     const problem = this.#addProblem(id, sent);
     if (problem) throw invalid(sentence(problem));
     const entry = readEntry(id, sent);
@@ -233,7 +233,8 @@ export class Catalog extends EventTarget {
   #addProblem(id, sent) {
     const entry = readEntry(id, sent);
     if (entry.problem) return entry.problem;
-    const bad = optionsProblem(`catalog: server ${JSON.stringify(id)}`, "client", entry.config);
+    const what = `catalog: server ${JSON.stringify(id)}`;
+    const bad = optionsProblem(what, "client", entry.config) ?? entryRelayProblem(what, entry.config);
     if (bad) return bad;
     const full = addProblem(id, this.#servers, this.#max);
     if (full) return full;

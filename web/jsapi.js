@@ -52,6 +52,8 @@ export const CATALOG_OPTIONS = Object.freeze({
   toolBudget: "integer",
   apps: "boolean",
   policy: "object",
+  relay: "string",
+  relayMode: "string",
 });
 
 /** The options of cat.agent(). */
@@ -73,7 +75,7 @@ export const POLICY_OPTIONS = Object.freeze({
 /** Each options object's options, with the fields of object options: what rules.js checks kinds against. */
 export const OPTION_LISTS = Object.freeze({
   client: [{"name":"clientName","kind":"string"},{"name":"redirectUri","kind":"string"},{"name":"scopes","kind":"array"},{"name":"clientId","kind":"string"},{"name":"clientMetadataUrl","kind":"string"},{"name":"clientSecret","kind":"string"},{"name":"headers","kind":"record"},{"name":"accessToken","kind":"function"},{"name":"storage","kind":"string"},{"name":"interactive","kind":"boolean"},{"name":"authMode","kind":"string"},{"name":"authTimeoutMs","kind":"number"},{"name":"severedPopupTimeoutMs","kind":"number"},{"name":"transport","kind":"string"},{"name":"apps","kind":"boolean"},{"name":"dpop","kind":"any"},{"name":"identityAssertion","kind":"function"},{"name":"idpTokenEndpoint","kind":"string"},{"name":"idpIssuer","kind":"string"},{"name":"idpClientId","kind":"string"},{"name":"idpClientSecret","kind":"string"},{"name":"idpSubjectTokenType","kind":"string"},{"name":"grant","kind":"string"},{"name":"relay","kind":"string"},{"name":"relayMode","kind":"string"}],
-  catalog: [{"name":"servers","kind":"object"},{"name":"mcpServers","kind":"object"},{"name":"maxServers","kind":"integer"},{"name":"maxToolsPerServer","kind":"integer"},{"name":"callTimeoutMs","kind":"number"},{"name":"breaker","kind":"object","fields":[{"name":"failures","kind":"integer"},{"name":"cooldownMs","kind":"number"}]},{"name":"approve","kind":"function"},{"name":"serverTools","kind":"boolean"},{"name":"approvalPolicy","kind":"object","fields":[{"name":"readOnly","kind":"string"},{"name":"destructive","kind":"string"},{"name":"servers","kind":"record"}]},{"name":"onElicitation","kind":"function"},{"name":"toolBudget","kind":"integer"},{"name":"apps","kind":"boolean"},{"name":"policy","kind":"object","fields":[{"name":"servers","kind":"array"},{"name":"issuers","kind":"array"},{"name":"allowHttpLoopback","kind":"boolean"}]}],
+  catalog: [{"name":"servers","kind":"object"},{"name":"mcpServers","kind":"object"},{"name":"maxServers","kind":"integer"},{"name":"maxToolsPerServer","kind":"integer"},{"name":"callTimeoutMs","kind":"number"},{"name":"breaker","kind":"object","fields":[{"name":"failures","kind":"integer"},{"name":"cooldownMs","kind":"number"}]},{"name":"approve","kind":"function"},{"name":"serverTools","kind":"boolean"},{"name":"approvalPolicy","kind":"object","fields":[{"name":"readOnly","kind":"string"},{"name":"destructive","kind":"string"},{"name":"servers","kind":"record"}]},{"name":"onElicitation","kind":"function"},{"name":"toolBudget","kind":"integer"},{"name":"apps","kind":"boolean"},{"name":"policy","kind":"object","fields":[{"name":"servers","kind":"array"},{"name":"issuers","kind":"array"},{"name":"allowHttpLoopback","kind":"boolean"}]},{"name":"relay","kind":"string"},{"name":"relayMode","kind":"string"}],
   agent: [{"name":"model","kind":"object","fields":[{"name":"kind","kind":"string"},{"name":"baseURL","kind":"string"},{"name":"apiKey","kind":"string"},{"name":"model","kind":"string"},{"name":"headers","kind":"record"},{"name":"maxTokens","kind":"integer"},{"name":"thinkingBudget","kind":"integer"},{"name":"reasoningEffort","kind":"string"},{"name":"reasoningSummary","kind":"string"},{"name":"includeThoughts","kind":"boolean"}]},{"name":"system","kind":"string"},{"name":"maxSteps","kind":"integer"},{"name":"authWaitMs","kind":"number"},{"name":"compact","kind":"object","fields":[{"name":"maxTokens","kind":"integer"},{"name":"summarize","kind":"string"}]}],
   policy: [{"name":"servers","kind":"array"},{"name":"issuers","kind":"array"},{"name":"allowHttpLoopback","kind":"boolean"}],
 });
@@ -121,6 +123,8 @@ export const RULES = Object.freeze({
     {"if":[{"option":"approvalPolicy.destructive","in":["ask"]}],"then":[{"option":"approve","set":true}],"message":"approvalPolicy.destructive says \"ask\", which needs approve (the function that asks the user)"},
     {"if":[{"option":"approvalPolicy.servers","some":["ask"]}],"then":[{"option":"approve","set":true}],"message":"approvalPolicy.servers says \"ask\", which needs approve (the function that asks the user)"},
     {"if":[{"option":"policy","set":true}],"then":[{"option":"policy.servers","set":true},{"option":"policy.issuers","set":true}],"message":"policy needs servers or issuers (or both), as mcp.policy() does"},
+    {"if":[{"option":"relayMode","set":true}],"then":[{"option":"relayMode","in":["fallback","always"]}],"message":"relayMode must be \"fallback\" or \"always\""},
+    {"if":[{"option":"relayMode","set":true}],"then":[{"option":"relay","set":true}],"message":"relayMode needs relay (the URL of the relay the requests travel through)"},
   ],
   agent: [
     {"then":[{"option":"model.kind","in":["openai","anthropic","openai-responses","gemini","custom"]}],"message":"model must be mcp.models.openai(…), mcp.models.anthropic(…), mcp.models.openaiResponses(…), mcp.models.gemini(…) or an async function"},
@@ -145,8 +149,8 @@ export const RULES = Object.freeze({
 /** mcpclient.New's refusals of a server URL and headers: the headers the transport sets itself, and the messages. */
 export const CLIENT_NEW = Object.freeze({"messages":{"badUrl":"mcp: server URL %q is not an absolute http(s) URL","headerName":"mcp: header name %q is not a valid HTTP header name","headerValue":"mcp: the value of header %q has characters a header cannot carry (control characters or non-ASCII)","headerReserved":"mcp: header %q is set by the MCP transport itself and cannot be replaced"},"reservedHeaders":["Mcp-Session-Id","Mcp-Protocol-Version","Content-Type","Accept","Last-Event-Id","Dpop"]});
 
-/** The refusal of a relay option that is not a relay's URL (jsapi.RelayURLMessage; %q is the value). */
-export const RELAY_URL = Object.freeze({"message":"relay %q must be an absolute https URL (http only on a loopback host) without query, fragment or user info, such as \"https://app.example/mcp-relay\""});
+/** The refusals of a relay option: not a relay's URL (jsapi.RelayURLMessage), a server entry's relay on another origin (jsapi.EntryRelayMessage); %q is the value. */
+export const RELAY_URL = Object.freeze({"entry":"relay %q is not on this page's origin: a server entry (which may come from a pasted configuration) may name only a relay of the page's own origin, since a relay sees the server's tokens; give another origin's relay in code, with load({ relay }), catalog({ relay }) or mcp.client(url, { relay })","message":"relay %q must be an absolute https URL (http only on a loopback host) without query, fragment or user info, such as \"https://app.example/mcp-relay\""});
 
 /** The owners a policy refusal names (hostpolicy.Refused). */
 export const POLICY_OWNERS = Object.freeze({"catalog":"the catalog's policy (the policy option of mcp.catalog(), set by the page's code)","page":"the page's policy (mcp.policy(), set by the page's code)"});

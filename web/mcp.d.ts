@@ -189,7 +189,10 @@ export interface ClientOptions {
    * allow this page's origin (CORS): the URL where the host mounted the Go
    * package relay, such as "https://app.example/mcp-relay". The relay sees
    * the tokens in transit; discovery, issuers and stored sign-ins stay
-   * keyed by the real server. See docs/JSAPI.md, "Relay".
+   * keyed by the real server. In a catalog's server entry (which may come
+   * from a pasted configuration) only a relay on the page's own origin is
+   * accepted; give another origin's relay with load(), the catalog's relay
+   * or mcp.client(). See docs/JSAPI.md, "Relay".
    */
   relay?: string;
   /**
@@ -502,6 +505,10 @@ export interface CatalogConfig {
   maxToolsPerServer?: number;
   /** Narrows the page's mcp.policy() for this catalog's servers: a server must pass both. */
   policy?: PolicyOptions;
+  /** The relay of every server whose entry names none (default: load()'s page-wide relay); see ClientOptions.relay. */
+  relay?: string;
+  /** The relayMode that goes with relay. */
+  relayMode?: "fallback" | "always";
   callTimeoutMs?: number;
   breaker?: { failures?: number; cooldownMs?: number };
   /**

@@ -23,7 +23,7 @@ import { Remote, Refused } from "./remote.js";
 import { instantiate, invokeJSON, listenGrants, newGo, run } from "./boot.js";
 import { clientProblem, policyProblem, policyRefusal, readEntry, sentence } from "./rules.js";
 import { MCPError, asMCPError, errorOf, goError, invalid } from "./errors.js";
-import { catalogProblems, checkFunctions, clientOptionsJSON, functionsAs, setPageRelay, withDefaults } from "./options.js";
+import { catalogProblems, catalogRelay, checkFunctions, clientOptionsJSON, functionsAs, setPageRelay, withDefaults } from "./options.js";
 import { Client } from "./client.js";
 import { Catalog } from "./catalog.js";
 
@@ -466,13 +466,14 @@ class MCP {
       for (const [id, sc] of Object.entries(servers)) {
         if (sc !== null && typeof sc === "object" && !Array.isArray(sc)) {
           checkFunctions(`catalog: server ${JSON.stringify(id)}`, sc, CLIENT_OPTIONS);
-          wire[id] = "command" in sc ? sc : withDefaults(sc);
+          wire[id] = "command" in sc ? sc : withDefaults(sc, { entry: true });
         } else {
           wire[id] = sc;
         }
       }
       sent[key] = wire;
     }
+    Object.assign(sent, catalogRelay(config));
     // One encoding for the whole configuration: a function option, of the
     // catalog or of a server, is sent as true.
     const options = JSON.parse(JSON.stringify(sent, functionsAs({ ...CLIENT_OPTIONS, ...CATALOG_OPTIONS })));

@@ -2,7 +2,7 @@
 // JSON cannot carry (functions), and the checks of rules.js applied to a
 // whole catalog configuration.
 import { CLIENT_OPTIONS } from "./jsapi.js";
-import { optionsProblem, readEntry, sentence } from "./rules.js";
+import { entryRelayProblem, optionsProblem, readEntry, sentence } from "./rules.js";
 import { invalid } from "./errors.js";
 
 /** Throws Go's error unless every option of kind "function" in kinds is a function (JSON cannot tell). */
@@ -28,7 +28,8 @@ export function catalogProblems(options) {
       warnings.push(entry.problem);
       continue;
     }
-    const bad = optionsProblem(`catalog: server ${JSON.stringify(id)}`, "client", entry.config);
+    const what = `catalog: server ${JSON.stringify(id)}`;
+    const bad = optionsProblem(what, "client", entry.config) ?? entryRelayProblem(what, entry.config);
     if (bad) throw invalid(sentence(bad));
   }
   return warnings;
@@ -68,17 +69,26 @@ function resolveRelay(relay) {
  * The page-wide relay of load() fills in a client that names none; a relay
  * given as a path resolves against the page.
  */
-export function withDefaults(options) {
+export function withDefaults(options, { entry = false } = {}) {
   let redirectUri = options.redirectUri;
   try {
     if (redirectUri === undefined) redirectUri = new URL("oauth/callback.html", import.meta.url).href;
     else if (typeof redirectUri === "string") redirectUri = new URL(redirectUri, globalThis.location?.href).href;
   } catch { /* not a URL: Go says so */ }
-  const relay = options.relay === undefined && pageRelay
+  // A catalog's server entry gets the page-wide relay through its catalog
+  // (catalogRelay), not in the entry: an entry's own relay must be on the
+  // page's origin.
+  const relay = options.relay === undefined && pageRelay && !entry
     ? { relay: resolveRelay(pageRelay.relay), relayMode: options.relayMode ?? pageRelay.relayMode }
     : options.relay === undefined ? {} : { relay: resolveRelay(options.relay) };
   return { ...options, ...relay, redirectUri, clientName: options.clientName ?? globalThis.document?.title ?? "" };
 }
 
-/** A client's options with the page's defaults, as JSON decodes them (what rules.js and Go check). */
-export const clientOptionsJSON = (options) => JSON.parse(JSON.stringify(withDefaults(options), functionsAs(CLIENT_OPTIONS)));
+/** A catalog's relay ({relay, relayMode}) as Go reads it: its own, or else load()'s page-wide one. */
+export function catalogRelay(config) {
+  if (config.relay !== undefined) return { relay: resolveRelay(config.relay), relayMode: config.relayMode };
+  return pageRelay ? { relay: resolveRelay(pageRelay.relay), relayMode: config.relayMode ?? pageRelay.relayMode } : {};
+}
+
+/** A client's options with the page's defaults, as JSON decodes them (what rules.js and Go check); entry: a catalog's server entry. */
+export const clientOptionsJSON = (options, how) => JSON.parse(JSON.stringify(withDefaults(options, how), functionsAs(CLIENT_OPTIONS)));

@@ -100,7 +100,7 @@ export function ruleProblem(what, rules, o) {
 export function optionsProblem(what, kind, o) {
   if (o === undefined || o === null) return ruleProblem(what, RULES[kind], {});
   if (!isObject(o)) return `${what}: options must be an object`;
-  return kindProblem(what, OPTION_LISTS[kind], o) ?? ruleProblem(what, RULES[kind], o) ?? (kind === "client" ? relayProblem(what, o.relay) : null);
+  return kindProblem(what, OPTION_LISTS[kind], o) ?? ruleProblem(what, RULES[kind], o) ?? (kind === "client" || kind === "catalog" ? relayProblem(what, o.relay) : null);
 }
 
 /** relay.CheckURL: a relay's URL is absolute https (http on a loopback host), without query, fragment or user info. */
@@ -115,6 +115,17 @@ function relayProblem(what, relay) {
   const ok = u && u.host !== "" && u.username === "" && u.password === "" && !/[?#]/.test(relay) && /^[a-z][a-z0-9+.-]*:\/\/[^/@]+(\/|$)/i.test(relay) &&
     (u.protocol === "https:" || (u.protocol === "http:" && loopback));
   return ok ? null : `${what}: ${fmt(RELAY_URL.message, relay)}`;
+}
+
+/** jsapi.CheckEntryRelay: a relay a catalog's server entry names must be on the page's origin, or null. */
+export function entryRelayProblem(what, config) {
+  const relay = config?.relay;
+  if (typeof relay !== "string" || relay === "") return null;
+  let origin = null;
+  try {
+    origin = new URL(relay).origin;
+  } catch { /* below */ }
+  return origin !== null && origin === globalThis.location?.origin ? null : `${what}: ${fmt(RELAY_URL.entry, relay)}`;
 }
 
 /** The sentence of Go's error for client(url, options), or null: sent is the options as mcp.js sends them. */

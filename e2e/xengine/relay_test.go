@@ -186,3 +186,39 @@ func TestRelayRefusesAnUnlistedServer(t *testing.T) {
 		}
 	}
 }
+
+// TestRelayInAnEntryStaysOnThePagesOrigin: a catalog's server entry (which
+// may come from a pasted configuration) names only a relay of the page's
+// origin, so a pasted entry cannot send a server's tokens elsewhere; the
+// page's code may name another origin's relay for the catalog.
+func TestRelayInAnEntryStaysOnThePagesOrigin(t *testing.T) {
+	w, _ := relayWorld(t, devserver.AuthConfig{})
+	var got struct {
+		Built, Added jsErr
+		Own          string `json:"own"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const elsewhere = "https://relay.example/mcp-relay";
+		const err = (f) => { try { f(); return {}; } catch (e) { return { name: e.name, code: e.code, message: e.message }; } };
+		const built = err(() => mcp.catalog({ servers: { x: { url: %[1]q, relay: elsewhere, relayMode: "always" } } }));
+		const cat = mcp.catalog({ servers: {} });
+		const added = err(() => cat.add("x", { url: %[1]q, relay: elsewhere }));
+		const own = err(() => mcp.catalog({ relay: elsewhere, servers: { x: { url: %[1]q } } })).code ?? "accepted";
+		return { built, added, own };
+	})()`, w.MCPURL), &got)
+	for name, e := range map[string]jsErr{"catalog({servers})": got.Built, "cat.add()": got.Added} {
+		if e.Code != "invalid_argument" || !strings.Contains(e.Message, "is not on this page's origin") {
+			t.Errorf("%s with an entry naming another origin's relay: %+v; want invalid_argument saying the relay is not on this page's origin", name, e)
+		}
+	}
+	if got.Own != "accepted" {
+		t.Errorf("catalog({relay}) of another origin, given by the page's code: %s; want accepted", got.Own)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, l := range w.trace {
+		if strings.Contains(l, "s mcp ") {
+			t.Errorf("the server got a request: %s", l)
+		}
+	}
+}
