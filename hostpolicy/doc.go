@@ -13,6 +13,11 @@
 // restrict; an empty list refuses everything. [Chain] applies several
 // policies at once: a URL must pass each.
 //
+// A URL is matched as written, its path percent-decoded once; one a
+// browser or server would read as another URL (a . or .. segment, an
+// encoded slash or backslash, a backslash, a host that is not plain ASCII,
+// an IPv4 address not in dotted decimal) is refused whatever the lists say.
+//
 // A refusal is a [*Refused], whose code is [mcperr.Policy] and whose
 // message says which list refused what and who sets that list.
 package hostpolicy

@@ -126,6 +126,7 @@ func TestBadPatterns(t *testing.T) {
 	for _, s := range []string{
 		"*.corp.example", "ftp://x.example", "https://*", "https://*.*/", "https://x.example/?q", "https://u@x.example",
 		"https://x.example:abc", "https://x.example:", "https://[bad/", "http://corp.example/*", "https://x[.example", "https://x.example/[",
+		"https://bücher.example/*", "https://x.example/a/../b", "https://x.example/a/%2E%2e", "https://x.example/./b", "https://x.example/a%2Fb", "https://x.example/a%5cb",
 	} {
 		if err := CheckPattern(s); err == nil {
 			t.Errorf("CheckPattern(%q) = nil; want an error", s)
@@ -137,6 +138,113 @@ func TestBadPatterns(t *testing.T) {
 	for _, s := range []string{"https://*.corp.example/*", "https://login.corp.example", "http://127.0.0.1:*/*", "http://[::1]:8080", "https://x.example:8443/mcp"} {
 		if err := CheckPattern(s); err != nil {
 			t.Errorf("CheckPattern(%q) = %v; want nil", s, err)
+		}
+	}
+}
+
+// TestRefusesPathsNotInPlainForm: a URL whose path a browser or server
+// resolves to another one than written (dot segments, encoded separators,
+// a backslash) is refused even where the written path would match.
+func TestRefusesPathsNotInPlainForm(t *testing.T) {
+	p, err := New(Config{Servers: []string{"https://api.example.com/team-a/*", "http://127.0.0.1:*/*"}, Issuers: []string{"https://login.example.com/realms/a"}, AllowHTTPLoopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{
+		"https://api.example.com/team-a/../admin",
+		"https://api.example.com/team-a/%2e%2e/admin",
+		"https://api.example.com/team-a/%2E%2E/admin",
+		"https://api.example.com/team-a/.%2e/admin",
+		"https://api.example.com/team-a/./x",
+		"https://api.example.com/team-a/%2e/x",
+		"https://api.example.com/team-a/..",
+		"https://api.example.com/team-a/..%5Cadmin",
+		"https://api.example.com/team-a/..%5cadmin",
+		"https://api.example.com/team-a/x/..%2F..%2Fadmin",
+		"https://api.example.com/team-a/x%2fy",
+		"https://api.example.com/team-a/..\\admin",
+		"https://api.example.com\\team-a/x",
+		"http://127.0.0.1:8080/x/../y", // loopback allowed, still refused
+	} {
+		err := p.CheckServer(u)
+		if err == nil || mcperr.CodeOf(err, "") != mcperr.Policy || !strings.Contains(err.Error(), "not in plain form") || !strings.Contains(err.Error(), "use its plain URL") {
+			t.Errorf("CheckServer(%q) = %v; want a policy refusal of a path not in plain form", u, err)
+		}
+	}
+	for _, u := range []string{"https://login.example.com/realms/a/../b", "https://login.example.com/realms/a%2F..%2Fb"} {
+		if err := p.CheckIssuer(u); err == nil || !strings.Contains(err.Error(), "not in plain form") {
+			t.Errorf("CheckIssuer(%q) = %v; want a refusal of a path not in plain form", u, err)
+		}
+	}
+	for _, u := range []string{
+		"https://api.example.com/team-a/x", "https://api.example.com/team-a/x/y", "https://api.example.com/team-a/",
+		"https://api.example.com/team-a/..x", "https://api.example.com/team-a/x..", "https://api.example.com/team-a/.well-known",
+		"https://api.example.com/team-a/a%20b", "https://api.example.com/team-a/x?next=../admin", "https://api.example.com/team-a/x#..",
+		"https://api.example.com/team-a/x?q=%2f", "http://127.0.0.1:9/mcp",
+	} {
+		if err := p.CheckServer(u); err != nil {
+			t.Errorf("CheckServer(%q) = %v; want allowed", u, err)
+		}
+	}
+	want := `policy: the MCP server https://api.example.com/team-a/../admin has a path that is not in plain form (a . or .. segment, an encoded slash or backslash such as %2F or %5C, or a backslash), so the host policy refuses it; use its plain URL, with the path as the server resolves it`
+	if err := p.CheckServer("https://api.example.com/team-a/../admin"); err == nil || err.Error() != want {
+		t.Errorf("message:\n got %v\nwant %s", err, want)
+	}
+}
+
+// TestRefusesHostsNotInPlainForm: hosts a browser reads as another host
+// than written (a non-ASCII or percent-encoded name, an IPv4 address in a
+// form other than dotted decimal) are refused, listed or not.
+func TestRefusesHostsNotInPlainForm(t *testing.T) {
+	p, err := New(Config{Servers: []string{"https://*.example/*", "http://127.0.0.1:*/*", "https://xn--bcher-kva.example/*"}, AllowHTTPLoopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ url, says string }{
+		{"https://bücher.example/mcp", "not plain ASCII"},
+		{"https://b%C3%BCcher.example/mcp", "not plain ASCII"},
+		{"https://a%2eexample/mcp", "not plain ASCII"},
+		{"https://[fe80::1%25eth0]/mcp", "not plain ASCII"},
+		{"http://127.1:8080/mcp", "dotted decimal"},
+		{"http://0x7f.1:8080/mcp", "dotted decimal"},
+		{"http://0x7f.0.0.1:8080/mcp", "dotted decimal"},
+		{"http://2130706433:8080/mcp", "dotted decimal"},
+		{"http://0177.0.0.1:8080/mcp", "dotted decimal"},
+		{"http://127.0.0.01:8080/mcp", "dotted decimal"},
+		{"http://127.0.0.1.:8080/mcp", "dotted decimal"},
+		{"http://1.2.3.4.5/mcp", "dotted decimal"},
+		{"https://a.example:99999/mcp", "not an http(s) URL"},
+		{"https://:443/mcp", "not an http(s) URL"},
+		{"https://@a.example/mcp", "not an http(s) URL"},
+		{"https://a.example/mcp ", "not an http(s) URL"},
+		{" https://a.example/mcp", "not an http(s) URL"},
+		{"https://a.example/.\t./mcp", "not an http(s) URL"},
+		{"https:/\\a.example/mcp", "not an http(s) URL"},
+		{"https:a.example/mcp", "not an http(s) URL"},
+		{"https://a.example/%zz", "not an http(s) URL"},
+	} {
+		err := p.CheckServer(tc.url)
+		if err == nil || mcperr.CodeOf(err, "") != mcperr.Policy || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("CheckServer(%q) = %v; want a policy refusal that says %q", tc.url, err, tc.says)
+		}
+	}
+	for _, u := range []string{"https://xn--bcher-kva.example/mcp", "https://a_b.example/mcp", "http://127.0.0.1:8080/mcp", "http://[::1]:8080/mcp", "https://a1.example/mcp", "http://localhost:3000/mcp"} {
+		if err := p.CheckServer(u); err != nil {
+			t.Errorf("CheckServer(%q) = %v; want allowed", u, err)
+		}
+	}
+	// A trailing dot names the same host to DNS but not to the pattern.
+	if err := p.CheckServer("https://a.example./mcp"); err == nil {
+		t.Errorf("CheckServer(trailing dot) allowed; want refused")
+	}
+}
+
+// TestPathStarNeedsTheSlash: /mcp/* covers /mcp/ and below, not /mcp.
+func TestPathStarNeedsTheSlash(t *testing.T) {
+	p, _ := New(Config{Servers: []string{"https://x.example/mcp/*"}})
+	for u, want := range map[string]bool{"https://x.example/mcp": false, "https://x.example/mcp/": true, "https://x.example/mcp/a/b": true, "https://x.example/mcpx": false} {
+		if got := p.CheckServer(u) == nil; got != want {
+			t.Errorf("CheckServer(%q) allowed %v; want %v", u, got, want)
 		}
 	}
 }

@@ -857,8 +857,16 @@ export interface MCP {
 /**
  * URL patterns: scheme://host[:port][/path], where host and each path
  * segment are globs (path.Match: *, [a-z]; no ?), port a number or *, and a
- * pattern without a path (or ending in /*) covers everything below.
+ * pattern without a path (or ending in /*) covers everything below:
+ * https://x.example/mcp/* covers /mcp/ and below it, not /mcp itself. A
+ * pattern's host is ASCII (an international name in its xn-- form).
  * An unset list does not restrict; an empty one refuses everything.
+ *
+ * URLs are matched as written, so a server or issuer URL whose path has a
+ * . or .. segment (also %2e), an encoded slash or backslash (%2F, %5C) or a
+ * backslash, whose host is not plain ASCII, or whose numeric host is not a
+ * dotted-decimal IPv4 address (127.1, 0x7f.0.0.1) is refused with
+ * MCPError "policy", listed or not (docs/JSAPI.md, "Host policy").
  */
 export interface PolicyOptions {
   /** The MCP servers allowed, e.g. ["https://*.corp.example/*"]. */

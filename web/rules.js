@@ -267,7 +267,19 @@ function validGlob(p) {
 // mcp.client(), mcp.catalog() and cat.add() answer at once in every
 // runtime, with Go's messages).
 
-const isLoopbackHost = (h) => h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+const OCTET = "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
+/** netip's reading of an IPv4 address: four decimal numbers, no leading zeros. */
+const DOTTED = new RegExp(`^${OCTET}(\\.${OCTET}){3}$`);
+
+/** hostpolicy's isLoopback of a host without brackets (netip's IsLoopback, an IPv4-mapped address included). */
+function isLoopbackHost(h) {
+  if (h === "localhost") return true;
+  if (DOTTED.test(h)) return h.startsWith("127.");
+  if (!/^[0-9a-f:.]+$/i.test(h)) return false;
+  let n = "";
+  try { n = new URL(`http://[${h}]/`).hostname; } catch { return false; }
+  return n === "[::1]" || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(n);
+}
 
 /** A path.Match pattern (checked by validGlob) as an anchored RegExp. */
 function globRegExp(p) {
@@ -326,6 +338,7 @@ function parsePolicyPattern(s) {
   }
   host = host.toLowerCase();
   if (host === "" || host.replace(/^[*.]+|[*.]+$/g, "") === "") return { problem: "must name a host (a * alone would allow any)" };
+  if (/[^\x00-\x7f]/.test(host)) return { problem: "has a non-ASCII host; write it in its xn-- (punycode) form" };
   if (!host.startsWith("[") && !validGlob(host)) return { problem: "has a host that is not a valid glob pattern" };
   if (port !== "" && port !== "*" && !/^[0-9]+$/.test(port)) return { problem: "has a port that is neither a number nor *" };
   if (scheme === "http" && !isLoopbackHost(host.replace(/^\[|\]$/g, ""))) {
@@ -334,7 +347,13 @@ function parsePolicyPattern(s) {
   let path = null;
   if (p !== "" && p !== "*") {
     path = p.split("/");
-    if (!path.every(validGlob)) return { problem: "has a path that is not a valid glob pattern" };
+    for (const seg of path) {
+      if (!validGlob(seg)) return { problem: "has a path that is not a valid glob pattern" };
+      const l = seg.toLowerCase().replaceAll("%2e", ".");
+      if (l === "." || l === ".." || l.includes("%2f") || l.includes("%5c")) {
+        return { problem: "has a . or .. segment or an encoded slash in its path; write the path as the server resolves it" };
+      }
+    }
   }
   return { scheme, host, port, path };
 }
@@ -359,6 +378,73 @@ function patternMatches(pt, u) {
     if (!globRegExp(pt.path[i]).test(segs[i])) return false;
   }
   return segs.length === pt.path.length;
+}
+
+// hostpolicy's refusals of a URL not in plain form, read from the string
+// as written: the URL parser resolves dot segments, takes a backslash for
+// a slash and rewrites hosts (127.1, punycode) before its parts can be
+// looked at, while Go's net/url keeps them as written.
+const WHY_PATH = "has a path that is not in plain form (a . or .. segment, an encoded slash or backslash such as %2F or %5C, or a backslash)";
+const FIX_PATH = "use its plain URL, with the path as the server resolves it";
+const WHY_HOST = "has a host that is not plain ASCII (letters, digits, -, . and _, or an IPv6 address in brackets)";
+const FIX_HOST = "write the host in ASCII, an international name in its xn-- (punycode) form";
+const WHY_IPV4 = "has a numeric host that is not an IPv4 address in dotted decimal";
+const FIX_IPV4 = "write the address as four decimal numbers without leading zeros, as in 127.0.0.1";
+
+const cut = (s, sep) => {
+  const i = s.indexOf(sep);
+  return i < 0 ? [s, "", false] : [s.slice(0, i), s.slice(i + sep.length), true];
+};
+const badEscape = (s) => /%(?![0-9a-fA-F]{2})/.test(s);
+
+/** hostpolicy's plainProblem: {notURL} or {why, fix} or {}. The two must stay identical. */
+function plainProblem(raw) {
+  const notURL = { notURL: true };
+  if (/[\x00-\x20\x7f]/.test(raw)) return notURL;
+  const [scheme, rest, ok] = cut(raw, "://");
+  if (!ok || (scheme.toLowerCase() !== "http" && scheme.toLowerCase() !== "https")) return notURL;
+  const [beforeFragment, fragment] = cut(rest, "#");
+  const [pre] = cut(beforeFragment, "?");
+  if (badEscape(pre) || badEscape(fragment)) return notURL;
+  if (pre.includes("\\")) return { why: WHY_PATH, fix: FIX_PATH };
+  const [authority, p] = cut(pre, "/");
+  if (authority.includes("@")) return notURL;
+  let host = authority;
+  let port = "";
+  if (authority.startsWith("[")) {
+    const end = authority.indexOf("]");
+    if (end < 0) return notURL;
+    host = authority.slice(0, end + 1);
+    port = authority.slice(end + 1);
+    if (port !== "" && !port.startsWith(":")) return notURL;
+    port = port.replace(/^:/, "");
+    if (!/^[0-9a-fA-F:.]*$/.test(host.slice(1, end))) return { why: WHY_HOST, fix: FIX_HOST };
+  } else {
+    const i = authority.lastIndexOf(":");
+    if (i >= 0) {
+      host = authority.slice(0, i);
+      port = authority.slice(i + 1);
+    }
+    if (host === "") return notURL;
+    if (!/^[A-Za-z0-9._-]+$/.test(host)) return { why: WHY_HOST, fix: FIX_HOST };
+  }
+  if (!/^[0-9]*$/.test(port) || port.replace(/^0+/, "").length > 5 || (port !== "" && Number(port) > 65535)) return notURL;
+  if (!host.startsWith("[") && endsInNumber(host) && !DOTTED.test(host)) return { why: WHY_IPV4, fix: FIX_IPV4 };
+  const lower = p.toLowerCase();
+  if (lower.includes("%2f") || lower.includes("%5c")) return { why: WHY_PATH, fix: FIX_PATH };
+  for (const seg of lower.split("/")) {
+    const l = seg.replaceAll("%2e", ".");
+    if (l === "." || l === "..") return { why: WHY_PATH, fix: FIX_PATH };
+  }
+  return {};
+}
+
+/** The URL Standard's "ends in a number": a browser reads such a host as an IPv4 address in any form. */
+function endsInNumber(host) {
+  const labels = host.split(".");
+  if (labels.length > 1 && labels[labels.length - 1] === "") labels.pop();
+  const last = labels[labels.length - 1].toLowerCase();
+  return last !== "" && (/^[0-9]+$/.test(last) || /^0x[0-9a-f]*$/.test(last));
 }
 
 function decodeURIComponentSafe(s) {
@@ -394,9 +480,13 @@ export function policyRefusal(policies, kind, url) {
     const list = pol?.options?.[listName];
     if (!pol || !Array.isArray(list)) continue;
     const what = kind === "issuer" ? `the authorization server ${url} (the server's sign-in)` : `the MCP server ${url}`;
+    const plain = plainProblem(String(url));
     let u = null;
-    try { u = new URL(url); } catch { /* refused below */ }
-    if (!u || (u.protocol !== "http:" && u.protocol !== "https:") || u.host === "" || u.username !== "" || u.password !== "") {
+    if (!plain.notURL && !plain.why) {
+      try { u = new URL(url); } catch { /* refused below */ }
+    }
+    if (plain.why) return `policy: ${what} ${plain.why}, so ${pol.owner} refuses it; ${plain.fix}`;
+    if (!u || (u.protocol !== "http:" && u.protocol !== "https:") || u.hostname === "" || u.username !== "" || u.password !== "") {
       return `policy: ${what} is not an http(s) URL without user info, so ${pol.owner} refuses it`;
     }
     if (pol.options.allowHttpLoopback === true && isLoopbackHost(u.hostname.replace(/^\[|\]$/g, ""))) continue;

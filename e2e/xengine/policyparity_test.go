@@ -12,12 +12,17 @@ import (
 )
 
 // policyParityCases: patterns and URLs where URL parsers and globs could
-// differ (case, ports, IPv6, dots, escapes, user info).
+// differ (case, ports, IPv6, dots, escapes, user info, hosts a browser
+// rewrites, paths it or a server resolves).
 var policyParityPatterns = [][]string{
 	{"https://*.corp.example/*", "https://mcp.example.com/v1/mcp", "http://127.0.0.1:8080", "https://api.example.org:*/tools/*"},
 	{"https://[::1]:8443/*", "https://x-[ab].example/m[a-z]p/*", "http://localhost:*/mcp"},
+	{"https://api.example.com/team-a/*", "https://xn--bcher-kva.example/*", "http://127.0.0.1:*/*", "https://x.example/mcp/*", "https://*.dot.example./*"},
 	{},
 }
+
+// policyParityLoopback: the patterns applied again with allowHttpLoopback.
+var policyParityLoopback = []string{"https://api.example.com/team-a/*"}
 
 var policyParityURLs = []string{
 	"https://a.corp.example/mcp", "https://a.b.corp.example/x/y/mcp", "https://A.CORP.example/mcp", "https://a.corp.example:443/mcp",
@@ -27,12 +32,35 @@ var policyParityURLs = []string{
 	"https://api.example.org:9000/tools/a/b", "https://api.example.org/tools", "javascript:alert(1)", "not a url",
 	"https://[::1]:8443/mcp", "https://[0:0:0:0:0:0:0:1]:8443/mcp", "https://x-a.example/mcp/deep", "https://x-c.example/mcp/deep",
 	"https://x-b.example/mxp/a", "https://x-b.example/m%78p/a", "https://x-b.example/m/p/a", "http://localhost:3000/mcp", "http://LOCALHOST:3000/mcp", "http://localhost:3000/mcp/",
+	// paths a browser or server resolves to another one than written
+	"https://api.example.com/team-a/x", "https://api.example.com/team-a", "https://api.example.com/team-a/",
+	"https://api.example.com/team-a/../admin", "https://api.example.com/team-a/%2e%2e/admin", "https://api.example.com/team-a/%2E%2E/admin",
+	"https://api.example.com/team-a/.%2e/admin", "https://api.example.com/team-a/./x", "https://api.example.com/team-a/..",
+	"https://api.example.com/team-a/..%5Cadmin", "https://api.example.com/team-a/x/..%2F..%2Fadmin", "https://api.example.com/team-a/x%2fy",
+	"https://api.example.com/team-a/..\\admin", "https://api.example.com\\team-a/x", "https://api.example.com/team-a/..x",
+	"https://api.example.com/team-a/x?next=../admin", "https://api.example.com/team-a/x#..", "https://api.example.com/team-a/a%20b",
+	"http://127.0.0.1:8080/x/../y", "http://localhost:3000/mcp/x/../y",
+	// hosts a browser reads as another host than written
+	"https://bücher.example/mcp", "https://xn--bcher-kva.example/mcp", "https://b%C3%BCcher.example/mcp", "https://a%2ecorp.example/mcp",
+	"http://127.1:8080/mcp", "http://0x7f.1:8080/mcp", "http://0x7f.0.0.1:8080/mcp", "http://2130706433:8080/mcp", "http://0177.0.0.1:8080/mcp",
+	"http://127.0.0.01:8080/mcp", "http://127.0.0.1.:8080/mcp", "http://1.2.3.4.5/mcp", "http://[::ffff:127.0.0.1]:8080/mcp",
+	"https://a.corp.example./mcp", "https://api.example.com./team-a/x", "https://a.dot.example./mcp", "https://a.dot.example/mcp",
+	"https://[fe80::1%25eth0]:8443/mcp", "https://[1:2]:8443/mcp", "https://[]:8443/mcp", "https://a_b.corp.example/mcp",
+	// what Go's net/url and a browser's URL parse differently
+	"https://a.corp.example:99999/mcp", "https://a.corp.example:0443/mcp", "https://:443/mcp", "https://@a.corp.example/mcp",
+	"https://a.corp.example/mcp ", " https://a.corp.example/mcp", "https://a.corp.example/.\t./mcp", "https:/\\a.corp.example/mcp",
+	"https:a.corp.example/mcp", "https://a.corp.example/%zz", "https://a.corp.example/#%zz", "HTTPS://A.CORP.EXAMPLE/mcp",
+	// a last segment * covers what is below the segment before it, not that segment itself
+	"https://x.example/mcp", "https://x.example/mcp/", "https://x.example/mcp/a",
 }
 
 var policyParityBadPatterns = []string{
 	"*.corp.example", "ftp://x.example", "https://*", "https://*.*/", "https://x.example/?q", "https://u@x.example",
 	"https://x.example:abc", "https://x.example:", "https://[bad/", "http://corp.example/*", "https://x[.example", "https://x.example/[",
 	"https://*.corp.example/*", "https://login.corp.example", "http://127.0.0.1:*/*", "http://[::1]:8080", "https://x.example:8443/mcp",
+	"https://bücher.example/*", "https://x.example/a/../b", "https://x.example/a/%2E%2e", "https://x.example/./b", "https://x.example/a%2Fb",
+	"https://x.example/a%5cb", "http://127.0.0.01", "http://127.0.0.256", "http://127.1", "http://[::ffff:127.0.0.1]:8080", "http://[::1%eth0]",
+	"https://x.example/mcp/*",
 }
 
 // TestHostPolicyMatchesGo: the page's reading of policy patterns and
@@ -42,21 +70,30 @@ func TestHostPolicyMatchesGo(t *testing.T) {
 	w := newWorld(t, devserver.AuthConfig{})
 	type refusal struct {
 		Patterns []string `json:"patterns"`
+		Loopback bool     `json:"loopback"`
 		URL      string   `json:"url"`
 		Want     string   `json:"want"`
 	}
-	var refusals []refusal
+	type config struct {
+		patterns []string
+		loopback bool
+	}
+	configs := []config{{policyParityLoopback, true}}
 	for _, pats := range policyParityPatterns {
-		p, err := hostpolicy.New(hostpolicy.Config{Servers: pats, Owner: jsapi.PagePolicyOwner})
+		configs = append(configs, config{pats, false})
+	}
+	var refusals []refusal
+	for _, c := range configs {
+		p, err := hostpolicy.New(hostpolicy.Config{Servers: c.patterns, AllowHTTPLoopback: c.loopback, Owner: jsapi.PagePolicyOwner})
 		if err != nil {
-			t.Fatalf("patterns %q: %v", pats, err)
+			t.Fatalf("patterns %q: %v", c.patterns, err)
 		}
 		for _, u := range policyParityURLs {
 			want := ""
 			if err := p.CheckServer(u); err != nil {
 				want = err.Error()
 			}
-			refusals = append(refusals, refusal{pats, u, want})
+			refusals = append(refusals, refusal{c.patterns, c.loopback, u, want})
 		}
 	}
 	type problem struct {
@@ -84,13 +121,13 @@ func TestHostPolicyMatchesGo(t *testing.T) {
 		const { policyRefusal, policyProblem } = await import("/rules.js");
 		const { POLICY_OWNERS } = await import("/jsapi.js");
 		return {
-			refusals: %s.map((c) => policyRefusal([{ options: { servers: c.patterns }, owner: POLICY_OWNERS.page }], "server", c.url) ?? ""),
+			refusals: %s.map((c) => policyRefusal([{ options: { servers: c.patterns, allowHttpLoopback: c.loopback }, owner: POLICY_OWNERS.page }], "server", c.url) ?? ""),
 			problems: %s.map((c) => policyProblem("policy()", { servers: [c.pattern] }) ?? ""),
 		};
 	})()`, rj, pj), &got)
 	for i, c := range refusals {
 		if i < len(got.Refusals) && got.Refusals[i] != c.Want {
-			t.Errorf("patterns %q, server %q:\n page %q\n   Go %q", c.Patterns, c.URL, got.Refusals[i], c.Want)
+			t.Errorf("patterns %q (allowHttpLoopback %v), server %q:\n page %q\n   Go %q", c.Patterns, c.Loopback, c.URL, got.Refusals[i], c.Want)
 		}
 	}
 	for i, c := range problems {
