@@ -106,7 +106,10 @@ function asker(approve) {
       return false;
     } finally {
       release();
-      if (queues.get(req.id) === mine) queues.delete(req.id);
+      // The line ends when this place in it does (after the questions
+      // before it), not when a waiter gives up early: a question still
+      // open ahead keeps the next call waiting.
+      mine.then(() => { if (queues.get(req.id) === mine) queues.delete(req.id); });
     }
   };
 }

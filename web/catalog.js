@@ -149,6 +149,9 @@ export class Catalog extends EventTarget {
     }
     signal?.throwIfAborted();
     const list = await this.tools({ signal });
+    // close() may have run while the tools were listed: it aborted the
+    // exposures it knew of, and this one must not outlive it.
+    if (this.#closed) throw new MCPError("closed", "this catalog is closed");
     const ac = new AbortController();
     this.#exposures.add(ac);
     const names = [];
