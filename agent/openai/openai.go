@@ -163,24 +163,15 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, st agent.Stream) 
 	if err != nil {
 		return agent.Message{}, err
 	}
-	h := http.Header{}
-	for k, v := range m.cfg.Headers {
-		h.Set(k, v)
-	}
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "text/event-stream")
+	own := http.Header{}
 	if !m.cfg.APIKey.IsZero() {
-		h.Set("Authorization", "Bearer "+m.cfg.APIKey.Reveal())
+		own.Set("Authorization", "Bearer "+m.cfg.APIKey.Reveal())
 	}
-	resp, err := m.client.Post(ctx, m.endpoint, h, body)
+	resp, kind, err := m.client.Exchange(ctx, m.endpoint, m.cfg.Headers, own, body)
 	if err != nil {
 		return agent.Message{}, err
 	}
 	defer resp.Body.Close()
-	kind, err := m.client.StreamKind(resp)
-	if err != nil {
-		return agent.Message{}, err
-	}
 	st = st.Filled()
 	if kind == "json" {
 		return m.readJSON(ctx, resp, st)

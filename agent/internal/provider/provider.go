@@ -253,6 +253,32 @@ func CheckBaseURL(name, base string) error {
 	return nil
 }
 
+// Exchange posts a request body asking for an event stream, with the
+// page's headers, then the adapter's own (own: its key and version, which
+// win), and returns the 2xx answer with how to read it ([Client.StreamKind]).
+// The caller closes the answer's body.
+func (c *Client) Exchange(ctx context.Context, endpoint string, page map[string]string, own http.Header, body []byte) (*http.Response, string, error) {
+	h := http.Header{}
+	for k, v := range page {
+		h.Set(k, v)
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "text/event-stream")
+	for k, vs := range own {
+		h[http.CanonicalHeaderKey(k)] = vs
+	}
+	resp, err := c.Post(ctx, endpoint, h, body)
+	if err != nil {
+		return nil, "", err
+	}
+	kind, err := c.StreamKind(resp)
+	if err != nil {
+		resp.Body.Close()
+		return nil, "", err
+	}
+	return resp, kind, nil
+}
+
 // StreamKind says how to read a 2xx response: "sse", "json", or an error
 // for anything else.
 func (c *Client) StreamKind(resp *http.Response) (string, error) {
