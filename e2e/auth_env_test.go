@@ -294,13 +294,35 @@ func (e *env) popup(ch <-chan target.ID) context.Context {
 }
 
 // consent clicks a button (#approve or #deny) on the consent page in the
-// popup, once the page has loaded: a button visible while the page still
-// lays out can move before the click lands, and the click is then lost.
+// popup, once the page has loaded.
 func (e *env) consent(popup context.Context, button string) {
 	e.t.Helper()
-	loaded := chromedp.Poll[chromedp.Void](`document.readyState === "complete"`, chromedp.WithPollingInterval(20*time.Millisecond))
-	if err := chromedp.Do(popup, loaded, chromedp.WaitVisible(chromedp.ID(button)), chromedp.Click(chromedp.ID(button))); err != nil {
-		e.t.Fatalf("clicking #%s on the consent page: %v", button, err)
+	clickLoaded(e.t, popup, button, "the consent page")
+}
+
+// clickLoaded clicks the element with the given id once the document that
+// holds it has loaded: a button visible while the page still lays out can
+// move before the click lands, and the click is then lost. A popup opens on
+// about:blank and then navigates (through an authorization endpoint's
+// redirects) to its page; a check that runs in a document the navigation
+// replaces fails with a lost execution context, so the check is asked
+// again in the new document until the page itself answers.
+func clickLoaded(t testing.TB, ctx context.Context, id, page string) {
+	t.Helper()
+	ready := fmt.Sprintf(`document.readyState === "complete" && !!document.getElementById(%q)`, id)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](ready))
+		if err == nil && ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("#%s on %s did not load within 20s (last check: %v)", id, page, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID(id)), chromedp.Click(chromedp.ID(id))); err != nil {
+		t.Fatalf("clicking #%s on %s: %v", id, page, err)
 	}
 }
 

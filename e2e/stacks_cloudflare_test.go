@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 )
 
 // The Cloudflare stack (e2e/stacks/cloudflare): @cloudflare/workers-oauth-provider
@@ -160,9 +158,7 @@ func cloudflareConsent(t *testing.T, popup context.Context, approve bool) {
 	if approve {
 		button = "approve"
 	}
-	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID(button)), chromedp.Click(chromedp.ID(button))); err != nil {
-		t.Fatalf("clicking #%s on the consent page: %v", button, err)
-	}
+	clickLoaded(t, popup, button, "the consent page")
 }
 
 // freePort asks the OS for a free loopback port.

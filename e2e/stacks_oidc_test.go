@@ -525,10 +525,12 @@ func formConsent(t *testing.T, popup context.Context, approve bool) {
 		var err error
 		which, err = chromedp.Run(ctx, chromedp.Evaluate[string](
 			`document.querySelector("#username") ? "login" : document.querySelector("#approve") ? "consent" : "none"`))
-		if err != nil {
+		if err != nil && ctx.Err() != nil {
 			t.Fatalf("waiting for the login or consent form in the popup: %v", err)
 		}
-		if which == "none" {
+		if err != nil || which == "none" {
+			// A navigation replaced the document the check ran in: ask again.
+			which = "none"
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
@@ -545,9 +547,7 @@ func formConsent(t *testing.T, popup context.Context, approve bool) {
 	if approve {
 		button = "approve"
 	}
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID(button)), chromedp.Click(chromedp.ID(button))); err != nil {
-		t.Fatalf("clicking #%s on the consent form: %v", button, err)
-	}
+	clickLoaded(t, ctx, button, "the consent form")
 }
 
 // formCourier signs in natively as a browser would: it follows the
