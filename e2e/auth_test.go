@@ -556,9 +556,7 @@ func testRedirectMode(t *testing.T, dpop bool) {
 	e.eval(fmt.Sprintf(`void (window.c = mcp.client(%q, { authMode: "redirect" }))`, e.MCPURL), nil)
 	// The page itself goes to the authorization server.
 	e.gesture(`void c.authorize()`)
-	if err := chromedp.Do(e.ctx, chromedp.WaitVisible(chromedp.ID("approve")), chromedp.Click(chromedp.ID("approve"))); err != nil {
-		t.Fatalf("consent page in the same tab: %v", err)
-	}
+	clickLoaded(t, e.ctx, "approve", "the consent page in the tab")
 	// oauth/callback.html sends the tab back to the app page.
 	e.waitFor("the return to the app page", func() bool {
 		var path string
@@ -858,9 +856,7 @@ func TestRedirectSignInReachesOtherTabs(t *testing.T) {
 	// Tab A signs in by leaving for the authorization server and coming back.
 	e.eval(fmt.Sprintf(`void (window.c = mcp.client(%q, { authMode: "redirect" }))`, e.MCPURL), nil)
 	e.gesture(`void c.authorize()`)
-	if err := chromedp.Do(e.ctx, chromedp.WaitVisible(chromedp.ID("approve")), chromedp.Click(chromedp.ID("approve"))); err != nil {
-		t.Fatalf("consent page in tab A: %v", err)
-	}
+	clickLoaded(t, e.ctx, "approve", "the consent page in the tab")
 	e.waitFor("tab A's return to the app page", func() bool {
 		var path string
 		_ = e.tryEval(`location.pathname + (document.readyState === "complete" ? "" : "…")`, &path)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
@@ -59,9 +57,7 @@ func TestSignInCrossings(t *testing.T) {
 	r := newAuthEnv(t, devserver.AuthConfig{})
 	r.eval(fmt.Sprintf(`void (window.c = mcp.client(%q, { authMode: "redirect" }))`, r.MCPURL), nil)
 	r.gesture(`void c.authorize()`)
-	if err := chromedp.Do(r.ctx, chromedp.WaitVisible(chromedp.ID("approve")), chromedp.Click(chromedp.ID("approve"))); err != nil {
-		t.Fatal(err)
-	}
+	clickLoaded(t, r.ctx, "approve", "the consent page in the tab")
 	r.waitFor("the return to the app page", func() bool {
 		var path string
 		_ = r.tryEval(`location.pathname + (document.readyState === "complete" ? "" : "…")`, &path)
