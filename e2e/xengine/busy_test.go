@@ -57,6 +57,13 @@ type busyCall struct {
 	} `json:"error"`
 }
 
+func (c busyCall) String() string {
+	if c.Error != nil {
+		return fmt.Sprintf("rejected %s (status %d): %s; state %s", c.Error.Code, c.Error.Status, c.Error.Message, c.State)
+	}
+	return fmt.Sprintf("resolved %q; state %s", c.Text, c.State)
+}
+
 const busyCatchJS = `(e) => ({ error: { code: e.code, status: e.status ?? 0, message: e.message }, state: c.state })`
 
 // TestBusyRetryAfterThenSuccess: a server that answers a call 429 with
@@ -70,7 +77,7 @@ func TestBusyRetryAfterThenSuccess(t *testing.T) {
 	var got busyCall
 	w.eval(`c.callTool("reverse", { text: "busy" }).then((r) => ({ text: r.content[0].text, state: c.state }), `+busyCatchJS+`)`, &got)
 	if got.Error != nil || got.Text != "ysub" {
-		t.Fatalf("callTool after two 429s: %+v; want the result ysub", got)
+		t.Fatalf("callTool after two 429s: %v; want the result ysub", got)
 	}
 	hits := calls(sw.MCP2.Hits()[before:])
 	if len(hits) != 3 {
@@ -99,7 +106,7 @@ func TestBusyRetryAfterPastTheCap(t *testing.T) {
 	w.eval(`c.callTool("reverse", { text: "busy" }).then((r) => ({ text: r.content[0].text, state: c.state }), `+busyCatchJS+`)`, &got)
 	if got.Error == nil || got.Error.Code != "http" || got.Error.Status != 429 ||
 		!strings.Contains(got.Error.Message, "is busy (HTTP 429); try again in 120 s") {
-		t.Errorf("callTool with Retry-After: 120: %+v; want http, status 429, a message saying to try again in 120 s", got)
+		t.Errorf("callTool with Retry-After: 120: %v; want http, status 429, a message saying to try again in 120 s", got)
 	}
 	if got.State != "connected" {
 		t.Errorf("state after the busy answer: %s; want connected", got.State)
@@ -128,7 +135,7 @@ func TestBusyAbortDuringWait(t *testing.T) {
 	var got busyCall
 	w.eval(`(async () => { ac.abort(); return await pending; })()`, &got)
 	if got.Error == nil || got.Error.Code != "aborted" {
-		t.Fatalf("callTool aborted during the Retry-After wait: %+v; want aborted", got)
+		t.Fatalf("callTool aborted during the Retry-After wait: %v; want aborted", got)
 	}
 	// Past the Retry-After, an unabortable wait would have sent the call
 	// again.
