@@ -142,3 +142,45 @@ func TestBusyCallFailsSayingWhen(t *testing.T) {
 		t.Errorf("state %s; want connected", s)
 	}
 }
+
+// TestBusyNotificationIsAWarning: a notification a server keeps turning
+// away (503 after the retries) ends nothing: the connect succeeds and a
+// warning says what was not delivered.
+func TestBusyNotificationIsAWarning(t *testing.T) {
+	e := authtest.StartWith(t, authtest.Options{Wrap: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if strings.Contains(string(body), `"notifications/initialized"`) {
+				http.Error(w, "busy", http.StatusServiceUnavailable)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}})
+	var mu sync.Mutex
+	var warnings []string
+	c := newClient(t, e.URL, Options{Auth: e.Handler(t, nil), Transport: TransportStreamable, OnEvent: func(ev Event) {
+		if w, ok := ev.Data.(Warning); ok && ev.Type == "warning" {
+			mu.Lock()
+			warnings = append(warnings, w.Message)
+			mu.Unlock()
+		}
+	}})
+	ctx := ctxT(t)
+	if err := c.Authorize(ctx, ConnectOptions{}); err != nil {
+		t.Fatalf("Authorize: %v", err)
+	}
+	if _, err := c.ListTools(ctx); err != nil {
+		t.Fatalf("ListTools: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	found := false
+	for _, w := range warnings {
+		found = found || strings.Contains(w, "too busy for the notifications/initialized notification (HTTP 503)")
+	}
+	if !found {
+		t.Errorf("warnings %q; want one about notifications/initialized", warnings)
+	}
+}

@@ -163,13 +163,16 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.guard.RoundTrip(req)
 	t.reportEnd(req, resp, err)
-	var busy *mcperr.Busy
-	if err != nil && out.notification() && errors.As(err, &busy) {
-		// A notification a busy server never took: as a refused one below.
-		if t.warn != nil {
-			t.warn(fmt.Sprintf("the server was too busy for the %s notification (HTTP %d); the session goes on", cleanText(out.method), busy.Status))
+	if busy := (*mcperr.Busy)(nil); errors.As(err, &busy) {
+		if out.notification() {
+			// A notification a busy server never took: as a refused one below.
+			if t.warn != nil {
+				t.warn(fmt.Sprintf("the server was too busy for the %s notification (HTTP %d); the session goes on", cleanText(out.method), busy.Status))
+			}
+			return accepted(req), nil
 		}
-		return accepted(req), nil
+		rec.response(req.Method, busy.Status) // the server answered: no network failure
+		return nil, err
 	}
 	if err != nil {
 		if mcperr.CodeOf(err, "") == mcperr.Protocol {
