@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,17 +203,17 @@ func TestUnreplayableBodyIsNotRetried(t *testing.T) {
 }
 
 func TestNetworkErrorIsNotRetried(t *testing.T) {
-	n := 0
+	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n++
+		n.Add(1)
 		conn, _, _ := w.(http.Hijacker).Hijack()
 		conn.Close() // the request may have been acted on: no answer
 	}))
 	defer srv.Close()
 	var sl sleeps
 	_, err := post(t, busy.Policy{Sleep: sl.sleep}, context.Background(), srv.URL)
-	if err == nil || n != 1 || len(sl.d) != 0 {
-		t.Errorf("post: %v after %d requests and waits %v; want the error after 1 request", err, n, sl.d)
+	if err == nil || n.Load() != 1 || len(sl.d) != 0 {
+		t.Errorf("post: %v after %d requests and waits %v; want the error after 1 request", err, n.Load(), sl.d)
 	}
 }
 
