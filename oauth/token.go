@@ -97,17 +97,17 @@ func postToken(ctx context.Context, hc *http.Client, clk Clock, endpoint string,
 	nonced, waits := false, 0
 	for {
 		tr, retry, err := postTokenOnce(ctx, hc, clk, endpoint, cl, form, key, !nonced)
-		if again, berr := waitBusy(ctx, clk, err, waits); again || berr != nil {
+		again, berr := waitBusy(ctx, clk, err, waits)
+		switch {
+		case berr != nil:
+			return nil, berr
+		case again:
 			waits++
-			if berr != nil {
-				return nil, berr
-			}
-			continue
-		}
-		if !retry {
+		case !retry:
 			return tr, err
+		default:
+			nonced = true
 		}
-		nonced = true
 	}
 }
 

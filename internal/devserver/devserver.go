@@ -84,8 +84,8 @@ type Config struct {
 	// (a test switch: the servers the relay is for).
 	NoCORS bool
 
-	// Busy makes the demo MCP server and authorization server answer
-	// 429 or 503 when a test says so (demo mode).
+	// Busy makes the demo MCP servers and the authorization server's
+	// token endpoint answer 429 or 503 when a test says so (demo mode).
 	Busy BusyConfig
 
 	// AllowRemote permits listen addresses that are not loopback.
