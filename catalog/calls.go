@@ -422,6 +422,9 @@ func callFailureText(display, name string, timeout time.Duration, err error) str
 	case mcperr.Closed:
 		return say(textConnectionLost, display, name, errText(err))
 	case mcperr.Network, mcperr.HTTP:
+		if b := (*mcperr.Busy)(nil); errors.As(err, &b) {
+			return say(textBusy, display, name, b.Status, b.When())
+		}
 		if mcperr.StatusOf(err) == 404 || errors.Is(err, mcp.ErrSessionMissing) {
 			return say(textConnectionLost, display, name, errText(err))
 		}

@@ -79,6 +79,10 @@ const (
 	// The server could not be reached, or answered with an HTTP error.
 	textUnreachable = "The %[1]s server could not run %[2]s (%[3]s); whether it had an effect is unknown. " +
 		"Tell the user; do not guess the result."
+	// The server answered 429 or 503 (it did not act on the call) more
+	// often, or asked for a longer wait, than the client waits.
+	textBusy = "The %[1]s server is busy (HTTP %[3]d) and did not run %[2]s. " +
+		"Call it again %[4]s if it is still needed, or tell the user; do not guess the result."
 	// The server answered with a protocol error.
 	textServerError = "The %[1]s server failed to run %[2]s (%[3]s). Tell the user; do not guess the result."
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpwasm/mcpwasm/internal/busy"
 	"github.com/mcpwasm/mcpwasm/internal/httpguard"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
@@ -202,7 +203,7 @@ func New(rawURL string, opts Options) (*Client, error) {
 		CredentialHeaders: names,
 	}
 	c.http = &http.Client{
-		Transport: &roundTripper{guard: present(opts.Auth, guard), taps: &c.taps, hello: &c.hello,
+		Transport: &roundTripper{guard: busy.Policy{}.Transport(present(opts.Auth, guard)), taps: &c.taps, hello: &c.hello,
 			warn: func(msg string) { c.emit("warning", Warning{Message: msg}) }, ended: c.sawDelete},
 		Jar:           jar,
 		CheckRedirect: httpguard.CheckRedirect,

@@ -23,9 +23,11 @@ import (
 // event-stream bodies for progress notifications. Credentials are added
 // below it, by the credential guard (internal/httpguard), which keeps them
 // on the server's origin; between the two, a DPoP-bound sign-in presents
-// its token with the DPoP scheme and a proof (see [presenter]).
+// its token with the DPoP scheme and a proof (see [presenter]). Above
+// those, a busy server's 429 or 503 is waited out and the request sent
+// again (internal/busy), each time with fresh credentials and proof.
 type roundTripper struct {
-	guard http.RoundTripper // the credential guard, or the presenter over it
+	guard http.RoundTripper // the busy retries over the credential guard, or over the presenter over it
 	taps  *progressTaps
 	hello *handshake
 	warn  func(msg string) // tells the page something went wrong that ends nothing
@@ -161,6 +163,17 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.guard.RoundTrip(req)
 	t.reportEnd(req, resp, err)
+	if busy := (*mcperr.Busy)(nil); errors.As(err, &busy) {
+		if out.notification() {
+			// A notification a busy server never took: as a refused one below.
+			if t.warn != nil {
+				t.warn(fmt.Sprintf("the server was too busy for the %s notification (HTTP %d); the session goes on", cleanText(out.method), busy.Status))
+			}
+			return accepted(req), nil
+		}
+		rec.response(req.Method, busy.Status) // the server answered: no network failure
+		return nil, err
+	}
 	if err != nil {
 		if mcperr.CodeOf(err, "") == mcperr.Protocol {
 			rec.violation(err) // the guard refused what the server asked for

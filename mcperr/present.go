@@ -100,6 +100,10 @@ func Present(err error) (message, detail string) {
 	if code == Timeout && errors.As(err, &unfinished) {
 		return render(UnfinishedMessage, server, 0, "", unfinished.Within), detail
 	}
+	var busy *Busy
+	if code == HTTP && errors.As(err, &busy) {
+		return busy.message(server), detail
+	}
 	tmpl, ok := Messages[code]
 	unnamed := server == "" && strings.Contains(strings.ToLower(tmpl), "{server}") && code != Aborted && code != Timeout && code != RedirectUnhandled
 	if !ok || unnamed {

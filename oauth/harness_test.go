@@ -105,6 +105,7 @@ type fakeAS struct {
 	dpop         *dpopcheck.Checker            // when set: advertises ES256, checks proofs, binds tokens to their key
 	dpopBearer   bool                          // advertises ES256 but ignores proofs: Bearer tokens
 	nonceLoop    bool                          // every request with a proof is answered use_dpop_nonce with a new nonce
+	busy         []busyAnswerOf                // the next token requests' answers, after their proof is checked (its jti spent)
 
 	mu            sync.Mutex
 	codes         map[string]issuedCode
@@ -288,6 +289,19 @@ func (a *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 	}
 	jkt, ok := a.checkProof(w, r)
 	if !ok {
+		return
+	}
+	a.mu.Lock()
+	var busy *busyAnswerOf
+	if len(a.busy) > 0 {
+		busy, a.busy = &a.busy[0], a.busy[1:]
+	}
+	a.mu.Unlock()
+	if busy != nil {
+		if busy.retryAfter != "" {
+			w.Header().Set("Retry-After", busy.retryAfter)
+		}
+		writeJSON(w, busy.status, map[string]string{"error": "temporarily_unavailable"})
 		return
 	}
 	f := r.PostForm

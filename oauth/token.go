@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpwasm/mcpwasm/internal/busy"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"golang.org/x/oauth2"
 )
@@ -90,12 +91,22 @@ func (h *Handler) tokenRequest(ctx context.Context, endpoint string, cl clientCr
 // §5) when key is not nil. An authorization server that asks for a nonce
 // (400 error=use_dpop_nonce with DPoP-Nonce, §8) gets the request once
 // more, with a new proof carrying it; the newest nonce of each server is
-// kept for later proofs.
+// kept for later proofs. A busy endpoint (429, 503) gets the request
+// again after its Retry-After, a bounded number of times (see waitBusy).
 func postToken(ctx context.Context, hc *http.Client, clk Clock, endpoint string, cl clientCreds, form url.Values, key DPoPKey) (*tokenResponse, error) {
-	for attempt := 0; ; attempt++ {
-		tr, retry, err := postTokenOnce(ctx, hc, clk, endpoint, cl, form, key, attempt == 0)
-		if !retry {
+	nonced, waits := false, 0
+	for {
+		tr, retry, err := postTokenOnce(ctx, hc, clk, endpoint, cl, form, key, !nonced)
+		again, berr := waitBusy(ctx, clk, err, waits)
+		switch {
+		case berr != nil:
+			return nil, berr
+		case again:
+			waits++
+		case !retry:
 			return tr, err
+		default:
+			nonced = true
 		}
 	}
 }
@@ -132,6 +143,9 @@ func postTokenOnce(ctx context.Context, hc *http.Client, clk Clock, endpoint str
 	}
 	if len(body) > maxBody {
 		return nil, false, tokenErr(fmt.Sprintf("token response larger than %d bytes", maxBody), nil)
+	}
+	if busy.Busy(resp.StatusCode) {
+		return nil, false, &busyAnswer{resp: resp} // see postToken
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		var e struct {

@@ -47,12 +47,14 @@ const paramHeaderPrefix = "mcp-param-"
 // DefaultExposeHeaders are the response headers a browser MCP client needs
 // to read. WWW-Authenticate carries the RFC 9728 resource_metadata URL of a
 // 401 (see [Options.HideWWWAuthenticate]); DPoP-Nonce the server's RFC 9449
-// nonce.
+// nonce; Retry-After how long a busy server (429, 503) asks to be left
+// alone.
 var DefaultExposeHeaders = []string{
 	"Mcp-Session-Id",
 	"Mcp-Protocol-Version",
 	"WWW-Authenticate",
 	"DPoP-Nonce",
+	"Retry-After",
 }
 
 // DefaultAllowMethods are the methods Streamable HTTP and the legacy

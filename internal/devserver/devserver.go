@@ -84,6 +84,10 @@ type Config struct {
 	// (a test switch: the servers the relay is for).
 	NoCORS bool
 
+	// Busy makes the demo MCP servers and the authorization server's
+	// token endpoint answer 429 or 503 when a test says so (demo mode).
+	Busy BusyConfig
+
 	// AllowRemote permits listen addresses that are not loopback.
 	AllowRemote bool
 
@@ -203,7 +207,7 @@ func Handlers(cfg Config, page PageConfig) ([]Origin, error) {
 		}
 		origins = append(origins, mcp...)
 		if page.MCP2URL != "" {
-			origins = append(origins, Origin{Name: "mcp2", Handler: demo.SecondHandler(cfg.DemoOptions)})
+			origins = append(origins, Origin{Name: "mcp2", Handler: cfg.Busy.MCP2.wrap(demo.SecondHandler(cfg.DemoOptions), cfg.DemoOptions.CORS, busyMCP)})
 		}
 		if page.ModelURL != "" {
 			origins = append(origins, Origin{Name: "model", Handler: model.New(model.Options{CORS: cfg.DemoOptions.CORS, ChunkDelay: 15 * time.Millisecond})})
@@ -254,7 +258,7 @@ func protected(cfg Config, page PageConfig) ([]Origin, error) {
 		cfg.DemoOptions.CORS.Disabled = true
 	}
 	if !cfg.Auth.Enabled || page.ASURL == "" {
-		return []Origin{{Name: "mcp", Handler: demo.Handler(cfg.DemoOptions)}}, nil
+		return []Origin{{Name: "mcp", Handler: cfg.Busy.MCP.wrap(demo.Handler(cfg.DemoOptions), cfg.DemoOptions.CORS, busyMCP)}}, nil
 	}
 	as, err := authserver.New(authserver.Config{
 		Issuer:         page.ASURL,
@@ -281,8 +285,8 @@ func protected(cfg Config, page PageConfig) ([]Origin, error) {
 		p.ToolScopes = map[string]string{cfg.Auth.ScopedTool: authserver.ScopeAdmin}
 	}
 	return []Origin{
-		{Name: "mcp", Handler: demo.ProtectedHandler(cfg.DemoOptions, p)},
-		{Name: "as", Handler: as.Handler(), AuthServer: as},
+		{Name: "mcp", Handler: cfg.Busy.MCP.wrap(demo.ProtectedHandler(cfg.DemoOptions, p), cfg.DemoOptions.CORS, busyMCP)},
+		{Name: "as", Handler: cfg.Busy.Token.wrap(as.Handler(), cfg.DemoOptions.CORS, busyToken), AuthServer: as},
 	}, nil
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/agent"
 	"github.com/mcpwasm/mcpwasm/agent/internal/sse"
+	"github.com/mcpwasm/mcpwasm/internal/busy"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
@@ -210,22 +211,7 @@ func RetryAfter(h http.Header) time.Duration {
 			return time.Duration(ms * float64(time.Millisecond))
 		}
 	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 || s > math.MaxInt32 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
+	return busy.After(h, time.Now())
 }
 
 // SafeURL drops the query, fragment and user info of u, which may hold
