@@ -337,6 +337,16 @@ class MCP {
     await this._invoke("storage.clear", {});
   }
 
+  /**
+   * Where sign-ins (storage "indexeddb") are kept: { persistent: true } in
+   * IndexedDB; else { persistent: false, error } with the MCPError (code
+   * "storage") that says why they live in memory until the tab closes.
+   */
+  async storageStatus() {
+    const r = await this._invoke("storage.status", {});
+    return r.error ? { persistent: false, error: errorOf(r.error) } : { persistent: true };
+  }
+
   /** A worker runtime ended: every client fails; the next call starts a new runtime. */
   _ended(err) {
     for (const c of this.#host.targets.values()) c._fail?.(err);
