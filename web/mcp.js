@@ -135,7 +135,9 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
     const listed = (hook) => Array.isArray(hook) && hook.includes(mode);
     const refuseKeysForTest = listed(globalThis.__mcpwasmRefuseKeys);
     const trustKeysForTest = listed(globalThis.__mcpwasmTrustKeys);
-    const remote = new Remote(mode, { wasmURL: url.href, hints: readHints(), refuseKeysForTest, trustKeysForTest }, host.callbacks(), errorOf,
+    // globalThis.__mcpwasmNoIndexedDB: the worker has no IndexedDB.
+    const noIndexedDBForTest = globalThis.__mcpwasmNoIndexedDB === true;
+    const remote = new Remote(mode, { wasmURL: url.href, hints: readHints(), refuseKeysForTest, trustKeysForTest, noIndexedDBForTest }, host.callbacks(), errorOf,
       (err) => mcp?._ended(err), onProgress && ((l, t) => {
         try { onProgress(l, t); } catch (e) { console.error("mcp: onProgress threw", e); }
       }));

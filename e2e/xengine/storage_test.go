@@ -2,6 +2,7 @@ package xengine
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -264,4 +265,35 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	if db.Version != 4 || db.Marker != "the newer build's" || len(db.Grants) != 1 || db.Grants[0] != "https://newer.example/mcp" {
 		t.Errorf("the newer build's database afterwards: %+v; want version 4, its record and only its grant", db)
 	}
+}
+
+// TestIndexedDBUnavailableKeepsSignInsInMemory: where IndexedDB cannot be
+// used (taken away from the page, and from a worker runtime's worker
+// through the test hook, as where storage is disabled), mcp.storageStatus()
+// says sign-ins are kept in memory and why, the page hears it once, and
+// the sign-in and the tool call work.
+func TestIndexedDBUnavailableKeepsSignInsInMemory(t *testing.T) {
+	w := newServers(t, devserver.AuthConfig{}, os.DirFS(webDir), nil)
+	w.open()
+	w.navigate(w.win, w.PageURL+"/e2e/blank.html")
+	w.eval(`void (globalThis.__mcpwasmNoIndexedDB = true, Object.defineProperty(window, "indexedDB", { configurable: true, get: () => undefined }))`, nil)
+	w.load(w.win)
+	var rt string
+	w.eval(`mcp.runtime`, &rt)
+	t.Logf("Go runs in %s", rt)
+	w.watchStorage()
+	st := w.storageStatus()
+	if st.Persistent || st.Error == nil || st.Error.Code != "storage" || !strings.Contains(st.Error.Message, "will not be kept after this tab closes") {
+		t.Errorf("storageStatus() without IndexedDB = %s; want not persistent, a storage error saying sign-ins will not be kept after this tab closes", st)
+	}
+	if f := w.fallbacks(); len(f) != 1 {
+		t.Errorf("storagefallback reasons = %q; want one", f)
+	}
+	if !w.signedIn(w.popupSignIn(`{}`)) {
+		return
+	}
+	if !w.addWorks() {
+		t.Error("add(1, 2) after the sign-in did not return 3")
+	}
+	w.noPageErrors()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/jsbridge"
+	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
 // migrations[i] upgrades a database from version i to i+1. The database
@@ -91,7 +92,8 @@ func jsName(err error) string {
 // this one) and closed is called: newer is nil for a deletion.
 func open(ctx context.Context, name string, closed func(newer error)) (jsbridge.Value, error) {
 	fail := func(err error, what string) (jsbridge.Value, error) {
-		return jsbridge.Undefined(), storageErr(err, what)
+		return jsbridge.Undefined(), &mcperr.Error{Code: mcperr.Storage, Err: err,
+			Msg: "indexeddb: IndexedDB cannot be used here (" + what + "), so sign-ins are kept in memory and will not be kept after this tab closes; a browser that allows this site to store data keeps them"}
 	}
 	idb, err := jsbridge.Global().Get("indexedDB")
 	if err != nil || idb.IsUndefined() || idb.IsNull() {
