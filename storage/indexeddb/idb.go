@@ -127,8 +127,11 @@ func open(ctx context.Context, name string, closed func(newer error)) (jsbridge.
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second) // "blocked" never settles
 	defer cancel()
 	db, err := jsbridge.AwaitEvents(ctx, req, "result", []string{"success"}, []string{"error", "blocked"})
-	if jsName(err) == "VersionError" {
+	switch jsName(err) {
+	case "VersionError":
 		return jsbridge.Undefined(), newerErr(err, len(migrations))
+	case "QuotaExceededError": // no room to create or upgrade it
+		return jsbridge.Undefined(), fullErr(fmt.Errorf("%w: %w", errFull, err))
 	}
 	if err != nil {
 		return fail(err, "cannot open the database")

@@ -14,8 +14,14 @@
 //
 // The database is opened on first use, so a page that never signs in never
 // touches it. When IndexedDB cannot be opened (private mode, storage
-// disabled, a blocked upgrade), the store keeps its records in memory for
-// this page instead and says why, once, through the fallback callback.
+// disabled, a blocked upgrade) or its schema is newer than this build's
+// (the database's version, which [migrations] counts), the store keeps its
+// records in memory for this page instead and says why, once, through the
+// fallback callback; a newer build's database is neither read nor
+// written. When a write fails for lack of room, that write and the later
+// ones stay in memory over what the database holds. When another page
+// deletes the database, or a newer build upgrades it, the connection steps
+// aside at once; after a deletion the next use opens a new, empty one.
 //
 // Only idb.go and dpop.go touch JavaScript; the store, its memory fallback
 // and the encoding of records are plain Go, so that they are tested natively.
@@ -150,8 +156,7 @@ func (s *Store) put(ctx context.Context, store, key string, data []byte) error {
 // this page's writes stay in memory, its reads still find what IndexedDB
 // holds.
 func (s *Store) spill(b kv, cause error) kv {
-	reason := &mcperr.Error{Code: mcperr.Storage, Err: cause,
-		Msg: "indexeddb: the browser's storage for this site is full (QuotaExceededError), so sign-ins are kept in memory and will not be kept after this tab closes; free some space (site data in the browser's settings), then reload"}
+	reason := fullErr(cause)
 	s.mu.Lock()
 	if s.kv == b {
 		s.kv, s.fallback = &overlayKV{base: b}, reason
@@ -162,6 +167,12 @@ func (s *Store) spill(b kv, cause error) kv {
 		s.tell(err)
 	}
 	return b
+}
+
+// fullErr is the error of a database that has no room left.
+func fullErr(cause error) error {
+	return &mcperr.Error{Code: mcperr.Storage, Err: cause,
+		Msg: "indexeddb: the browser's storage for this site is full (QuotaExceededError), so sign-ins are kept in memory and will not be kept after this tab closes; free some space (site data in the browser's settings), then reload"}
 }
 
 // newerErr is the error of a database that a newer build of the app
