@@ -48,8 +48,8 @@ func New(name string, onFallback func(error)) *Store {
 	s = newStore(func(ctx context.Context) (kv, error) {
 		var b *sealedKV
 		db, err := open(ctx, name, func(newer error) {
-			// Not in the event's callback: the store's lock may be held
-			// by an open waiting for this very thread.
+			// Not in the event's callback, which must never block: the
+			// store's lock may be held by an open waiting for events.
 			go s.closed(b, newer)
 		})
 		if err != nil {
