@@ -437,7 +437,7 @@ func TestIndexedDBUnavailableFallsBackToMemory(t *testing.T) {
 	if reason == "" {
 		t.Error("no storagefallback event when IndexedDB is unavailable")
 	}
-	if c := console(); !strings.Contains(c, "warning: ") || !strings.Contains(c, "mcp: IndexedDB is unavailable") {
+	if c := console(); !strings.Contains(c, "warning: ") || !strings.Contains(c, "mcp: sign-ins are kept in memory") {
 		t.Errorf("no console.warn about the memory fallback; console: %q", console())
 	}
 }

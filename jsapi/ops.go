@@ -107,6 +107,13 @@ type (
 		Resource string `json:"resource,omitempty"`
 		Error    *Error `json:"error,omitempty"`
 	}
+	// StorageStatus is where the sign-ins of storage "indexeddb" are
+	// kept: Persistent, in IndexedDB; else in memory until the page
+	// closes, for Error's reason (code "storage").
+	StorageStatus struct {
+		Persistent bool   `json:"persistent"`
+		Error      *Error `json:"error,omitempty"`
+	}
 	// Error is an MCPError as JSON.
 	Error struct {
 		Code    mcperr.Code `json:"code"`
@@ -356,6 +363,7 @@ var Ops = []Op{
 	{"callback.deliver", Deliver{}, Delivered{}, "a sign-in result from any courier", false},
 	{"grants.apply", GrantChange{}, nil, "a grant change another tab announced", false},
 	{"storage.clear", struct{}{}, nil, "deletes every stored grant, registration and metadata", false},
+	{"storage.status", struct{}{}, StorageStatus{}, "where sign-ins are kept: IndexedDB, or memory and why", false},
 	{"catalog.new", NewCatalog{}, CatalogCreated{}, "makes a catalog of servers; nothing connects yet", true},
 	{"catalog.add", CatalogAdd{}, nil, "adds a server", true},
 	{"catalog.remove", CatalogServer{}, nil, "removes a server (its session ends)", false},

@@ -77,6 +77,7 @@ func ErrorValue(err error) Value {
 // it is an MCPError, its code is kept.
 type JSError struct {
 	Code    mcperr.Code // code of an MCPError, else ""
+	Name    string      // the error's name ("QuotaExceededError", "VersionError"), when it has one
 	Message string
 }
 
@@ -104,6 +105,9 @@ func FromJS(v Value) error {
 		if c, err := v.Get("code"); err == nil && c.Type() == safejs.TypeString {
 			s, _ := c.String()
 			e.Code = mcperr.Code(s)
+		}
+		if n, err := v.Get("name"); err == nil && n.Type() == safejs.TypeString {
+			e.Name, _ = n.String()
 		}
 	}
 	return e

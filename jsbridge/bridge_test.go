@@ -170,3 +170,20 @@ func TestLateSettleAfterTimeout(t *testing.T) {
 		t.Errorf("a late settle called a released callback: %s", errs)
 	}
 }
+
+// TestFromJSKeepsTheErrorName: a DOMException's name (what IndexedDB and
+// WebCrypto failures are told apart by) survives into the Go error.
+func TestFromJSKeepsTheErrorName(t *testing.T) {
+	ctor, err := Global().Get("DOMException")
+	if err != nil || ctor.IsUndefined() {
+		t.Fatal("this runtime has no DOMException")
+	}
+	v, err := ctor.New("the quota was exceeded", "QuotaExceededError")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var je *JSError
+	if !errors.As(FromJS(v), &je) || je.Name != "QuotaExceededError" || je.Message != "the quota was exceeded" {
+		t.Errorf("FromJS(DOMException) = %#v; want name QuotaExceededError and its message", je)
+	}
+}

@@ -5,8 +5,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/hostpolicy"
@@ -75,6 +77,7 @@ func (a *app) handlers() map[string]handler {
 		"callback.deliver":             op(a.opDeliver),
 		"grants.apply":                 op(a.opApply),
 		"storage.clear":                op(a.opClear),
+		"storage.status":               op(a.opStorageStatus),
 		"catalog.new":                  op(a.opNewCatalog),
 		"catalog.add":                  op(a.opCatalogAdd),
 		"catalog.remove":               op(a.opCatalogRemove),
@@ -305,6 +308,23 @@ func (a *app) opDeliver(ctx context.Context, args jsapi.Deliver, _ jsCall) (any,
 func (a *app) opApply(ctx context.Context, args jsapi.GrantChange, _ jsCall) (any, error) {
 	a.registry.Apply(ctx, oauth.Change{Kind: oauth.ChangeKind(args.Kind), Resource: args.Resource})
 	return nil, nil
+}
+
+// opStorageStatus opens the store if needed and says where it keeps the
+// sign-ins.
+func (a *app) opStorageStatus(context.Context, struct{}, jsCall) (any, error) {
+	err := a.idb.Fallback()
+	if err == nil {
+		return jsapi.StorageStatus{Persistent: true}, nil
+	}
+	// The store's own sentence (why, and what to do), not the generic one
+	// of a failed request: nothing failed, the sign-ins live in memory.
+	msg := err.Error()
+	var me *mcperr.Error
+	if errors.As(err, &me) {
+		msg = strings.TrimPrefix(me.Msg, "indexeddb: ")
+	}
+	return jsapi.StorageStatus{Error: &jsapi.Error{Code: mcperr.CodeOf(err, mcperr.Storage), Message: msg, Detail: err.Error()}}, nil
 }
 
 // opClear deletes everything stored for this origin; this page's clients

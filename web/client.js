@@ -244,7 +244,7 @@ export class Client extends EventTarget {
       console.warn(`mcp: a refreshed sign-in could not be stored (${detail.message}); it is kept in memory for this page`);
     }
     if (type === "storagefallback") {
-      console.warn(`mcp: IndexedDB is unavailable (${detail.reason}); sign-ins are kept in memory and last only until this page closes`);
+      console.warn(`mcp: sign-ins are kept in memory and last only until this page closes: ${detail.reason}`);
     }
     if (type === "warning") console.warn(`mcp: ${this.url}: ${detail.message}`);
     if (type === "statechange") {

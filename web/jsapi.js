@@ -176,6 +176,7 @@ export const OPS = Object.freeze({
   "callback.deliver": false,
   "grants.apply": false,
   "storage.clear": false,
+  "storage.status": false,
   "catalog.new": true,
   "catalog.add": true,
   "catalog.remove": false,

@@ -79,6 +79,21 @@ export interface MCP {
   handleCallback(url?: string | URL): Promise<boolean>;
   /** Deletes every stored grant, client registration and cached metadata of this origin. */
   clearStorage(): Promise<void>;
+  /**
+   * Where sign-ins of storage "indexeddb" are kept (opens the store if
+   * needed). persistent false: in memory until this tab closes, because
+   * IndexedDB is unavailable, full, or holds a newer build's schema; error
+   * (code "storage") says which and what to do.
+   */
+  storageStatus(): Promise<StorageStatus>;
+}
+
+/** What mcp.storageStatus() resolves with. */
+export interface StorageStatus {
+  /** true: sign-ins are kept in IndexedDB; false: in memory, gone when this tab closes. */
+  persistent: boolean;
+  /** Why they are in memory (code "storage"), when persistent is false. */
+  error?: MCPError;
 }
 
 export type ClientState =
@@ -382,7 +397,7 @@ export interface LogDetail {
 
 export interface ClientEventMap {
   statechange: CustomEvent<StateChangeDetail>;
-  /** IndexedDB is unavailable; grants are kept in memory for this page only. */
+  /** IndexedDB is unavailable, full or from a newer build; grants are kept in memory for this page only. */
   storagefallback: CustomEvent<{ reason: string }>;
   /** The access token was refreshed (no secrets in the detail). */
   tokenrefreshed: CustomEvent<{ resource: string }>;

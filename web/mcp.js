@@ -135,7 +135,9 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
     const listed = (hook) => Array.isArray(hook) && hook.includes(mode);
     const refuseKeysForTest = listed(globalThis.__mcpwasmRefuseKeys);
     const trustKeysForTest = listed(globalThis.__mcpwasmTrustKeys);
-    const remote = new Remote(mode, { wasmURL: url.href, hints: readHints(), refuseKeysForTest, trustKeysForTest }, host.callbacks(), errorOf,
+    // globalThis.__mcpwasmNoIndexedDB: the worker has no IndexedDB.
+    const noIndexedDBForTest = globalThis.__mcpwasmNoIndexedDB === true;
+    const remote = new Remote(mode, { wasmURL: url.href, hints: readHints(), refuseKeysForTest, trustKeysForTest, noIndexedDBForTest }, host.callbacks(), errorOf,
       (err) => mcp?._ended(err), onProgress && ((l, t) => {
         try { onProgress(l, t); } catch (e) { console.error("mcp: onProgress threw", e); }
       }));
@@ -335,6 +337,16 @@ class MCP {
   async clearStorage() {
     try { localStorage.removeItem(HINTS_KEY); } catch { /* storage off */ }
     await this._invoke("storage.clear", {});
+  }
+
+  /**
+   * Where sign-ins (storage "indexeddb") are kept: { persistent: true } in
+   * IndexedDB; else { persistent: false, error } with the MCPError (code
+   * "storage") that says why they live in memory until the tab closes.
+   */
+  async storageStatus() {
+    const r = await this._invoke("storage.status", {});
+    return r.error ? { persistent: false, error: errorOf(r.error) } : { persistent: true };
   }
 
   /** A worker runtime ended: every client fails; the next call starts a new runtime. */

@@ -197,7 +197,7 @@ class Tab {
     }
   }
 
-  async #hello({ wasmURL, hints, protocol, progress, refuseKeysForTest, trustKeysForTest }) {
+  async #hello({ wasmURL, hints, protocol, progress, refuseKeysForTest, trustKeysForTest, noIndexedDBForTest }) {
     if (protocol !== PROTOCOL) {
       this.post({ t: "stale" }); // a worker of another version of mcp.js: the page starts its own
       return;
@@ -205,6 +205,9 @@ class Tab {
     // Test hooks: refuseKeysForTest (Chromium takes WebKit's path),
     // trustKeysForTest (a benchmark times WebKit's SharedWorker).
     const why = refuseKeysForTest === true ? "a test asked for it" : trustKeysForTest === true ? null : await keysRefusal();
+    // Test hook: IndexedDB unavailable in this worker, as where storage is
+    // disabled (a page cannot reach a worker's globals).
+    if (noIndexedDBForTest === true) Object.defineProperty(globalThis, "indexedDB", { configurable: true, get: () => undefined });
     if (why) {
       this.post({ t: "nokeys", reason: why }); // the page runs Go elsewhere
       return;

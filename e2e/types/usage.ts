@@ -59,6 +59,8 @@ async function demo(): Promise<void> {
   await client.close();
   const taken: boolean = await mcp.handleCallback(location.href);
   await mcp.clearStorage();
+  const st = await mcp.storageStatus();
+  if (!st.persistent) console.warn(st.error?.code, "sign-ins will not be kept after this tab closes");
   void taken;
   try {
     await client.ping();

@@ -4,6 +4,7 @@ package indexeddb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -54,6 +55,11 @@ func (k *idbDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error)
 		}
 		// add, not put: when another tab stored a key first, use its key.
 		if werr := db.write(ctx, storeDPoP, "add", rec); werr != nil {
+			if errors.Is(werr, errFull) {
+				// No room: this key lives in the page, as the
+				// grants that the store then keeps in memory do.
+				return k.mem.Key(ctx, id)
+			}
 			if rec, err = db.getRecord(ctx, storeDPoP, id); err != nil || rec.IsUndefined() {
 				return nil, keyStoreErr(werr, "the DPoP key")
 			}

@@ -4,11 +4,13 @@ package indexeddb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/jsbridge"
+	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
 // migrations[i] upgrades a database from version i to i+1. The database
@@ -39,34 +41,59 @@ func createStores(db jsbridge.Value, names ...string) error {
 }
 
 // New returns the store of database name; nothing is opened yet.
-// onFallback, when set, is called once if IndexedDB cannot be opened and
-// memory is used instead.
+// onFallback, when set, is called once if IndexedDB cannot be opened, is
+// full, or belongs to a newer build, and memory is used instead.
 func New(name string, onFallback func(error)) *Store {
-	return newStore(func(ctx context.Context) (kv, error) {
-		db, err := open(ctx, name)
+	var s *Store
+	s = newStore(func(ctx context.Context) (kv, error) {
+		var b *sealedKV
+		db, err := open(ctx, name, func(newer error) {
+			// Not in the event's callback, which must never block: the
+			// store's lock may be held by an open waiting for events.
+			go s.closed(b, newer)
+		})
 		if err != nil {
 			return nil, err
 		}
 		d := &idbDB{db: db}
-		return &sealedKV{db: d, sl: d}, nil
+		b = &sealedKV{db: d, sl: d}
+		return b, nil
 	}, onFallback)
+	return s
 }
 
 // idb returns the store's database; false on the memory fallback.
 func (s *Store) idb(ctx context.Context) (*idbDB, bool) {
-	b, ok := s.backend(ctx).(*sealedKV)
+	b := s.backend(ctx)
+	if o, ok := b.(*overlayKV); ok {
+		b = o.base
+	}
+	sk, ok := b.(*sealedKV)
 	if !ok {
 		return nil, false
 	}
-	d, ok := b.db.(*idbDB)
+	d, ok := sk.db.(*idbDB)
 	return d, ok
 }
 
+// jsName is the name of the JavaScript error err carries ("" if none).
+func jsName(err error) string {
+	var je *jsbridge.JSError
+	if errors.As(err, &je) {
+		return je.Name
+	}
+	return ""
+}
+
 // open opens (creating or upgrading) the database name. It fails with a
-// "storage" error when IndexedDB is unavailable.
-func open(ctx context.Context, name string) (jsbridge.Value, error) {
+// "storage" error when IndexedDB is unavailable or the database's schema
+// is newer than this build's. When another page deletes or upgrades the
+// database later, the connection is closed (so that page never waits for
+// this one) and closed is called: newer is nil for a deletion.
+func open(ctx context.Context, name string, closed func(newer error)) (jsbridge.Value, error) {
 	fail := func(err error, what string) (jsbridge.Value, error) {
-		return jsbridge.Undefined(), storageErr(err, what)
+		return jsbridge.Undefined(), &mcperr.Error{Code: mcperr.Storage, Err: err,
+			Msg: "indexeddb: IndexedDB cannot be used here (" + what + "), so sign-ins are kept in memory and will not be kept after this tab closes; a browser that allows this site to store data keeps them"}
 	}
 	idb, err := jsbridge.Global().Get("indexedDB")
 	if err != nil || idb.IsUndefined() || idb.IsNull() {
@@ -100,6 +127,12 @@ func open(ctx context.Context, name string) (jsbridge.Value, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second) // "blocked" never settles
 	defer cancel()
 	db, err := jsbridge.AwaitEvents(ctx, req, "result", []string{"success"}, []string{"error", "blocked"})
+	switch jsName(err) {
+	case "VersionError":
+		return jsbridge.Undefined(), newerErr(err, len(migrations))
+	case "QuotaExceededError": // no room to create or upgrade it
+		return jsbridge.Undefined(), fullErr(fmt.Errorf("%w: %w", errFull, err))
+	}
 	if err != nil {
 		return fail(err, "cannot open the database")
 	}
@@ -108,10 +141,18 @@ func open(ctx context.Context, name string) (jsbridge.Value, error) {
 		return fail(err, "cannot upgrade the database")
 	default:
 	}
-	// A newer page in another tab wants to upgrade the schema: step aside
-	// (this page's store then fails with "storage" errors; a reload fixes it).
-	onVersionChange, err := jsbridge.Func(func([]jsbridge.Value) (any, error) {
+	// Another page deletes the database (clears the site's data) or a
+	// newer build upgrades it: step aside at once, or that page waits
+	// ("blocked") for this one.
+	onVersionChange, err := jsbridge.Func(func(args []jsbridge.Value) (any, error) {
 		_, _ = db.Call("close")
+		nv, _ := jsbridge.Arg(args, 0).Get("newVersion")
+		if nv.IsNull() || nv.IsUndefined() {
+			closed(nil)
+		} else {
+			n, _ := nv.Int()
+			closed(newerErr(fmt.Errorf("another page upgraded the database to version %d", n), len(migrations)))
+		}
 		return nil, nil
 	})
 	if err == nil {
@@ -351,8 +392,13 @@ func (s *idbDB) write(ctx context.Context, store, op string, arg any) error {
 		_, _ = tx.Call("abort")
 		return storageErr(err, "cannot write "+store)
 	}
-	if _, err := jsbridge.AwaitEvents(ctx, tx, "", []string{"complete"}, []string{"error", "abort"}); err != nil {
-		return storageErr(err, "cannot write "+store+" (quota?)")
+	// A failed request aborts its transaction, whose error then says why
+	// (at the request's bubbled "error" it may not be set yet).
+	if _, err := jsbridge.AwaitEvents(ctx, tx, "", []string{"complete"}, []string{"abort"}); err != nil {
+		if jsName(err) == "QuotaExceededError" {
+			err = fmt.Errorf("%w: %w", errFull, err)
+		}
+		return storageErr(err, "cannot write "+store)
 	}
 	return nil
 }
@@ -381,7 +427,10 @@ func (s *idbDB) crypt(ctx context.Context, op string, iv, data []byte) ([]byte, 
 	}
 	out, err := jsbridge.Await(ctx, p)
 	if err != nil {
-		return nil, storageErr(err, "cannot "+op+" (a record from another key?)")
+		if op == "decrypt" && jsName(err) == "OperationError" {
+			err = fmt.Errorf("%w: %w", errOtherKey, err)
+		}
+		return nil, storageErr(err, "cannot "+op)
 	}
 	return jsbridge.Bytes(out)
 }

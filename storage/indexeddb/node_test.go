@@ -214,3 +214,46 @@ func TestWebCryptoSealsLikeGo(t *testing.T) {
 		t.Errorf("WebCrypto sealed %x; Go seals %x", ct, goCT)
 	}
 }
+
+// TestRecordUnderAnotherKeyIsToldApart: WebCrypto's refusal to open a
+// record sealed under another key is errOtherKey (the store then takes the
+// record for none), and reads as such through the store; a record that
+// opens does not.
+func TestRecordUnderAnotherKeyIsToldApart(t *testing.T) {
+	ctx := ctxT(t)
+	subtle, err := subtleCrypto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	newKey := func() *idbDB {
+		alg, _ := jsbridge.NewObject(map[string]any{"name": "AES-GCM", "length": 256})
+		p, err := subtle.Call("generateKey", alg, false, []any{"encrypt", "decrypt"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, err := jsbridge.Await(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &idbDB{key: key, keyOK: true}
+	}
+	a, b := newKey(), newKey()
+	iv := make([]byte, ivSize)
+	rand.Read(iv)
+	ct, err := a.seal(ctx, iv, []byte(`{"AccessToken":"at"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.unseal(ctx, iv, ct); err != nil {
+		t.Fatalf("unseal under the same key: %v", err)
+	}
+	if _, err := b.unseal(ctx, iv, ct); !errors.Is(err, errOtherKey) {
+		t.Errorf("unseal under another key = %v; want errOtherKey", err)
+	}
+	db := &fakeDB{}
+	_ = db.writeRecord(ctx, storeGrants, map[string]any{propKey: "https://mcp.example.com/mcp", propIV: iv, propCT: ct})
+	s := opened(t, &sealedKV{db: db, sl: b})
+	if g, err := s.GetGrant(ctx, "https://mcp.example.com/mcp"); g != nil || err != nil {
+		t.Errorf("GetGrant of a record under another key = %+v, %v; want none", g, err)
+	}
+}

@@ -3,6 +3,7 @@ package indexeddb
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"strings"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
@@ -36,6 +37,16 @@ const (
 // encrypted: all but cached metadata.
 func sealed(store string) bool { return store != storeMetadata }
 
+// Errors a [recordDB] or [sealer] wraps so that the store can tell them
+// apart from the rest.
+var (
+	// errFull: the browser refused a write for lack of room
+	// (QuotaExceededError).
+	errFull = errors.New("the browser's storage for this site is full (QuotaExceededError)")
+	// errOtherKey: a record does not open under the database's key.
+	errOtherKey = errors.New("the record was sealed under another key")
+)
+
 // sealer is AES-GCM (128-bit tag, no additional data) under the
 // database's wrapping key: WebCrypto in the browser.
 type sealer interface {
@@ -46,6 +57,7 @@ type sealer interface {
 // storedRecord is a record of a [kv] store as read back: JSON in
 // storeMetadata, IV and CT in the others.
 type storedRecord struct {
+	Key    string // set by readAll only
 	JSON   string
 	IV, CT []byte
 }
@@ -76,6 +88,11 @@ func (s *sealedKV) get(ctx context.Context, store, key string) ([]byte, bool, er
 		return []byte(rec.JSON), true, nil
 	}
 	plain, err := s.sl.unseal(ctx, rec.IV, rec.CT)
+	if errors.Is(err, errOtherKey) {
+		// Sealed under a key the database no longer holds (its key
+		// record was lost): as good as none; the next put replaces it.
+		return nil, false, nil
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -101,22 +118,22 @@ func (s *sealedKV) del(ctx context.Context, store, key string) error {
 	return s.db.deleteRecord(ctx, store, key)
 }
 
-func (s *sealedKV) all(ctx context.Context, store string) ([][]byte, error) {
+func (s *sealedKV) all(ctx context.Context, store string) (map[string][]byte, error) {
 	recs, err := s.db.readAll(ctx, store)
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]byte, 0, len(recs))
+	out := make(map[string][]byte, len(recs))
 	for _, rec := range recs {
 		if !sealed(store) {
-			out = append(out, []byte(rec.JSON))
+			out[rec.Key] = []byte(rec.JSON)
 			continue
 		}
 		plain, err := s.sl.unseal(ctx, rec.IV, rec.CT)
 		if err != nil {
 			continue // one record that cannot be read does not hide the others
 		}
-		out = append(out, plain)
+		out[rec.Key] = plain
 	}
 	return out, nil
 }

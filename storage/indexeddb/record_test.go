@@ -172,7 +172,11 @@ func (g gcmSealer) unseal(_ context.Context, iv, ct []byte) ([]byte, error) {
 	if len(iv) != g.aead.NonceSize() {
 		return nil, fmt.Errorf("a nonce of %d bytes", len(iv))
 	}
-	return g.aead.Open(nil, iv, ct, nil)
+	plain, err := g.aead.Open(nil, iv, ct, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errOtherKey, err)
+	}
+	return plain, nil
 }
 
 // fakeDB is a [recordDB] in memory: each record as its properties, by
@@ -217,6 +221,7 @@ func (d *fakeDB) readAll(ctx context.Context, store string) ([]storedRecord, err
 	var out []storedRecord
 	for key := range d.stores[store] {
 		rec, _, _ := d.readRecord(ctx, store, key)
+		rec.Key = key
 		out = append(out, rec)
 	}
 	return out, nil
@@ -356,19 +361,27 @@ func TestRecordsAreWrittenInTheStoredShape(t *testing.T) {
 	}
 }
 
-// TestRecordSealedUnderAnotherKeyIsAnError: a sealed record that does not
-// open is an error, not an absent record; metadata, not sealed, still reads.
-func TestRecordSealedUnderAnotherKeyIsAnError(t *testing.T) {
+// TestRecordSealedUnderAnotherKeyIsNone: a sealed record that does not
+// open (its key record was lost, a new key made) is taken for no record,
+// so the page is signed out rather than stuck; the next write replaces it.
+// Metadata, not sealed, still reads.
+func TestRecordSealedUnderAnotherKeyIsNone(t *testing.T) {
 	ctx := ctxT(t)
 	f := loadFixture(t)
 	other := bytes.Clone(f.aesKey)
 	other[0] ^= 1
 	s := opened(t, &sealedKV{db: f.db(t), sl: newGCMSealer(t, other)})
-	if g, err := s.GetGrant(ctx, fixtureGrant().Resource); g != nil || err == nil {
-		t.Errorf("GetGrant under another key = %v, %v; want an error", g, err)
+	if g, err := s.GetGrant(ctx, fixtureGrant().Resource); g != nil || err != nil {
+		t.Errorf("GetGrant under another key = %v, %v; want none, no error", g, err)
 	}
 	if m, err := s.GetMetadata(ctx, fixtureMetadata().Key); m == nil || err != nil {
 		t.Errorf("GetMetadata under another key = %v, %v; want the metadata", m, err)
+	}
+	if err := s.PutGrant(ctx, fixtureGrant()); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := s.GetGrant(ctx, fixtureGrant().Resource); err != nil || cmp.Diff(fixtureGrant(), g) != "" {
+		t.Errorf("GetGrant after a new sign-in = %+v, %v; want the new grant", g, err)
 	}
 }
 

@@ -14,8 +14,14 @@
 //
 // The database is opened on first use, so a page that never signs in never
 // touches it. When IndexedDB cannot be opened (private mode, storage
-// disabled, a blocked upgrade), the store keeps its records in memory for
-// this page instead and says why, once, through the fallback callback.
+// disabled, a blocked upgrade) or its schema is newer than this build's
+// (the database's version, which [migrations] counts), the store keeps its
+// records in memory for this page instead and says why, once, through the
+// fallback callback; a newer build's database is neither read nor
+// written. When a write fails for lack of room, that write and the later
+// ones stay in memory over what the database holds. When another page
+// deletes the database, or a newer build upgrades it, the connection steps
+// aside at once; after a deletion the next use opens a new, empty one.
 //
 // Only idb.go and dpop.go touch JavaScript; the store, its memory fallback
 // and the encoding of records are plain Go, so that they are tested natively.
@@ -24,6 +30,8 @@ package indexeddb
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -49,9 +57,10 @@ type Store struct {
 	open       func(context.Context) (kv, error) // the database; an error means memory instead
 	onFallback func(error)
 
-	once     sync.Once
-	kv       kv
-	fallback error // why IndexedDB is not used; nil while it is
+	mu       sync.Mutex // held while the database opens
+	kv       kv         // nil until first use, and after the database was deleted
+	fallback error      // why IndexedDB is not used; nil while it is
+	told     bool       // onFallback has run
 
 	dpop struct {
 		once sync.Once
@@ -77,7 +86,7 @@ type kv interface {
 	put(ctx context.Context, store, key string, data []byte) error
 	del(ctx context.Context, store, key string) error
 	clear(ctx context.Context, store string) error
-	all(ctx context.Context, store string) ([][]byte, error)
+	all(ctx context.Context, store string) (map[string][]byte, error) // by key
 }
 
 func storageErr(err error, what string) error {
@@ -90,29 +99,110 @@ func newStore(open func(context.Context) (kv, error), onFallback func(error)) *S
 	return &Store{open: open, onFallback: onFallback}
 }
 
-// backend opens the database on first use, or falls back to memory.
+// backend opens the database on first use (again after it was deleted),
+// or falls back to memory.
 func (s *Store) backend(context.Context) kv {
-	s.once.Do(func() {
+	s.mu.Lock()
+	if s.kv == nil {
 		// Not the caller's context: a caller that gives up must not
 		// leave the whole page on the memory fallback.
 		b, err := s.open(context.Background())
 		if err != nil {
 			s.kv, s.fallback = &memKV{}, err
-			if s.onFallback != nil {
-				s.onFallback(err)
-			}
-			return
+		} else {
+			s.kv = b
 		}
-		s.kv = b
-	})
-	return s.kv
+	}
+	b, err := s.kv, s.fallback
+	s.mu.Unlock()
+	if err != nil {
+		s.tell(err)
+	}
+	return b
+}
+
+// tell runs onFallback, once in the page's life.
+func (s *Store) tell(err error) {
+	s.mu.Lock()
+	told := s.told
+	s.told = true
+	s.mu.Unlock()
+	if !told && s.onFallback != nil {
+		s.onFallback(err)
+	}
 }
 
 // Fallback opens the store if needed and reports why it keeps its records
 // in memory, or nil when they are in IndexedDB.
 func (s *Store) Fallback() error {
 	s.backend(context.Background())
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.fallback
+}
+
+// put stores data, in memory from now on when IndexedDB is full
+// ([errFull]): the page goes on, and says so through the fallback.
+func (s *Store) put(ctx context.Context, store, key string, data []byte) error {
+	b := s.backend(ctx)
+	err := b.put(ctx, store, key, data)
+	if errors.Is(err, errFull) {
+		return s.spill(b, err).put(ctx, store, key, data)
+	}
+	return err
+}
+
+// spill makes b, which refused a write for lack of room, an [overlayKV]:
+// this page's writes stay in memory, its reads still find what IndexedDB
+// holds.
+func (s *Store) spill(b kv, cause error) kv {
+	reason := fullErr(cause)
+	s.mu.Lock()
+	if s.kv == b {
+		s.kv, s.fallback = &overlayKV{base: b}, reason
+	}
+	b, err := s.kv, s.fallback
+	s.mu.Unlock()
+	if err != nil {
+		s.tell(err)
+	}
+	return b
+}
+
+// fullErr is the error of a database that has no room left.
+func fullErr(cause error) error {
+	return &mcperr.Error{Code: mcperr.Storage, Err: cause,
+		Msg: "indexeddb: the browser's storage for this site is full (QuotaExceededError), so sign-ins are kept in memory and will not be kept after this tab closes; free some space (site data in the browser's settings), then reload"}
+}
+
+// newerErr is the error of a database that a newer build of the app
+// upgraded past version, the schema this build knows.
+func newerErr(cause error, version int) error {
+	return &mcperr.Error{Code: mcperr.Storage, Err: cause,
+		Msg: fmt.Sprintf("indexeddb: a newer version of this app stored these sign-ins (a database schema newer than version %d), so this page leaves them untouched and keeps its sign-ins in memory until it closes; reload the page to get the newer version", version)}
+}
+
+// closed is called when another page takes the database b away: deleted
+// (storage evicted or cleared: the next use opens a new, empty one, so
+// this page is signed out), or upgraded by a newer build (newer: memory
+// from now on, nothing of the newer build's records touched).
+func (s *Store) closed(b kv, newer error) {
+	s.mu.Lock()
+	if o, ok := s.kv.(*overlayKV); ok && o.base == b {
+		b = o
+	}
+	if s.kv != b {
+		s.mu.Unlock()
+		return
+	}
+	if newer == nil {
+		s.kv = nil
+		s.mu.Unlock()
+		return
+	}
+	s.kv, s.fallback = &memKV{}, newer
+	s.mu.Unlock()
+	s.tell(newer)
 }
 
 // Shared implements [oauth.SharedStore]: records in IndexedDB are seen by
@@ -172,13 +262,88 @@ func (m *memKV) clear(_ context.Context, store string) error {
 	return nil
 }
 
-func (m *memKV) all(_ context.Context, store string) ([][]byte, error) {
+func (m *memKV) all(_ context.Context, store string) (map[string][]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out [][]byte
+	out := map[string][]byte{}
 	for k, v := range m.m {
-		if strings.HasPrefix(k, store+"\x00") {
-			out = append(out, v)
+		if key, ok := strings.CutPrefix(k, store+"\x00"); ok {
+			out[key] = v
+		}
+	}
+	return out, nil
+}
+
+// overlayKV is a database that refused a write for lack of room: this
+// page's writes and deletions are kept in memory over it; reads fall
+// through to what the database holds.
+type overlayKV struct {
+	base kv
+	mem  memKV
+
+	mu      sync.Mutex
+	gone    map[string]bool // store\x00key deleted in this page
+	cleared map[string]bool // stores cleared in this page
+}
+
+func (o *overlayKV) hidden(store, key string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.cleared[store] || o.gone[store+"\x00"+key]
+}
+
+func (o *overlayKV) get(ctx context.Context, store, key string) ([]byte, bool, error) {
+	if v, ok, _ := o.mem.get(ctx, store, key); ok {
+		return v, true, nil
+	}
+	if o.hidden(store, key) {
+		return nil, false, nil
+	}
+	return o.base.get(ctx, store, key)
+}
+
+func (o *overlayKV) put(ctx context.Context, store, key string, data []byte) error {
+	o.mu.Lock()
+	delete(o.gone, store+"\x00"+key)
+	o.mu.Unlock()
+	return o.mem.put(ctx, store, key, data)
+}
+
+func (o *overlayKV) del(ctx context.Context, store, key string) error {
+	o.mu.Lock()
+	if o.gone == nil {
+		o.gone = map[string]bool{}
+	}
+	o.gone[store+"\x00"+key] = true
+	o.mu.Unlock()
+	_ = o.base.del(ctx, store, key) // a deletion frees room; if it fails, the record stays hidden here
+	return o.mem.del(ctx, store, key)
+}
+
+func (o *overlayKV) clear(ctx context.Context, store string) error {
+	o.mu.Lock()
+	if o.cleared == nil {
+		o.cleared = map[string]bool{}
+	}
+	o.cleared[store] = true
+	o.mu.Unlock()
+	_ = o.base.clear(ctx, store)
+	return o.mem.clear(ctx, store)
+}
+
+// all lists the page's records over the database's.
+func (o *overlayKV) all(ctx context.Context, store string) (map[string][]byte, error) {
+	out, _ := o.mem.all(ctx, store)
+	if o.hidden(store, "") {
+		return out, nil
+	}
+	base, err := o.base.all(ctx, store)
+	if err != nil {
+		return out, nil // the page's own records still count
+	}
+	for key, v := range base {
+		if _, mine := out[key]; !mine && !o.hidden(store, key) {
+			out[key] = v
 		}
 	}
 	return out, nil
@@ -266,7 +431,7 @@ func save(ctx context.Context, s *Store, store, key string, v any) error {
 	if err != nil {
 		return storageErr(err, "cannot encode")
 	}
-	return s.backend(ctx).put(ctx, store, key, data)
+	return s.put(ctx, store, key, data)
 }
 
 // GetConversation implements agent.ConversationStore: the conversation's
@@ -277,7 +442,7 @@ func (s *Store) GetConversation(ctx context.Context, id string) ([]byte, bool, e
 
 // PutConversation implements agent.ConversationStore.
 func (s *Store) PutConversation(ctx context.Context, id string, data []byte) error {
-	return s.backend(ctx).put(ctx, storeConversations, id, data)
+	return s.put(ctx, storeConversations, id, data)
 }
 
 // DeleteConversation implements agent.ConversationStore.
@@ -289,5 +454,10 @@ func (s *Store) DeleteConversation(ctx context.Context, id string) error {
 // conversation's JSON, in no order; a record that cannot be unsealed is
 // left out.
 func (s *Store) ListConversations(ctx context.Context) ([][]byte, error) {
-	return s.backend(ctx).all(ctx, storeConversations)
+	all, err := s.backend(ctx).all(ctx, storeConversations)
+	out := make([][]byte, 0, len(all))
+	for _, v := range all {
+		out = append(out, v)
+	}
+	return out, err
 }
