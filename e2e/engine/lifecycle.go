@@ -27,8 +27,12 @@ type Lifecycle interface {
 
 var _ Lifecycle = (*cdpTab)(nil)
 
-func (w *cdpTab) Freeze(ctx context.Context) error { return w.lifecycle(ctx, page.SetWebLifecycleStateStateFrozen) }
-func (w *cdpTab) Resume(ctx context.Context) error { return w.lifecycle(ctx, page.SetWebLifecycleStateStateActive) }
+func (w *cdpTab) Freeze(ctx context.Context) error {
+	return w.lifecycle(ctx, page.SetWebLifecycleStateStateFrozen)
+}
+func (w *cdpTab) Resume(ctx context.Context) error {
+	return w.lifecycle(ctx, page.SetWebLifecycleStateStateActive)
+}
 
 func (w *cdpTab) lifecycle(ctx context.Context, state page.SetWebLifecycleStateState) error {
 	return w.run(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
