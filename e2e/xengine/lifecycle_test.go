@@ -1,6 +1,7 @@
 package xengine
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -39,8 +40,15 @@ func (w *world) callAdd(win engine.Window, a, b int) (sum float64, state string,
 		State string  `json:"state"`
 		Error *jsErr  `json:"error"`
 	}
-	w.evalIn(win, fmt.Sprintf(`c.callTool("add", { a: %d, b: %d }, { timeoutMs: 20000 }).then(
+	// A call that outlives its own timeout is a failure too, said in a
+	// minute rather than at the scenario's end.
+	ctx, cancel := context.WithTimeout(w.ctx, time.Minute)
+	defer cancel()
+	evalErr := win.Eval(ctx, fmt.Sprintf(`c.callTool("add", { a: %d, b: %d }, { timeoutMs: 20000 }).then(
 		(r) => ({ sum: r.structuredContent.sum, state: c.state }), (e) => ({ ...(%s)(e), state: c.state }))`, a, b, catchJS), &got)
+	if evalErr != nil {
+		w.t.Fatalf("callTool(add, {%d, %d}) with timeoutMs 20000 did not settle within a minute: %v", a, b, evalErr)
+	}
 	return got.Sum, got.State, got.Error
 }
 
