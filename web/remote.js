@@ -84,7 +84,7 @@ class Connection {
       this.end({ code: "closed", message: `the mcpwasm runtime crashed (${reason}); the next call starts a new one` });
     });
     this.port.addEventListener("message", (ev) => this.#message(ev.data));
-    this.port.addEventListener("close", () => this.end({ code: "closed", message: "the mcpwasm runtime ended; the next call starts a new one" }));
+    this.port.addEventListener("close", () => this.end({ code: "closed", message: "the mcpwasm runtime ended; call connect() to start a new one" }));
     this.port.start?.();
     this.post({ t: "hello", ...hello, protocol: PROTOCOL });
   }
