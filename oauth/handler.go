@@ -52,7 +52,8 @@ func (h *Handler) State() State {
 	return h.state
 }
 
-func (h *Handler) now() time.Time { return h.cfg.Clock.Now() }
+// now is the wall-clock time every expiry is compared with (see [wallNow]).
+func (h *Handler) now() time.Time { return wallNow(h.cfg.Clock) }
 
 // setState records s and emits an event. Call without h.mu held.
 func (h *Handler) setState(s State, err error) {

@@ -42,7 +42,8 @@ type Locker interface {
 	Lock(ctx context.Context, name string) (unlock func(), err error)
 }
 
-// Clock tells the time, for token expiry and cache lifetimes.
+// Clock tells the time, for token expiry and cache lifetimes. Only its
+// wall-clock reading is used (see [wallNow]).
 type Clock interface {
 	Now() time.Time
 }
@@ -50,6 +51,15 @@ type Clock interface {
 type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
+
+// wallNow is c's time without a monotonic reading. Expiries are wall-clock
+// instants (an expires_in counts in the server's real time, and stored
+// grants lose the monotonic reading anyway); comparing two monotonic
+// readings would be wrong after a sleep, because in a browser the
+// monotonic clock is performance.now(), which some engines stop while the
+// computer sleeps: a token would look valid for as long as the laptop
+// slept past its expiry.
+func wallNow(c Clock) time.Time { return c.Now().Round(0) }
 
 // MutexLocker is an in-process [Locker]: one mutex per name.
 type MutexLocker struct {

@@ -118,7 +118,7 @@ func CompletePending(ctx context.Context, cfg PendingConfig, callbackURL string)
 			cfg.OnEvent(Event{Kind: EventState, Resource: p.Resource, State: s, Err: err})
 		}
 	}
-	if p.Expiry.IsZero() || !cfg.Clock.Now().Before(p.Expiry) {
+	if p.Expiry.IsZero() || !wallNow(cfg.Clock).Before(p.Expiry) {
 		err := &Error{Code: mcperr.StateMismatch, Msg: "oauth: the pending authorization flow has expired"}
 		emit(StateFailed, err)
 		return p.Resource, err

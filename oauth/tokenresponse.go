@@ -79,7 +79,7 @@ func parseTokenResponse(body []byte, clk Clock) (*tokenResponse, error) {
 		return nil, tokenErr("token response rejected", err)
 	}
 	if secs > 0 {
-		tr.issued = clk.Now()
+		tr.issued = wallNow(clk)
 		tr.expiry = tr.issued.Add(time.Duration(secs) * time.Second)
 	}
 	return &tr, nil

@@ -15,6 +15,7 @@ export class Client extends EventTarget {
   #id;
   #state = "idle";
   #closed = false;
+  #lost = null; // the MCPError of the worker runtime's end, until connect() makes this client again
   #receiver;
   #login = null; // LoginWindow of the running sign-in
   #unwatch = null;
@@ -44,7 +45,17 @@ export class Client extends EventTarget {
   #call(op, args = {}, signal, onProgress) {
     if (this.#closed) return Promise.reject(closedError());
     if (signal !== undefined && !(signal instanceof AbortSignal)) return Promise.reject(invalid("signal must be an AbortSignal"));
+    if (this.#lost) {
+      return Promise.reject(new MCPError("closed", "this client's runtime ended; call connect() to connect it again (its sign-in is kept)", { detail: this.#lost.message }));
+    }
     return this.#mcp._invoke(op, { id: this.#id, ...args }, signal, onProgress);
+  }
+
+  /** Makes this client again in a new runtime when the last one ended (mcp.js's _remake). */
+  #remake() {
+    if (!this.#lost || this.#closed) return;
+    this._remake();
+    this.#lost = null;
   }
 
   #handlers() {
@@ -61,6 +72,7 @@ export class Client extends EventTarget {
 
   /** Connects and initializes; rejects "auth_required" when a sign-in is needed. */
   async connect({ signal } = {}) {
+    this.#remake();
     this.#session(await this.#call("client.connect", this.#handlers(), signal));
   }
 
@@ -74,6 +86,7 @@ export class Client extends EventTarget {
     if (this.#closed) return Promise.reject(closedError());
     const popup = this._popup();
     const lw = this._login;
+    this.#remake();
     return this.#call("client.authorize", { popup, ...this.#handlers() }, signal).then((s) => this.#session(s), (e) => {
       this._closeAuthOf(lw);
       throw e;
@@ -157,6 +170,11 @@ export class Client extends EventTarget {
   async close() {
     if (this.#closed) return;
     this._closeAuth();
+    if (this.#lost) { // its runtime ended: nothing to end there
+      this.#closed = true;
+      this._forget?.();
+      return;
+    }
     try {
       await this.#mcp._invoke("client.close", { id: this.#id });
     } catch (e) {
@@ -232,8 +250,13 @@ export class Client extends EventTarget {
     this.#login = null;
   }
 
-  /** The module is gone: this client can do nothing more. */
-  _fail(err) {
+  /**
+   * The runtime is gone: this client fails. When it was a worker's
+   * (remakeable), connect() or authorize() makes the client again in a new
+   * one; until then calls reject "closed".
+   */
+  _fail(err, remakeable = false) {
+    if (remakeable && typeof this._remake === "function") this.#lost = err;
     this._closeAuth();
     this._event("statechange", { state: "failed", error: { code: err.code, message: err.message } });
   }

@@ -20,7 +20,7 @@
 import { CLIENT_OPTIONS, CATALOG_OPTIONS, OPS, HOSTS, POLICY_OWNERS } from "./jsapi.js";
 import { CallbackReceiver, acquireLock, RETURN_KEY, CALLBACK_KEY } from "./auth.js";
 import { Remote, Refused } from "./remote.js";
-import { instantiate, invokeJSON, listenGrants, newGo, run } from "./boot.js";
+import { instantiate, invokeJSON, listenGrants, newGo, run, skewClockForTest } from "./boot.js";
 import { clientProblem, policyProblem, policyRefusal, readEntry, sentence } from "./rules.js";
 import { MCPError, asMCPError, errorOf, goError, invalid } from "./errors.js";
 import { catalogProblems, catalogRelay, checkFunctions, clientOptionsJSON, functionsAs, setPageRelay, withDefaults } from "./options.js";
@@ -349,9 +349,12 @@ class MCP {
     return r.error ? { persistent: false, error: errorOf(r.error) } : { persistent: true };
   }
 
-  /** A worker runtime ended: every client fails; the next call starts a new runtime. */
+  /**
+   * A worker runtime ended: every client fails; the next call starts a new
+   * runtime, where a client's next connect() or authorize() makes it again.
+   */
   _ended(err) {
-    for (const c of this.#host.targets.values()) c._fail?.(err);
+    for (const c of this.#host.targets.values()) c._fail?.(err, true);
   }
 
   /** For tests: an id of the worker runtime serving this page (undefined on the main thread). */
@@ -360,6 +363,20 @@ class MCP {
   /** A test hook: a worker runtime ends as a crash would. */
   _crashForTest() {
     this.#api.crashForTest?.();
+  }
+
+  /** A test hook: the worker ends without a word, as when the browser kills it. */
+  _killWorkerForTest() {
+    this.#api.killForTest?.();
+  }
+
+  /**
+   * A test hook: the wall clock of this page and of its runtime moves ms
+   * ahead, its monotonic clock does not (a computer that slept; boot.js).
+   */
+  _skewClockForTest(ms) {
+    skewClockForTest(ms);
+    this.#api.skewClockForTest?.(ms);
   }
 
   /** The Go runtime ended: fail every client and pending call. */
@@ -443,8 +460,13 @@ class MCP {
     if (refused) throw new MCPError("policy", sentence(refused));
     madeAny = true;
     const id = this._newId();
-    this._invokeSync("client.new", { id, url: String(url), options: sent, ...(pagePolicy && { policy: pagePolicy }) });
-    return this._wrap(id, String(url), options);
+    const args = { id, url: String(url), options: sent, ...(pagePolicy && { policy: pagePolicy }) };
+    this._invokeSync("client.new", args);
+    const c = this._wrap(id, String(url), options);
+    // A worker runtime that ended took the client with it: its next
+    // connect() makes it again in the new one (the grant is in storage).
+    c._remake = () => this._invokeSync("client.new", args);
+    return c;
   }
 
   /** The page's object for client id (of a client or a catalog's server). */

@@ -6,8 +6,10 @@
 // Messages, page → worker: hello {wasmURL, hints, protocol, progress,
 // refuseKeysForTest?, trustKeysForTest? (test hooks)},
 // call {id, op, args, signal?, progress?}, abort {id},
-// hostReply {id, value | error}, bye, crash {test: true} (a test hook).
-// Worker → page: ready {version, runtimeId}, failed {error}, stale,
+// hostReply {id, value | error}, bye, and the test hooks crash, die and
+// skew {ms}, each with {test: true}.
+// Worker → page: ready {version, runtimeId, alive (the name of a Web Lock
+// the worker holds while it lives, or null)}, failed {error}, stale,
 // nokeys {reason} (the worker cannot keep WebCrypto keys in IndexedDB),
 // progress {loaded, total} (load) or {id, json} (a call), result {id,
 // value | error}, host {id?, name, target, args}, exit {error}.
@@ -82,7 +84,7 @@ class Connection {
       this.end({ code: "closed", message: `the mcpwasm runtime crashed (${reason}); the next call starts a new one` });
     });
     this.port.addEventListener("message", (ev) => this.#message(ev.data));
-    this.port.addEventListener("close", () => this.end({ code: "closed", message: "the mcpwasm runtime ended; the next call starts a new one" }));
+    this.port.addEventListener("close", () => this.end({ code: "closed", message: "the mcpwasm runtime ended; call connect() to start a new one" }));
     this.port.start?.();
     this.post({ t: "hello", ...hello, protocol: PROTOCOL });
   }
@@ -95,6 +97,7 @@ class Connection {
     switch (m?.t) {
       case "ready":
         this.remote.runtimeId = m.runtimeId;
+        if (typeof m.alive === "string") this.#watch(m.alive);
         this.settle?.resolve(m);
         this.settle = null;
         return;
@@ -130,6 +133,21 @@ class Connection {
     }
   }
 
+  /**
+   * Asks for the lock the worker holds while it lives: granted when the
+   * worker is gone without a word (the browser killed it, it crashed),
+   * which ends this connection as such. A closed port says it too, but
+   * only in some engines.
+   */
+  #watch(name) {
+    const locks = globalThis.navigator?.locks;
+    if (!locks) return;
+    this.unwatch = new AbortController();
+    locks.request(name, { signal: this.unwatch.signal }, () => {
+      this.end({ code: "closed", message: `the mcpwasm ${this.kind} stopped (the browser ended it, or it crashed); call connect() to start a new one` });
+    }).catch(() => { /* this connection ended first */ });
+  }
+
   async #host({ id, name, target, args }) {
     const fn = this.remote.callbacks[name];
     let value, error;
@@ -146,6 +164,7 @@ class Connection {
   end(wire) {
     if (this.ended) return;
     this.ended = true;
+    this.unwatch?.abort();
     const err = this.remote.error(wire);
     this.settle?.reject(err);
     this.settle = null;
@@ -239,5 +258,15 @@ export class Remote {
   /** A test hook: the runtime ends as a crash would. */
   crashForTest() {
     this.#conn?.post({ t: "crash", test: true });
+  }
+
+  /** A test hook: the worker ends at once without a word, as when the browser kills it. */
+  killForTest() {
+    this.#conn?.post({ t: "die", test: true });
+  }
+
+  /** A test hook: the worker's wall clock moves ms ahead (boot.js, skewClockForTest). */
+  skewClockForTest(ms) {
+    this.#connection().post({ t: "skew", ms, test: true });
   }
 }

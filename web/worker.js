@@ -16,7 +16,7 @@
 import { OPS, HOSTS } from "./jsapi.js";
 import { acquireLock } from "./auth.js";
 import { PROTOCOL, ID_FIELDS, wireError } from "./remote.js";
-import { instantiate, invokeJSON, listenGrants, newGo, run } from "./boot.js";
+import { instantiate, invokeJSON, listenGrants, newGo, run, skewClockForTest } from "./boot.js";
 
 /** An Error like the page's MCPError, for Go's error factory (crosses as wireError). */
 function makeError(code, message, status, detail, rpcCode) {
@@ -27,6 +27,26 @@ function makeError(code, message, status, detail, rpcCode) {
 }
 
 const runtimes = new Map(); // build key → Promise<Runtime>
+let alive = null; // Promise of the name of the Web Lock this worker holds while it lives
+
+/**
+ * Takes a Web Lock that this worker holds until it ends, and resolves
+ * with its name (null without Web Locks). A page asks for the same lock:
+ * the browser grants it only when this worker is gone, however it ended
+ * (killed, crashed, closed), which no message would say.
+ */
+function holdAlive() {
+  alive ??= new Promise((resolve) => {
+    const locks = globalThis.navigator?.locks;
+    if (!locks) return resolve(null);
+    const name = `mcpwasm-worker ${crypto.randomUUID?.() ?? Math.random().toString(36).slice(2)}`;
+    locks.request(name, () => {
+      resolve(name);
+      return new Promise(() => {}); // held for the worker's life
+    }).catch(() => resolve(null));
+  });
+  return alive;
+}
 let keysProbe = null; // Promise of keysRefusal()'s answer, once per worker
 
 /**
@@ -194,6 +214,12 @@ class Tab {
       case "crash": // a test hook: the runtime ends as a crash would
         if (m.test === true) this.rt?.crash();
         return undefined;
+      case "die": // a test hook: the worker ends at once, telling no tab (as when the browser kills it)
+        if (m.test === true) globalThis.close();
+        return undefined;
+      case "skew": // a test hook: see skewClockForTest
+        if (m.test === true) skewClockForTest(m.ms);
+        return undefined;
     }
   }
 
@@ -224,7 +250,7 @@ class Tab {
       this.rt = await p;
       this.rt.tabs.add(this);
       this.rt.byPrefix.set(this.prefix, this);
-      this.post({ t: "ready", version: this.rt.api.version, runtimeId: this.rt.id });
+      this.post({ t: "ready", version: this.rt.api.version, runtimeId: this.rt.id, alive: await holdAlive() });
     } catch (e) {
       this.post({ t: "failed", error: wireError(e, "network") });
     }

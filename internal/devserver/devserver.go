@@ -121,6 +121,9 @@ type AuthConfig struct {
 	// the MCP server take them only with valid proofs (RFC 9449), both
 	// with server nonces.
 	DPoP bool
+	// Now is the authorization server's clock; nil means time.Now. For
+	// tests that move time (a computer that slept past a token's expiry).
+	Now func() time.Time
 }
 
 // RelayConfig configures the dev server's relay, served at [RelayPath] on
@@ -267,6 +270,7 @@ func protected(cfg Config, page PageConfig) ([]Origin, error) {
 		AutoApprove:    cfg.Auth.AutoApprove,
 		AccessTokenTTL: cfg.Auth.TokenTTL,
 		DPoP:           cfg.Auth.DPoP,
+		Now:            cfg.Auth.Now,
 		CORS:           cfg.DemoOptions.CORS,
 		Logger:         cfg.Logger,
 	})
