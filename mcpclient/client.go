@@ -30,6 +30,9 @@ const (
 	StateDeclined    State = "declined"
 	StateFailed      State = "failed"
 	StateClosed      State = "closed"
+	// StateReconnecting: the session was lost to the network (or the
+	// server forgot it); the client reconnects by itself (reconnect.go).
+	StateReconnecting State = "reconnecting"
 )
 
 // Transport selects the MCP transport.
@@ -153,6 +156,8 @@ type Client struct {
 	ending     *sessionEnd         // the DELETE that Logout waits to hear of
 
 	elicitWaits urlWaits // URL-mode elicitations a retried call waits on
+
+	re reconnector // the reconnect loop of state reconnecting
 }
 
 // New returns an idle client for the MCP endpoint at rawURL, which must be an
@@ -283,6 +288,13 @@ func (c *Client) Disconnect() { c.apply(inDisconnect, nil) }
 func (c *Client) sessionOrErr() (*mcp.ClientSession, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.sessionOrErrLocked()
+}
+
+// sessionOrErrLocked is sessionOrErr with c.mu held; in state
+// reconnecting it returns errReconnecting, which [Client.awaitSession]
+// waits out.
+func (c *Client) sessionOrErrLocked() (*mcp.ClientSession, error) {
 	var err error
 	switch {
 	case c.closing:
@@ -297,6 +309,8 @@ func (c *Client) sessionOrErr() (*mcp.ClientSession, error) {
 		err = mcperr.New(mcperr.AuthRequired, "mcp: not connected: a sign-in is needed; call authorize() from a click")
 	case c.state == StateDeclined:
 		err = mcperr.New(mcperr.Declined, "mcp: not connected: the user declined to sign in; call authorize() from a click to ask again")
+	case c.state == StateReconnecting:
+		return nil, errReconnecting
 	case c.state == StateConnecting:
 		return nil, mcperr.New(mcperr.Protocol, "mcp: not connected yet; wait for connect() to finish")
 	default:

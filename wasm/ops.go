@@ -75,6 +75,7 @@ func (a *app) handlers() map[string]handler {
 		"callback.deliver":             op(a.opDeliver),
 		"grants.apply":                 op(a.opApply),
 		"storage.clear":                op(a.opClear),
+		"network.changed":              op(a.opNetworkChanged),
 		"catalog.new":                  op(a.opNewCatalog),
 		"catalog.add":                  op(a.opCatalogAdd),
 		"catalog.remove":               op(a.opCatalogRemove),
