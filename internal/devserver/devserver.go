@@ -72,6 +72,10 @@ type Config struct {
 	// DemoOptions configures the demo MCP server (test hooks, CORS).
 	DemoOptions demo.Options
 
+	// MCPRestart, when set, lets a test restart the demo MCP server
+	// (restart.go).
+	MCPRestart *Restarter
+
 	// Auth protects the demo MCP server with the demo authorization server
 	// (demo mode only).
 	Auth AuthConfig
@@ -254,7 +258,7 @@ func protected(cfg Config, page PageConfig) ([]Origin, error) {
 		cfg.DemoOptions.CORS.Disabled = true
 	}
 	if !cfg.Auth.Enabled || page.ASURL == "" {
-		return []Origin{{Name: "mcp", Handler: demo.Handler(cfg.DemoOptions)}}, nil
+		return []Origin{{Name: "mcp", Handler: cfg.MCPRestart.wrap(func() http.Handler { return demo.Handler(cfg.DemoOptions) })}}, nil
 	}
 	as, err := authserver.New(authserver.Config{
 		Issuer:         page.ASURL,
@@ -281,7 +285,7 @@ func protected(cfg Config, page PageConfig) ([]Origin, error) {
 		p.ToolScopes = map[string]string{cfg.Auth.ScopedTool: authserver.ScopeAdmin}
 	}
 	return []Origin{
-		{Name: "mcp", Handler: demo.ProtectedHandler(cfg.DemoOptions, p)},
+		{Name: "mcp", Handler: cfg.MCPRestart.wrap(func() http.Handler { return demo.ProtectedHandler(cfg.DemoOptions, p) })},
 		{Name: "as", Handler: as.Handler(), AuthServer: as},
 	}, nil
 }
