@@ -280,20 +280,13 @@ func (c *Client) Close() error {
 // reconnects by itself after this, until the next Connect.
 func (c *Client) Disconnect() { c.apply(inDisconnect, nil) }
 
-// sessionOrErr returns the live session or, without one, an error whose
-// code says what the caller can do: closed; the cause of the state when
-// the client waits for a sign-in or failed (auth_required while a sign-in
-// runs, the decline, the connect's network error, …); protocol (not
-// connected) for a client nobody asked to connect.
-func (c *Client) sessionOrErr() (*mcp.ClientSession, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sessionOrErrLocked()
-}
-
-// sessionOrErrLocked is sessionOrErr with c.mu held; in state
-// reconnecting it returns errReconnecting, which [Client.awaitSession]
-// waits out.
+// sessionOrErrLocked returns the live session or, without one, an error
+// whose code says what the caller can do: closed; the cause of the state
+// when the client waits for a sign-in or failed (auth_required while a
+// sign-in runs, the decline, the connect's network error, …); protocol
+// (not connected) for a client nobody asked to connect; errReconnecting
+// in state reconnecting, which [Client.awaitSession] waits out. c.mu must
+// be held.
 func (c *Client) sessionOrErrLocked() (*mcp.ClientSession, error) {
 	var err error
 	switch {
