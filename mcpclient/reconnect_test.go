@@ -204,3 +204,40 @@ func TestCallAfterServerRestart(t *testing.T) {
 		t.Fatalf("echo after the restart = %q, %v; want it run on a fresh session", got, err)
 	}
 }
+
+// A probe answered 401 ends the reconnecting in needs_auth, once: no
+// loop of probes against a server that wants a sign-in.
+func TestReconnectMeetsSignIn(t *testing.T) {
+	var deny atomic.Bool
+	var denied atomic.Int32
+	h := demo.Handler(demo.Options{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if deny.Load() {
+			denied.Add(1)
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			http.Error(w, "sign in again", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(srv.URL+demo.StreamablePath, Options{AccessToken: func(context.Context) (string, error) { return "a-token", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Connect(t.Context(), ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deny.Store(true)
+	c.Offline()
+	c.Online()
+	waitState(t, c, StateNeedsAuth)
+	n := denied.Load()
+	time.Sleep(3 * ReconnectBase) // probes a loop would have made by now
+	if got := denied.Load(); got != n {
+		t.Errorf("401 answers = %d, then %d: the client went on probing in needs_auth", n, got)
+	}
+	_, err = echo(t, c, t.Context(), "x")
+	wantCode(t, err, mcperr.AuthRequired)
+}
