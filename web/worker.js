@@ -80,7 +80,7 @@ class Runtime {
     // The worker's own online and offline events (WorkerGlobalScope has
     // them): the network is the same for every tab it serves.
     for (const online of [true, false]) {
-      self.addEventListener(online ? "online" : "offline", () => this.invoke("network.changed", { online }).catch(() => {}));
+      globalThis.addEventListener?.(online ? "online" : "offline", () => this.invoke("network.changed", { online }).catch(() => {}));
     }
     return this;
   }
