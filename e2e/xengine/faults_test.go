@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
@@ -121,9 +122,9 @@ func TestNetworkDownAndBack(t *testing.T) {
 	t.Logf("states: %s", last)
 }
 
-// TestConnectionFaultsDuringCalls: a connection reset during a call, and
-// an answer cut in the middle of its message, each fail that call with an
-// honest error; the next call works.
+// TestConnectionFaultsDuringCalls: a slow network (latency) only slows a
+// call; a connection reset during a call, and an answer cut short, each
+// fail that call with an honest error; the next call works.
 func TestConnectionFaultsDuringCalls(t *testing.T) {
 	w, fp, _ := faultWorld(t)
 	if !w.signedIn(w.popupSignIn(`{}`)) {
@@ -140,14 +141,23 @@ func TestConnectionFaultsDuringCalls(t *testing.T) {
 	}
 	for _, fault := range []struct {
 		name   string
+		slow   bool // the call must succeed
 		inject func() func()
 	}{
-		{"connection reset", func() func() { return fp.ResetPeer(0) }},
-		{"answer cut after 40 bytes", func() func() { return fp.LimitData(40) }},
+		{"slow network (300 ms latency)", true, func() func() { return fp.Latency(300 * time.Millisecond) }},
+		{"connection reset", false, func() func() { return fp.ResetPeer(0) }},
+		// 40 bytes: the cut falls inside the answer's head.
+		{"answer cut after 40 bytes", false, func() func() { return fp.LimitData(40) }},
 	} {
 		remove := fault.inject()
-		e, _ := call("during " + fault.name)
+		e, sum := call("during " + fault.name)
 		remove()
+		if fault.slow {
+			if e.Code != "" || sum != 42 {
+				t.Errorf("%s: %+v, sum %v; want 42: a slow answer is still an answer", fault.name, e, sum)
+			}
+			continue
+		}
 		if e.Code == "" {
 			t.Errorf("%s: the call succeeded; want an error", fault.name)
 		} else if e.Code != "network" && e.Code != "protocol" {
