@@ -170,7 +170,8 @@ func (c *Catalog) failedLocked(e *entry, err error, connecting bool) {
 		if connecting {
 			e.connFails++
 			e.nextTry = c.now().Add(backoff(e.connFails))
-			if e.state != mcpclient.StateClosed {
+			// A client that reconnects by itself says so, rather than failed.
+			if e.state != mcpclient.StateClosed && e.state != mcpclient.StateReconnecting {
 				e.state = mcpclient.StateFailed
 			}
 		}

@@ -15,7 +15,7 @@ var Codes = []mcperr.Code{
 }
 
 // States are the states of a client (client.state).
-var States = []string{"idle", "connecting", "needs_auth", "authorizing", "connected", "declined", "failed", "closed"}
+var States = []string{"idle", "connecting", "needs_auth", "authorizing", "connected", "declined", "failed", "closed", "reconnecting"}
 
 // Op is one operation the wasm module exports: mcp.js calls
 // invoke(name, argsJSON, signal?, onProgress?) and gets a Promise of the
@@ -40,6 +40,12 @@ type Host struct {
 
 // The arguments of the operations.
 type (
+	// NetworkChanged is the browser's online or offline event: offline
+	// moves connected clients to reconnecting at once, online makes
+	// reconnecting ones probe now.
+	NetworkChanged struct {
+		Online bool `json:"online"`
+	}
 	// NewClient creates a client with the id the page chose (unique among
 	// the runtime's clients; a worker prefixes each tab's ids).
 	NewClient struct {
@@ -364,6 +370,7 @@ var Ops = []Op{
 	{"grants.apply", GrantChange{}, nil, "a grant change another tab announced", false},
 	{"storage.clear", struct{}{}, nil, "deletes every stored grant, registration and metadata", false},
 	{"storage.status", struct{}{}, StorageStatus{}, "where sign-ins are kept: IndexedDB, or memory and why", false},
+	{"network.changed", NetworkChanged{}, nil, "the browser went online or offline (its online/offline events)", false},
 	{"catalog.new", NewCatalog{}, CatalogCreated{}, "makes a catalog of servers; nothing connects yet", true},
 	{"catalog.add", CatalogAdd{}, nil, "adds a server", true},
 	{"catalog.remove", CatalogServer{}, nil, "removes a server (its session ends)", false},

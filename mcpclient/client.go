@@ -31,6 +31,9 @@ const (
 	StateDeclined    State = "declined"
 	StateFailed      State = "failed"
 	StateClosed      State = "closed"
+	// StateReconnecting: the session was lost to the network (or the
+	// server forgot it); the client reconnects by itself (reconnect.go).
+	StateReconnecting State = "reconnecting"
 )
 
 // Transport selects the MCP transport.
@@ -154,6 +157,8 @@ type Client struct {
 	ending     *sessionEnd         // the DELETE that Logout waits to hear of
 
 	elicitWaits urlWaits // URL-mode elicitations a retried call waits on
+
+	re reconnector // the reconnect loop of state reconnecting
 }
 
 // New returns an idle client for the MCP endpoint at rawURL, which must be an
@@ -276,14 +281,14 @@ func (c *Client) Close() error {
 // reconnects by itself after this, until the next Connect.
 func (c *Client) Disconnect() { c.apply(inDisconnect, nil) }
 
-// sessionOrErr returns the live session or, without one, an error whose
-// code says what the caller can do: closed; the cause of the state when
-// the client waits for a sign-in or failed (auth_required while a sign-in
-// runs, the decline, the connect's network error, …); protocol (not
-// connected) for a client nobody asked to connect.
-func (c *Client) sessionOrErr() (*mcp.ClientSession, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// sessionOrErrLocked returns the live session or, without one, an error
+// whose code says what the caller can do: closed; the cause of the state
+// when the client waits for a sign-in or failed (auth_required while a
+// sign-in runs, the decline, the connect's network error, …); protocol
+// (not connected) for a client nobody asked to connect; errReconnecting
+// in state reconnecting, which [Client.awaitSession] waits out. c.mu must
+// be held.
+func (c *Client) sessionOrErrLocked() (*mcp.ClientSession, error) {
 	var err error
 	switch {
 	case c.closing:
@@ -298,6 +303,8 @@ func (c *Client) sessionOrErr() (*mcp.ClientSession, error) {
 		err = mcperr.New(mcperr.AuthRequired, "mcp: not connected: a sign-in is needed; call authorize() from a click")
 	case c.state == StateDeclined:
 		err = mcperr.New(mcperr.Declined, "mcp: not connected: the user declined to sign in; call authorize() from a click to ask again")
+	case c.state == StateReconnecting:
+		return nil, errReconnecting
 	case c.state == StateConnecting:
 		return nil, mcperr.New(mcperr.Protocol, "mcp: not connected yet; wait for connect() to finish")
 	default:

@@ -200,7 +200,7 @@ func (c *Client) lostSession(cs *mcp.ClientSession, err error) {
 	if err == nil {
 		err = mcp.ErrConnectionClosed
 	}
-	c.apply(inSessionLost, mcperr.Wrap(mcperr.Closed, err, "mcp: the server ended the session"))
+	c.apply(inSessionLost, lostReason(err))
 }
 
 func (c *Client) connect(ctx context.Context, co ConnectOptions) (*mcp.ClientSession, error) {

@@ -14,11 +14,20 @@ import (
 // do runs op on the session and classifies its error.
 func do[T any](ctx context.Context, c *Client, op func(context.Context, *mcp.ClientSession) (T, error)) (T, error) {
 	var zero T
-	cs, err := c.sessionOrErr()
+	cs, err := c.awaitSession(ctx)
 	if err != nil {
 		return zero, err
 	}
-	return doOn(ctx, c, cs, op)
+	v, missing, err := doOnce(ctx, c, cs, op)
+	if missing && ctx.Err() == nil {
+		// The server answered 404 to the session id: it restarted and
+		// never ran the request. doOn ended the session, so the client
+		// reconnects; the request runs once more on the fresh session.
+		if cs, err2 := c.awaitSession(ctx); err2 == nil {
+			return doOn(ctx, c, cs, op)
+		}
+	}
+	return v, err
 }
 
 // doBounded is [do] with [DefaultRequestTimeout] when ctx has no deadline.
@@ -32,22 +41,31 @@ func doBounded[T any](ctx context.Context, c *Client, op func(context.Context, *
 }
 
 func doOn[T any](ctx context.Context, c *Client, cs *mcp.ClientSession, op func(context.Context, *mcp.ClientSession) (T, error)) (T, error) {
+	v, _, err := doOnce(ctx, c, cs, op)
+	return v, err
+}
+
+// doOnce is doOn that also says whether the server no longer knew the
+// session (404 on its id), so that the request never ran there.
+func doOnce[T any](ctx context.Context, c *Client, cs *mcp.ClientSession, op func(context.Context, *mcp.ClientSession) (T, error)) (T, bool, error) {
 	var zero T
 	rctx, rec := withRecord(ctx)
 	v, err := op(rctx, cs)
 	if err != nil {
 		if c.State() == StateClosed {
-			return zero, errClosed
+			return zero, false, errClosed
 		}
-		if errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed) {
+		cerr := classify(err, rec)
+		if errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed) || (mcperr.CodeOf(cerr, "") == mcperr.Network && ctx.Err() == nil) {
 			// The server no longer knows the session (a restart: 404 on
-			// its id) or the connection is gone: end it now, so the next
-			// call reconnects instead of using it again.
+			// its id), the connection is gone, or the network failed the
+			// request: end the session now, so the client reconnects
+			// (state reconnecting) instead of using it again.
 			c.lostSession(cs, err)
 		}
-		return zero, mcperr.AtServer(classify(err, rec), Host(c.url))
+		return zero, errors.Is(err, mcp.ErrSessionMissing), mcperr.AtServer(cerr, Host(c.url))
 	}
-	return v, nil
+	return v, false, nil
 }
 
 // The bounds of one list operation (listTools and the others): a server

@@ -63,15 +63,16 @@ func next(from State, in input, f facts) step {
 		if f.session || f.connecting {
 			return step{to: from} // Connect returns early or joins: never here
 		}
-		if from == StateAuthorizing || from == StateConnecting {
+		if from == StateAuthorizing || from == StateConnecting || from == StateReconnecting {
 			// A sign-in on screen shows as such; a reconnect the client
-			// started by itself already said connecting.
+			// started by itself already said connecting (or reconnecting:
+			// each probe of the reconnect loop is a connect).
 			return keep
 		}
 		return step{to: StateConnecting, ok: true}
 	case inConnected:
 		switch from {
-		case StateConnecting, StateAuthorizing, StateNeedsAuth, StateDeclined, StateFailed:
+		case StateConnecting, StateAuthorizing, StateNeedsAuth, StateDeclined, StateFailed, StateReconnecting:
 			return step{to: StateConnected, ok: true}
 		}
 		return step{to: from}
@@ -82,10 +83,16 @@ func next(from State, in input, f facts) step {
 		if from == StateIdle {
 			return keep // a Disconnect ended the connect: the client stays idle
 		}
+		if from == StateReconnecting && f.wanted && retryable(f.err) {
+			return keep // the reconnect loop probes again later
+		}
 		return step{to: stateFor(f.err), ok: true}
 	case inSessionLost:
 		if from == StateConnected || from == StateAuthorizing {
-			return step{to: StateFailed, ok: true}
+			if f.wanted {
+				return step{to: StateReconnecting, ok: true, drop: true}
+			}
+			return step{to: StateFailed, ok: true, drop: true}
 		}
 		return keep
 	case inDisconnect:
@@ -108,6 +115,8 @@ func next(from State, in input, f facts) step {
 		switch {
 		case f.session:
 			return step{to: StateConnected, ok: true}
+		case from == StateReconnecting:
+			return keep // the reconnect loop's probe (or its next) uses the grant
 		case f.connecting:
 			return step{to: StateConnecting, ok: true}
 		case f.wanted && from != StateIdle:
@@ -171,16 +180,24 @@ func (c *Client) applyLocked(in input, err error) (after func()) {
 		endConnect, c.endConnect = c.endConnect, nil
 	}
 	c.state = s.to
+	prevErr := c.stateErr
 	c.stateErr = nil
-	if s.to == StateNeedsAuth || s.to == StateDeclined || s.to == StateFailed {
+	if s.to == StateNeedsAuth || s.to == StateDeclined || s.to == StateFailed || s.to == StateReconnecting {
 		c.stateErr = err // what a call says while the client is in this state
 	}
+	if s.to == StateReconnecting && err == nil {
+		c.stateErr = prevErr // a probe's outcome without news keeps the last reason
+	}
 	co := c.lastCO
+	startLoop := s.to == StateReconnecting && from != StateReconnecting
+	if s.to != from {
+		c.re.changedLocked()
+	}
 	var session *SessionInfo
 	if s.to == StateConnected && c.session != nil {
 		session = sessionInfo(c.session.InitializeResult(), c.rawCaps)
 	}
-	t := transition{from: from, in: in, err: err, s: s, dropped: dropped, endConnect: endConnect, session: session, co: co}
+	t := transition{from: from, in: in, err: err, s: s, dropped: dropped, endConnect: endConnect, session: session, co: co, startLoop: startLoop}
 	return func() { c.afterApply(t) }
 }
 
@@ -196,6 +213,7 @@ type transition struct {
 	endConnect context.CancelCauseFunc // the connect a disconnect ends
 	session    *SessionInfo            // the live session, when the step is to StateConnected
 	co         ConnectOptions          // the handlers a reconnect runs with
+	startLoop  bool                    // the step entered StateReconnecting: start its loop
 }
 
 // afterApply is the part of apply that runs once c.mu is released: it ends
@@ -219,6 +237,9 @@ func (c *Client) afterApply(t transition) {
 	}
 	if t.s.reconnect {
 		go func() { _ = c.connectOnce(c.ctx, t.co) }()
+	}
+	if t.startLoop {
+		go c.reconnectLoop(t.co, t.err)
 	}
 }
 

@@ -78,6 +78,7 @@ func (a *app) handlers() map[string]handler {
 		"grants.apply":                 op(a.opApply),
 		"storage.clear":                op(a.opClear),
 		"storage.status":               op(a.opStorageStatus),
+		"network.changed":              op(a.opNetworkChanged),
 		"catalog.new":                  op(a.opNewCatalog),
 		"catalog.add":                  op(a.opCatalogAdd),
 		"catalog.remove":               op(a.opCatalogRemove),

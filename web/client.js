@@ -39,7 +39,7 @@ export class Client extends EventTarget {
     this.#receiver = receiver;
   }
 
-  /** "idle" | "connecting" | "needs_auth" | "authorizing" | "connected" | "declined" | "failed" | "closed" */
+  /** "idle" | "connecting" | "needs_auth" | "authorizing" | "connected" | "reconnecting" | "declined" | "failed" | "closed" */
   get state() { return this.#state; }
 
   #call(op, args = {}, signal, onProgress) {

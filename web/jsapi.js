@@ -6,7 +6,7 @@
 export const CODES = Object.freeze(["auth_required","declined","popup_blocked","redirect_unhandled","state_mismatch","discovery_failed","registration_failed","token_failed","insufficient_scope","aborted","timeout","network","http","protocol","invalid_argument","storage","closed","policy"]);
 
 /** The states of a client. */
-export const STATES = Object.freeze(["idle","connecting","needs_auth","authorizing","connected","declined","failed","closed"]);
+export const STATES = Object.freeze(["idle","connecting","needs_auth","authorizing","connected","declined","failed","closed","reconnecting"]);
 
 /** The options of mcp.client() and the JavaScript type of each. */
 export const CLIENT_OPTIONS = Object.freeze({
@@ -177,6 +177,7 @@ export const OPS = Object.freeze({
   "grants.apply": false,
   "storage.clear": false,
   "storage.status": false,
+  "network.changed": false,
   "catalog.new": true,
   "catalog.add": true,
   "catalog.remove": false,

@@ -96,9 +96,10 @@ export interface StorageStatus {
   error?: MCPError;
 }
 
+/** "reconnecting": the network or the server lost the session; the client reconnects by itself (backoff, or at once on "online"). */
 export type ClientState =
   | "idle" | "connecting" | "needs_auth" | "authorizing"
-  | "connected" | "declined" | "failed" | "closed";
+  | "connected" | "declined" | "failed" | "closed" | "reconnecting";
 
 export type Transport = "auto" | "streamable" | "sse";
 
@@ -379,7 +380,7 @@ export interface SessionInfo {
 
 export interface StateChangeDetail {
   state: ClientState;
-  /** Why, when the state is "failed", "needs_auth" or "declined". */
+  /** Why, when the state is "failed", "needs_auth", "declined" or "reconnecting" (e.g. code "network"). */
   error?: MCPError;
   /**
    * Set when the state becomes "connected", also when the client connected

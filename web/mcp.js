@@ -298,6 +298,16 @@ class MCP {
     /** Where the Go runtime runs: "shared-worker", "worker" or "main". */
     Object.defineProperty(this, "runtime", { value: api.remote ? api.mode : "main", enumerable: true });
     Object.defineProperty(this, "wasmURL", { value: wasmURL.href });
+    // The browser's online and offline events reach every client: offline
+    // moves a connected one to "reconnecting" at once, online makes a
+    // reconnecting one try now (docs/JSAPI.md, "State and events").
+    if (typeof addEventListener === "function") {
+      for (const online of [true, false]) {
+        addEventListener(online ? "online" : "offline", () => {
+          if (!this.#exit) this._invoke("network.changed", { online }).catch(() => {});
+        });
+      }
+    }
     if (typeof window !== "undefined") {
       this.#receiver = new CallbackReceiver(async (url) => {
         const r = await this.#deliver(url);

@@ -97,6 +97,11 @@ class Runtime {
     // Other runtimes' grant changes (older builds, main-thread or
     // dedicated-worker tabs): this runtime applies them to its clients.
     this.grants = listenGrants((change) => this.invoke("grants.apply", change).catch(() => {}));
+    // The worker's own online and offline events (WorkerGlobalScope has
+    // them): the network is the same for every tab it serves.
+    for (const online of [true, false]) {
+      globalThis.addEventListener?.(online ? "online" : "offline", () => this.invoke("network.changed", { online }).catch(() => {}));
+    }
     return this;
   }
 

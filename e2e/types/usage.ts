@@ -41,7 +41,7 @@ async function demo(): Promise<void> {
   client.addEventListener("storagefallback", (e) => console.warn(e.detail.reason));
   await client.authorize();
   await client.connect({ signal: new AbortController().signal });
-  const state: "idle" | "connecting" | "needs_auth" | "authorizing" | "connected" | "declined" | "failed" | "closed" = client.state;
+  const state: "idle" | "connecting" | "needs_auth" | "authorizing" | "connected" | "declined" | "failed" | "closed" | "reconnecting" = client.state;
   const tools = await client.listTools();
   const r: CallToolResult = await client.callTool(tools[0].name, { a: 1 }, {
     onProgress: (p) => void (p.progress + (p.total ?? 0)),

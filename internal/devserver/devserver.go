@@ -72,6 +72,10 @@ type Config struct {
 	// DemoOptions configures the demo MCP server (test hooks, CORS).
 	DemoOptions demo.Options
 
+	// MCPRestart, when set, lets a test restart the demo MCP server
+	// (restart.go).
+	MCPRestart *Restarter
+
 	// Auth protects the demo MCP server with the demo authorization server
 	// (demo mode only).
 	Auth AuthConfig
@@ -261,7 +265,7 @@ func protected(cfg Config, page PageConfig) ([]Origin, error) {
 		cfg.DemoOptions.CORS.Disabled = true
 	}
 	if !cfg.Auth.Enabled || page.ASURL == "" {
-		return []Origin{{Name: "mcp", Handler: cfg.Busy.MCP.wrap(demo.Handler(cfg.DemoOptions), cfg.DemoOptions.CORS, busyMCP)}}, nil
+		return []Origin{{Name: "mcp", Handler: cfg.Busy.MCP.wrap(cfg.MCPRestart.wrap(func() http.Handler { return demo.Handler(cfg.DemoOptions) }), cfg.DemoOptions.CORS, busyMCP)}}, nil
 	}
 	as, err := authserver.New(authserver.Config{
 		Issuer:         page.ASURL,
@@ -289,7 +293,7 @@ func protected(cfg Config, page PageConfig) ([]Origin, error) {
 		p.ToolScopes = map[string]string{cfg.Auth.ScopedTool: authserver.ScopeAdmin}
 	}
 	return []Origin{
-		{Name: "mcp", Handler: cfg.Busy.MCP.wrap(demo.ProtectedHandler(cfg.DemoOptions, p), cfg.DemoOptions.CORS, busyMCP)},
+		{Name: "mcp", Handler: cfg.Busy.MCP.wrap(cfg.MCPRestart.wrap(func() http.Handler { return demo.ProtectedHandler(cfg.DemoOptions, p) }), cfg.DemoOptions.CORS, busyMCP)},
 		{Name: "as", Handler: cfg.Busy.Token.wrap(as.Handler(), cfg.DemoOptions.CORS, busyToken), AuthServer: as},
 	}, nil
 }

@@ -1,0 +1,243 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/internal/faultrig"
+	"github.com/mcpwasm/mcpwasm/mcperr"
+)
+
+// changeLog records a client's statechange events.
+type changeLog struct {
+	mu      sync.Mutex
+	changes []StateChange
+}
+
+func (l *changeLog) on(ev Event) {
+	if sc, ok := ev.Data.(StateChange); ok && ev.Type == "statechange" {
+		l.mu.Lock()
+		l.changes = append(l.changes, sc)
+		l.mu.Unlock()
+	}
+}
+
+func (l *changeLog) last() StateChange {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.changes) == 0 {
+		return StateChange{}
+	}
+	return l.changes[len(l.changes)-1]
+}
+
+// faultyDemo is the demo MCP server behind a fault proxy; initialize
+// counts its sessions.
+func faultyDemo(t *testing.T) (url string, fp *faultrig.Proxy, initialize *atomic.Int32) {
+	t.Helper()
+	initialize = &atomic.Int32{}
+	srv := httptest.NewServer(demo.Handler(demo.Options{OnRequest: func(m string) {
+		if m == "initialize" {
+			initialize.Add(1)
+		}
+	}}))
+	t.Cleanup(srv.Close)
+	fp = faultrig.Start(t, srv.Listener.Addr().String())
+	return fp.Front(srv.URL + demo.StreamablePath), fp, initialize
+}
+
+func echo(t *testing.T, c *Client, ctx context.Context, text string) (string, error) {
+	t.Helper()
+	args, _ := json.Marshal(map[string]string{"text": text})
+	r, err := c.CallTool(ctx, "echo", args, nil)
+	if err != nil {
+		return "", err
+	}
+	if len(r.Content) == 0 {
+		return "", nil
+	}
+	tc, _ := r.Content[0].(*mcp.TextContent)
+	if tc == nil {
+		return "", nil
+	}
+	return tc.Text, nil
+}
+
+// The network goes (the proxy cuts the GET stream and refuses new
+// connections): the client says reconnecting with a network reason, a
+// call meanwhile fails network at its deadline instead of hanging, and
+// once the network is back (Online) the client is connected again on a
+// fresh session and calls work.
+func TestReconnectAfterNetworkLoss(t *testing.T) {
+	url, fp, initialize := faultyDemo(t)
+	var log changeLog
+	c, err := New(url, Options{OnEvent: log.on})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := t.Context()
+	if err := c.Connect(ctx, ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := echo(t, c, ctx, "before"); err != nil || got != "before" {
+		t.Fatalf("echo = %q, %v", got, err)
+	}
+	fp.Down()
+	waitState(t, c, StateReconnecting)
+	if sc := log.last(); sc.State != StateReconnecting || sc.Error == nil || sc.Error.Code != mcperr.Network {
+		t.Errorf("statechange = %+v; want reconnecting with a network error", sc)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = echo(t, c, cctx, "during")
+	cancel()
+	if code := mcperr.CodeOf(err, ""); code != mcperr.Network {
+		t.Errorf("call during the outage: %v (code %q); want network", err, code)
+	}
+	fp.Up()
+	c.Online()
+	waitState(t, c, StateConnected)
+	if got, err := echo(t, c, ctx, "after"); err != nil || got != "after" {
+		t.Fatalf("echo after the outage = %q, %v", got, err)
+	}
+	if n := initialize.Load(); n != 2 {
+		t.Errorf("initialize requests = %d; want 2 (a fresh session after the outage)", n)
+	}
+}
+
+// Offline moves a connected client to reconnecting at once; a call made
+// then waits for the reconnect Online starts, and succeeds.
+func TestOfflineThenOnline(t *testing.T) {
+	url, _, _ := faultyDemo(t)
+	c, err := New(url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := t.Context()
+	if err := c.Connect(ctx, ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.Offline()
+	if s := c.State(); s != StateReconnecting {
+		t.Fatalf("state after Offline = %s; want reconnecting", s)
+	}
+	done := make(chan error, 1)
+	go func() {
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		_, err := echo(t, c, cctx, "waited")
+		done <- err
+	}()
+	c.Online()
+	if err := <-done; err != nil {
+		t.Errorf("call made while reconnecting: %v; want it run after the reconnect", err)
+	}
+	if s := c.State(); s != StateConnected {
+		t.Errorf("state = %s; want connected", s)
+	}
+}
+
+// Disconnect ends the reconnecting: no probe reaches the server after it.
+func TestDisconnectStopsReconnecting(t *testing.T) {
+	url, fp, initialize := faultyDemo(t)
+	c, err := New(url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Connect(t.Context(), ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fp.Down()
+	c.Offline()
+	c.Disconnect()
+	if s := c.State(); s != StateIdle {
+		t.Fatalf("state after Disconnect = %s; want idle", s)
+	}
+	fp.Up()
+	c.Online()
+	time.Sleep(2 * ReconnectBase) // a probe the loop would have made by now
+	if n := initialize.Load(); n != 1 {
+		t.Errorf("initialize requests = %d; want 1 (no reconnect after Disconnect)", n)
+	}
+	if s := c.State(); s != StateIdle {
+		t.Errorf("state = %s; want idle", s)
+	}
+}
+
+// A server that forgets the session (a restart: 404 on its id) gets a
+// fresh one without the caller doing anything: the call that met the 404
+// runs on it.
+func TestCallAfterServerRestart(t *testing.T) {
+	var mu sync.Mutex
+	h := demo.Handler(demo.Options{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hh := h
+		mu.Unlock()
+		hh.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(srv.URL+demo.StreamablePath, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := t.Context()
+	if err := c.Connect(ctx, ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	h = demo.Handler(demo.Options{})
+	mu.Unlock()
+	if got, err := echo(t, c, ctx, "after restart"); err != nil || got != "after restart" {
+		t.Fatalf("echo after the restart = %q, %v; want it run on a fresh session", got, err)
+	}
+}
+
+// A probe answered 401 ends the reconnecting in needs_auth, once: no
+// loop of probes against a server that wants a sign-in.
+func TestReconnectMeetsSignIn(t *testing.T) {
+	var deny atomic.Bool
+	var denied atomic.Int32
+	h := demo.Handler(demo.Options{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if deny.Load() {
+			denied.Add(1)
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			http.Error(w, "sign in again", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(srv.URL+demo.StreamablePath, Options{AccessToken: func(context.Context) (string, error) { return "a-token", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Connect(t.Context(), ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deny.Store(true)
+	c.Offline()
+	c.Online()
+	waitState(t, c, StateNeedsAuth)
+	n := denied.Load()
+	time.Sleep(3 * ReconnectBase) // probes a loop would have made by now
+	if got := denied.Load(); got != n {
+		t.Errorf("401 answers = %d, then %d: the client went on probing in needs_auth", n, got)
+	}
+	_, err = echo(t, c, t.Context(), "x")
+	wantCode(t, err, mcperr.AuthRequired)
+}
