@@ -8,6 +8,7 @@ import (
 	"net/url"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/mcpwasm/mcpwasm/oauth"
@@ -87,9 +88,32 @@ func (c *Client) follow() {
 		case oauth.EventStoreFailed:
 			c.emit("storageerror", map[string]string{"resource": e.Resource, "message": e.Err.Error()})
 		case oauth.EventState:
-			c.apply(authInput[e.State], e.Err)
+			if in := authInput[e.State]; in == inAuthNeeded {
+				c.authNeeded(e.Err)
+			} else {
+				c.apply(in, e.Err)
+			}
 		}
 	})
+}
+
+// authNeeded applies inAuthNeeded, closing the session it ends in the
+// background: the event may come from inside one of that session's calls
+// (a 401 to a call runs Authorize on the call's goroutine), and closing a
+// session waits for its calls in flight, so closing it here would never
+// return and the call would hang past its timeout.
+func (c *Client) authNeeded(err error) {
+	c.mu.Lock()
+	var cs *mcp.ClientSession
+	if c.state == StateConnected && c.connecting == nil && !c.closing {
+		cs, c.session = c.session, nil // the step drops it: nothing left to close there
+	}
+	after := c.applyLocked(inAuthNeeded, err)
+	c.mu.Unlock()
+	after()
+	if cs != nil {
+		go func() { _ = cs.Close() }()
+	}
 }
 
 // authInput maps a sign-in state onto the client's input.

@@ -86,10 +86,12 @@ func (h *Handler) unauthorized(ctx context.Context, bearer string) (retry bool, 
 	h.mu.Lock()
 	isFresh := bearer == h.fresh && bearer != "" && h.now().Sub(h.freshAt) < freshWindow
 	already := h.strikes > 0
-	if isFresh {
+	rescued := h.rescued
+	switch {
+	case isFresh:
 		h.strikes++
-	} else {
-		h.strikes = 0
+	case bearer != rescued:
+		h.strikes = 0 // a refresh for a refused fresh token does not clear its strike
 	}
 	h.mu.Unlock()
 	if isFresh && already {
@@ -97,14 +99,45 @@ func (h *Handler) unauthorized(ctx context.Context, bearer string) (retry bool, 
 		h.setState(StateFailed, err)
 		return false, err
 	}
-	if !isFresh && g.RefreshToken != "" {
-		if _, err := h.refresh(ctx, g); err == nil {
+	if g.RefreshToken != "" && bearer != rescued {
+		// Even a token this handler holds as valid, or a fresh one: the
+		// server may judge expiry by another clock. Once per refusal: a
+		// refreshed token refused too needs a sign-in.
+		if ng, err := h.refresh(ctx, g); err == nil {
+			h.mu.Lock()
+			h.rescued = ng.AccessToken
+			h.mu.Unlock()
 			return true, nil
 		}
 	}
 	h.dropGrant(ctx, g)
 	_ = h.cfg.Store.DeleteMetadata(ctx, h.metaKey())
 	return false, nil
+}
+
+// tokenAnswered hears how the server answered a request that carried
+// bearer. When bearer comes from the refresh that followed the server's
+// refusal of the token before, a refusal means refreshing again would not
+// help (and may loop): the grant is dropped and the handler needs a
+// sign-in, which a call cannot show (it needs a user gesture), so the
+// caller gets the 401 as auth_required. Any other answer means the token
+// works: a later refusal of it may be refreshed again.
+func (h *Handler) tokenAnswered(ctx context.Context, bearer string, refused bool) {
+	h.mu.Lock()
+	again := bearer != "" && bearer == h.rescued
+	if again && !refused {
+		h.rescued = ""
+	}
+	g := h.grant
+	h.mu.Unlock()
+	if !again || !refused {
+		return
+	}
+	if g != nil && g.AccessToken == bearer {
+		h.dropGrant(ctx, g)
+		_ = h.cfg.Store.DeleteMetadata(ctx, h.metaKey())
+	}
+	h.setState(StateNeedsAuth, newErr(mcperr.AuthRequired, "the server refused the access token again after a refresh; sign in again", nil))
 }
 
 // adoptIfNone takes g, stored by someone else, as the handler's grant unless a

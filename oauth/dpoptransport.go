@@ -90,6 +90,16 @@ func presentedToken(req *http.Request) string {
 }
 
 func (t *dpopTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.roundTrip(req)
+	if err == nil {
+		// go-sdk hands a request's first 401 to Authorize, not the one
+		// to the request it sent again after a refresh.
+		t.h.tokenAnswered(req.Context(), presentedToken(req), resp.StatusCode == http.StatusUnauthorized)
+	}
+	return resp, err
+}
+
+func (t *dpopTransport) roundTrip(req *http.Request) (*http.Response, error) {
 	tok := presentedToken(req)
 	keyID, bound := "", false
 	if tok != "" {

@@ -28,6 +28,7 @@ type Handler struct {
 	fresh    string         // access token obtained by the last login
 	freshAt  time.Time      // when
 	strikes  int            // re-authorizations after a fresh token was rejected
+	rescued  string         // access token of a refresh made because the server refused the one before
 	bound    []boundToken   // DPoP-bound access tokens handed out, newest last
 	state    State
 	subs     map[int]func(Event)

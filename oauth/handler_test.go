@@ -390,6 +390,11 @@ func TestMissingExpiresInIsUnknown(t *testing.T) {
 	}
 }
 
+// TestFreshTokenRejectedNoLoop: an interactive handler whose fresh token
+// the server refuses refreshes once (the server may judge expiry by
+// another clock), then, the refreshed token refused too, signs in once
+// more; a refusal of that fresh token ends with auth_required and no
+// new flow.
 func TestFreshTokenRejectedNoLoop(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -397,20 +402,23 @@ func TestFreshTokenRejectedNoLoop(t *testing.T) {
 	if err := h.Login(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 3; i++ {
+	for i, want := range []string{"refresh", "flow", "error", "error"} {
 		g, _ := h.currentGrant(ctx)
 		req, resp := unauthorized401(e.rs.url(), "")
 		req.Header.Set("Authorization", "Bearer "+g.AccessToken)
 		err := h.Authorize(ctx, req, resp)
-		if i == 0 && err != nil {
-			t.Fatalf("first 401 after fresh token: %v; want one re-authorization", err)
+		if want != "error" && err != nil {
+			t.Fatalf("401 %d: %v; want a %s and the request sent again", i, err, want)
 		}
-		if i > 0 && !errors.Is(err, ErrAuthorizationRequired) {
+		if want == "error" && !errors.Is(err, ErrAuthorizationRequired) {
 			t.Fatalf("401 %d: %v; want auth_required without a new flow", i, err)
 		}
 	}
 	if got := e.courier.calls.Load(); got != 2 {
 		t.Errorf("courier calls = %d; want 2", got)
+	}
+	if got := e.as.req.get("/token"); got != 3 {
+		t.Errorf("token requests = %d; want 3 (sign-in, one refresh, sign-in)", got)
 	}
 }
 

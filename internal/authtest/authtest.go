@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
@@ -38,6 +39,9 @@ type Options struct {
 	// Wrap, when set, wraps the protected server's handler (to record
 	// what it sees).
 	Wrap func(http.Handler) http.Handler
+	// Now, when set, is the authorization server's clock (which also
+	// judges the protected server's tokens); nil means time.Now.
+	Now func() time.Time
 }
 
 // Start starts the servers until the test ends.
@@ -55,7 +59,7 @@ func StartWith(t testing.TB, opts Options) *Env {
 	mcpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mcpH.ServeHTTP(w, r) }))
 	t.Cleanup(mcpSrv.Close)
 	resource := mcpSrv.URL + demo.StreamablePath
-	as, err := authserver.New(authserver.Config{Issuer: asSrv.URL, Resources: []string{resource}, AutoApprove: true, DPoP: opts.DPoP})
+	as, err := authserver.New(authserver.Config{Issuer: asSrv.URL, Resources: []string{resource}, AutoApprove: true, DPoP: opts.DPoP, Now: opts.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
