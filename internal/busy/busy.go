@@ -95,7 +95,7 @@ func (p Policy) Pause(ctx context.Context, resp *http.Response, retries int) err
 	}
 	sleep := p.Sleep
 	if sleep == nil {
-		sleep = sleepCtx
+		sleep = Sleep
 	}
 	return sleep(ctx, wait)
 }
@@ -136,7 +136,8 @@ func (p Policy) now() time.Time {
 	return time.Now()
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx ends (then its error).
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

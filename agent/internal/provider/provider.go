@@ -104,7 +104,7 @@ func (c *Client) Post(ctx context.Context, endpoint string, header http.Header, 
 		}
 		sleep := c.Sleep
 		if sleep == nil {
-			sleep = sleepCtx
+			sleep = busy.Sleep
 		}
 		if err := sleep(ctx, wait); err != nil {
 			return nil, c.NetError(ctx, err, "")
@@ -142,17 +142,6 @@ func (s *sanitized) Unwrap() error { return s.err }
 func retryable(status int) bool {
 	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
 		status == http.StatusTooManyRequests || status >= 500
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // errorResponse reads an error response (size-capped) and closes it.

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"github.com/mcpwasm/mcpwasm/internal/busy"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -111,7 +112,7 @@ func TestPostAbortedWhileWaiting(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Client{Name: "test", HTTP: srv.Client(), Sleep: func(ctx context.Context, d time.Duration) error {
 		cancel()
-		return sleepCtx(ctx, d)
+		return busy.Sleep(ctx, d)
 	}}
 	_, err := c.Post(ctx, srv.URL, http.Header{}, nil)
 	if mcperr.CodeOf(err, "") != mcperr.Aborted {
