@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"errors"
-	"github.com/mcpwasm/mcpwasm/internal/busy"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpwasm/mcpwasm/agent"
+	"github.com/mcpwasm/mcpwasm/internal/busy"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
