@@ -18,8 +18,14 @@ SANDBOX_ADDR ?= 127.0.0.1:8085
 
 all: build
 
-## build: the wasm module, wasm_exec.js and precompressed variants in web/
-build: $(WASM) web/wasm_exec.js
+## build: the wasm module, wasm_exec.js and precompressed variants in web/, and the module's
+## content-hashed copy mcp-<hash>.wasm (with its variants) that web/wasmurl.js names for mcp.js
+build: $(WASM) web/wasm_exec.js web/wasmurl.js
+
+# mcp-<hash>.wasm (and its .gz, .br): the module under a name that changes
+# with its content, served as immutable; wasmurl.js tells mcp.js that name.
+web/wasmurl.js: $(WASM) internal/webbuild/hashname.go
+	$(GO) run ./cmd/npmdist -stamp web
 
 # Go's wasm_exec.js as an ES module that exports Go and sets no global.
 web/wasm_exec.js: $(GOROOT)/lib/wasm/wasm_exec.js internal/webbuild/webbuild.go
@@ -117,5 +123,5 @@ bench:
 	scripts/bench.sh
 
 clean:
-	rm -f web/mcp.wasm web/mcp.wasm.gz web/mcp.wasm.br web/wasm_exec.js
+	rm -f web/mcp.wasm web/mcp.wasm.gz web/mcp.wasm.br web/wasm_exec.js web/wasmurl.js web/mcp-*.wasm web/mcp-*.wasm.gz web/mcp-*.wasm.br
 	rm -rf dist

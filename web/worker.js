@@ -165,11 +165,14 @@ class Runtime {
 }
 
 /**
- * What identifies a build of mcp.wasm: its URL and validator (the server's
- * ETag, a content hash where the server makes one), so that a page of a
- * newer build never uses a runtime started by an older one.
+ * What identifies a build of mcp.wasm, so that a page of a newer build
+ * never uses a runtime started by an older one: its URL alone when the
+ * URL's name changes with the content (the build's mcp-<hash>.wasm, or a
+ * bundler's asset); else its URL and validator (the server's ETag, a
+ * content hash where the server makes one), which costs a request.
  */
-async function buildKey(wasmURL) {
+async function buildKey(wasmURL, immutable) {
+  if (immutable === true) return wasmURL;
   try {
     const r = await fetch(wasmURL, { method: "HEAD", cache: "no-cache" });
     return `${wasmURL}#${r.headers.get("ETag") ?? r.headers.get("Last-Modified") ?? r.headers.get("Content-Length") ?? ""}`;
@@ -228,7 +231,7 @@ class Tab {
     }
   }
 
-  async #hello({ wasmURL, hints, protocol, progress, refuseKeysForTest, trustKeysForTest, noIndexedDBForTest }) {
+  async #hello({ wasmURL, immutable, hints, protocol, progress, refuseKeysForTest, trustKeysForTest, noIndexedDBForTest }) {
     if (protocol !== PROTOCOL) {
       this.post({ t: "stale" }); // a worker of another version of mcp.js: the page starts its own
       return;
@@ -244,7 +247,7 @@ class Tab {
       return;
     }
     try {
-      const key = await buildKey(wasmURL);
+      const key = await buildKey(wasmURL, immutable);
       let p = runtimes.get(key);
       if (!p) {
         const rt = new Runtime(key);

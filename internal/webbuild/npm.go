@@ -57,8 +57,9 @@ func SemVer(describe string) string {
 
 // Npm writes the npm package "mcpwasm" into out (emptied first): the files
 // of web/ listed in [NpmFiles], mcp.wasm and its precompressed variants
-// from wasmDir, wasm_exec.js as an ES module, web/README.npm.md as its
-// README and a package.json at version. `npm pack` in out makes the tarball.
+// from wasmDir with their hashed copies and wasmurl.js (see [Stamp]),
+// wasm_exec.js as an ES module, web/README.npm.md as its README and a
+// package.json at version. `npm pack` in out makes the tarball.
 func Npm(root, wasmDir, out, version string) error {
 	if err := os.RemoveAll(out); err != nil {
 		return err
@@ -90,6 +91,16 @@ func Npm(root, wasmDir, out, version string) error {
 		}
 		if err == nil && f != "mcp.wasm" {
 			files = append(files, f)
+		}
+	}
+	hashed, err := Stamp(out)
+	if err != nil {
+		return err
+	}
+	files = append(files, WasmModule, hashed)
+	for _, f := range files {
+		if f == "mcp.wasm.gz" || f == "mcp.wasm.br" {
+			files = append(files, hashed+strings.TrimPrefix(f, "mcp.wasm"))
 		}
 	}
 	we, err := WasmExec()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -63,6 +64,15 @@ func TestNpm(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, p)); err != nil {
 			t.Errorf("package.json names %s, which the package lacks", p)
 		}
+	}
+	hashed := HashedName([]byte("\x00asm"))
+	for _, f := range []string{"mcp.wasm", hashed, WasmModule} {
+		if !slices.Contains(pkg.Files, f) {
+			t.Errorf("package.json files lack %s: %q", f, pkg.Files)
+		}
+	}
+	if mod, err := os.ReadFile(filepath.Join(out, WasmModule)); err != nil || !strings.Contains(string(mod), hashed) {
+		t.Errorf("the package's %s does not name %s (err %v):\n%s", WasmModule, hashed, err, mod)
 	}
 	for _, entry := range []string{".", "./react", "./ai", "./callback", "./mcp.wasm"} {
 		if pkg.Exports[entry]["types"] == "" {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
 	"mime"
 	"net/http"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,6 +60,7 @@ type etagEntry struct {
 	modNano int64
 	size    int64
 	etag    string
+	sum     []byte // SHA-256 of the bytes
 }
 
 // A precompressed encoding and the file-name suffix of its sibling.
@@ -158,7 +161,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	hdr.Add("Vary", "Accept-Encoding")
 	hdr.Set("Content-Type", ctype)
-	hdr.Set("Cache-Control", "no-cache")
+	if h.contentNamed(name, fi) {
+		hdr.Set("Cache-Control", ImmutableCacheControl)
+	} else {
+		hdr.Set("Cache-Control", "no-cache")
+	}
 	hdr.Set("ETag", etag)
 	if enc != "" {
 		hdr.Set("Content-Encoding", enc)
@@ -174,6 +181,51 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w = &lengthWriter{ResponseWriter: w, size: sfi.Size()}
 	}
 	http.ServeContent(w, r, name, sfi.ModTime(), content)
+}
+
+// ImmutableCacheControl is the Cache-Control of a file whose name carries
+// its content hash: cached for a year and never revalidated, as another
+// content gets another name.
+const ImmutableCacheControl = "public, max-age=31536000, immutable"
+
+// hashedNameRE matches a name that carries a content hash: a stem, a dash,
+// 8 to 64 lowercase hex digits and an extension (mcp-0123abcd4567ef89.wasm).
+var hashedNameRE = regexp.MustCompile(`^.+-([0-9a-f]{8,64})\.[A-Za-z0-9]+$`)
+
+// contentNamed reports whether the file name (described by fi) is named
+// after its content: its name's hex digits begin the hex SHA-256 of its
+// bytes. A name that only looks hashed (a file replaced in place, a
+// bundler's hash of something else) is not, and keeps revalidating.
+func (h *handler) contentNamed(name string, fi fs.FileInfo) bool {
+	m := hashedNameRE.FindStringSubmatch(path.Base(name))
+	if m == nil {
+		return false
+	}
+	sum, ok := h.digest(name, fi)
+	return ok && strings.HasPrefix(hex.EncodeToString(sum), m[1])
+}
+
+// digest returns the SHA-256 of the file name as described by fi, from
+// the cache of ETags when it holds that version.
+func (h *handler) digest(name string, fi fs.FileInfo) ([]byte, bool) {
+	cached := func() ([]byte, bool) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		e, ok := h.etags[name]
+		return e.sum, ok && e.modNano == fi.ModTime().UnixNano() && e.size == fi.Size()
+	}
+	if sum, ok := cached(); ok {
+		return sum, true
+	}
+	f, err := h.fsys.Open(name)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if _, _, err := h.etag(name, f, fi); err != nil {
+		return nil, false
+	}
+	return cached()
 }
 
 // DecodedLengthHeader carries the size of the original file on a
@@ -343,9 +395,10 @@ func (h *handler) etag(name string, f fs.File, fi fs.FileInfo) (io.ReadSeeker, s
 		rs = bytes.NewReader(b)
 	}
 	h.hashes.Add(1)
-	tag := `"` + base64.RawURLEncoding.EncodeToString(sum.Sum(nil)[:18]) + `"`
+	digest := sum.Sum(nil)
+	tag := `"` + base64.RawURLEncoding.EncodeToString(digest[:18]) + `"`
 	h.mu.Lock()
-	h.etags[name] = etagEntry{modNano: mod, size: size, etag: tag}
+	h.etags[name] = etagEntry{modNano: mod, size: size, etag: tag, sum: digest}
 	h.mu.Unlock()
 	return rs, tag, nil
 }
