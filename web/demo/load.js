@@ -23,10 +23,10 @@ export function loadModule() {
   return p;
 }
 
-/** The resource timing of mcp.wasm's download, the latest; null if the browser has none. */
+/** The resource timing of the module's download (mcp-<hash>.wasm, or mcp.wasm), the latest; null if the browser has none. */
 function wasmTiming() {
   const entries = performance.getEntriesByType("resource")
-    .filter((e) => { try { return new URL(e.name).pathname.endsWith("/mcp.wasm"); } catch { return false; } });
+    .filter((e) => { try { return /\/mcp(-[0-9a-f]+)?\.wasm$/.test(new URL(e.name).pathname); } catch { return false; } });
   return entries.at(-1) ?? null;
 }
 
