@@ -137,6 +137,12 @@ func run(cfg config) error {
 	if err := webbuild.BuildWasm(cfg.root, wasm, wasmFlags...); err != nil {
 		return err
 	}
+	// The pages load the module under its content-hashed name, as from
+	// make build (stamped again once the compressed variants exist).
+	hashed, err := webbuild.Stamp(webDir)
+	if err != nil {
+		return err
+	}
 	if cfg.only == "agent" {
 		return runAgentOnly(cfg, rep, webDir)
 	}
@@ -159,7 +165,7 @@ func run(cfg config) error {
 	comp.start(wasm)
 	comp.start(filepath.Join(webDir, "ts-client.js"))
 	builds := []build{{label: "`-trimpath -ldflags=\"-s -w\"` (make build)", file: wasm}}
-	clients := []clientDef{{"a", "(a) mcpwasm", "/wasm.html", "mcp.wasm"}}
+	clients := []clientDef{{"a", "(a) mcpwasm", "/wasm.html", hashed}}
 	for _, v := range cfg.also {
 		dir := filepath.Join(webDir, "v", v.name)
 		if err := copyWeb(v.dir, dir); err != nil {
@@ -223,6 +229,9 @@ func run(cfg config) error {
 	}
 	logf("compressing (brotli -q 11 is slow; results are cached by content hash)")
 	if err := comp.wait(); err != nil {
+		return err
+	}
+	if _, err := webbuild.Stamp(webDir); err != nil {
 		return err
 	}
 	rep.tsBundle = sizesOf(filepath.Join(webDir, "ts-client.js"))

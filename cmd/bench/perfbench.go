@@ -47,7 +47,7 @@ type startupRun struct {
 
 const startupCollect = `(() => {
   const T = window.__startup, m = Object.assign({}, T.marks);
-  const e = performance.getEntriesByType("resource").find((r) => r.name.endsWith("/mcp.wasm"));
+  const e = performance.getEntriesByType("resource").find((r) => /\/mcp(-[0-9a-f]{16})?\.wasm$/.test(r.name));
   if (e) { m.wasmStart = e.startTime; m.wasmResponseStart = e.responseStart; m.wasmResponseEnd = e.responseEnd; }
   return { marks: m, longtasks: T.longtasks, noLongtask: T.noLongtask || "" };
 })()`
