@@ -344,7 +344,7 @@ func TestNewBuildGetsANewRuntime(t *testing.T) {
 	loadPlain := func(e *env) {
 		t.Helper()
 		e.eval(`(async () => {
-			const m = await import("/mcp.js");
+			const m = await import("/mcp.js?plain"); // a module of its own: a load() of its own
 			window.MCPError ??= m.MCPError;
 			window.mcp = await m.load({ runtime: "shared-worker", wasmURL: "/mcp.wasm" });
 			return mcp.runtime;
