@@ -29,7 +29,7 @@ func HashedName(wasm []byte) string {
 }
 
 // Stamp gives the module dir/mcp.wasm its hashed name: it copies it, and
-// its .gz and .br siblings where present, to [HashedName], removes the
+// its .gz and .br siblings where present and not older, to [HashedName], removes the
 // hashed copies of other builds, and writes dir/wasmurl.js ([WasmModule])
 // pointing at the new name. It returns that name. Run it after anything
 // that writes mcp.wasm or its siblings.
@@ -39,6 +39,10 @@ func Stamp(dir string) (string, error) {
 		return "", fmt.Errorf("webbuild: stamping the module's hashed name: %w (build mcp.wasm first)", err)
 	}
 	name := HashedName(wasm)
+	orig, err := os.Stat(filepath.Join(dir, "mcp.wasm"))
+	if err != nil {
+		return "", err
+	}
 	if err := removeHashed(dir); err != nil {
 		return "", err
 	}
@@ -48,10 +52,16 @@ func Stamp(dir string) (string, error) {
 		return "", err
 	}
 	for _, suffix := range []string{".gz", ".br"} {
-		b, err := os.ReadFile(filepath.Join(dir, "mcp.wasm"+suffix))
-		if os.IsNotExist(err) {
+		// A sibling older than the module is of another build (webserve
+		// ignores it too): under the immutable name it would stay cached.
+		sib, err := os.Stat(filepath.Join(dir, "mcp.wasm"+suffix))
+		if os.IsNotExist(err) || (err == nil && sib.ModTime().Unix() < orig.ModTime().Unix()) {
 			continue
 		}
+		if err != nil {
+			return "", err
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "mcp.wasm"+suffix))
 		if err != nil {
 			return "", err
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestStamp: the stamped name is the module's hash, its siblings follow it,
@@ -48,7 +49,11 @@ func TestStamp(t *testing.T) {
 
 	write("mcp.wasm", "\x00asm build two")
 	write("mcp.wasm.br", "BR(two)")
-	os.Remove(filepath.Join(dir, "mcp.wasm.gz"))
+	// build one's .gz, older than the new module: stale, never copied.
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "mcp.wasm.gz"), old, old); err != nil {
+		t.Fatal(err)
+	}
 	second, err := Stamp(dir)
 	if err != nil {
 		t.Fatal(err)
