@@ -223,6 +223,13 @@ var netFaults = map[string]bool{faultDown: true, faultReset: true, faultLimitDat
 // injectFaults injects a fault at a random server every few seconds until
 // ctx ends: each lasts 2–5 s, then the server is healthy for 2–6 s.
 func injectFaults(ctx context.Context, servers []*soakServer, rng *rand.Rand) []soakFault {
+	return injectFaultsEvery(ctx, servers, rng, time.Second)
+}
+
+// injectFaultsEvery is injectFaults with its times in units of unit: the
+// faults last 2–5 units, the pauses between them 2–6; the latency is
+// 300–1500 ms of a unit of 1 s.
+func injectFaultsEvery(ctx context.Context, servers []*soakServer, rng *rand.Rand, unit time.Duration) []soakFault {
 	start := time.Now()
 	var faults []soakFault
 	pause := func(d time.Duration) bool {
@@ -234,7 +241,7 @@ func injectFaults(ctx context.Context, servers []*soakServer, rng *rand.Rand) []
 		}
 	}
 	between := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rng.Int64N(int64(hi-lo))) }
-	for pause(between(2*time.Second, 6*time.Second)) {
+	for pause(between(2*unit, 6*unit)) {
 		sv := servers[rng.IntN(len(servers))]
 		kinds := []string{faultDown, faultReset, faultLatency, faultLimitData, faultBusy}
 		if sv.restart != nil {
@@ -243,7 +250,7 @@ func injectFaults(ctx context.Context, servers []*soakServer, rng *rand.Rand) []
 		if sv.token != nil {
 			kinds = append(kinds, faultTokenBusy)
 		}
-		f := soakFault{At: time.Since(start), Server: sv.ID, Kind: kinds[rng.IntN(len(kinds))], For: between(2*time.Second, 5*time.Second)}
+		f := soakFault{At: time.Since(start), Server: sv.ID, Kind: kinds[rng.IntN(len(kinds))], For: between(2*unit, 5*unit)}
 		heal := func() {}
 		switch f.Kind {
 		case faultDown:
@@ -252,7 +259,7 @@ func injectFaults(ctx context.Context, servers []*soakServer, rng *rand.Rand) []
 		case faultReset:
 			heal = sv.proxy.ResetPeer(0)
 		case faultLatency:
-			heal = sv.proxy.Latency(between(300*time.Millisecond, 1500*time.Millisecond))
+			heal = sv.proxy.Latency(between(3*unit/10, 15*unit/10))
 		case faultLimitData:
 			heal = sv.proxy.LimitData(int64(500 + rng.IntN(4000)))
 		case faultBusy, faultTokenBusy:
