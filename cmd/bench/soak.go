@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -37,8 +38,9 @@ var soakHarnessJS string
 const defaultSoakDuration = 10 * time.Minute
 
 // The soak's fixed settings: the access tokens' lifetime (refreshed after
-// half of it), a turn's pause (±25%), the catalog's call timeout and
-// breaker cooldown, and how long a turn may take before it counts as never
+// half of it), a turn's pause (±25%), the catalog's call timeout (also
+// the agent's wait for a sign-in, which nobody gives here) and breaker
+// cooldown, and how long a turn may take before it counts as never
 // settled (past the call timeout and the client's reconnect waits).
 const (
 	soakTokenTTL    = 20 * time.Second
@@ -399,8 +401,12 @@ func (b *browser) runSoak(webDir string, cfg config) (*soakResultSet, error) {
 		}
 		// A first turn before any fault: every server answers, the later
 		// tabs with the grants the first one stored.
-		if bad, err := soakCheckTurn(ctx, len(srv.list)); err != nil || bad != "" {
-			return nil, fmt.Errorf("soak: the first turn in %s, before any fault: %v%s", tab.name, err, bad)
+		bad, err := soakCheckTurn(ctx, len(srv.list))
+		if err == nil && bad != "" {
+			err = errors.New(bad)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("soak: the first turn in %s, before any fault: %v", tab.name, err)
 		}
 		res.tabs = append(res.tabs, tab)
 	}

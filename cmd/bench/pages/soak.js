@@ -52,7 +52,7 @@
           s.last = st;
         }
       });
-      agent = cat.agent({ model: window.__mcp.models.openai({ baseURL: c.modelURL, model: c.model, apiKey: "soak" }), maxSteps: 4 });
+      agent = cat.agent({ model: window.__mcp.models.openai({ baseURL: c.modelURL, model: c.model, apiKey: "soak" }), maxSteps: 4, authWaitMs: c.callTimeoutMs });
       return true;
     },
     // authorize signs in to server id (run as a user gesture).
