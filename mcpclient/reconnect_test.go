@@ -3,8 +3,10 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -240,4 +242,36 @@ func TestReconnectMeetsSignIn(t *testing.T) {
 	}
 	_, err = echo(t, c, t.Context(), "x")
 	wantCode(t, err, mcperr.AuthRequired)
+}
+
+// An answer cut in the middle of its event stream fails the call with
+// network and the cut as its cause (not protocol: the fragment is not the
+// server's word), and the next call works on a fresh session.
+func TestAnswerCutInsideItsEventStream(t *testing.T) {
+	url, fp, _ := faultyDemo(t)
+	c, err := New(url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := t.Context()
+	if err := c.Connect(ctx, ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 6000)
+	remove := fp.LimitData(2500) // past the answer's head, inside its data line
+	_, err = echo(t, c, ctx, long)
+	remove()
+	var cut *mcperr.Cut
+	if code := mcperr.CodeOf(err, ""); code != mcperr.Network || !errors.As(err, &cut) {
+		t.Fatalf("echo cut inside its event stream: %v (code %q); want network, caused by the cut", err, code)
+	}
+	if msg, _ := mcperr.Present(err); !strings.Contains(msg, "ended in the middle of its answer") {
+		t.Errorf("message = %q; want it to say the answer was cut", msg)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if got, err := echo(t, c, cctx, long); err != nil || got != long {
+		t.Errorf("echo after the cut: %d characters, %v; want %d", len(got), err, len(long))
+	}
 }
