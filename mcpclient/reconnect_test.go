@@ -57,6 +57,20 @@ func faultyDemo(t *testing.T) (url string, fp *faultrig.Proxy, initialize *atomi
 	return fp.Front(srv.URL + demo.StreamablePath), fp, initialize
 }
 
+// connected is a client of url, connected, closed when the test ends.
+func connected(t *testing.T, url string) *Client {
+	t.Helper()
+	c, err := New(url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Connect(t.Context(), ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func echo(t *testing.T, c *Client, ctx context.Context, text string) (string, error) {
 	t.Helper()
 	args, _ := json.Marshal(map[string]string{"text": text})
@@ -120,15 +134,8 @@ func TestReconnectAfterNetworkLoss(t *testing.T) {
 // then waits for the reconnect Online starts, and succeeds.
 func TestOfflineThenOnline(t *testing.T) {
 	url, _, _ := faultyDemo(t)
-	c, err := New(url, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := connected(t, url)
 	ctx := t.Context()
-	if err := c.Connect(ctx, ConnectOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	c.Offline()
 	if s := c.State(); s != StateReconnecting {
 		t.Fatalf("state after Offline = %s; want reconnecting", s)
@@ -152,14 +159,7 @@ func TestOfflineThenOnline(t *testing.T) {
 // Disconnect ends the reconnecting: no probe reaches the server after it.
 func TestDisconnectStopsReconnecting(t *testing.T) {
 	url, fp, initialize := faultyDemo(t)
-	c, err := New(url, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Connect(t.Context(), ConnectOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	c := connected(t, url)
 	fp.Down()
 	c.Offline()
 	c.Disconnect()
@@ -249,18 +249,11 @@ func TestReconnectMeetsSignIn(t *testing.T) {
 // server's word), and the next call works on a fresh session.
 func TestAnswerCutInsideItsEventStream(t *testing.T) {
 	url, fp, _ := faultyDemo(t)
-	c, err := New(url, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := connected(t, url)
 	ctx := t.Context()
-	if err := c.Connect(ctx, ConnectOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	long := strings.Repeat("x", 6000)
 	remove := fp.LimitData(2500) // past the answer's head, inside its data line
-	_, err = echo(t, c, ctx, long)
+	_, err := echo(t, c, ctx, long)
 	remove()
 	var cut *mcperr.Cut
 	if code := mcperr.CodeOf(err, ""); code != mcperr.Network || !errors.As(err, &cut) {
