@@ -24,7 +24,7 @@ build: $(WASM) web/wasm_exec.js web/wasmurl.js
 
 # mcp-<hash>.wasm (and its .gz, .br): the module under a name that changes
 # with its content, served as immutable; wasmurl.js tells mcp.js that name.
-web/wasmurl.js: $(WASM) internal/webbuild/hashname.go
+web/wasmurl.js: $(WASM) internal/webbuild/hashname.go internal/hashname/hashname.go
 	$(GO) run ./cmd/npmdist -stamp web
 
 # Go's wasm_exec.js as an ES module that exports Go and sets no global.
@@ -124,5 +124,5 @@ bench:
 	scripts/bench.sh
 
 clean:
-	rm -f web/mcp.wasm web/mcp.wasm.gz web/mcp.wasm.br web/wasm_exec.js web/wasmurl.js web/mcp-*.wasm web/mcp-*.wasm.gz web/mcp-*.wasm.br
+	rm -f web/mcp.wasm web/mcp.wasm.gz web/mcp.wasm.br web/wasm_exec.js web/wasmurl.js web/mcp-*.wasm web/mcp-*.wasm.gz web/mcp-*.wasm.br web/mcp-*.wasm.sha256
 	rm -rf dist

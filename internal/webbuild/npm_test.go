@@ -34,6 +34,9 @@ func TestNpm(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wasmDir, "mcp.wasm"), []byte("\x00asm"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := Gzip(filepath.Join(wasmDir, "mcp.wasm")); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "npm")
 	if err := Npm(filepath.Join("..", ".."), wasmDir, out, "1.2.3"); err != nil {
 		t.Fatal(err)
@@ -66,10 +69,19 @@ func TestNpm(t *testing.T) {
 		}
 	}
 	hashed := HashedName([]byte("\x00asm"))
-	for _, f := range []string{"mcp.wasm", hashed, WasmModule} {
+	for _, f := range []string{hashed, hashed + ".gz", WasmModule} {
 		if !slices.Contains(pkg.Files, f) {
 			t.Errorf("package.json files lack %s: %q", f, pkg.Files)
 		}
+	}
+	// The module once: the "./mcp.wasm" export is the hashed file.
+	for _, f := range []string{"mcp.wasm", "mcp.wasm.gz"} {
+		if slices.Contains(pkg.Files, f) {
+			t.Errorf("package.json files carry the module twice, with %s: %q", f, pkg.Files)
+		}
+	}
+	if got := pkg.Exports["./mcp.wasm"]["default"]; got != "./"+hashed {
+		t.Errorf(`exports["./mcp.wasm"] is %q; want "./%s"`, got, hashed)
 	}
 	if mod, err := os.ReadFile(filepath.Join(out, WasmModule)); err != nil || !strings.Contains(string(mod), hashed) {
 		t.Errorf("the package's %s does not name %s (err %v):\n%s", WasmModule, hashed, err, mod)

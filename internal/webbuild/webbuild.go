@@ -26,7 +26,7 @@ func CopyWeb(root, dst string) error {
 	for _, f := range []string{"mcp.wasm", "mcp.wasm.gz", "mcp.wasm.br", "wasm_exec.js"} {
 		os.Remove(filepath.Join(dst, f))
 	}
-	if err := removeHashed(dst); err != nil {
+	if err := removeHashed(dst, nil); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dst, WasmModule), WasmURLModule("mcp.wasm"), 0o644); err != nil {

@@ -6,46 +6,60 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwasm/mcpwasm/internal/hashname"
 	"github.com/mcpwasm/mcpwasm/internal/webserve"
 )
 
 // TestImmutable: a file named after its content's SHA-256 is cached for a
-// year in every encoding; a name that only looks hashed, and a plain name,
-// revalidate.
+// year, and so is a precompressed sibling its manifest lists; a sibling
+// the manifest does not list is never sent under that name; a name that
+// only looks hashed, and a plain name, revalidate.
 func TestImmutable(t *testing.T) {
 	srv, root := start(t)
 	module := "\x00asm\x01\x00\x00\x00 hashed build"
 	sum := sha256.Sum256([]byte(module))
-	hashed := "mcp-" + hex.EncodeToString(sum[:])[:16] + ".wasm"
+	hashed := hashname.Name("mcp", ".wasm", []byte(module))
 	writeFile(t, root, hashed, module, base)
 	writeFile(t, root, hashed+".br", "BR(hashed)", base)
+	brSum := sha256.Sum256([]byte("BR(hashed)"))
+	writeFile(t, root, hashname.ManifestName(hashed), string(hashname.Manifest([]string{hashed, hashed + ".br"}, [][]byte{sum[:], brSum[:]})), base)
+	// A .gz the build did not vouch for (another build's, say).
+	writeFile(t, root, hashed+".gz", "GZ(other build)", base)
 	// The same name pattern with other content: a file replaced in place.
 	writeFile(t, root, "mcp-0123456789abcdef.wasm", module, base)
-	writeFile(t, root, "app-"+hex.EncodeToString(sum[:])[:16]+".js", "other content", base.Add(time.Second))
+	other := "app-" + hex.EncodeToString(sum[:])[:hashname.HashLen] + ".js"
+	writeFile(t, root, other, "other content", base.Add(time.Second))
 	c := client(t)
-	for _, tc := range []struct {
-		name, accept, want, wantEncoding string
-	}{
-		{hashed, "", webserve.ImmutableCacheControl, ""},
-		{hashed, "br, gzip", webserve.ImmutableCacheControl, "br"},
-		{"mcp-0123456789abcdef.wasm", "", "no-cache", ""},
-		{"app-" + hex.EncodeToString(sum[:])[:16] + ".js", "", "no-cache", ""},
-		{"mcp.wasm", "br", "no-cache", "br"},
-	} {
-		r := get(t, c, "GET", srv.URL+"/"+tc.name, map[string]string{"Accept-Encoding": tc.accept})
+	check := func(name, accept, want, wantEncoding, wantBody string) {
+		t.Helper()
+		r := get(t, c, "GET", srv.URL+"/"+name, map[string]string{"Accept-Encoding": accept})
 		if r.status != 200 {
-			t.Fatalf("GET /%s: %d; want 200", tc.name, r.status)
+			t.Fatalf("GET /%s: %d; want 200", name, r.status)
 		}
-		if got := r.header.Get("Cache-Control"); got != tc.want {
-			t.Errorf("GET /%s (Accept-Encoding %q): Cache-Control %q; want %q", tc.name, tc.accept, got, tc.want)
+		if got := r.header.Get("Cache-Control"); got != want {
+			t.Errorf("GET /%s (Accept-Encoding %q): Cache-Control %q; want %q", name, accept, got, want)
 		}
-		if got := r.header.Get("Content-Encoding"); got != tc.wantEncoding {
-			t.Errorf("GET /%s (Accept-Encoding %q): Content-Encoding %q; want %q", tc.name, tc.accept, got, tc.wantEncoding)
+		if got := r.header.Get("Content-Encoding"); got != wantEncoding {
+			t.Errorf("GET /%s (Accept-Encoding %q): Content-Encoding %q; want %q", name, accept, got, wantEncoding)
+		}
+		if wantBody != "" && r.body != wantBody {
+			t.Errorf("GET /%s (Accept-Encoding %q): body %q; want %q", name, accept, r.body, wantBody)
 		}
 	}
-	// Replaced in place under the same name (a new size): no longer
-	// immutable.
-	writeFile(t, root, hashed, module+" changed", base.Add(time.Hour))
+	check(hashed, "", webserve.ImmutableCacheControl, "", module)
+	check(hashed, "br, gzip", webserve.ImmutableCacheControl, "br", "BR(hashed)")
+	check(hashed, "gzip", webserve.ImmutableCacheControl, "", module)
+	check("mcp-0123456789abcdef.wasm", "", "no-cache", "", "")
+	check(other, "", "no-cache", "", "")
+	check("mcp.wasm", "br", "no-cache", "br", "")
+
+	// The .br replaced in place (newer, so not stale by its time): no
+	// longer the one the manifest lists.
+	writeFile(t, root, hashed+".br", "BR(replaced)", base.Add(time.Hour))
+	check(hashed, "br", webserve.ImmutableCacheControl, "", module)
+
+	// The module replaced in place under the same name: no longer immutable.
+	writeFile(t, root, hashed, module+" changed", base.Add(2*time.Hour))
 	if got := get(t, c, "GET", srv.URL+"/"+hashed, nil).header.Get("Cache-Control"); got != "no-cache" {
 		t.Errorf("GET /%s after its content changed: Cache-Control %q; want no-cache", hashed, got)
 	}

@@ -11,12 +11,13 @@ import (
 	"mime"
 	"net/http"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpwasm/mcpwasm/internal/hashname"
 )
 
 // An Option configures [Handler].
@@ -137,9 +138,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	ctype := contentType(name)
+	immutable := h.contentNamed(name, fi)
 	serve, enc := name, ""
 	if c, ok := h.negotiate(r.Header.Get("Accept-Encoding"), name, fi); ok {
 		serve, enc = name+c.suffix, c.token
+		if immutable && !h.vouched(name, serve) {
+			// A sibling the build's manifest does not list may decode to
+			// other bytes, which would be cached for a year under this
+			// name: the original goes instead.
+			serve, enc = name, ""
+		}
 	}
 
 	f, err := h.fsys.Open(serve)
@@ -161,7 +169,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	hdr.Add("Vary", "Accept-Encoding")
 	hdr.Set("Content-Type", ctype)
-	if h.contentNamed(name, fi) {
+	if immutable {
 		hdr.Set("Cache-Control", ImmutableCacheControl)
 	} else {
 		hdr.Set("Cache-Control", "no-cache")
@@ -188,21 +196,42 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // content gets another name.
 const ImmutableCacheControl = "public, max-age=31536000, immutable"
 
-// hashedNameRE matches a name that carries a content hash: a stem, a dash,
-// 8 to 64 lowercase hex digits and an extension (mcp-0123abcd4567ef89.wasm).
-var hashedNameRE = regexp.MustCompile(`^.+-([0-9a-f]{8,64})\.[A-Za-z0-9]+$`)
-
 // contentNamed reports whether the file name (described by fi) is named
-// after its content: its name's hex digits begin the hex SHA-256 of its
-// bytes. A name that only looks hashed (a file replaced in place, a
-// bundler's hash of something else) is not, and keeps revalidating.
+// after its content (package hashname): its name's hex digits begin the
+// SHA-256 of its bytes. A name that only looks hashed (a file replaced in
+// place, a bundler's hash of something else) is not, and keeps
+// revalidating.
 func (h *handler) contentNamed(name string, fi fs.FileInfo) bool {
-	m := hashedNameRE.FindStringSubmatch(path.Base(name))
-	if m == nil {
+	if _, ok := hashname.Hash(path.Base(name)); !ok {
 		return false
 	}
 	sum, ok := h.digest(name, fi)
-	return ok && strings.HasPrefix(hex.EncodeToString(sum), m[1])
+	return ok && hashname.Matches(path.Base(name), sum)
+}
+
+// vouched reports whether the precompressed sibling of the content-named
+// file name is the one the build checked: the manifest beside name
+// (hashname.ManifestName) lists the sibling's SHA-256.
+func (h *handler) vouched(name, sibling string) bool {
+	sfi, err := fs.Stat(h.fsys, sibling)
+	if err != nil {
+		return false
+	}
+	sum, ok := h.digest(sibling, sfi)
+	if !ok {
+		return false
+	}
+	f, err := h.fsys.Open(hashname.ManifestName(name))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, hashname.MaxManifest+1))
+	if err != nil {
+		return false
+	}
+	want, ok := hashname.ParseManifest(b)[path.Base(sibling)]
+	return ok && want == hex.EncodeToString(sum)
 }
 
 // digest returns the SHA-256 of the file name as described by fi, from
