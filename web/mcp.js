@@ -26,8 +26,9 @@ import { MCPError, asMCPError, errorOf, goError, invalid } from "./errors.js";
 import { catalogProblems, catalogRelay, checkFunctions, clientOptionsJSON, functionsAs, setPageRelay, withDefaults } from "./options.js";
 import { Client } from "./client.js";
 import { Catalog } from "./catalog.js";
-// This build's module under its content-hashed name (written by the build).
-import { wasmURL as builtWasmURL, hashed as builtHashed } from "./wasmurl.js";
+// This build's module under its content-hashed name, written by make build
+// (docs/JSAPI.md, "The module's URL and its caching").
+import { wasmURL as builtWasmURL } from "./wasmurl.js";
 
 export { MCPError };
 
@@ -115,11 +116,10 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
   if (!RUNTIMES.includes(runtime)) throw invalid(`load(): runtime must be ${RUNTIMES.map((r) => `"${r}"`).join(", ")}`);
   setPageRelay(relay, relayMode);
   // wasmurl.js holds the literal new URL("./mcp-<hash>.wasm", import.meta.url),
-  // the pattern that Vite, webpack 5, Rollup and esbuild turn into an
-  // emitted asset. A name that changes with the content names the build:
-  // a SharedWorker needs no request to tell builds apart.
+  // the pattern that Vite, webpack 5 and Parcel turn into an emitted asset
+  // (esbuild does not). A name that changes with the content names the
+  // build: a SharedWorker needs no request to tell builds apart.
   const url = wasmURL === undefined ? builtWasmURL : new URL(wasmURL, import.meta.url);
-  const immutable = wasmURL === undefined && builtHashed;
   // A worker runtime where asked for and allowed; else the main thread
   // (below). What the browser refused is said once, with where Go runs.
   const refused = []; // Refused
@@ -142,7 +142,7 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
     const trustKeysForTest = listed(globalThis.__mcpwasmTrustKeys);
     // globalThis.__mcpwasmNoIndexedDB: the worker has no IndexedDB.
     const noIndexedDBForTest = globalThis.__mcpwasmNoIndexedDB === true;
-    const remote = new Remote(mode, { wasmURL: url.href, immutable, hints: readHints(), refuseKeysForTest, trustKeysForTest, noIndexedDBForTest }, host.callbacks(), errorOf,
+    const remote = new Remote(mode, { wasmURL: url.href, hints: readHints(), refuseKeysForTest, trustKeysForTest, noIndexedDBForTest }, host.callbacks(), errorOf,
       (err) => mcp?._ended(err), onProgress && ((l, t) => {
         try { onProgress(l, t); } catch (e) { console.error("mcp: onProgress threw", e); }
       }));

@@ -3,8 +3,7 @@
 // (OPS) and answers its host callbacks (HOSTS), so that mcp.js's classes
 // work the same in every runtime mode.
 //
-// Messages, page → worker: hello {wasmURL, immutable (the URL's name
-// changes with the module's content), hints, protocol, progress,
+// Messages, page → worker: hello {wasmURL, hints, protocol, progress,
 // refuseKeysForTest?, trustKeysForTest? (test hooks)},
 // call {id, op, args, signal?, progress?}, abort {id},
 // hostReply {id, value | error}, bye, and the test hooks crash, die and
@@ -193,7 +192,7 @@ export class Remote {
   #nextCall = 0;
 
   /**
-   * mode: "shared-worker" or "worker"; hello: {wasmURL, immutable, hints}; callbacks:
+   * mode: "shared-worker" or "worker"; hello: {wasmURL, hints}; callbacks:
    * the host object (HOSTS); error(wire) makes the page's MCPError;
    * onEnd(err) hears that a runtime ended.
    */

@@ -13,7 +13,9 @@ import (
 
 // TestHashedWasmURL: a page loads the module under its content-hashed
 // name, which the server marks immutable, and a second tab of the same
-// build sends no HEAD to tell builds apart (the name is the build).
+// build sends no HEAD to tell builds apart (the name is the build), also
+// when it passes that URL as wasmURL itself: the worker reads the build
+// from the URL's name, not from anything else the page says.
 func TestHashedWasmURL(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(webDir, "mcp.wasm"))
 	if err != nil {
@@ -58,7 +60,10 @@ func TestHashedWasmURL(t *testing.T) {
 	w.preload(win)
 	w.navigate(win, w.PageURL+"/e2e/blank.html")
 	before := w.snapshot()
-	w.load(win)
+	w.evalIn(win, `(async () => {
+		const m = await import("/mcp.js");
+		window.mcp = await m.load({ wasmURL: "/`+hashed+`" });
+	})()`, nil)
 	var second string
 	w.evalIn(win, `mcp.runtime`, &second)
 	d := w.diff(before)
