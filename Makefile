@@ -31,7 +31,7 @@ web/wasmurl.js: $(WASM) internal/webbuild/hashname.go internal/hashname/hashname
 web/wasm_exec.js: $(GOROOT)/lib/wasm/wasm_exec.js internal/webbuild/webbuild.go
 	$(GO) run ./cmd/npmdist -wasm-exec $@
 
-## dist: the npm package in dist/npm/ (package.json, the modules and their types, mcp.wasm with .br/.gz,
+## dist: the npm package in dist/npm/ (package.json, the modules and their types, mcp-<hash>.wasm with .br/.gz,
 ## the callback page) and its tarball from npm pack (dist/npm/mcpwasm-<version>.tgz)
 dist: build
 	$(GO) run ./cmd/npmdist -out dist/npm -wasm-dir web -version "$(VERSION)"
