@@ -60,16 +60,25 @@ func TestNpmPackage(t *testing.T) {
 			t.Errorf("%s is not an optional peer dependency: %s", peer, raw)
 		}
 	}
-	// The module under its content-hashed name, which mcp.js loads through
-	// wasmurl.js, with its compressed variant.
-	wasm, err := os.ReadFile(filepath.Join(installed, "mcp.wasm"))
+	// The module once, under its content-hashed name, which mcp.js loads
+	// through wasmurl.js and the "./mcp.wasm" export names, with its
+	// compressed variant.
+	hashed := strings.TrimPrefix(pkg.Exports["./mcp.wasm"]["default"], "./")
+	wasm, err := os.ReadFile(filepath.Join(installed, hashed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hashed := webbuild.HashedName(wasm)
-	for _, f := range []string{"mcp.wasm.gz", hashed, hashed + ".gz", "wasmurl.js", "oauth/callback.html", "README.md"} {
+	if want := webbuild.HashedName(wasm); hashed != want {
+		t.Errorf(`exports["./mcp.wasm"] is %q; want the module's hashed name %q`, hashed, want)
+	}
+	for _, f := range []string{hashed + ".gz", "wasmurl.js", "oauth/callback.html", "README.md"} {
 		if _, err := os.Stat(filepath.Join(installed, f)); err != nil {
 			t.Errorf("the package lacks %s", f)
+		}
+	}
+	for _, f := range []string{"mcp.wasm", "mcp.wasm.gz", "mcp.wasm.br"} {
+		if _, err := os.Stat(filepath.Join(installed, f)); err == nil {
+			t.Errorf("the package carries %s beside %s: the module twice", f, hashed)
 		}
 	}
 	if mod, err := os.ReadFile(filepath.Join(installed, "wasmurl.js")); err != nil || !strings.Contains(string(mod), `"./`+hashed+`"`) {
