@@ -138,11 +138,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	ctype := contentType(name)
-	immutable := h.contentNamed(name, fi)
+	hashed := h.contentNamed(name, fi)
 	serve, enc := name, ""
 	if c, ok := h.negotiate(r.Header.Get("Accept-Encoding"), name, fi); ok {
 		serve, enc = name+c.suffix, c.token
-		if immutable && !h.vouched(name, serve) {
+		if sfi, err := fs.Stat(h.fsys, serve); hashed && (err != nil || !h.vouched(name, serve, sfi)) {
 			// A sibling the build's manifest does not list may decode to
 			// other bytes, which would be cached for a year under this
 			// name: the original goes instead.
@@ -169,7 +169,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	hdr.Add("Vary", "Accept-Encoding")
 	hdr.Set("Content-Type", ctype)
-	if immutable {
+	// Judged again on the bytes opened: a file replaced since the checks
+	// above revalidates.
+	if hashed && h.vouched(name, serve, sfi) {
 		hdr.Set("Cache-Control", ImmutableCacheControl)
 	} else {
 		hdr.Set("Cache-Control", "no-cache")
@@ -209,17 +211,18 @@ func (h *handler) contentNamed(name string, fi fs.FileInfo) bool {
 	return ok && hashname.Matches(path.Base(name), sum)
 }
 
-// vouched reports whether the precompressed sibling of the content-named
-// file name is the one the build checked: the manifest beside name
-// (hashname.ManifestName) lists the sibling's SHA-256.
-func (h *handler) vouched(name, sibling string) bool {
-	sfi, err := fs.Stat(h.fsys, sibling)
-	if err != nil {
-		return false
-	}
-	sum, ok := h.digest(sibling, sfi)
+// vouched reports whether serve, the file sent for the content-named
+// name (described by sfi), is that content: name itself when its bytes
+// match its hash; a precompressed sibling when the manifest beside name
+// (hashname.ManifestName), which the build writes after checking that the
+// sibling decodes to name's bytes, lists the sibling's SHA-256.
+func (h *handler) vouched(name, serve string, sfi fs.FileInfo) bool {
+	sum, ok := h.digest(serve, sfi)
 	if !ok {
 		return false
+	}
+	if serve == name {
+		return hashname.Matches(path.Base(name), sum)
 	}
 	f, err := h.fsys.Open(hashname.ManifestName(name))
 	if err != nil {
@@ -230,7 +233,7 @@ func (h *handler) vouched(name, sibling string) bool {
 	if err != nil {
 		return false
 	}
-	want, ok := hashname.ParseManifest(b)[path.Base(sibling)]
+	want, ok := hashname.ParseManifest(b)[path.Base(serve)]
 	return ok && want == hex.EncodeToString(sum)
 }
 
