@@ -37,3 +37,12 @@ type DPoPKeys interface {
 	Key(ctx context.Context, id string) (DPoPKey, error)
 	DeleteKey(ctx context.Context, id string) error
 }
+
+// DPoPKeyCopies is implemented by [DPoPKeys] that keep in-memory copies
+// of keys stored elsewhere (the browser's keep IndexedDB's, so that a
+// proof reads no storage). ForgetCopy drops the copy of id: the next Key
+// reads the stored key again. A resource server's refusal of a proof
+// calls it, in case another page replaced the key. It must not block.
+type DPoPKeyCopies interface {
+	ForgetCopy(id string)
+}
