@@ -307,6 +307,10 @@ func (a *app) opDeliver(ctx context.Context, args jsapi.Deliver, _ jsCall) (any,
 }
 
 func (a *app) opApply(ctx context.Context, args jsapi.GrantChange, _ jsCall) (any, error) {
+	// Another page's sign-in, sign-out or clearStorage may have deleted
+	// or replaced DPoP keys: the next proofs read them again, before the
+	// handlers take the grant that may be bound to a new key.
+	a.idb.KeysChanged()
 	a.registry.Apply(ctx, oauth.Change{Kind: oauth.ChangeKind(args.Kind), Resource: args.Resource})
 	return nil, nil
 }

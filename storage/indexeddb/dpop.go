@@ -17,29 +17,57 @@ import (
 // store's database: ECDSA P-256 key pairs made by WebCrypto with a
 // non-extractable private key, stored as CryptoKey objects, so that no
 // script can read the private key, not even this one. Every tab of the
-// origin gets the same key for the same id. When the store falls back to
-// memory, so do the keys (see [NewMemoryDPoPKeys]).
+// origin gets the same key for the same id. A key read once is kept in
+// this runtime ([oauth.DPoPKeyCopies]), so that a proof reads no
+// database; [Store.Clear], DeleteKey, a deleted database and
+// [Store.KeysChanged] (another page's grant change) drop the copies.
+// When the store falls back to memory, so do the keys (see
+// [NewMemoryDPoPKeys]).
 func (s *Store) DPoPKeys() oauth.DPoPKeys {
-	return s.dpopKeys(func() oauth.DPoPKeys { return &idbDPoPKeys{s: s, mem: NewMemoryDPoPKeys()} })
+	return s.dpopKeys(func() oauth.DPoPKeys { return &idbDPoPKeys{s: s, mem: &memDPoPKeys{keys: make(map[string]*webKey)}} })
 }
 
 type idbDPoPKeys struct {
 	s   *Store
-	mem oauth.DPoPKeys // when IndexedDB is unavailable
+	mem *memDPoPKeys // when IndexedDB is unavailable or full
 
-	mu sync.Mutex // one creation at a time in this page
+	mu sync.Mutex // one read or creation at a time in this runtime
 }
 
-// Key implements [oauth.DPoPKeys]. The key is read from the database each
-// time, so that a key another tab deleted and replaced is not used from a
-// stale copy.
+var (
+	_ oauth.DPoPKeys      = (*idbDPoPKeys)(nil)
+	_ oauth.DPoPKeyCopies = (*idbDPoPKeys)(nil)
+)
+
+// Key implements [oauth.DPoPKeys]: this runtime's copy of the key, or the
+// key read from the database (made and stored when there is none).
 func (k *idbDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error) {
 	db, ok := k.s.idb(ctx)
 	if !ok {
 		return k.mem.Key(ctx, id)
 	}
+	copies := &k.s.dpop.copies
+	if key, _, ok := copies.get(id); ok {
+		return key, nil
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	// Another caller may have read it while this one waited.
+	key, gen, ok := copies.get(id)
+	if ok {
+		return key, nil
+	}
+	key, err := k.read(ctx, db, id)
+	if err != nil {
+		return nil, err
+	}
+	copies.put(id, key, gen)
+	return key, nil
+}
+
+// read reads key id from the database, making and storing it when there
+// is none. k.mu is held.
+func (k *idbDPoPKeys) read(ctx context.Context, db *idbDB, id string) (oauth.DPoPKey, error) {
 	rec, err := db.getRecord(ctx, storeDPoP, id)
 	if err != nil {
 		return nil, err
@@ -73,14 +101,25 @@ func (k *idbDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error)
 	return newWebKey(ctx, priv, pub)
 }
 
+// ForgetCopy implements [oauth.DPoPKeyCopies].
+func (k *idbDPoPKeys) ForgetCopy(id string) { k.s.dpop.copies.drop(id) }
+
 // DeleteKey implements [oauth.DPoPKeys].
 func (k *idbDPoPKeys) DeleteKey(ctx context.Context, id string) error {
+	copies := &k.s.dpop.copies
+	copies.drop(id)
+	// Dropped again once deleted: a read under way must not keep it.
+	defer copies.drop(id)
+	_ = k.mem.DeleteKey(ctx, id) // a key the database had no room for
 	db, ok := k.s.idb(ctx)
 	if !ok {
-		return k.mem.DeleteKey(ctx, id)
+		return nil
 	}
 	return db.write(ctx, storeDPoP, "delete", id)
 }
+
+// clear forgets the keys kept in memory ([Store.Clear]).
+func (k *idbDPoPKeys) clear() { k.mem.clear() }
 
 // NewMemoryDPoPKeys returns DPoP keys kept in this page's memory only
 // (non-extractable WebCrypto keys, gone on reload): the keys of clients
@@ -117,6 +156,12 @@ func (m *memDPoPKeys) DeleteKey(_ context.Context, id string) error {
 	defer m.mu.Unlock()
 	delete(m.keys, id)
 	return nil
+}
+
+func (m *memDPoPKeys) clear() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	clear(m.keys)
 }
 
 // generateDPoPKey makes an ECDSA P-256 pair whose private key cannot be

@@ -63,8 +63,9 @@ type Store struct {
 	told     bool       // onFallback has run
 
 	dpop struct {
-		once sync.Once
-		keys oauth.DPoPKeys
+		once   sync.Once
+		keys   oauth.DPoPKeys
+		copies keyCache[oauth.DPoPKey] // the keys read from the database
 	}
 }
 
@@ -74,6 +75,13 @@ func (s *Store) dpopKeys(newKeys func() oauth.DPoPKeys) oauth.DPoPKeys {
 	s.dpop.once.Do(func() { s.dpop.keys = newKeys() })
 	return s.dpop.keys
 }
+
+// KeysChanged drops this runtime's copies of the DPoP keys, so that the
+// next proof of each reads it from the database again: call it when
+// another page may have deleted or replaced one (it announced a grant
+// change, [oauth.Registry.Apply]). Deletions made through this store drop
+// them by themselves.
+func (s *Store) KeysChanged() { s.dpop.copies.dropAll() }
 
 var (
 	_ oauth.Store       = (*Store)(nil)
@@ -195,6 +203,8 @@ func (s *Store) closed(b kv, newer error) {
 		s.mu.Unlock()
 		return
 	}
+	// The keys went with the database.
+	s.dpop.copies.dropAll()
 	if newer == nil {
 		s.kv = nil
 		s.mu.Unlock()
@@ -213,6 +223,13 @@ func (s *Store) Shared() bool { return s.Fallback() == nil }
 // DPoP key and stored conversation (the encryption key stays).
 func (s *Store) Clear(ctx context.Context) error {
 	b := s.backend(ctx)
+	// Dropped after the deletion too: a proof that read a key while
+	// the deletion was under way must not keep it.
+	defer s.dpop.copies.dropAll()
+	s.dpop.copies.dropAll()
+	if m, ok := s.dpop.keys.(interface{ clear() }); ok {
+		m.clear() // the keys the memory fallback holds
+	}
 	for _, st := range []string{storeGrants, storeClients, storeMetadata, storePending, storeDPoP, storeConversations} {
 		if err := b.clear(ctx, st); err != nil {
 			return err
