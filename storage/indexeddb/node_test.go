@@ -30,7 +30,7 @@ import (
 
 // TestWithoutIndexedDBKeepsRecordsInMemory: without IndexedDB the store
 // says why once, keeps its records for this page (not shared), and its DPoP
-// keys are in memory too.
+// keys are in memory too, until Clear.
 func TestWithoutIndexedDBKeepsRecordsInMemory(t *testing.T) {
 	ctx := ctxT(t)
 	var told []error
@@ -65,6 +65,13 @@ func TestWithoutIndexedDBKeepsRecordsInMemory(t *testing.T) {
 	k2, err := s.DPoPKeys().Key(ctx, "reg-1")
 	if err != nil || k1 != k2 {
 		t.Errorf("the DPoP key of one id changed within the page (%v)", err)
+	}
+	// clearStorage deletes the keys in memory too.
+	if err := s.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if k3, err := s.DPoPKeys().Key(ctx, "reg-1"); err != nil || k3 == k1 {
+		t.Errorf("after Clear, the DPoP key of reg-1 is the one from before (%v); want a new key", err)
 	}
 }
 

@@ -72,7 +72,12 @@ type Store struct {
 // dpopKeys returns the store's DPoP key set, made by newKeys on first use:
 // every client of the page shares one (DPoPKeys, in the browser build).
 func (s *Store) dpopKeys(newKeys func() oauth.DPoPKeys) oauth.DPoPKeys {
-	s.dpop.once.Do(func() { s.dpop.keys = newKeys() })
+	s.dpop.once.Do(func() {
+		k := newKeys()
+		s.mu.Lock() // Clear reads it without the once
+		s.dpop.keys = k
+		s.mu.Unlock()
+	})
 	return s.dpop.keys
 }
 
@@ -227,7 +232,10 @@ func (s *Store) Clear(ctx context.Context) error {
 	// the deletion was under way must not keep it.
 	defer s.dpop.copies.dropAll()
 	s.dpop.copies.dropAll()
-	if m, ok := s.dpop.keys.(interface{ clear() }); ok {
+	s.mu.Lock()
+	keys := s.dpop.keys
+	s.mu.Unlock()
+	if m, ok := keys.(interface{ clear() }); ok {
 		m.clear() // the keys the memory fallback holds
 	}
 	for _, st := range []string{storeGrants, storeClients, storeMetadata, storePending, storeDPoP, storeConversations} {
