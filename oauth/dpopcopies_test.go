@@ -153,3 +153,47 @@ func TestResourceTransportRereadsAReplacedKey(t *testing.T) {
 		t.Errorf("a nonce challenge: %d after %d requests, %d copies forgotten; want 200 after 2, none", st, len(sent), forgot)
 	}
 }
+
+// TestTokenRequestsSignWithTheStoredKey: a token request signs with the
+// stored key, not a copy another page's key change made stale, so that
+// the authorization server binds the new grant to the key pages share.
+func TestTokenRequestsSignWithTheStoredKey(t *testing.T) {
+	as, rs := grantEnv(t)
+	as.grants, as.methods = []string{"client_credentials"}, []string{"client_secret_basic"}
+	as.clientID, as.secret = "svc:1", "s3cret"
+	as.dpop = dpopcheck.New(dpopcheck.Options{})
+	rs.dpop, rs.boundKey = dpopcheck.New(dpopcheck.Options{RequireNonce: true}), as.boundKey
+	keys := &copyingKeys{stored: NewMemoryDPoPKeys(), copies: map[string]DPoPKey{}}
+	cfg := grantConfig(rs)
+	cfg.ClientID, cfg.ClientSecret = as.clientID, as.secret
+	cfg.ClientCredentials = &ClientCredentials{}
+	cfg.DPoPKeys = keys
+	cfg.Store = NewMemoryStore()
+	ctx := context.Background()
+	if err := connect(ctx, rs.url(), newGrantHandler(t, cfg)); err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	g, _ := cfg.Store.GetGrant(ctx, rs.url())
+	if g == nil || g.DPoPKeyID == "" {
+		t.Fatalf("stored grant %v; want a DPoP grant", g)
+	}
+	// Another page replaces the stored key; this one's copy is stale.
+	if err := keys.stored.DeleteKey(ctx, g.DPoPKeyID); err != nil {
+		t.Fatal(err)
+	}
+	k2, err := keys.stored.Key(ctx, g.DPoPKeyID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store = NewMemoryStore() // no grant: a new token request
+	if err := connect(ctx, rs.url(), newGrantHandler(t, cfg)); err != nil {
+		t.Fatalf("connect after the key was replaced: %v", err)
+	}
+	g2, _ := cfg.Store.GetGrant(ctx, rs.url())
+	if g2 == nil {
+		t.Fatal("no grant after the second connect")
+	}
+	if got, want := as.boundKey(g2.AccessToken), dpopThumbprint(k2); got != want {
+		t.Errorf("the new grant is bound to %q; want the stored key %q", got, want)
+	}
+}
