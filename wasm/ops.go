@@ -339,6 +339,7 @@ func (a *app) opClear(ctx context.Context, _ struct{}, _ jsCall) (any, error) {
 		return nil, err
 	}
 	a.memory.Clear()
+	a.memKeys.Clear() // clients with storage "memory": their grants are gone too
 	a.registry.Clear()
 	return nil, nil
 }

@@ -24,12 +24,12 @@ import (
 // When the store falls back to memory, so do the keys (see
 // [NewMemoryDPoPKeys]).
 func (s *Store) DPoPKeys() oauth.DPoPKeys {
-	return s.dpopKeys(func() oauth.DPoPKeys { return &idbDPoPKeys{s: s, mem: &memDPoPKeys{keys: make(map[string]*webKey)}} })
+	return s.dpopKeys(func() oauth.DPoPKeys { return &idbDPoPKeys{s: s, mem: NewMemoryDPoPKeys()} })
 }
 
 type idbDPoPKeys struct {
 	s   *Store
-	mem *memDPoPKeys // when IndexedDB is unavailable or full
+	mem *MemoryDPoPKeys // when IndexedDB is unavailable or full
 
 	mu sync.Mutex // one read or creation at a time in this runtime
 }
@@ -119,21 +119,23 @@ func (k *idbDPoPKeys) DeleteKey(ctx context.Context, id string) error {
 }
 
 // clear forgets the keys kept in memory ([Store.Clear]).
-func (k *idbDPoPKeys) clear() { k.mem.clear() }
+func (k *idbDPoPKeys) clear() { k.mem.Clear() }
 
 // NewMemoryDPoPKeys returns DPoP keys kept in this page's memory only
 // (non-extractable WebCrypto keys, gone on reload): the keys of clients
 // with storage "memory", and of the IndexedDB store's memory fallback.
-func NewMemoryDPoPKeys() oauth.DPoPKeys {
-	return &memDPoPKeys{keys: make(map[string]*webKey)}
+func NewMemoryDPoPKeys() *MemoryDPoPKeys {
+	return &MemoryDPoPKeys{keys: make(map[string]*webKey)}
 }
 
-type memDPoPKeys struct {
+// MemoryDPoPKeys are the [oauth.DPoPKeys] of [NewMemoryDPoPKeys].
+type MemoryDPoPKeys struct {
 	mu   sync.Mutex
 	keys map[string]*webKey
 }
 
-func (m *memDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error) {
+// Key implements [oauth.DPoPKeys].
+func (m *MemoryDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if k := m.keys[id]; k != nil {
@@ -151,14 +153,16 @@ func (m *memDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error)
 	return k, nil
 }
 
-func (m *memDPoPKeys) DeleteKey(_ context.Context, id string) error {
+// DeleteKey implements [oauth.DPoPKeys].
+func (m *MemoryDPoPKeys) DeleteKey(_ context.Context, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.keys, id)
 	return nil
 }
 
-func (m *memDPoPKeys) clear() {
+// Clear forgets every key (clearStorage()).
+func (m *MemoryDPoPKeys) Clear() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	clear(m.keys)

@@ -264,3 +264,24 @@ func TestRecordUnderAnotherKeyIsToldApart(t *testing.T) {
 		t.Errorf("GetGrant of a record under another key = %+v, %v; want none", g, err)
 	}
 }
+
+// TestMemoryDPoPKeysClear: after Clear (clearStorage() for clients with
+// storage "memory") a key is made anew, never the one before.
+func TestMemoryDPoPKeysClear(t *testing.T) {
+	ctx := ctxT(t)
+	keys := NewMemoryDPoPKeys()
+	k1, err := keys.Key(ctx, "reg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys.Clear()
+	k2, err := keys.Key(ctx, "reg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x1, _ := k1.PublicJWK()
+	x2, _ := k2.PublicJWK()
+	if x1 == x2 {
+		t.Error("the key after Clear is the key before it")
+	}
+}
