@@ -112,7 +112,8 @@ conformance: conformance-native conformance-browser
 
 ## bench: payload, start-up, connect and call latency vs the TypeScript SDK and native go-sdk, agent step overhead vs a JS loop, in Chromium; writes BENCHMARKS.md
 ## (BENCH_ONLY=agent: only the agent scenario; perf: only the start-up breakdown and memory; runtime: only load()'s runtime modes;
-## engines: only the per-call cost of each runtime in Chromium, Firefox and WebKit; npm: only the React example from the npm package against the demo page)
+## engines: only the per-call cost of each runtime in Chromium, Firefox and WebKit; npm: only the React example from the npm package against the demo page;
+## soak: only the soak, three tabs of agent turns over five servers under random faults for BENCH_SOAK_DURATION, 10m by default, 0 leaves it out)
 bench:
 	scripts/bench.sh
 

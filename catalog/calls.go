@@ -425,7 +425,7 @@ func callFailureText(display, name string, timeout time.Duration, err error) str
 		if b := (*mcperr.Busy)(nil); errors.As(err, &b) {
 			return say(textBusy, display, name, b.Status, b.When())
 		}
-		if mcperr.StatusOf(err) == 404 || errors.Is(err, mcp.ErrSessionMissing) {
+		if cut := (*mcperr.Cut)(nil); errors.As(err, &cut) || mcperr.StatusOf(err) == 404 || errors.Is(err, mcp.ErrSessionMissing) {
 			return say(textConnectionLost, display, name, errText(err))
 		}
 		return say(textUnreachable, display, name, errText(err))

@@ -80,6 +80,8 @@ func TestHonestTexts(t *testing.T) {
 			want: "The github server could not run github_search (the server could not be reached (network error, CORS refusal or server down)); whether it had an effect is unknown. Tell the user; do not guess the result."},
 		{name: "connection lost", server: &fakeServer{call: fails(mcperr.Wrap(mcperr.Closed, mcp.ErrConnectionClosed, "mcp: the connection is closed"))},
 			want: "The connection to the github server was lost while running github_search (the connection is closed); whether it had an effect is unknown. The app reconnects on the next call. Tell the user or call it again if repeating it is safe; do not guess the result."},
+		{name: "answer cut", server: &fakeServer{call: fails(&mcperr.Error{Code: mcperr.Network, Msg: "mcp: the connection ended before the server's answer was complete", Err: &mcperr.Cut{Err: errors.New("TypeError: network error")}})},
+			want: "The connection to the github server was lost while running github_search (the connection ended before the server's answer was complete); whether it had an effect is unknown. The app reconnects on the next call. Tell the user or call it again if repeating it is safe; do not guess the result."},
 		{name: "insufficient scope", server: &fakeServer{call: fails(&mcperr.Error{Code: mcperr.InsufficientScope, Status: 403, Msg: "mcp: the server answered HTTP 403 Forbidden"})},
 			want: "The github server refused github_search because the user's sign-in does not grant the permission it needs. Ask the user to sign in to github again and grant it; do not guess the result."},
 		{name: "connect failed", server: &fakeServer{connectErr: &mcperr.Error{Code: mcperr.HTTP, Status: 502, Msg: "mcp: the server answered HTTP 502 Bad Gateway"}},

@@ -108,6 +108,9 @@ func classify(err error, rec *record) error {
 		}
 		return &mcperr.Error{Code: code, Status: status, Msg: fmt.Sprintf("mcp: the server answered HTTP %d %s", status, http.StatusText(status)), Err: err}
 	}
+	if cut := (*mcperr.Cut)(nil); errors.As(netErr, &cut) {
+		return &mcperr.Error{Code: mcperr.Network, Msg: "mcp: the connection ended before the server's answer was complete", Err: netErr}
+	}
 	if netErr != nil {
 		return &mcperr.Error{Code: mcperr.Network, Msg: "mcp: the server could not be reached (network error, CORS refusal or server down)", Err: netErr}
 	}

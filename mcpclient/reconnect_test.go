@@ -3,8 +3,10 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -53,6 +55,20 @@ func faultyDemo(t *testing.T) (url string, fp *faultrig.Proxy, initialize *atomi
 	t.Cleanup(srv.Close)
 	fp = faultrig.Start(t, srv.Listener.Addr().String())
 	return fp.Front(srv.URL + demo.StreamablePath), fp, initialize
+}
+
+// connected is a client of url, connected, closed when the test ends.
+func connected(t *testing.T, url string) *Client {
+	t.Helper()
+	c, err := New(url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Connect(t.Context(), ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func echo(t *testing.T, c *Client, ctx context.Context, text string) (string, error) {
@@ -118,15 +134,8 @@ func TestReconnectAfterNetworkLoss(t *testing.T) {
 // then waits for the reconnect Online starts, and succeeds.
 func TestOfflineThenOnline(t *testing.T) {
 	url, _, _ := faultyDemo(t)
-	c, err := New(url, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := connected(t, url)
 	ctx := t.Context()
-	if err := c.Connect(ctx, ConnectOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	c.Offline()
 	if s := c.State(); s != StateReconnecting {
 		t.Fatalf("state after Offline = %s; want reconnecting", s)
@@ -150,14 +159,7 @@ func TestOfflineThenOnline(t *testing.T) {
 // Disconnect ends the reconnecting: no probe reaches the server after it.
 func TestDisconnectStopsReconnecting(t *testing.T) {
 	url, fp, initialize := faultyDemo(t)
-	c, err := New(url, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Connect(t.Context(), ConnectOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	c := connected(t, url)
 	fp.Down()
 	c.Offline()
 	c.Disconnect()
@@ -240,4 +242,29 @@ func TestReconnectMeetsSignIn(t *testing.T) {
 	}
 	_, err = echo(t, c, t.Context(), "x")
 	wantCode(t, err, mcperr.AuthRequired)
+}
+
+// An answer cut in the middle of its event stream fails the call with
+// network and the cut as its cause (not protocol: the fragment is not the
+// server's word), and the next call works on a fresh session.
+func TestAnswerCutInsideItsEventStream(t *testing.T) {
+	url, fp, _ := faultyDemo(t)
+	c := connected(t, url)
+	ctx := t.Context()
+	long := strings.Repeat("x", 6000)
+	remove := fp.LimitData(2500) // past the answer's head, inside its data line
+	_, err := echo(t, c, ctx, long)
+	remove()
+	var cut *mcperr.Cut
+	if code := mcperr.CodeOf(err, ""); code != mcperr.Network || !errors.As(err, &cut) {
+		t.Fatalf("echo cut inside its event stream: %v (code %q); want network, caused by the cut", err, code)
+	}
+	if msg, _ := mcperr.Present(err); !strings.Contains(msg, "ended in the middle of its answer") {
+		t.Errorf("message = %q; want it to say the answer was cut", msg)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if got, err := echo(t, c, cctx, long); err != nil || got != long {
+		t.Errorf("echo after the cut: %d characters, %v; want %d", len(got), err, len(long))
+	}
 }

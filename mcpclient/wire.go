@@ -198,6 +198,14 @@ func (s *sseTap) Read(p []byte) (int, error) {
 		}
 		n, err := s.rc.Read(s.buf)
 		s.feed(s.buf[:n])
+		if err != nil && s.err == nil && err != io.EOF {
+			// The connection ended in the middle of the answer: what
+			// came of its last event is a fragment, not the server's
+			// word, and the page hears of a cut rather than of a
+			// protocol error.
+			s.in, s.ev = nil, nil
+			s.rec.transportError(&mcperr.Cut{Err: err})
+		}
 		if err != nil && s.err == nil {
 			if len(s.ev) > 0 || len(s.in) > 0 {
 				// A last event without its blank line: go-sdk's

@@ -104,6 +104,10 @@ func Present(err error) (message, detail string) {
 	if code == HTTP && errors.As(err, &busy) {
 		return busy.message(server), detail
 	}
+	var cut *Cut
+	if code == Network && errors.As(err, &cut) {
+		return render(CutMessage, server, 0, "", 0), detail
+	}
 	tmpl, ok := Messages[code]
 	unnamed := server == "" && strings.Contains(strings.ToLower(tmpl), "{server}") && code != Aborted && code != Timeout && code != RedirectUnhandled
 	if !ok || unnamed {

@@ -58,6 +58,8 @@ func TestPresent(t *testing.T) {
 			"The sign-in to the server at h was not finished within 90 seconds. Call authorize() from a click to try again, or allow more time with authTimeoutMs.", "1m30s"},
 		{mcperr.AtServer(fmt.Errorf("oauth: %w", &mcperr.UnhandledRedirect{URL: "http://127.0.0.1:5173/assets/oauth/callback.html"}), "mcp.example.com"),
 			"The sign-in to the server at mcp.example.com came back to http://127.0.0.1:5173/assets/oauth/callback.html, but no page there finished it. Import mcpwasm/callback on that page, or pass a redirectUri whose page does.", "no callback receiver"},
+		{mcperr.AtServer(&mcperr.Error{Code: mcperr.Network, Msg: "mcp: calling tools/call", Err: &mcperr.Cut{Err: errors.New("TypeError: network error")}}, "mcp.example.com"),
+			"The connection to the server at mcp.example.com ended in the middle of its answer (the network or the server failed). The request reached the server and may have run there; check before repeating anything that changes data.", "TypeError: network error"},
 	} {
 		msg, detail := mcperr.Present(tc.err)
 		if msg != tc.msg || !strings.Contains(detail, tc.inDetai) {

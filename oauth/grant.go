@@ -302,7 +302,7 @@ func (h *Handler) grantParams(ctx context.Context, d *discovery, scopes []string
 			return clientCreds{}, err
 		}
 		form.Set("grant_type", grantClientCredentials)
-		return h.clientCredentialsAuth(d.AS, form)
+		return h.clientCredentialsAuth(d.AS)
 	case h.cfg.WorkloadIdentity != nil:
 		if err := supportsGrant(d.AS, grantJWTBearer, "the JWT bearer grant (workload identity)"); err != nil {
 			return clientCreds{}, err
@@ -345,7 +345,7 @@ func supportsGrant(asm *oauthex.AuthServerMeta, grantType, what string) error {
 // clientCredentialsAuth picks the client authentication of the client
 // credentials grant: private_key_jwt (adding the assertion to form) or
 // client_secret_basic, from what the server lists and the config holds.
-func (h *Handler) clientCredentialsAuth(asm *oauthex.AuthServerMeta, form url.Values) (clientCreds, error) {
+func (h *Handler) clientCredentialsAuth(asm *oauthex.AuthServerMeta) (clientCreds, error) {
 	sup := asm.TokenEndpointAuthMethodsSupported
 	// RFC 8414 §2: an absent list means client_secret_basic.
 	listed := func(m string) bool { return slices.Contains(sup, m) || (len(sup) == 0 && m == "client_secret_basic") }
@@ -356,13 +356,9 @@ func (h *Handler) clientCredentialsAuth(asm *oauthex.AuthServerMeta, form url.Va
 			return clientCreds{}, newErr(mcperr.TokenFailed, fmt.Sprintf("authorization server %q takes private_key_jwt but not ES256 (token_endpoint_auth_signing_alg_values_supported: %s)",
 				sanitize(asm.Issuer), sanitizeList(algs)), nil)
 		}
-		a, err := clientAssertion(key, h.cfg.ClientCredentials.KeyID, h.cfg.ClientID, asm.Issuer, h.now())
-		if err != nil {
-			return clientCreds{}, err
-		}
-		form.Set("client_assertion_type", assertionTypeJWT)
-		form.Set("client_assertion", a)
-		return clientCreds{id: h.cfg.ClientID, method: "private_key_jwt"}, nil
+		kid, id, issuer := h.cfg.ClientCredentials.KeyID, h.cfg.ClientID, asm.Issuer
+		assertion := func() (string, error) { return clientAssertion(key, kid, id, issuer, h.now()) }
+		return clientCreds{id: id, method: "private_key_jwt", assertion: assertion}, nil
 	case h.cfg.ClientSecret != "" && listed("client_secret_basic"):
 		return clientCreds{id: h.cfg.ClientID, secret: h.cfg.ClientSecret, method: "client_secret_basic"}, nil
 	}

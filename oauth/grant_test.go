@@ -43,6 +43,7 @@ type grantAS struct {
 	refresh     bool                          // issue refresh tokens
 	dpop        *dpopcheck.Checker            // when set: advertises ES256; a token request needs a proof, its tokens are bound to the key
 	tokenOnly   bool                          // metadata without authorization_endpoint and PKCE: a server for these grants only
+	busyFirst   int                           // answer the first token requests 429 (Retry-After: 0)
 
 	mu     sync.Mutex
 	forms  []url.Values // token requests, in order
@@ -50,7 +51,8 @@ type grantAS struct {
 	tokens map[string]issuedToken
 	jkts   map[string]string // access token → the key it is bound to (DPoP)
 	n      int
-	other  int // requests other than metadata and /token
+	other  int             // requests other than metadata and /token
+	jtis   map[string]bool // client assertion ids seen
 }
 
 func newGrantAS(t *testing.T) *grantAS {
@@ -103,7 +105,13 @@ func (a *grantAS) token(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	a.forms = append(a.forms, f)
 	a.basics = append(a.basics, id)
+	busy := len(a.forms) <= a.busyFirst
 	a.mu.Unlock()
+	if busy {
+		w.Header().Set("Retry-After", "0")
+		writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "slow_down"})
+		return
+	}
 	fail := func(code, desc string) {
 		writeJSON(w, 400, map[string]string{"error": code, "error_description": desc})
 	}
@@ -134,6 +142,20 @@ func (a *grantAS) token(w http.ResponseWriter, r *http.Request) {
 		case f.Get("client_assertion_type") == assertionTypeJWT:
 			if err := verifyClientAssertion(f.Get("client_assertion"), a.key, a.clientID, a.issuer()); err != nil {
 				writeJSON(w, 401, map[string]string{"error": "invalid_client", "error_description": err.Error()})
+				return
+			}
+			// RFC 7523 §3: the server may refuse a jti it has seen.
+			_, claims, _ := verifyJWT(f.Get("client_assertion"), a.key)
+			jti := fmt.Sprint(claims["jti"])
+			a.mu.Lock()
+			replay := a.jtis[jti]
+			if a.jtis == nil {
+				a.jtis = map[string]bool{}
+			}
+			a.jtis[jti] = true
+			a.mu.Unlock()
+			if replay {
+				writeJSON(w, 401, map[string]string{"error": "invalid_client", "error_description": "client assertion replayed (jti seen before)"})
 				return
 			}
 		default:
@@ -750,5 +772,30 @@ func TestClientAssertionSigningErrors(t *testing.T) {
 	}
 	if err := verifyClientAssertion(s, &key.PublicKey, "c", "https://as.example"); err != nil {
 		t.Errorf("a good key's assertion: %v", err)
+	}
+}
+
+// TestClientCredentialsPrivateKeyJWTBusyRetry: a token request the busy
+// token endpoint answered 429 is sent again with a new client assertion
+// (another jti), which a server that refuses replays accepts.
+func TestClientCredentialsPrivateKeyJWTBusyRetry(t *testing.T) {
+	as, rs := grantEnv(t)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	as.grants, as.methods = []string{"client_credentials"}, []string{"private_key_jwt"}
+	as.clientID, as.key, as.busyFirst = "svc-jwt", &key.PublicKey, 1
+	cfg := grantConfig(rs)
+	cfg.ClientID = as.clientID
+	cfg.ClientCredentials = &ClientCredentials{PrivateKey: key}
+	if err := connect(context.Background(), rs.url(), newGrantHandler(t, cfg)); err != nil {
+		t.Fatalf("connect after a busy token endpoint: %v", err)
+	}
+	forms, _ := as.requests()
+	if len(forms) != 2 {
+		t.Fatalf("token requests = %d; want 2 (one answered 429, one retry)", len(forms))
+	}
+	_, c1, _ := verifyJWT(forms[0].Get("client_assertion"), &key.PublicKey)
+	_, c2, _ := verifyJWT(forms[1].Get("client_assertion"), &key.PublicKey)
+	if c1["jti"] == nil || c1["jti"] == c2["jti"] {
+		t.Errorf("the retry's assertion has jti %v, the first's %v; want a new one", c2["jti"], c1["jti"])
 	}
 }

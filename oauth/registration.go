@@ -21,6 +21,10 @@ import (
 // clientCreds is a resolved client.
 type clientCreds struct {
 	id, secret, method string
+	// assertion signs a private_key_jwt client assertion: one per
+	// request sent, a retry included, since a jti is single-use (RFC 7523
+	// §3) and an authorization server may refuse one it has seen.
+	assertion func() (string, error)
 }
 
 // resolveClient picks the client, in the order that avoids registering

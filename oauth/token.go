@@ -195,9 +195,17 @@ func clientRequest(ctx context.Context, endpoint string, cl clientCreds, form ur
 		if cl.secret != "" {
 			form.Set("client_secret", cl.secret)
 		}
-	default: // none, private_key_jwt (the assertion is in form)
+	default: // none, private_key_jwt
 		if cl.id != "" {
 			form.Set("client_id", cl.id)
+		}
+		if cl.assertion != nil {
+			a, err := cl.assertion()
+			if err != nil {
+				return nil, err
+			}
+			form.Set("client_assertion_type", assertionTypeJWT)
+			form.Set("client_assertion", a)
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))

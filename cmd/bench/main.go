@@ -8,7 +8,9 @@
 // runtime modes (runtimebench.go, -only runtime); where Go runs, per call,
 // in Chromium, Firefox and WebKit (enginebench.go, -only engines); and the
 // React example built from the npm package against the demo page
-// (npmbench.go, -only npm). A full run also rates the performance goals on
+// (npmbench.go, -only npm); and a soak of three tabs running agent turns
+// over five servers while faults are injected (soak.go, -only soak,
+// -soak-duration). A full run also rates the performance goals on
 // its own figures (goalsreport.go). It builds what it needs, serves it on
 // loopback, drives headless Chromium with chromedp, prints a Markdown
 // report and writes it to BENCHMARKS.md.
@@ -42,6 +44,7 @@ type config struct {
 	runs, calls, warmCalls, workers, concCalls int
 	agentTurns, agentWarm                      int
 	rtRuns                                     int
+	soakDuration                               time.Duration
 	out, root, only                            string
 	also                                       []variant
 	quick, jsonResponse                        bool
@@ -81,7 +84,8 @@ func main() {
 	flag.IntVar(&cfg.agentTurns, "agent-turns", defaultAgentTurns, "measured turns per loop in the agent step overhead scenario")
 	flag.IntVar(&cfg.agentWarm, "agent-warm", defaultAgentWarm, "warm-up turns per loop before the measured agent turns")
 	flag.IntVar(&cfg.rtRuns, "rt-runs", defaultRtRuns, "measured runs of the runtime-mode and engines scenarios, after one warm-up run")
-	flag.StringVar(&cfg.only, "only", os.Getenv("BENCH_ONLY"), `"agent": run only the agent step overhead scenario, "perf": only the start-up breakdown and memory scenario, "runtime": only the runtime-mode scenario, "engines": only where Go runs in Chromium, Firefox and WebKit, "npm": only the React example from the npm package against the demo page; each replaces its section of the report (default $BENCH_ONLY)`)
+	flag.StringVar(&cfg.only, "only", os.Getenv("BENCH_ONLY"), `"agent": run only the agent step overhead scenario, "perf": only the start-up breakdown and memory scenario, "runtime": only the runtime-mode scenario, "engines": only where Go runs in Chromium, Firefox and WebKit, "npm": only the React example from the npm package against the demo page, "soak": only the soak (faults for -soak-duration); each replaces its section of the report (default $BENCH_ONLY)`)
+	flag.DurationVar(&cfg.soakDuration, "soak-duration", envDuration("BENCH_SOAK_DURATION", defaultSoakDuration), "how long the soak injects faults while three tabs run agent turns (soak.go); 0 leaves the soak out of a full run (default $BENCH_SOAK_DURATION, else 10m)")
 	flag.Var(&also, "also", "NAME=DIR: also benchmark the wasm module built from the source tree DIR (repeatable)")
 	flag.Parse()
 	cfg.also = also
@@ -97,8 +101,23 @@ func main() {
 	}
 }
 
+// envDuration is the duration in the environment variable name, def when
+// it is unset; a value that is not a duration stops the program.
+func envDuration(name string, def time.Duration) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %s=%q: want a duration such as 2m: %v\n", name, v, err)
+		os.Exit(2)
+	}
+	return d
+}
+
 // onlyScenarios are the values of -only.
-var onlyScenarios = []string{"agent", "perf", "runtime", "engines", "npm"}
+var onlyScenarios = []string{"agent", "perf", "runtime", "engines", "npm", "soak"}
 
 // defaultRtRuns is the runtime-mode scenario's default number of runs.
 const defaultRtRuns = 3
@@ -148,6 +167,9 @@ func run(cfg config) error {
 	}
 	if cfg.only == "npm" {
 		return runNpmOnly(cfg, rep, webDir, tmp)
+	}
+	if cfg.only == "soak" {
+		return runSoakOnly(cfg, rep, webDir)
 	}
 	if err := esbuild(benchDir, filepath.Join(webDir, "ts-client.js")); err != nil {
 		return err
@@ -348,6 +370,9 @@ func run(cfg config) error {
 	if err := npmScenario(br, cfg, rep, webDir, tmp); err != nil {
 		return err
 	}
+	if err := soakScenario(br, cfg, rep, webDir); err != nil {
+		return err
+	}
 	rep.elapsed = time.Since(start)
 	md := rep.markdown()
 	fmt.Print(md)
@@ -358,7 +383,7 @@ func run(cfg config) error {
 		}
 		logf("wrote %s in %s", out, rep.elapsed.Round(time.Second))
 	}
-	return nil
+	return rep.soakVerdict()
 }
 
 // reportPath is the report file, relative paths taken from the repository root.

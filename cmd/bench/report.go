@@ -40,6 +40,7 @@ type report struct {
 	runtime   *runtimeResult                       // load()'s runtime modes
 	engines   *engineResult                        // where Go runs, in each engine
 	npm       *npmResult                           // the React example against the demo page
+	soak      *soakResultSet                       // faults while tabs run agent turns
 }
 
 func (r *report) add(client, metric string, v float64) {
@@ -301,6 +302,7 @@ func (r *report) markdown() string {
 	w("%s", r.runtimeMarkdown())
 	w("%s", r.enginesMarkdown())
 	w("%s", r.npmMarkdown())
+	w("%s", r.soakMarkdown())
 	w("%s", r.goalsMarkdown())
 
 	// Size contributors.

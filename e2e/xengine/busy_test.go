@@ -151,7 +151,10 @@ func TestBusyAbortDuringWait(t *testing.T) {
 // and succeeds after the burst, once, without a second sign-in, and the
 // call that needed it gets its result.
 func TestBusyTokenEndpointDuringRefresh(t *testing.T) {
-	const ttl = 12 * time.Second
+	// Long enough that a sign-in and the first connect on a loaded
+	// 2-core machine (7 s from token to first call was seen) end before
+	// half of it, when the client would refresh before the burst.
+	const ttl = 20 * time.Second
 	w, sw := busyWorld(t, devserver.AuthConfig{TokenTTL: ttl})
 	if !w.signedIn(w.popupSignIn(`{}`)) {
 		return

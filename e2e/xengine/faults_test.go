@@ -123,8 +123,9 @@ func TestNetworkDownAndBack(t *testing.T) {
 }
 
 // TestConnectionFaultsDuringCalls: a slow network (latency) only slows a
-// call; a connection reset during a call, and an answer cut short, each
-// fail that call with an honest error; the next call works.
+// call; a connection reset during a call, and an answer cut short (in its
+// head, or inside its event stream's message), each fail that call with an
+// honest error; the next call works.
 func TestConnectionFaultsDuringCalls(t *testing.T) {
 	w, fp, _ := faultWorld(t)
 	if !w.signedIn(w.popupSignIn(`{}`)) {
@@ -138,6 +139,30 @@ func TestConnectionFaultsDuringCalls(t *testing.T) {
 		w.eval(fmt.Sprintf(`c.callTool("add", { a: 20, b: 22 }, { timeoutMs: 20000 }).then((r) => ({ sum: r.structuredContent.sum }), %s)`, catchJS), &r)
 		t.Logf("%s: %+v", what, r)
 		return r.Error, r.Sum
+	}
+	// A long echo: its answer's event stream is 6 kB past its head, so a
+	// cut after 2,500 bytes falls inside the message's data line.
+	long := strings.Repeat("x", 6000)
+	echoLong := func(what string) (jsErr, int) {
+		var r struct {
+			Error jsErr `json:"error"`
+			Len   int   `json:"len"`
+		}
+		w.eval(fmt.Sprintf(`c.callTool("echo", { text: %q }, { timeoutMs: 20000 }).then((r) => ({ len: r.content[0].text.length }), %s)`, long, catchJS), &r)
+		t.Logf("%s: %+v", what, r)
+		return r.Error, r.Len
+	}
+	if _, n := echoLong("a long echo before any fault"); n != len(long) {
+		t.Fatalf("echo of %d characters came back with %d", len(long), n)
+	}
+	remove := fp.LimitData(2500)
+	e, n := echoLong("a long echo cut inside its event stream")
+	remove()
+	if e.Code != "network" || !strings.Contains(e.Message, "ended in the middle of its answer") {
+		t.Errorf("a long echo cut inside its event stream: %+v, %d of %d characters; want a network error that says the answer was cut", e, n, len(long))
+	}
+	if _, n := echoLong("a long echo after the cut"); n != len(long) {
+		t.Errorf("the echo after the cut came back with %d characters; want %d", n, len(long))
 	}
 	for _, fault := range []struct {
 		name   string

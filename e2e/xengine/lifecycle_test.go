@@ -171,7 +171,7 @@ func TestFrozenTabResumesThenReloads(t *testing.T) {
 // token request.
 func TestKilledWorkerClientsComeBack(t *testing.T) {
 	w := newWorld(t, devserver.AuthConfig{TokenTTL: time.Hour})
-	tabB, _, ok := w.twoTabsSignedIn(time.Hour)
+	tabB, _, ok := w.twoTabsSignedIn()
 	if !ok {
 		return
 	}

@@ -2,14 +2,17 @@
 // a server in tests: Toxiproxy (github.com/Shopify/toxiproxy/v2), used as
 // a library, forwarding TCP on a loopback port of its own. [Proxy.Down]
 // and [Proxy.Up] are the network going and coming back; the toxics reset
-// connections, slow them, or cut a stream after some bytes. Only tests
-// import it: nothing of it reaches the wasm module.
+// connections, slow them, or cut a stream after some bytes. Tests use
+// [Start]; the bench's soak, a program, uses [Open]. Nothing of it reaches
+// the wasm module.
 package faultrig
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,10 +23,12 @@ import (
 
 // Proxy is one Toxiproxy proxy in front of one upstream address.
 type Proxy struct {
-	t    testing.TB
+	t    testing.TB // nil for a proxy of Open
 	p    *toxiproxy.Proxy
 	addr string
 	n    atomic.Int64
+	mu   sync.Mutex
+	err  error // Open's first failure
 }
 
 // Start starts a proxy on 127.0.0.1 (a free port) in front of upstream
@@ -40,6 +45,43 @@ func Start(t testing.TB, upstream string) *Proxy {
 	return fp
 }
 
+// Open starts a proxy as Start does, for a program rather than a test:
+// stop it with Close. A later failure (to come Up again on its address, to
+// add a toxic) does not stop the program; [Proxy.Err] reports it.
+func Open(upstream string) (*Proxy, error) {
+	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	p := toxiproxy.NewProxy(srv, "faultrig", "127.0.0.1:0", upstream)
+	if err := p.Start(); err != nil {
+		return nil, fmt.Errorf("faultrig: starting the proxy in front of %s: %w", upstream, err)
+	}
+	return &Proxy{p: p, addr: p.Listen}, nil
+}
+
+// Close stops a proxy of Open.
+func (p *Proxy) Close() { p.p.Stop() }
+
+// Err is the first failure of a proxy of Open since it started, nil if
+// none.
+func (p *Proxy) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// fail fails the test, or keeps the first failure of a proxy of Open.
+func (p *Proxy) fail(format string, args ...any) {
+	if p.t != nil {
+		p.t.Helper()
+		p.t.Fatalf(format, args...)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = fmt.Errorf(format, args...)
+	}
+}
+
 // Addr is the proxy's host:port, which a client uses instead of the
 // upstream's.
 func (p *Proxy) Addr() string { return p.addr }
@@ -49,7 +91,7 @@ func (p *Proxy) Addr() string { return p.addr }
 func (p *Proxy) Front(rawURL string) string {
 	scheme, rest, ok := strings.Cut(rawURL, "://")
 	if !ok {
-		p.t.Fatalf("faultrig: %q is not an absolute URL", rawURL)
+		p.fail("faultrig: %q is not an absolute URL", rawURL)
 	}
 	_, path, _ := strings.Cut(rest, "/")
 	return scheme + "://" + p.addr + "/" + path
@@ -61,10 +103,12 @@ func (p *Proxy) Down() { p.p.Stop() }
 
 // Up is the network back, on the same address.
 func (p *Proxy) Up() {
-	p.t.Helper()
+	if p.t != nil {
+		p.t.Helper()
+	}
 	p.p.Listen = p.addr
 	if err := p.p.Start(); err != nil && err != toxiproxy.ErrProxyAlreadyStarted {
-		p.t.Fatalf("faultrig: restarting the proxy on %s: %v", p.addr, err)
+		p.fail("faultrig: restarting the proxy on %s: %v", p.addr, err)
 	}
 }
 
@@ -88,11 +132,17 @@ func (p *Proxy) LimitData(n int64) (remove func()) {
 }
 
 func (p *Proxy) toxic(kind, stream string, attrs map[string]any) func() {
-	p.t.Helper()
+	if p.t != nil {
+		p.t.Helper()
+	}
 	name := fmt.Sprintf("%s-%d", kind, p.n.Add(1))
 	b, _ := json.Marshal(map[string]any{"name": name, "type": kind, "stream": stream, "toxicity": 1.0, "attributes": attrs})
 	if _, err := p.p.Toxics.AddToxicJson(strings.NewReader(string(b))); err != nil {
-		p.t.Fatalf("faultrig: adding the %s toxic: %v", kind, err)
+		p.fail("faultrig: adding the %s toxic: %v", kind, err)
 	}
-	return func() { _ = p.p.Toxics.RemoveToxic(p.t.Context(), name) }
+	ctx := context.Background()
+	if p.t != nil {
+		ctx = p.t.Context()
+	}
+	return func() { _ = p.p.Toxics.RemoveToxic(ctx, name) }
 }
