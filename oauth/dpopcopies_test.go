@@ -47,11 +47,34 @@ func (c *copyingKeys) ForgetCopy(id string) {
 	delete(c.copies, id)
 }
 
+func (c *copyingKeys) StoredKey(_ context.Context, id string) (DPoPKey, bool, error) {
+	c.ForgetCopy(id)
+	c.stored.mu.Lock()
+	k, ok := c.stored.keys[id]
+	c.stored.mu.Unlock()
+	if !ok {
+		return nil, false, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.copies[id] = k
+	return k, true, nil
+}
+
+// has reports whether a key named id is stored.
+func (c *copyingKeys) has(id string) bool {
+	c.stored.mu.Lock()
+	defer c.stored.mu.Unlock()
+	_, ok := c.stored.keys[id]
+	return ok
+}
+
 // TestResourceTransportRereadsAReplacedKey: a resource server refusing a
 // proof by a key that storage no longer holds (another page replaced it)
 // gets the request once more, signed by the stored key; a refusal of the
 // stored key itself is not sent again; a nonce challenge is not a key
-// problem and keeps the copy.
+// problem and keeps the copy; when no key is stored any more (another
+// page cleared the storage) the refusal stands and no key is made.
 func TestResourceTransportRereadsAReplacedKey(t *testing.T) {
 	ctx := ctxOf(t)
 	chk := dpopcheck.New(dpopcheck.Options{})
@@ -151,6 +174,21 @@ func TestResourceTransportRereadsAReplacedKey(t *testing.T) {
 	mu.Unlock()
 	if st, sent, forgot := call(); st != 200 || len(sent) != 2 || forgot != 0 {
 		t.Errorf("a nonce challenge: %d after %d requests, %d copies forgotten; want 200 after 2, none", st, len(sent), forgot)
+	}
+
+	// Another page clears the storage, the key with it; the server refuses
+	// the token. The look-up finds no key and makes none.
+	if err := keys.stored.DeleteKey(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	bound = "gone"
+	mu.Unlock()
+	if st, sent, _ := call(); st != http.StatusUnauthorized || len(sent) != 1 {
+		t.Errorf("a refusal after the stored key was deleted: %d after %d requests; want the 401 after 1", st, len(sent))
+	}
+	if keys.has("k") {
+		t.Error("the refused proof's look-up made a DPoP key in storage that was cleared")
 	}
 }
 

@@ -64,11 +64,11 @@ func (h *Handler) dpopBinding(tok string) (keyID string, bound bool) {
 // DPoP error="use_dpop_nonce" and a DPoP-Nonce (§9) is answered by
 // sending the request once more with a new proof carrying the nonce,
 // when its body can be sent again (http.Request.GetBody). Any other 401
-// to a proof, with keys that keep copies ([DPoPKeyCopies]), reads the key
-// from storage again, and sends the request once more when another page
-// replaced it. The newest
-// DPoP-Nonce of any answer is kept for later proofs. Other requests (no
-// token, another token, a Bearer grant) pass unchanged.
+// to a proof, with keys that keep copies ([DPoPKeyCopies]), looks the key
+// up in storage again (never making one), and sends the request once more
+// when another page replaced it. The newest DPoP-Nonce of any answer is
+// kept for later proofs. Other requests (no token, another token, a
+// Bearer grant) pass unchanged.
 func (h *Handler) ResourceTransport(next http.RoundTripper) http.RoundTripper {
 	return &dpopTransport{h: h, next: next}
 }
@@ -176,25 +176,27 @@ func again(req *http.Request, resp *http.Response, send func(io.ReadCloser) (*ht
 	return send(body)
 }
 
-// storedKey reads key id from storage again after a resource server
+// storedKey looks key id up in storage again after a resource server
 // refused a proof by used (whatever error it names: its WWW-Authenticate
 // may be unreadable cross-origin), for keys that keep copies
 // ([DPoPKeyCopies]): another page may have replaced the stored key. It
-// returns the stored key when it differs from used, else nil (sending
-// again would be refused the same way).
+// returns the stored key when it differs from used, else nil: sending
+// again would be refused the same way, and when no key is stored (the
+// storage was cleared) the refusal stands, so that the handler finds the
+// grant gone and asks for a sign-in. The look-up never makes a key: one
+// made here would sit in storage that was just cleared.
 func (t *dpopTransport) storedKey(ctx context.Context, id string, used DPoPKey) DPoPKey {
 	copies, ok := t.h.cfg.DPoPKeys.(DPoPKeyCopies)
 	if !ok {
 		return nil
 	}
-	copies.ForgetCopy(id)
-	k, err := dpopKey(ctx, t.h.cfg.DPoPKeys, id)
-	if err != nil {
+	k, found, err := copies.StoredKey(ctx, id)
+	if err != nil || !found || k == nil {
 		return nil
 	}
 	x1, y1 := used.PublicJWK()
 	x2, y2 := k.PublicJWK()
-	if x1 == x2 && y1 == y2 {
+	if !isCoord(x2) || !isCoord(y2) || (x1 == x2 && y1 == y2) {
 		return nil
 	}
 	return k

@@ -53,46 +53,84 @@ func (k *idbDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	// Another caller may have read it while this one waited.
-	key, gen, ok := copies.get(id)
+	key, tk, ok := copies.get(id)
 	if ok {
 		return key, nil
 	}
-	key, err := k.read(ctx, db, id)
+	key, found, err := k.lookup(ctx, db, id)
+	if err == nil && !found {
+		key, err = k.create(ctx, db, id)
+	}
 	if err != nil {
 		return nil, err
 	}
-	copies.put(id, key, gen)
+	copies.put(id, key, tk)
 	return key, nil
 }
 
-// read reads key id from the database, making and storing it when there
-// is none. k.mu is held.
-func (k *idbDPoPKeys) read(ctx context.Context, db *idbDB, id string) (oauth.DPoPKey, error) {
+// StoredKey implements [oauth.DPoPKeyCopies]: the copy of id dropped,
+// the key read from the database again; none is made, so that storage
+// another page just cleared stays empty.
+func (k *idbDPoPKeys) StoredKey(ctx context.Context, id string) (oauth.DPoPKey, bool, error) {
+	copies := &k.s.dpop.copies
+	copies.drop(id)
+	db, ok := k.s.idb(ctx)
+	if !ok {
+		return k.mem.lookup(id)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, tk, _ := copies.get(id)
+	key, found, err := k.lookup(ctx, db, id)
+	if err != nil || !found {
+		return nil, false, err
+	}
+	copies.put(id, key, tk)
+	return key, true, nil
+}
+
+// lookup reads key id from the database, or from memory where the
+// database had no room for it; found is false when neither holds it.
+// k.mu is held.
+func (k *idbDPoPKeys) lookup(ctx context.Context, db *idbDB, id string) (oauth.DPoPKey, bool, error) {
 	rec, err := db.getRecord(ctx, storeDPoP, id)
+	if err != nil {
+		return nil, false, err
+	}
+	if rec.IsUndefined() {
+		return k.mem.lookup(id)
+	}
+	key, err := recordKey(ctx, rec)
+	return key, err == nil, err
+}
+
+// create makes key id and stores it, or takes the key another tab stored
+// first. k.mu is held.
+func (k *idbDPoPKeys) create(ctx context.Context, db *idbDB, id string) (oauth.DPoPKey, error) {
+	priv, pub, err := generateDPoPKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if rec.IsUndefined() {
-		priv, pub, err := generateDPoPKey(ctx)
-		if err != nil {
-			return nil, err
+	rec, err := recordToJS(dpopRecord(id, priv, pub))
+	if err != nil {
+		return nil, storageErr(err, "cannot encode the DPoP key")
+	}
+	// add, not put: when another tab stored a key first, use its key.
+	if werr := db.write(ctx, storeDPoP, "add", rec); werr != nil {
+		if errors.Is(werr, errFull) {
+			// No room: this key lives in the page, as the
+			// grants that the store then keeps in memory do.
+			return k.mem.Key(ctx, id)
 		}
-		rec, err = recordToJS(dpopRecord(id, priv, pub))
-		if err != nil {
-			return nil, storageErr(err, "cannot encode the DPoP key")
-		}
-		// add, not put: when another tab stored a key first, use its key.
-		if werr := db.write(ctx, storeDPoP, "add", rec); werr != nil {
-			if errors.Is(werr, errFull) {
-				// No room: this key lives in the page, as the
-				// grants that the store then keeps in memory do.
-				return k.mem.Key(ctx, id)
-			}
-			if rec, err = db.getRecord(ctx, storeDPoP, id); err != nil || rec.IsUndefined() {
-				return nil, keyStoreErr(werr, "the DPoP key")
-			}
+		if rec, err = db.getRecord(ctx, storeDPoP, id); err != nil || rec.IsUndefined() {
+			return nil, keyStoreErr(werr, "the DPoP key")
 		}
 	}
+	return recordKey(ctx, rec)
+}
+
+// recordKey is the key of a stored record of the DPoP object store.
+func recordKey(ctx context.Context, rec jsbridge.Value) (oauth.DPoPKey, error) {
 	priv, err1 := rec.Get(propPrivateKey)
 	pub, err2 := rec.Get(propPublicKey)
 	if err1 != nil || err2 != nil || priv.IsUndefined() || pub.IsUndefined() {
@@ -151,6 +189,16 @@ func (m *MemoryDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, err
 	}
 	m.keys[id] = k
 	return k, nil
+}
+
+// lookup returns key id, never making one; false when there is none.
+func (m *MemoryDPoPKeys) lookup(id string) (oauth.DPoPKey, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if k := m.keys[id]; k != nil {
+		return k, true, nil
+	}
+	return nil, false, nil
 }
 
 // DeleteKey implements [oauth.DPoPKeys].
