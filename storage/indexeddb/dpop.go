@@ -19,8 +19,9 @@ import (
 // script can read the private key, not even this one. Every tab of the
 // origin gets the same key for the same id. A key read once is kept in
 // this runtime ([oauth.DPoPKeyCopies]), so that a proof reads no
-// database; [Store.Clear], DeleteKey, a deleted database and
-// [Store.KeysChanged] (another page's grant change) drop the copies.
+// database; [Store.Clear], DeleteKey, a deleted database or closed
+// connection and [Store.KeysChanged] (another page's grant change) drop
+// the copies.
 // When the store falls back to memory, so do the keys (see
 // [NewMemoryDPoPKeys]).
 func (s *Store) DPoPKeys() oauth.DPoPKeys {

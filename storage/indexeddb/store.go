@@ -21,7 +21,8 @@
 // written. When a write fails for lack of room, that write and the later
 // ones stay in memory over what the database holds. When another page
 // deletes the database, or a newer build upgrades it, the connection steps
-// aside at once; after a deletion the next use opens a new, empty one.
+// aside at once; after a deletion, or when the browser closes the
+// connection itself, the next use opens the database again.
 //
 // Only idb.go and dpop.go touch JavaScript; the store, its memory fallback
 // and the encoding of records are plain Go, so that they are tested natively.
@@ -195,10 +196,12 @@ func newerErr(cause error, version int) error {
 		Msg: fmt.Sprintf("indexeddb: a newer version of this app stored these sign-ins (a database schema newer than version %d), so this page leaves them untouched and keeps its sign-ins in memory until it closes; reload the page to get the newer version", version)}
 }
 
-// closed is called when another page takes the database b away: deleted
-// (storage evicted or cleared: the next use opens a new, empty one, so
-// this page is signed out), or upgraded by a newer build (newer: memory
-// from now on, nothing of the newer build's records touched).
+// closed is called when the database b is taken away: deleted by
+// another page, or its connection closed by the browser (storage evicted
+// or cleared: the next use opens it again, new and empty after a
+// deletion, so this page is signed out), or upgraded by a newer build
+// (newer: memory from now on, nothing of the newer build's records
+// touched). Either way the DPoP key copies are dropped.
 func (s *Store) closed(b kv, newer error) {
 	s.mu.Lock()
 	if o, ok := s.kv.(*overlayKV); ok && o.base == b {
