@@ -37,3 +37,16 @@ type DPoPKeys interface {
 	Key(ctx context.Context, id string) (DPoPKey, error)
 	DeleteKey(ctx context.Context, id string) error
 }
+
+// DPoPKeyCopies is implemented by [DPoPKeys] that keep in-memory copies
+// of keys stored elsewhere (the browser's keep IndexedDB's, so that a
+// proof reads no storage). ForgetCopy drops the copy of id: the next Key
+// reads the stored key again; it must not block. StoredKey drops the copy
+// of id and looks the stored key up, never making one: found is false
+// when none is stored (another page deleted it, as clearStorage does).
+// A resource server's refusal of a proof calls StoredKey, in case another
+// page replaced the key.
+type DPoPKeyCopies interface {
+	ForgetCopy(id string)
+	StoredKey(ctx context.Context, id string) (k DPoPKey, found bool, err error)
+}

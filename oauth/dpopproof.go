@@ -49,6 +49,18 @@ func dpopKey(ctx context.Context, keys DPoPKeys, id string) (DPoPKey, error) {
 	return k, nil
 }
 
+// storedDPoPKey is dpopKey read from storage, past any in-memory copy
+// ([DPoPKeyCopies]): the key of a token request, whose grant another page
+// may have bound to a key that replaced the copied one. An authorization
+// server refusing a stale key would cost the grant (a refused refresh
+// drops it, for every tab); token requests are few, so the read is cheap.
+func storedDPoPKey(ctx context.Context, keys DPoPKeys, id string) (DPoPKey, error) {
+	if copies, ok := keys.(DPoPKeyCopies); ok {
+		copies.ForgetCopy(id)
+	}
+	return dpopKey(ctx, keys, id)
+}
+
 func isCoord(s string) bool {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	return err == nil && len(b) == 32

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"crypto/sha256"
 	"io"
 	"net/http"
@@ -62,9 +63,12 @@ func (h *Handler) dpopBinding(tok string) (keyID string, bound bool) {
 // sent as Bearer (no key: the request fails). A 401 with WWW-Authenticate
 // DPoP error="use_dpop_nonce" and a DPoP-Nonce (§9) is answered by
 // sending the request once more with a new proof carrying the nonce,
-// when its body can be sent again (http.Request.GetBody). The newest
-// DPoP-Nonce of any answer is kept for later proofs. Other requests (no
-// token, another token, a Bearer grant) pass unchanged.
+// when its body can be sent again (http.Request.GetBody). Any other 401
+// to a proof, with keys that keep copies ([DPoPKeyCopies]), looks the key
+// up in storage again (never making one), and sends the request once more
+// when another page replaced it. The newest DPoP-Nonce of any answer is
+// kept for later proofs. Other requests (no token, another token, a
+// Bearer grant) pass unchanged.
 func (h *Handler) ResourceTransport(next http.RoundTripper) http.RoundTripper {
 	return &dpopTransport{h: h, next: next}
 }
@@ -142,14 +146,27 @@ func (t *dpopTransport) roundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	resp, err := send(req.Body)
-	if err != nil || !isNonceChallenge(resp) || fresh == "" {
-		return resp, err
+	if err == nil && isNonceChallenge(resp) && fresh != "" {
+		resp, err = again(req, resp, send)
 	}
+	if err == nil && resp.StatusCode == http.StatusUnauthorized && !isNonceChallenge(resp) {
+		if k := t.storedKey(ctx, keyID, key); k != nil {
+			key = k
+			resp, err = again(req, resp, send)
+		}
+	}
+	return resp, err
+}
+
+// again sends req once more (send with a new copy of its body) in place
+// of the refused resp; when the body cannot be sent again, resp stands.
+func again(req *http.Request, resp *http.Response, send func(io.ReadCloser) (*http.Response, error)) (*http.Response, error) {
 	var body io.ReadCloser
 	if req.Body != nil && req.Body != http.NoBody {
 		if req.GetBody == nil {
 			return resp, nil // cannot be sent again: the 401 stands
 		}
+		var err error
 		if body, err = req.GetBody(); err != nil {
 			return resp, nil
 		}
@@ -157,4 +174,30 @@ func (t *dpopTransport) roundTrip(req *http.Request) (*http.Response, error) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
 	resp.Body.Close()
 	return send(body)
+}
+
+// storedKey looks key id up in storage again after a resource server
+// refused a proof by used (whatever error it names: its WWW-Authenticate
+// may be unreadable cross-origin), for keys that keep copies
+// ([DPoPKeyCopies]): another page may have replaced the stored key. It
+// returns the stored key when it differs from used, else nil: sending
+// again would be refused the same way, and when no key is stored (the
+// storage was cleared) the refusal stands, so that the handler finds the
+// grant gone and asks for a sign-in. The look-up never makes a key: one
+// made here would sit in storage that was just cleared.
+func (t *dpopTransport) storedKey(ctx context.Context, id string, used DPoPKey) DPoPKey {
+	copies, ok := t.h.cfg.DPoPKeys.(DPoPKeyCopies)
+	if !ok {
+		return nil
+	}
+	k, found, err := copies.StoredKey(ctx, id)
+	if err != nil || !found || k == nil {
+		return nil
+	}
+	x1, y1 := used.PublicJWK()
+	x2, y2 := k.PublicJWK()
+	if !isCoord(x2) || !isCoord(y2) || (x1 == x2 && y1 == y2) {
+		return nil
+	}
+	return k
 }

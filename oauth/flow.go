@@ -292,7 +292,7 @@ func (h *Handler) prepare(ctx context.Context, ch challenge, stepUp bool) (*Pend
 		// to it (dpop_jkt, RFC 9449 §10).
 		p.DPoPKeyID = dpopKeyID(p.Issuer, cl.id)
 		p.DPoPRequired = h.cfg.DPoP == DPoPOn
-		key, err := dpopKey(ctx, h.cfg.DPoPKeys, p.DPoPKeyID)
+		key, err := storedDPoPKey(ctx, h.cfg.DPoPKeys, p.DPoPKeyID)
 		if err != nil {
 			return nil, clientCreds{}, "", err
 		}

@@ -257,7 +257,7 @@ func (h *Handler) obtainGrant(ctx context.Context, ch challenge, stepUp bool) (*
 	var key DPoPKey
 	if dpop {
 		g.DPoPKeyID = dpopKeyID(d.AS.Issuer, cl.id)
-		if key, err = dpopKey(ctx, h.cfg.DPoPKeys, g.DPoPKeyID); err != nil {
+		if key, err = storedDPoPKey(ctx, h.cfg.DPoPKeys, g.DPoPKeyID); err != nil {
 			return nil, err
 		}
 	}

@@ -228,7 +228,7 @@ func finishFlow(ctx context.Context, env flowEnv, p *PendingFlow, cl clientCreds
 	}
 	var key DPoPKey
 	if p.DPoPKeyID != "" {
-		k, err := dpopKey(ctx, env.keys, p.DPoPKeyID)
+		k, err := storedDPoPKey(ctx, env.keys, p.DPoPKeyID)
 		if err != nil {
 			return nil, err
 		}

@@ -283,7 +283,7 @@ func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
 	if g.DPoPKeyID != "" {
 		// The refresh token is bound to the key of the grant's sign-in
 		// (RFC 9449 §5): the same key signs.
-		if key, err = dpopKey(ctx, h.cfg.DPoPKeys, g.DPoPKeyID); err != nil {
+		if key, err = storedDPoPKey(ctx, h.cfg.DPoPKeys, g.DPoPKeyID); err != nil {
 			return nil, err
 		}
 	}

@@ -42,8 +42,8 @@ type app struct {
 	// for the runtime's life (every client with a relay shares it).
 	relayRoutes *relay.Routes
 
-	memory  *oauth.MemoryStore // storage: "memory"
-	memKeys oauth.DPoPKeys     // the DPoP keys of storage "memory"
+	memory  *oauth.MemoryStore        // storage: "memory"
+	memKeys *indexeddb.MemoryDPoPKeys // the DPoP keys of storage "memory"
 
 	// The page's objects by the ids it chose.
 	mu       sync.Mutex

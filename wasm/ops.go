@@ -307,6 +307,10 @@ func (a *app) opDeliver(ctx context.Context, args jsapi.Deliver, _ jsCall) (any,
 }
 
 func (a *app) opApply(ctx context.Context, args jsapi.GrantChange, _ jsCall) (any, error) {
+	// Another page's sign-in, sign-out or clearStorage may have deleted
+	// or replaced DPoP keys: the next proofs read them again, before the
+	// handlers take the grant that may be bound to a new key.
+	a.idb.KeysChanged()
 	a.registry.Apply(ctx, oauth.Change{Kind: oauth.ChangeKind(args.Kind), Resource: args.Resource})
 	return nil, nil
 }
@@ -335,6 +339,7 @@ func (a *app) opClear(ctx context.Context, _ struct{}, _ jsCall) (any, error) {
 		return nil, err
 	}
 	a.memory.Clear()
+	a.memKeys.Clear() // clients with storage "memory": their grants are gone too
 	a.registry.Clear()
 	return nil, nil
 }

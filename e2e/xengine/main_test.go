@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -384,9 +385,16 @@ func (w *world) tracing(name string, h http.Handler) http.Handler {
 		sw := &respstatus.Writer{ResponseWriter: rw}
 		began := time.Now()
 		h.ServeHTTP(sw, r)
+		// A refusal says why: a nonce challenge is not a bad key.
+		if m := challengeError.FindStringSubmatch(rw.Header().Get("WWW-Authenticate")); sw.Status == http.StatusUnauthorized && m != nil {
+			what += " " + m[0]
+		}
 		w.record(fmt.Sprintf("%s ended %d after %.2fs", what, sw.Status, time.Since(began).Seconds()))
 	})
 }
+
+// challengeError finds a WWW-Authenticate challenge's error parameter.
+var challengeError = regexp.MustCompile(`error="[^"]*"`)
 
 func (w *world) record(line string) {
 	w.mu.Lock()

@@ -128,6 +128,10 @@ type AuthConfig struct {
 	// Now is the authorization server's clock; nil means time.Now. For
 	// tests that move time (a computer that slept past a token's expiry).
 	Now func() time.Time
+	// Clients are the authorization server's pre-registered clients (a
+	// page passes one's ID as the client option clientId), besides those
+	// it registers dynamically.
+	Clients []authserver.Client
 }
 
 // RelayConfig configures the dev server's relay, served at [RelayPath] on
@@ -275,6 +279,7 @@ func protected(cfg Config, page PageConfig) ([]Origin, error) {
 		AccessTokenTTL: cfg.Auth.TokenTTL,
 		DPoP:           cfg.Auth.DPoP,
 		Now:            cfg.Auth.Now,
+		Clients:        cfg.Auth.Clients,
 		CORS:           cfg.DemoOptions.CORS,
 		Logger:         cfg.Logger,
 	})

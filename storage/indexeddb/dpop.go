@@ -17,54 +17,121 @@ import (
 // store's database: ECDSA P-256 key pairs made by WebCrypto with a
 // non-extractable private key, stored as CryptoKey objects, so that no
 // script can read the private key, not even this one. Every tab of the
-// origin gets the same key for the same id. When the store falls back to
-// memory, so do the keys (see [NewMemoryDPoPKeys]).
+// origin gets the same key for the same id. A key read once is kept in
+// this runtime ([oauth.DPoPKeyCopies]), so that a proof reads no
+// database; [Store.Clear], DeleteKey, a deleted database or closed
+// connection and [Store.KeysChanged] (another page's grant change) drop
+// the copies.
+// When the store falls back to memory, so do the keys (see
+// [NewMemoryDPoPKeys]).
 func (s *Store) DPoPKeys() oauth.DPoPKeys {
 	return s.dpopKeys(func() oauth.DPoPKeys { return &idbDPoPKeys{s: s, mem: NewMemoryDPoPKeys()} })
 }
 
 type idbDPoPKeys struct {
 	s   *Store
-	mem oauth.DPoPKeys // when IndexedDB is unavailable
+	mem *MemoryDPoPKeys // when IndexedDB is unavailable or full
 
-	mu sync.Mutex // one creation at a time in this page
+	mu sync.Mutex // one read or creation at a time in this runtime
 }
 
-// Key implements [oauth.DPoPKeys]. The key is read from the database each
-// time, so that a key another tab deleted and replaced is not used from a
-// stale copy.
+var (
+	_ oauth.DPoPKeys      = (*idbDPoPKeys)(nil)
+	_ oauth.DPoPKeyCopies = (*idbDPoPKeys)(nil)
+)
+
+// Key implements [oauth.DPoPKeys]: this runtime's copy of the key, or the
+// key read from the database (made and stored when there is none).
 func (k *idbDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error) {
 	db, ok := k.s.idb(ctx)
 	if !ok {
 		return k.mem.Key(ctx, id)
 	}
+	copies := &k.s.dpop.copies
+	if key, _, ok := copies.get(id); ok {
+		return key, nil
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	rec, err := db.getRecord(ctx, storeDPoP, id)
+	// Another caller may have read it while this one waited.
+	key, tk, ok := copies.get(id)
+	if ok {
+		return key, nil
+	}
+	key, found, err := k.lookup(ctx, db, id)
+	if err == nil && !found {
+		key, err = k.create(ctx, db, id)
+	}
 	if err != nil {
 		return nil, err
 	}
+	copies.put(id, key, tk)
+	return key, nil
+}
+
+// StoredKey implements [oauth.DPoPKeyCopies]: the copy of id dropped,
+// the key read from the database again; none is made, so that storage
+// another page just cleared stays empty.
+func (k *idbDPoPKeys) StoredKey(ctx context.Context, id string) (oauth.DPoPKey, bool, error) {
+	copies := &k.s.dpop.copies
+	copies.drop(id)
+	db, ok := k.s.idb(ctx)
+	if !ok {
+		return k.mem.lookup(id)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, tk, _ := copies.get(id)
+	key, found, err := k.lookup(ctx, db, id)
+	if err != nil || !found {
+		return nil, false, err
+	}
+	copies.put(id, key, tk)
+	return key, true, nil
+}
+
+// lookup reads key id from the database, or from memory where the
+// database had no room for it; found is false when neither holds it.
+// k.mu is held.
+func (k *idbDPoPKeys) lookup(ctx context.Context, db *idbDB, id string) (oauth.DPoPKey, bool, error) {
+	rec, err := db.getRecord(ctx, storeDPoP, id)
+	if err != nil {
+		return nil, false, err
+	}
 	if rec.IsUndefined() {
-		priv, pub, err := generateDPoPKey(ctx)
-		if err != nil {
-			return nil, err
+		return k.mem.lookup(id)
+	}
+	key, err := recordKey(ctx, rec)
+	return key, err == nil, err
+}
+
+// create makes key id and stores it, or takes the key another tab stored
+// first. k.mu is held.
+func (k *idbDPoPKeys) create(ctx context.Context, db *idbDB, id string) (oauth.DPoPKey, error) {
+	priv, pub, err := generateDPoPKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := recordToJS(dpopRecord(id, priv, pub))
+	if err != nil {
+		return nil, storageErr(err, "cannot encode the DPoP key")
+	}
+	// add, not put: when another tab stored a key first, use its key.
+	if werr := db.write(ctx, storeDPoP, "add", rec); werr != nil {
+		if errors.Is(werr, errFull) {
+			// No room: this key lives in the page, as the
+			// grants that the store then keeps in memory do.
+			return k.mem.Key(ctx, id)
 		}
-		rec, err = recordToJS(dpopRecord(id, priv, pub))
-		if err != nil {
-			return nil, storageErr(err, "cannot encode the DPoP key")
-		}
-		// add, not put: when another tab stored a key first, use its key.
-		if werr := db.write(ctx, storeDPoP, "add", rec); werr != nil {
-			if errors.Is(werr, errFull) {
-				// No room: this key lives in the page, as the
-				// grants that the store then keeps in memory do.
-				return k.mem.Key(ctx, id)
-			}
-			if rec, err = db.getRecord(ctx, storeDPoP, id); err != nil || rec.IsUndefined() {
-				return nil, keyStoreErr(werr, "the DPoP key")
-			}
+		if rec, err = db.getRecord(ctx, storeDPoP, id); err != nil || rec.IsUndefined() {
+			return nil, keyStoreErr(werr, "the DPoP key")
 		}
 	}
+	return recordKey(ctx, rec)
+}
+
+// recordKey is the key of a stored record of the DPoP object store.
+func recordKey(ctx context.Context, rec jsbridge.Value) (oauth.DPoPKey, error) {
 	priv, err1 := rec.Get(propPrivateKey)
 	pub, err2 := rec.Get(propPublicKey)
 	if err1 != nil || err2 != nil || priv.IsUndefined() || pub.IsUndefined() {
@@ -73,28 +140,41 @@ func (k *idbDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error)
 	return newWebKey(ctx, priv, pub)
 }
 
+// ForgetCopy implements [oauth.DPoPKeyCopies].
+func (k *idbDPoPKeys) ForgetCopy(id string) { k.s.dpop.copies.drop(id) }
+
 // DeleteKey implements [oauth.DPoPKeys].
 func (k *idbDPoPKeys) DeleteKey(ctx context.Context, id string) error {
+	copies := &k.s.dpop.copies
+	copies.drop(id)
+	// Dropped again once deleted: a read under way must not keep it.
+	defer copies.drop(id)
+	_ = k.mem.DeleteKey(ctx, id) // a key the database had no room for
 	db, ok := k.s.idb(ctx)
 	if !ok {
-		return k.mem.DeleteKey(ctx, id)
+		return nil
 	}
 	return db.write(ctx, storeDPoP, "delete", id)
 }
 
+// clear forgets the keys kept in memory ([Store.Clear]).
+func (k *idbDPoPKeys) clear() { k.mem.Clear() }
+
 // NewMemoryDPoPKeys returns DPoP keys kept in this page's memory only
 // (non-extractable WebCrypto keys, gone on reload): the keys of clients
 // with storage "memory", and of the IndexedDB store's memory fallback.
-func NewMemoryDPoPKeys() oauth.DPoPKeys {
-	return &memDPoPKeys{keys: make(map[string]*webKey)}
+func NewMemoryDPoPKeys() *MemoryDPoPKeys {
+	return &MemoryDPoPKeys{keys: make(map[string]*webKey)}
 }
 
-type memDPoPKeys struct {
+// MemoryDPoPKeys are the [oauth.DPoPKeys] of [NewMemoryDPoPKeys].
+type MemoryDPoPKeys struct {
 	mu   sync.Mutex
 	keys map[string]*webKey
 }
 
-func (m *memDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error) {
+// Key implements [oauth.DPoPKeys].
+func (m *MemoryDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if k := m.keys[id]; k != nil {
@@ -112,11 +192,29 @@ func (m *memDPoPKeys) Key(ctx context.Context, id string) (oauth.DPoPKey, error)
 	return k, nil
 }
 
-func (m *memDPoPKeys) DeleteKey(_ context.Context, id string) error {
+// lookup returns key id, never making one; false when there is none.
+func (m *MemoryDPoPKeys) lookup(id string) (oauth.DPoPKey, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if k := m.keys[id]; k != nil {
+		return k, true, nil
+	}
+	return nil, false, nil
+}
+
+// DeleteKey implements [oauth.DPoPKeys].
+func (m *MemoryDPoPKeys) DeleteKey(_ context.Context, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.keys, id)
 	return nil
+}
+
+// Clear forgets every key (clearStorage()).
+func (m *MemoryDPoPKeys) Clear() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	clear(m.keys)
 }
 
 // generateDPoPKey makes an ECDSA P-256 pair whose private key cannot be

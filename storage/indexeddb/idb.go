@@ -141,9 +141,18 @@ func open(ctx context.Context, name string, closed func(newer error)) (jsbridge.
 		return fail(err, "cannot upgrade the database")
 	default:
 	}
-	// Another page deletes the database (clears the site's data) or a
-	// newer build upgrades it: step aside at once, or that page waits
-	// ("blocked") for this one.
+	watchClose(db, closed)
+	return db, nil
+}
+
+// watchClose calls closed when the browser takes the connection db
+// away. Another page deletes the database (clears the site's data) or a
+// newer build upgrades it (versionchange): step aside at once, or that
+// page waits ("blocked") for this one; newer is nil for a deletion. The
+// browser closes the connection itself (close: storage evicted or
+// cleared in its settings, the disk gone): as after a deletion, the next
+// use opens the database again.
+func watchClose(db jsbridge.Value, closed func(newer error)) {
 	onVersionChange, err := jsbridge.Func(func(args []jsbridge.Value) (any, error) {
 		_, _ = db.Call("close")
 		nv, _ := jsbridge.Arg(args, 0).Get("newVersion")
@@ -158,7 +167,13 @@ func open(ctx context.Context, name string, closed func(newer error)) (jsbridge.
 	if err == nil {
 		_ = db.Set("onversionchange", onVersionChange)
 	}
-	return db, nil
+	onClose, err := jsbridge.Func(func([]jsbridge.Value) (any, error) {
+		closed(nil)
+		return nil, nil
+	})
+	if err == nil {
+		_ = db.Set("onclose", onClose)
+	}
 }
 
 // idbDB is IndexedDB ([recordDB]) and its WebCrypto wrapping key

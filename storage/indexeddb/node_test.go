@@ -30,7 +30,7 @@ import (
 
 // TestWithoutIndexedDBKeepsRecordsInMemory: without IndexedDB the store
 // says why once, keeps its records for this page (not shared), and its DPoP
-// keys are in memory too.
+// keys are in memory too, until Clear.
 func TestWithoutIndexedDBKeepsRecordsInMemory(t *testing.T) {
 	ctx := ctxT(t)
 	var told []error
@@ -65,6 +65,13 @@ func TestWithoutIndexedDBKeepsRecordsInMemory(t *testing.T) {
 	k2, err := s.DPoPKeys().Key(ctx, "reg-1")
 	if err != nil || k1 != k2 {
 		t.Errorf("the DPoP key of one id changed within the page (%v)", err)
+	}
+	// clearStorage deletes the keys in memory too.
+	if err := s.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if k3, err := s.DPoPKeys().Key(ctx, "reg-1"); err != nil || k3 == k1 {
+		t.Errorf("after Clear, the DPoP key of reg-1 is the one from before (%v); want a new key", err)
 	}
 }
 
@@ -255,5 +262,26 @@ func TestRecordUnderAnotherKeyIsToldApart(t *testing.T) {
 	s := opened(t, &sealedKV{db: db, sl: b})
 	if g, err := s.GetGrant(ctx, "https://mcp.example.com/mcp"); g != nil || err != nil {
 		t.Errorf("GetGrant of a record under another key = %+v, %v; want none", g, err)
+	}
+}
+
+// TestMemoryDPoPKeysClear: after Clear (clearStorage() for clients with
+// storage "memory") a key is made anew, never the one before.
+func TestMemoryDPoPKeysClear(t *testing.T) {
+	ctx := ctxT(t)
+	keys := NewMemoryDPoPKeys()
+	k1, err := keys.Key(ctx, "reg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys.Clear()
+	k2, err := keys.Key(ctx, "reg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x1, _ := k1.PublicJWK()
+	x2, _ := k2.PublicJWK()
+	if x1 == x2 {
+		t.Error("the key after Clear is the key before it")
 	}
 }

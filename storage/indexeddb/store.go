@@ -21,7 +21,8 @@
 // written. When a write fails for lack of room, that write and the later
 // ones stay in memory over what the database holds. When another page
 // deletes the database, or a newer build upgrades it, the connection steps
-// aside at once; after a deletion the next use opens a new, empty one.
+// aside at once; after a deletion, or when the browser closes the
+// connection itself, the next use opens the database again.
 //
 // Only idb.go and dpop.go touch JavaScript; the store, its memory fallback
 // and the encoding of records are plain Go, so that they are tested natively.
@@ -63,17 +64,30 @@ type Store struct {
 	told     bool       // onFallback has run
 
 	dpop struct {
-		once sync.Once
-		keys oauth.DPoPKeys
+		once   sync.Once
+		keys   oauth.DPoPKeys
+		copies keyCache[oauth.DPoPKey] // the keys read from the database
 	}
 }
 
 // dpopKeys returns the store's DPoP key set, made by newKeys on first use:
 // every client of the page shares one (DPoPKeys, in the browser build).
 func (s *Store) dpopKeys(newKeys func() oauth.DPoPKeys) oauth.DPoPKeys {
-	s.dpop.once.Do(func() { s.dpop.keys = newKeys() })
+	s.dpop.once.Do(func() {
+		k := newKeys()
+		s.mu.Lock() // Clear reads it without the once
+		s.dpop.keys = k
+		s.mu.Unlock()
+	})
 	return s.dpop.keys
 }
+
+// KeysChanged drops this runtime's copies of the DPoP keys, so that the
+// next proof of each reads it from the database again: call it when
+// another page may have deleted or replaced one (it announced a grant
+// change, [oauth.Registry.Apply]). Deletions made through this store drop
+// them by themselves.
+func (s *Store) KeysChanged() { s.dpop.copies.dropAll() }
 
 var (
 	_ oauth.Store       = (*Store)(nil)
@@ -182,10 +196,12 @@ func newerErr(cause error, version int) error {
 		Msg: fmt.Sprintf("indexeddb: a newer version of this app stored these sign-ins (a database schema newer than version %d), so this page leaves them untouched and keeps its sign-ins in memory until it closes; reload the page to get the newer version", version)}
 }
 
-// closed is called when another page takes the database b away: deleted
-// (storage evicted or cleared: the next use opens a new, empty one, so
-// this page is signed out), or upgraded by a newer build (newer: memory
-// from now on, nothing of the newer build's records touched).
+// closed is called when the database b is taken away: deleted by
+// another page, or its connection closed by the browser (storage evicted
+// or cleared: the next use opens it again, new and empty after a
+// deletion, so this page is signed out), or upgraded by a newer build
+// (newer: memory from now on, nothing of the newer build's records
+// touched). Either way the DPoP key copies are dropped.
 func (s *Store) closed(b kv, newer error) {
 	s.mu.Lock()
 	if o, ok := s.kv.(*overlayKV); ok && o.base == b {
@@ -195,6 +211,8 @@ func (s *Store) closed(b kv, newer error) {
 		s.mu.Unlock()
 		return
 	}
+	// The keys went with the database.
+	s.dpop.copies.dropAll()
 	if newer == nil {
 		s.kv = nil
 		s.mu.Unlock()
@@ -213,6 +231,16 @@ func (s *Store) Shared() bool { return s.Fallback() == nil }
 // DPoP key and stored conversation (the encryption key stays).
 func (s *Store) Clear(ctx context.Context) error {
 	b := s.backend(ctx)
+	// Dropped after the deletion too: a proof that read a key while
+	// the deletion was under way must not keep it.
+	defer s.dpop.copies.dropAll()
+	s.dpop.copies.dropAll()
+	s.mu.Lock()
+	keys := s.dpop.keys
+	s.mu.Unlock()
+	if m, ok := keys.(interface{ clear() }); ok {
+		m.clear() // the keys the memory fallback holds
+	}
 	for _, st := range []string{storeGrants, storeClients, storeMetadata, storePending, storeDPoP, storeConversations} {
 		if err := b.clear(ctx, st); err != nil {
 			return err
