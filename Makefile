@@ -18,14 +18,20 @@ SANDBOX_ADDR ?= 127.0.0.1:8085
 
 all: build
 
-## build: the wasm module, wasm_exec.js and precompressed variants in web/
-build: $(WASM) web/wasm_exec.js
+## build: the wasm module, wasm_exec.js and precompressed variants in web/, and the module's
+## content-hashed copy mcp-<hash>.wasm (with its variants) that web/wasmurl.js names for mcp.js
+build: $(WASM) web/wasm_exec.js web/wasmurl.js
+
+# mcp-<hash>.wasm (and its .gz, .br): the module under a name that changes
+# with its content, served as immutable; wasmurl.js tells mcp.js that name.
+web/wasmurl.js: $(WASM) internal/webbuild/hashname.go internal/hashname/hashname.go
+	$(GO) run ./cmd/npmdist -stamp web
 
 # Go's wasm_exec.js as an ES module that exports Go and sets no global.
 web/wasm_exec.js: $(GOROOT)/lib/wasm/wasm_exec.js internal/webbuild/webbuild.go
 	$(GO) run ./cmd/npmdist -wasm-exec $@
 
-## dist: the npm package in dist/npm/ (package.json, the modules and their types, mcp.wasm with .br/.gz,
+## dist: the npm package in dist/npm/ (package.json, the modules and their types, mcp-<hash>.wasm with .br/.gz,
 ## the callback page) and its tarball from npm pack (dist/npm/mcpwasm-<version>.tgz)
 dist: build
 	$(GO) run ./cmd/npmdist -out dist/npm -wasm-dir web -version "$(VERSION)"
@@ -118,5 +124,5 @@ bench:
 	scripts/bench.sh
 
 clean:
-	rm -f web/mcp.wasm web/mcp.wasm.gz web/mcp.wasm.br web/wasm_exec.js
+	rm -f web/mcp.wasm web/mcp.wasm.gz web/mcp.wasm.br web/wasm_exec.js web/wasmurl.js web/mcp-*.wasm web/mcp-*.wasm.gz web/mcp-*.wasm.br web/mcp-*.wasm.sha256
 	rm -rf dist

@@ -43,8 +43,9 @@ func TestDemoPage(t *testing.T) {
 	}
 	// The module is downloaded once, by whoever runs the Go runtime.
 	var wasmGets int
+	wasm := builtWasm(t)
 	for _, r := range e.requestLog() {
-		if r == "GET page /mcp.wasm" {
+		if r == "GET page "+wasm {
 			wasmGets++
 		}
 	}
@@ -62,7 +63,7 @@ func TestDemoPage(t *testing.T) {
 	} else {
 		// The worker downloaded it: the page's own network saw no module,
 		// and the ready line gives the load time without a size it cannot know.
-		if n := e.js(`performance.getEntriesByType("resource").filter((r) => r.name.endsWith("/mcp.wasm")).length`); n != "0" {
+		if n := e.js(`performance.getEntriesByType("resource").filter((r) => r.name.endsWith(".wasm")).length`); n != "0" {
 			t.Errorf("the page itself fetched mcp.wasm %s times in a worker runtime; want none (the worker fetches it)", n)
 		}
 		if !strings.Contains(ready, "ready") || !strings.Contains(ready, " in ") || strings.Contains(ready, "downloaded") {

@@ -102,10 +102,7 @@ func buildWeb() (string, error) {
 
 // buildWebInto builds the web bundle into dir (an empty directory).
 func buildWebInto(dir string) error {
-	if err := webbuild.Build(repoRoot, dir, "-trimpath", "-ldflags=-s -w -X main.version=e2e"); err != nil {
-		return err
-	}
-	return webbuild.Gzip(filepath.Join(dir, "mcp.wasm"))
+	return webbuild.Build(repoRoot, dir, "-trimpath", "-ldflags=-s -w -X main.version=e2e")
 }
 
 // env is one test's world: the page origin and a demo MCP server origin.

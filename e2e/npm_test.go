@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/internal/npmapp"
+	"github.com/mcpwasm/mcpwasm/internal/webbuild"
 	"github.com/mcpwasm/mcpwasm/internal/webserve"
 )
 
@@ -59,10 +60,29 @@ func TestNpmPackage(t *testing.T) {
 			t.Errorf("%s is not an optional peer dependency: %s", peer, raw)
 		}
 	}
-	for _, f := range []string{"mcp.wasm.gz", "oauth/callback.html", "README.md"} {
+	// The module once, under its content-hashed name, which mcp.js loads
+	// through wasmurl.js and the "./mcp.wasm" export names, with its
+	// compressed variant.
+	hashed := strings.TrimPrefix(pkg.Exports["./mcp.wasm"]["default"], "./")
+	wasm, err := os.ReadFile(filepath.Join(installed, hashed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := webbuild.HashedName(wasm); hashed != want {
+		t.Errorf(`exports["./mcp.wasm"] is %q; want the module's hashed name %q`, hashed, want)
+	}
+	for _, f := range []string{hashed + ".gz", "wasmurl.js", "oauth/callback.html", "README.md"} {
 		if _, err := os.Stat(filepath.Join(installed, f)); err != nil {
 			t.Errorf("the package lacks %s", f)
 		}
+	}
+	for _, f := range []string{"mcp.wasm", "mcp.wasm.gz", "mcp.wasm.br"} {
+		if _, err := os.Stat(filepath.Join(installed, f)); err == nil {
+			t.Errorf("the package carries %s beside %s: the module twice", f, hashed)
+		}
+	}
+	if mod, err := os.ReadFile(filepath.Join(installed, "wasmurl.js")); err != nil || !strings.Contains(string(mod), `"./`+hashed+`"`) {
+		t.Errorf("the package's wasmurl.js does not name %s (err %v):\n%s", hashed, err, mod)
 	}
 	if fi, err := os.Stat(b.Tarball); err == nil {
 		t.Logf("measure: tarball %s: %d bytes", filepath.Base(b.Tarball), fi.Size())

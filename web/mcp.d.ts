@@ -24,7 +24,7 @@ export class MCPError extends Error {
 }
 
 export interface LoadOptions {
-  /** Where mcp.wasm lives; default: beside mcp.js. */
+  /** Where mcp.wasm lives; default: this build's content-hashed mcp-<hash>.wasm beside mcp.js (docs/JSAPI.md, "The module's URL and its caching"). */
   wasmURL?: string | URL;
   /** Download progress in bytes; total is 0 when the size is unknown. */
   onProgress?: (loaded: number, total: number) => void;

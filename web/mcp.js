@@ -26,6 +26,9 @@ import { MCPError, asMCPError, errorOf, goError, invalid } from "./errors.js";
 import { catalogProblems, catalogRelay, checkFunctions, clientOptionsJSON, functionsAs, setPageRelay, withDefaults } from "./options.js";
 import { Client } from "./client.js";
 import { Catalog } from "./catalog.js";
+// This build's module under its content-hashed name, written by make build
+// (docs/JSAPI.md, "The module's URL and its caching").
+import { wasmURL as builtWasmURL } from "./wasmurl.js";
 
 export { MCPError };
 
@@ -72,7 +75,7 @@ export function preload(options = {}) {
   }
   let url;
   try {
-    url = options.wasmURL === undefined ? new URL("./mcp.wasm", import.meta.url) : new URL(options.wasmURL, import.meta.url);
+    url = options.wasmURL === undefined ? builtWasmURL : new URL(options.wasmURL, import.meta.url);
   } catch {
     return; // load() says what is wrong
   }
@@ -112,9 +115,11 @@ async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntim
   }
   if (!RUNTIMES.includes(runtime)) throw invalid(`load(): runtime must be ${RUNTIMES.map((r) => `"${r}"`).join(", ")}`);
   setPageRelay(relay, relayMode);
-  // The literal new URL("./mcp.wasm", import.meta.url) is the pattern that
-  // Vite, webpack 5, Rollup and esbuild turn into an emitted, hashed asset.
-  const url = wasmURL === undefined ? new URL("./mcp.wasm", import.meta.url) : new URL(wasmURL, import.meta.url);
+  // wasmurl.js holds the literal new URL("./mcp-<hash>.wasm", import.meta.url),
+  // the pattern that Vite, webpack 5 and Parcel turn into an emitted asset
+  // (esbuild does not). A name that changes with the content names the
+  // build: a SharedWorker needs no request to tell builds apart.
+  const url = wasmURL === undefined ? builtWasmURL : new URL(wasmURL, import.meta.url);
   // A worker runtime where asked for and allowed; else the main thread
   // (below). What the browser refused is said once, with where Go runs.
   const refused = []; // Refused

@@ -17,6 +17,7 @@ import { OPS, HOSTS } from "./jsapi.js";
 import { acquireLock } from "./auth.js";
 import { PROTOCOL, ID_FIELDS, wireError } from "./remote.js";
 import { instantiate, invokeJSON, listenGrants, newGo, run, skewClockForTest } from "./boot.js";
+import { hashedName } from "./wasmurl.js";
 
 /** An Error like the page's MCPError, for Go's error factory (crosses as wireError). */
 function makeError(code, message, status, detail, rpcCode) {
@@ -165,11 +166,29 @@ class Runtime {
 }
 
 /**
- * What identifies a build of mcp.wasm: its URL and validator (the server's
- * ETag, a content hash where the server makes one), so that a page of a
- * newer build never uses a runtime started by an older one.
+ * Whether the module URL's file name carries the module's content hash
+ * (wasmurl.js's hashedName), judged from the URL itself: the page's word
+ * for it is not taken.
+ */
+function namesOneBuild(wasmURL) {
+  try {
+    const path = new URL(wasmURL).pathname;
+    return hashedName.test(path.slice(path.lastIndexOf("/") + 1));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What identifies a build of mcp.wasm, so that a page of a newer build
+ * never uses a runtime started by an older one: its URL alone when the
+ * URL's file name carries the module's content hash (the build's
+ * mcp-<hash>.wasm, also as a bundler renames it); else its URL and
+ * validator (the server's ETag, a content hash where the server makes
+ * one), which costs a request.
  */
 async function buildKey(wasmURL) {
+  if (namesOneBuild(wasmURL)) return wasmURL;
   try {
     const r = await fetch(wasmURL, { method: "HEAD", cache: "no-cache" });
     return `${wasmURL}#${r.headers.get("ETag") ?? r.headers.get("Last-Modified") ?? r.headers.get("Content-Length") ?? ""}`;

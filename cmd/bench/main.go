@@ -156,6 +156,12 @@ func run(cfg config) error {
 	if err := webbuild.BuildWasm(cfg.root, wasm, wasmFlags...); err != nil {
 		return err
 	}
+	// The pages load the module under its content-hashed name, as from
+	// make build (stamped again once the compressed variants exist).
+	hashed, err := webbuild.Stamp(webDir)
+	if err != nil {
+		return err
+	}
 	if cfg.only == "agent" {
 		return runAgentOnly(cfg, rep, webDir)
 	}
@@ -181,7 +187,10 @@ func run(cfg config) error {
 	comp.start(wasm)
 	comp.start(filepath.Join(webDir, "ts-client.js"))
 	builds := []build{{label: "`-trimpath -ldflags=\"-s -w\"` (make build)", file: wasm}}
-	clients := []clientDef{{"a", "(a) mcpwasm", "/wasm.html", "mcp.wasm"}}
+	clients := []clientDef{{"a", "(a) mcpwasm", "/wasm.html", hashed}}
+	// Each variant's page loads its own module under its own hashed name,
+	// as from make build: stamped once its compressed siblings exist.
+	variants := map[string]string{} // directory → label
 	for _, v := range cfg.also {
 		dir := filepath.Join(webDir, "v", v.name)
 		if err := copyWeb(v.dir, dir); err != nil {
@@ -193,7 +202,12 @@ func run(cfg config) error {
 		}
 		comp.start(w)
 		builds = append(builds, build{label: "variant " + v.name + " (" + v.dir + ", make build flags)", file: w})
-		clients = append(clients, clientDef{"a:" + v.name, "(a·" + v.name + ")", "/v/" + v.name + "/wasm.html", "mcp.wasm"})
+		name, err := hashedNameOf(w)
+		if err != nil {
+			return err
+		}
+		clients = append(clients, clientDef{"a:" + v.name, "(a·" + v.name + ")", "/v/" + v.name + "/wasm.html", name})
+		variants[dir] = v.name
 	}
 	// The same tree built with the tag nethttp_transport, which sends through
 	// net/http's own fetch path instead of jsfetch: what jsfetch saves per call.
@@ -207,7 +221,12 @@ func run(cfg config) error {
 		if err := webbuild.BuildWasm(cfg.root, w, flags...); err != nil {
 			return err
 		}
-		clients = append(clients, clientDef{"a:net-http", "(a·net/http)", "/v/net-http/wasm.html", "mcp.wasm"})
+		name, err := hashedNameOf(w)
+		if err != nil {
+			return err
+		}
+		clients = append(clients, clientDef{"a:net-http", "(a·net/http)", "/v/net-http/wasm.html", name})
+		variants[dir] = "net-http"
 	}
 	clients = append(clients,
 		clientDef{"b", "(b) TS SDK", "/ts.html", "ts-client.js"},
@@ -233,6 +252,7 @@ func run(cfg config) error {
 				optDir = ""
 			} else {
 				comp.start(o)
+				variants[optDir] = "wasmopt"
 				builds = append(builds, build{label: "+ `wasm-opt -Oz` (binaryen " + strings.TrimSpace(strings.TrimPrefix(output("wasm-opt", "--version"), "wasm-opt version")) + ")", file: o})
 			}
 		} else {
@@ -246,6 +266,20 @@ func run(cfg config) error {
 	logf("compressing (brotli -q 11 is slow; results are cached by content hash)")
 	if err := comp.wait(); err != nil {
 		return err
+	}
+	if _, err := webbuild.Stamp(webDir); err != nil {
+		return err
+	}
+	for dir, label := range variants {
+		name, err := webbuild.Stamp(dir)
+		if err != nil {
+			return err
+		}
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		logf("variant %s: its page loads %s (%d bytes)", label, name, fi.Size())
 	}
 	rep.tsBundle = sizesOf(filepath.Join(webDir, "ts-client.js"))
 	for i := range rep.builds {
@@ -272,7 +306,11 @@ func run(cfg config) error {
 	rep.assetHow = map[string]map[string]string{}
 
 	if optDir != "" {
-		rep.optCheck = verifyOpt(br, srv, cfg)
+		name, err := hashedNameOf(filepath.Join(optDir, "mcp.wasm"))
+		if err != nil {
+			return err
+		}
+		rep.optCheck = verifyOpt(br, srv, cfg, name)
 	}
 
 	for r := 0; r <= cfg.runs; r++ {
@@ -404,10 +442,10 @@ func rotate(cs []clientDef, r int) []clientDef {
 
 // verifyOpt checks that the wasm-opt module works in Chromium: it loads,
 // connects and answers calls correctly (the harness checks the echo).
-func verifyOpt(br *browser, srv *servers, cfg config) string {
+func verifyOpt(br *browser, srv *servers, cfg config, asset string) string {
 	small := cfg
 	small.calls, small.warmCalls, small.concCalls = 100, 10, 80
-	v, err := br.visitPage(srv.PageURL+"/v/wasmopt/wasm.html", "mcp.wasm", true)
+	v, err := br.visitPage(srv.PageURL+"/v/wasmopt/wasm.html", asset, true)
 	if err != nil {
 		return "FAILED to load: " + err.Error()
 	}
@@ -417,4 +455,13 @@ func verifyOpt(br *browser, srv *servers, cfg config) string {
 	}
 	return fmt.Sprintf("works in Chromium (loaded, connected, %d+%d echo calls checked; one run: cold start %.0f ms, callTool p50 %.2f ms)",
 		small.calls, small.concCalls, v.ReadyMs, percentile(s.Calls, 50))
+}
+
+// hashedNameOf is the content-hashed name of the module file wasm.
+func hashedNameOf(wasm string) (string, error) {
+	b, err := os.ReadFile(wasm)
+	if err != nil {
+		return "", err
+	}
+	return webbuild.HashedName(b), nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/internal/devserver"
 	"github.com/mcpwasm/mcpwasm/internal/npmapp"
+	"github.com/mcpwasm/mcpwasm/internal/webbuild"
 )
 
 // The npm scenario (-only npm runs it alone): what an app built from the
@@ -108,6 +109,10 @@ func (res *npmResult) run(br *browser, cfg config, webDir, tmp string) error {
 				return err
 			}
 		}
+	}
+	// The demo loads the hashed copy: it gets the siblings too.
+	if _, err := webbuild.Stamp(webDir); err != nil {
+		return err
 	}
 	srv, err := startNpmServers(webDir, dist)
 	if err != nil {

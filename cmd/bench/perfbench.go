@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/internal/cors"
+	"github.com/mcpwasm/mcpwasm/internal/hashname"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
@@ -38,6 +39,12 @@ var startupPhases = []struct{ key, label, from, to string }{
 	{"total", "navigation → ready", "", "ready"},
 }
 
+// jsonString is s as a JavaScript string literal.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 // startupRun is one load's marks (ms since navigation) and long tasks.
 type startupRun struct {
 	Marks      map[string]float64 `json:"marks"`
@@ -45,9 +52,11 @@ type startupRun struct {
 	NoLongtask string             `json:"noLongtask"`
 }
 
-const startupCollect = `(() => {
-  const T = window.__startup, m = Object.assign({}, T.marks);
-  const e = performance.getEntriesByType("resource").find((r) => r.name.endsWith("/mcp.wasm"));
+// startupCollect finds the module's download by its name: mcp.wasm, or
+// the content-hashed name (hashname.Pattern).
+var startupCollect = `(() => {
+  const T = window.__startup, m = Object.assign({}, T.marks), hashed = new RegExp(` + jsonString(hashname.Pattern) + `);
+  const e = performance.getEntriesByType("resource").find((r) => { const n = new URL(r.name).pathname.split("/").pop(); return n === "mcp.wasm" || hashed.test(n); });
   if (e) { m.wasmStart = e.startTime; m.wasmResponseStart = e.responseStart; m.wasmResponseEnd = e.responseEnd; }
   return { marks: m, longtasks: T.longtasks, noLongtask: T.noLongtask || "" };
 })()`

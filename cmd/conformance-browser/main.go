@@ -428,9 +428,10 @@ func noCache(h http.Handler) http.Handler {
 	})
 }
 
-// webBundle returns a directory holding web/ with mcp.wasm (and .gz) and
-// wasm_exec.js built from this tree, reusing one built from the same
-// content (Go sources, go.mod/go.sum, web/, toolchain) by an earlier run.
+// webBundle returns a directory holding web/ with mcp.wasm (and .gz, and
+// their hashed copies) and wasm_exec.js built from this tree, reusing one
+// built from the same content (Go sources, go.mod/go.sum, web/, toolchain)
+// by an earlier run.
 func webBundle(root string) (string, error) {
 	goroot, err := goEnv(root, "GOROOT")
 	if err != nil {
@@ -469,9 +470,6 @@ func webBundle(root string) (string, error) {
 	defer os.RemoveAll(tmp)
 	if err := webbuild.Build(root, tmp, "-trimpath", "-ldflags=-s -w -X main.version=conformance-"+key[:12]); err != nil {
 		return "", err
-	}
-	if err := webbuild.Gzip(filepath.Join(tmp, "mcp.wasm")); err != nil {
-		log.Printf("gzip (serving the wasm uncompressed): %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ".complete"), []byte(key+"\n"), 0o644); err != nil {
 		return "", err
@@ -545,7 +543,7 @@ func contentKey(root, goroot string) (string, error) {
 		switch {
 		case rel == "go.mod" || rel == "go.sum":
 		case strings.HasPrefix(rel, "web"+string(filepath.Separator)):
-			if b := filepath.Base(rel); strings.HasPrefix(b, "mcp.wasm") || b == "wasm_exec.js" {
+			if b := filepath.Base(rel); strings.HasPrefix(b, "mcp.wasm") || webbuild.IsHashed(b) || b == "wasm_exec.js" || b == webbuild.WasmModule {
 				return nil
 			}
 		case strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go"):

@@ -82,6 +82,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("web directory %s not found (run from the repository root or pass -web)", dir)
 	}
+	if err := checkBuilt(dir); err != nil {
+		return err
+	}
 	if _, err := os.Stat(filepath.Join(dir, "demo", "index.html")); err != nil {
 		fmt.Fprintf(stderr, "devserver: warning: %s has no demo/index.html yet\n", dir)
 	}
@@ -158,4 +161,19 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// checkBuilt refuses a web directory whose mcp.js would fail to load: its
+// import of wasmurl.js, which make build writes (a fresh clone has none),
+// would end in a 404 the page's console reports with no hint of the cause.
+func checkBuilt(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "mcp.js")); err != nil {
+		return nil // not the library's web/: nothing imports wasmurl.js
+	}
+	for _, f := range []string{"wasmurl.js", "wasm_exec.js"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return fmt.Errorf("%s has mcp.js but no %s, which mcp.js imports: run make build first (it writes mcp.wasm, mcp-<hash>.wasm, wasmurl.js and wasm_exec.js into web/)", dir, f)
+		}
+	}
+	return nil
 }

@@ -104,3 +104,19 @@ func TestRunRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRefusesAnUnbuiltWeb: a web/ with mcp.js but without what make
+// build writes (a fresh clone) is refused with what to run, rather than
+// served to a page whose import of wasmurl.js would end in a 404.
+func TestRunRefusesAnUnbuiltWeb(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mcp.js"), []byte(`import { wasmURL } from "./wasmurl.js";`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := run(ctx, []string{"-addr", "127.0.0.1:0", "-mcp-addr", "127.0.0.1:0", "-as-addr", "127.0.0.1:0", "-mcp2-addr", "127.0.0.1:0", "-model-addr", "127.0.0.1:0", "-sandbox-addr", "127.0.0.1:0", "-web", dir}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "wasmurl.js") || !strings.Contains(err.Error(), "make build") {
+		t.Errorf("run with an unbuilt web/: %v; want an error that names wasmurl.js and make build", err)
+	}
+}

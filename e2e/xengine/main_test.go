@@ -103,10 +103,7 @@ func run(m *testing.M) int {
 }
 
 func buildWeb(root, dir string) error {
-	if err := webbuild.Build(root, dir, "-trimpath", "-ldflags=-s -w -X main.version=e2e"); err != nil {
-		return err
-	}
-	return webbuild.Gzip(filepath.Join(dir, "mcp.wasm"))
+	return webbuild.Build(root, dir, "-trimpath", "-ldflags=-s -w -X main.version=e2e")
 }
 
 // runtimeMode is load()'s runtime for every page: MCPWASM_E2E_RUNTIME
@@ -357,8 +354,10 @@ func (w *world) counting(h http.Handler) http.Handler {
 				kind = "authorize"
 			case p == demo.StreamablePath:
 				kind = "mcp"
-			case p == "/mcp.wasm" && r.Method == http.MethodGet:
+			case (p == "/mcp.wasm" || webbuild.IsHashed(strings.TrimPrefix(p, "/"))) && r.Method == http.MethodGet:
 				kind = "wasm"
+			case strings.HasSuffix(p, ".wasm") && r.Method == http.MethodHead:
+				kind = "wasmHEAD"
 			case p == model.ChatPath:
 				kind = "chat"
 			}

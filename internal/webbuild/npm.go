@@ -11,8 +11,8 @@ import (
 )
 
 // NpmFiles are the files of web/ the npm package carries, as laid out in
-// it; the built mcp.wasm (with its .gz and .br when present) and the
-// wrapped wasm_exec.js are added beside them.
+// it; the built module as mcp-<hash>.wasm (with its .gz and .br when
+// present), wasmurl.js and the wrapped wasm_exec.js are added beside them.
 var NpmFiles = []string{
 	"mcp.js", "mcp.d.ts", "jsapi.js", "auth.js", "remote.js", "worker.js", "rules.js", "boot.js", "errors.js", "options.js", "client.js", "catalog.js",
 	"react.js", "react.d.ts", "mcp.wasm.d.ts",
@@ -56,9 +56,10 @@ func SemVer(describe string) string {
 }
 
 // Npm writes the npm package "mcpwasm" into out (emptied first): the files
-// of web/ listed in [NpmFiles], mcp.wasm and its precompressed variants
-// from wasmDir, wasm_exec.js as an ES module, web/README.npm.md as its
-// README and a package.json at version. `npm pack` in out makes the tarball.
+// of web/ listed in [NpmFiles], wasmDir's mcp.wasm once, under its hashed
+// name with its precompressed variants, and wasmurl.js (see [StampTo]),
+// wasm_exec.js as an ES module, web/README.npm.md as its README and a
+// package.json at version. `npm pack` in out makes the tarball.
 func Npm(root, wasmDir, out, version string) error {
 	if err := os.RemoveAll(out); err != nil {
 		return err
@@ -82,14 +83,16 @@ func Npm(root, wasmDir, out, version string) error {
 	if err := copy(filepath.Join(web, "README.npm.md"), filepath.Join(out, "README.md")); err != nil {
 		return err
 	}
-	files := append([]string{"wasm_exec.js", "mcp.wasm"}, NpmFiles...)
-	for _, f := range []string{"mcp.wasm", "mcp.wasm.gz", "mcp.wasm.br"} {
-		err := copy(filepath.Join(wasmDir, f), filepath.Join(out, f))
-		if err != nil && (f == "mcp.wasm" || !os.IsNotExist(err)) {
-			return err
-		}
-		if err == nil && f != "mcp.wasm" {
-			files = append(files, f)
+	// The module once, under its content-hashed name (the "./mcp.wasm"
+	// export points there too), with the siblings that decode to it.
+	hashed, err := StampTo(wasmDir, out)
+	if err != nil {
+		return err
+	}
+	files := append([]string{"wasm_exec.js", WasmModule, hashed}, NpmFiles...)
+	for _, suffix := range siblingSuffixes {
+		if _, err := os.Stat(filepath.Join(out, hashed+suffix)); err == nil {
+			files = append(files, hashed+suffix)
 		}
 	}
 	we, err := WasmExec()
@@ -99,7 +102,7 @@ func Npm(root, wasmDir, out, version string) error {
 	if err := os.WriteFile(filepath.Join(out, "wasm_exec.js"), we, 0o644); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(packageJSON(version, files), "", "  ")
+	b, err := json.MarshalIndent(packageJSON(version, files, hashed), "", "  ")
 	if err != nil {
 		return err
 	}
@@ -111,7 +114,7 @@ type exportEntry struct {
 	Default string `json:"default"`
 }
 
-func packageJSON(version string, files []string) any {
+func packageJSON(version string, files []string, wasm string) any {
 	return struct {
 		Name                 string                     `json:"name"`
 		Version              string                     `json:"version"`
@@ -139,7 +142,7 @@ func packageJSON(version string, files []string) any {
 			"./react":               {Types: "./react.d.ts", Default: "./react.js"},
 			"./ai":                  {Types: "./ai.d.ts", Default: "./ai.js"},
 			"./callback":            {Types: "./oauth/callback.d.ts", Default: "./oauth/callback.js"},
-			"./mcp.wasm":            {Types: "./mcp.wasm.d.ts", Default: "./mcp.wasm"},
+			"./mcp.wasm":            {Types: "./mcp.wasm.d.ts", Default: "./" + wasm},
 			"./oauth/callback.html": {Default: "./oauth/callback.html"},
 			"./apps/sandbox.html":   {Default: "./apps/sandbox.html"},
 			"./package.json":        {Default: "./package.json"},

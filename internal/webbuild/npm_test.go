@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,6 +32,9 @@ func TestSemVer(t *testing.T) {
 func TestNpm(t *testing.T) {
 	wasmDir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(wasmDir, "mcp.wasm"), []byte("\x00asm"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Gzip(filepath.Join(wasmDir, "mcp.wasm")); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "npm")
@@ -63,6 +67,24 @@ func TestNpm(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, p)); err != nil {
 			t.Errorf("package.json names %s, which the package lacks", p)
 		}
+	}
+	hashed := HashedName([]byte("\x00asm"))
+	for _, f := range []string{hashed, hashed + ".gz", WasmModule} {
+		if !slices.Contains(pkg.Files, f) {
+			t.Errorf("package.json files lack %s: %q", f, pkg.Files)
+		}
+	}
+	// The module once: the "./mcp.wasm" export is the hashed file.
+	for _, f := range []string{"mcp.wasm", "mcp.wasm.gz"} {
+		if slices.Contains(pkg.Files, f) {
+			t.Errorf("package.json files carry the module twice, with %s: %q", f, pkg.Files)
+		}
+	}
+	if got := pkg.Exports["./mcp.wasm"]["default"]; got != "./"+hashed {
+		t.Errorf(`exports["./mcp.wasm"] is %q; want "./%s"`, got, hashed)
+	}
+	if mod, err := os.ReadFile(filepath.Join(out, WasmModule)); err != nil || !strings.Contains(string(mod), hashed) {
+		t.Errorf("the package's %s does not name %s (err %v):\n%s", WasmModule, hashed, err, mod)
 	}
 	for _, entry := range []string{".", "./react", "./ai", "./callback", "./mcp.wasm"} {
 		if pkg.Exports[entry]["types"] == "" {

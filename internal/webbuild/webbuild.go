@@ -13,8 +13,9 @@ import (
 	"strings"
 )
 
-// CopyWeb copies root/web into dst without any built module and adds the
-// toolchain's wasm_exec.js as an ES module (see [WasmExecModule]).
+// CopyWeb copies root/web into dst without any built module, adds the
+// toolchain's wasm_exec.js as an ES module (see [WasmExecModule]) and a
+// wasmurl.js that names the plain mcp.wasm until [Stamp] hashes it.
 func CopyWeb(root, dst string) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
@@ -24,6 +25,12 @@ func CopyWeb(root, dst string) error {
 	}
 	for _, f := range []string{"mcp.wasm", "mcp.wasm.gz", "mcp.wasm.br", "wasm_exec.js"} {
 		os.Remove(filepath.Join(dst, f))
+	}
+	if err := removeHashed(dst, nil); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dst, WasmModule), WasmURLModule("mcp.wasm"), 0o644); err != nil {
+		return err
 	}
 	b, err := WasmExec()
 	if err != nil {
@@ -102,10 +109,19 @@ func Gzip(name string) error {
 	return f.Close()
 }
 
-// Build copies web/ and builds mcp.wasm into dst (see CopyWeb, BuildWasm).
+// Build copies web/ and builds mcp.wasm into dst with its .gz, then its
+// hashed copy that the page loads (see CopyWeb, BuildWasm, Gzip, Stamp).
 func Build(root, dst string, flags ...string) error {
 	if err := CopyWeb(root, dst); err != nil {
 		return err
 	}
-	return BuildWasm(root, filepath.Join(dst, "mcp.wasm"), flags...)
+	wasm := filepath.Join(dst, "mcp.wasm")
+	if err := BuildWasm(root, wasm, flags...); err != nil {
+		return err
+	}
+	if err := Gzip(wasm); err != nil {
+		return err
+	}
+	_, err := Stamp(dst)
+	return err
 }

@@ -19,6 +19,15 @@
 //     body unless the file changed (RFC 9111 §5.2.2.4, RFC 9110 §13.1.2).
 //     Hashes are computed once per file version, keyed on path, modification
 //     time and size.
+//     A file named after its content — stem-<hex>.ext where the
+//     hashname.HashLen hex digits begin the SHA-256 of its bytes, as the
+//     build's mcp-<hash>.wasm — gets [ImmutableCacheControl] instead:
+//     another content gets another name, so a cached copy is never
+//     revalidated. The digest is checked, so a file that only looks hashed
+//     still revalidates. Its precompressed sibling goes out (immutable)
+//     only when the manifest beside it (stem-<hex>.ext.sha256, written by
+//     the build) lists the sibling's SHA-256; any other sibling may decode
+//     to other bytes, so the original is sent instead.
 //   - There are no directory listings: a directory is served through its
 //     index.html or not at all, and names starting with a dot are hidden.
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -15,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpwasm/mcpwasm/internal/hashname"
 )
 
 // An Option configures [Handler].
@@ -58,6 +61,7 @@ type etagEntry struct {
 	modNano int64
 	size    int64
 	etag    string
+	sum     []byte // SHA-256 of the bytes
 }
 
 // A precompressed encoding and the file-name suffix of its sibling.
@@ -134,9 +138,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	ctype := contentType(name)
+	hashed := h.contentNamed(name, fi)
 	serve, enc := name, ""
 	if c, ok := h.negotiate(r.Header.Get("Accept-Encoding"), name, fi); ok {
 		serve, enc = name+c.suffix, c.token
+		if sfi, err := fs.Stat(h.fsys, serve); hashed && (err != nil || !h.vouched(name, serve, sfi)) {
+			// A sibling the build's manifest does not list may decode to
+			// other bytes, which would be cached for a year under this
+			// name: the original goes instead.
+			serve, enc = name, ""
+		}
 	}
 
 	f, err := h.fsys.Open(serve)
@@ -158,7 +169,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	hdr.Add("Vary", "Accept-Encoding")
 	hdr.Set("Content-Type", ctype)
-	hdr.Set("Cache-Control", "no-cache")
+	// Judged again on the bytes opened: a file replaced since the checks
+	// above revalidates.
+	if hashed && h.vouched(name, serve, sfi) {
+		hdr.Set("Cache-Control", ImmutableCacheControl)
+	} else {
+		hdr.Set("Cache-Control", "no-cache")
+	}
 	hdr.Set("ETag", etag)
 	if enc != "" {
 		hdr.Set("Content-Encoding", enc)
@@ -174,6 +191,73 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w = &lengthWriter{ResponseWriter: w, size: sfi.Size()}
 	}
 	http.ServeContent(w, r, name, sfi.ModTime(), content)
+}
+
+// ImmutableCacheControl is the Cache-Control of a file whose name carries
+// its content hash: cached for a year and never revalidated, as another
+// content gets another name.
+const ImmutableCacheControl = "public, max-age=31536000, immutable"
+
+// contentNamed reports whether the file name (described by fi) is named
+// after its content (package hashname): its name's hex digits begin the
+// SHA-256 of its bytes. A name that only looks hashed (a file replaced in
+// place, a bundler's hash of something else) is not, and keeps
+// revalidating.
+func (h *handler) contentNamed(name string, fi fs.FileInfo) bool {
+	if _, ok := hashname.Hash(path.Base(name)); !ok {
+		return false
+	}
+	sum, ok := h.digest(name, fi)
+	return ok && hashname.Matches(path.Base(name), sum)
+}
+
+// vouched reports whether serve, the file sent for the content-named
+// name (described by sfi), is that content: name itself when its bytes
+// match its hash; a precompressed sibling when the manifest beside name
+// (hashname.ManifestName), which the build writes after checking that the
+// sibling decodes to name's bytes, lists the sibling's SHA-256.
+func (h *handler) vouched(name, serve string, sfi fs.FileInfo) bool {
+	sum, ok := h.digest(serve, sfi)
+	if !ok {
+		return false
+	}
+	if serve == name {
+		return hashname.Matches(path.Base(name), sum)
+	}
+	f, err := h.fsys.Open(hashname.ManifestName(name))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, hashname.MaxManifest+1))
+	if err != nil {
+		return false
+	}
+	want, ok := hashname.ParseManifest(b)[path.Base(serve)]
+	return ok && want == hex.EncodeToString(sum)
+}
+
+// digest returns the SHA-256 of the file name as described by fi, from
+// the cache of ETags when it holds that version.
+func (h *handler) digest(name string, fi fs.FileInfo) ([]byte, bool) {
+	cached := func() ([]byte, bool) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		e, ok := h.etags[name]
+		return e.sum, ok && e.modNano == fi.ModTime().UnixNano() && e.size == fi.Size()
+	}
+	if sum, ok := cached(); ok {
+		return sum, true
+	}
+	f, err := h.fsys.Open(name)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if _, _, err := h.etag(name, f, fi); err != nil {
+		return nil, false
+	}
+	return cached()
 }
 
 // DecodedLengthHeader carries the size of the original file on a
@@ -343,9 +427,10 @@ func (h *handler) etag(name string, f fs.File, fi fs.FileInfo) (io.ReadSeeker, s
 		rs = bytes.NewReader(b)
 	}
 	h.hashes.Add(1)
-	tag := `"` + base64.RawURLEncoding.EncodeToString(sum.Sum(nil)[:18]) + `"`
+	digest := sum.Sum(nil)
+	tag := `"` + base64.RawURLEncoding.EncodeToString(digest[:18]) + `"`
 	h.mu.Lock()
-	h.etags[name] = etagEntry{modNano: mod, size: size, etag: tag}
+	h.etags[name] = etagEntry{modNano: mod, size: size, etag: tag, sum: digest}
 	h.mu.Unlock()
 	return rs, tag, nil
 }

@@ -2,6 +2,7 @@
 // mcp.js), with a progress bar, a Retry button, and a ready line that says
 // what went over the network and how long it took.
 import { load } from "./mcp.js";
+import { hashedName } from "./wasmurl.js";
 import { $, fmtBytes, fmtMs, describeError } from "./util.js";
 import { addLog } from "./log.js";
 
@@ -23,10 +24,17 @@ export function loadModule() {
   return p;
 }
 
-/** The resource timing of mcp.wasm's download, the latest; null if the browser has none. */
+/** The resource timing of the module's download (mcp-<hash>.wasm, or mcp.wasm), the latest; null if the browser has none. */
 function wasmTiming() {
   const entries = performance.getEntriesByType("resource")
-    .filter((e) => { try { return new URL(e.name).pathname.endsWith("/mcp.wasm"); } catch { return false; } });
+    .filter((e) => {
+      try {
+        const path = new URL(e.name).pathname, name = path.slice(path.lastIndexOf("/") + 1);
+        return name === "mcp.wasm" || hashedName.test(name);
+      } catch {
+        return false;
+      }
+    });
   return entries.at(-1) ?? null;
 }
 
