@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -45,7 +44,7 @@ func TestAgentTurnThroughOtherAdapters(t *testing.T) {
 			var mu sync.Mutex
 			var reqs []modelRequest
 			stand := model.New(model.Options{})
-			srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			srv := serve(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 				if r.Method == http.MethodPost {
 					b, _ := io.ReadAll(r.Body)
 					mu.Lock()
@@ -55,7 +54,6 @@ func TestAgentTurnThroughOtherAdapters(t *testing.T) {
 				}
 				stand.ServeHTTP(rw, r)
 			}))
-			t.Cleanup(srv.Close)
 			base := srv.URL + "/v1"
 			if c.name == "gemini" {
 				base = srv.URL + "/v1beta"

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -105,8 +104,7 @@ func (t *tapWriter) Flush() { t.ResponseWriter.(http.Flusher).Flush() }
 func TestAgentTurnShowsTheModelsWork(t *testing.T) {
 	w := newWorld(t, devserver.AuthConfig{})
 	tap := &wireTap{}
-	srv := httptest.NewServer(tap.serve(model.New(model.Options{})))
-	t.Cleanup(srv.Close)
+	srv := serve(t, tap.serve(model.New(model.Options{})))
 
 	type event struct {
 		Type           string `json:"type"`

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,14 +40,13 @@ func newProbeServer(t *testing.T) *probeServer {
 	t.Helper()
 	p := &probeServer{hits: map[string]int{}}
 	target := func(name string) string {
-		srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		srv := serve(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 			p.mu.Lock()
 			p.hits[name]++
 			p.mu.Unlock()
 			rw.Header().Set("Access-Control-Allow-Origin", "*")
 			fmt.Fprint(rw, name)
 		}))
-		t.Cleanup(srv.Close)
 		return srv.URL
 	}
 	p.Declared, p.Other = target("declared"), target("other")
@@ -98,8 +96,7 @@ func newProbeServer(t *testing.T) *probeServer {
 		})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	srv := httptest.NewServer(cors.Wrap(mux, cors.Options{}))
-	t.Cleanup(srv.Close)
+	srv := serve(t, cors.Wrap(mux, cors.Options{}))
 	p.URL = srv.URL + "/mcp"
 	return p
 }

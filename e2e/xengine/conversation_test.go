@@ -3,7 +3,6 @@ package xengine
 import (
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -64,8 +63,7 @@ func (c storedConversation) users() []string {
 func TestConversationLastsAcrossAReload(t *testing.T) {
 	w := newWorld(t, devserver.AuthConfig{})
 	reqs := &chatRequests{}
-	srv := httptest.NewServer(model.New(model.Options{OnRequest: reqs.add}))
-	t.Cleanup(srv.Close)
+	srv := serve(t, model.New(model.Options{OnRequest: reqs.add}))
 	const key = "sk-conv-Zq7Xv9Lm2Np4Rs6Tu8Wy"
 	// The first page keeps the whole conversation; the second one bounds
 	// it to budget tokens, which the first page's two turns pass.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -24,10 +23,8 @@ func elicitDemo(t *testing.T) (modern, legacy string) {
 	t.Helper()
 	s := demo.NewServer(demo.Options{OpenLink: true})
 	stateless := cors.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}), cors.Options{})
-	m := httptest.NewServer(stateless)
-	t.Cleanup(m.Close)
-	l := httptest.NewServer(demo.Handler(demo.Options{OpenLink: true}))
-	t.Cleanup(l.Close)
+	m := serve(t, stateless)
+	l := serve(t, demo.Handler(demo.Options{OpenLink: true}))
 	return m.URL + demo.StreamablePath, l.URL + demo.StreamablePath
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -41,10 +40,8 @@ func TestFramesReachANestedSandboxedView(t *testing.T) {
 			fmt.Fprint(rw, body)
 		}
 	}
-	originB := httptest.NewServer(html(framesProxy))
-	t.Cleanup(originB.Close)
-	originA := httptest.NewServer(html(`<!doctype html><meta charset="utf-8"><title>host</title><body><iframe id="proxy" src="` + originB.URL + `/proxy.html"></iframe>`))
-	t.Cleanup(originA.Close)
+	originB := serve(t, html(framesProxy))
+	originA := serve(t, html(`<!doctype html><meta charset="utf-8"><title>host</title><body><iframe id="proxy" src="`+originB.URL+`/proxy.html"></iframe>`))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

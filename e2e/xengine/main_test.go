@@ -261,16 +261,31 @@ func newServersWith(t *testing.T, ac devserver.AuthConfig, site fs.FS, routes fu
 	}
 	for _, s := range servers {
 		s.Start()
-		t.Cleanup(s.Close)
+		t.Cleanup(func() { closeServer(s) })
 	}
-	open := httptest.NewServer(demo.Handler(demo.Options{OnCancelled: func(tool string) {
+	open := serve(t, demo.Handler(demo.Options{OnCancelled: func(tool string) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.cancelled = append(w.cancelled, tool)
 	}}))
-	t.Cleanup(open.Close)
 	w.OpenURL = open.URL + demo.StreamablePath
 	return w
+}
+
+// serve starts h on loopback for the test's life.
+func serve(t *testing.T, h http.Handler) *httptest.Server {
+	s := httptest.NewServer(h)
+	t.Cleanup(func() { closeServer(s) })
+	return s
+}
+
+// closeServer ends the connections a page left open before it waits for
+// the server's requests: httptest's Close waits for every active request,
+// and a worker may keep an MCP GET stream open after its window closed,
+// which held a Firefox pass for minutes.
+func closeServer(s *httptest.Server) {
+	s.CloseClientConnections()
+	s.Close()
 }
 
 // open opens the scenario's window, with storage of its own, on

@@ -3,7 +3,6 @@ package xengine
 import (
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"slices"
 	"testing"
 
@@ -20,8 +19,7 @@ func TestCatalogAgentToolSearch(t *testing.T) {
 	w := newWorld(t, devserver.AuthConfig{})
 	servers := map[string]map[string]string{}
 	for i := range 10 {
-		srv := httptest.NewServer(demo.ManyHandler(demo.ManyOptions{Index: i, Reverse: i == 7, Shuffle: true}))
-		t.Cleanup(srv.Close)
+		srv := serve(t, demo.ManyHandler(demo.ManyOptions{Index: i, Reverse: i == 7, Shuffle: true}))
 		servers[fmt.Sprintf("s%02d", i)] = map[string]string{"url": srv.URL + demo.StreamablePath}
 	}
 	cfg, _ := json.Marshal(servers)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -36,8 +35,7 @@ func viewsServer(t *testing.T) string {
 	add("plain", nil)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	srv := httptest.NewServer(cors.Wrap(mux, cors.Options{}))
-	t.Cleanup(srv.Close)
+	srv := serve(t, cors.Wrap(mux, cors.Options{}))
 	return srv.URL + "/mcp"
 }
 
