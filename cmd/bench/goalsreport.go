@@ -90,6 +90,15 @@ func (r *report) goalsMarkdown() string {
 	w("Computed from the figures above, all of the same run (%s; 1-minute load average %s to %s while the scenarios ran): ratios are medians of per-run ratios against the TS SDK. The side-by-side table measures mcpwasm with its runtime on the page's main thread (`runtime: \"main\"`, which its pages pin); the runtime section measures the default, `auto` (a SharedWorker), against the TS SDK in the same visits. Where both exist, both are given and the status is the default's.\n\n", r.start.Format("2006-01-02 15:04 MST"), p.load[0], rt.load[1])
 	w("| goal | measured | status | measured cause of a miss |\n| --- | --- | --- | --- |\n")
 
+	first := func(v rtVisit) float64 { return v.Marks["firstResult"] }
+	repeat := func(v rtVisit) float64 { return v.Repeat }
+	firstRatio, repeatRatio := median(rt.visitRatio("shared", "ts", first)), median(rt.visitRatio("shared", "ts", repeat))
+	w("| navigation → first tool result ≤ 2.0× on a first visit, ≤ 1.5× on a repeat visit | `auto`: %s first (%s ms against %s ms), %s repeat (%s ms against %s ms); `main`: %s first, %s repeat | %s | the rows below: navigation → ready and the first connect |\n",
+		ratio(firstRatio), ms(median(rt.visitSeries("shared", first))), ms(median(rt.visitSeries("ts", first))),
+		ratio(repeatRatio), ms(median(rt.visitSeries("shared", repeat))), ms(median(rt.visitSeries("ts", repeat))),
+		ratio(median(rt.visitRatio("main", "ts", first))), ratio(median(rt.visitRatio("main", "ts", repeat))),
+		status(firstRatio <= 2.0 && repeatRatio <= 1.5))
+
 	cold := median(r.perRun("a", "b", "coldMs"))
 	ready := func(v rtVisit) float64 { return v.Marks["ready"] }
 	autoReady := median(rt.visitRatio("shared", "ts", ready))

@@ -135,7 +135,7 @@ func (r *report) runtimeMarkdown() string {
 	}
 	w("- The runtime each `load()` reported (`mcp.runtime`): %s\n\n", strings.Join(chosen, ", "))
 	w("`cmd/bench/pages/runtime.html` loads mcp.js with `load({ runtime })` (or the TS SDK bundle), then, as an app's first view would, connects to the demo server and calls `echo` once; the bench then runs %d sequential calls with a 10 ms `setTimeout` chain beside them and %d calls shared by %d concurrent callers. ", p.cfg.calls, p.cfg.concCalls, p.cfg.workers)
-	w("Each visit is a new browser context (no HTTP cache, no wasm code cache, no SharedWorker running: a first visit); the four clients alternate, the order rotating, %d runs after a warm-up run; a cell is median (min–max) over the runs, a ratio is taken within each run. ", p.runs)
+	w("Each visit is a new browser context (no HTTP cache, no wasm code cache, no SharedWorker running: a first visit); after the calls the tab is closed and, once no SharedWorker of it runs, the page opens again in a new tab of the same browser context (a repeat visit: the HTTP cache, the wasm code cache and the stored hints of the first visit, no runtime running), timed to its first tool result again; the four clients alternate, the order rotating, %d runs after a warm-up run; a cell is median (min–max) over the runs, a ratio is taken within each run. ", p.runs)
 	w("Long tasks are the page's main-thread tasks over 50 ms (PerformanceObserver `longtask`, observed from before any module runs), counted in the phase in which they start; in the worker modes compile, instantiate and the Go runtime run in the worker, whose tasks the page does not see and need not wait for.\n\n")
 
 	cols := rtClients
@@ -172,6 +172,10 @@ func (r *report) runtimeMarkdown() string {
 	w("\n| navigation → first tool result | ms |")
 	for _, c := range cols {
 		w(" %s |", cell(p.visitSeries(c.key, func(v rtVisit) float64 { return v.Marks["firstResult"] }), ms))
+	}
+	w("\n| navigation → first tool result, repeat visit | ms |")
+	for _, c := range cols {
+		w(" %s |", cell(p.visitSeries(c.key, func(v rtVisit) float64 { return v.Repeat }), ms))
 	}
 	w("\n\n")
 	if len(p.visits["main"]) > 0 && p.visits["main"][0].NoLongtask != "" {
