@@ -271,7 +271,7 @@ func fallbackStatus(status int) bool {
 
 // legacySSEVersion is the protocol version a connect over the legacy
 // HTTP+SSE transport asks for.
-const legacySSEVersion = "2025-11-25"
+const legacySSEVersion = latestLegacyVersion
 
 func (c *Client) connectWith(ctx context.Context, kind Transport, version string, co ConnectOptions) (*mcp.ClientSession, error) {
 	var t mcp.Transport
