@@ -196,11 +196,7 @@ func TestResourceTransportRereadsAReplacedKey(t *testing.T) {
 // stored key, not a copy another page's key change made stale, so that
 // the authorization server binds the new grant to the key pages share.
 func TestTokenRequestsSignWithTheStoredKey(t *testing.T) {
-	as, rs := grantEnv(t)
-	as.grants, as.methods = []string{"client_credentials"}, []string{"client_secret_basic"}
-	as.clientID, as.secret = "svc:1", "s3cret"
-	as.dpop = dpopcheck.New(dpopcheck.Options{})
-	rs.dpop, rs.boundKey = dpopcheck.New(dpopcheck.Options{RequireNonce: true}), as.boundKey
+	as, rs := dpopServiceEnv(t)
 	keys := &copyingKeys{stored: NewMemoryDPoPKeys(), copies: map[string]DPoPKey{}}
 	cfg := grantConfig(rs)
 	cfg.ClientID, cfg.ClientSecret = as.clientID, as.secret

@@ -252,6 +252,18 @@ func grantEnv(t *testing.T) (*grantAS, *fakeRS) {
 	return as, rs
 }
 
+// dpopServiceEnv is grantEnv for a service client (client_credentials,
+// client_secret_basic) whose authorization server binds tokens to DPoP
+// keys and whose MCP server wants DPoP proofs with a nonce.
+func dpopServiceEnv(t *testing.T) (*grantAS, *fakeRS) {
+	as, rs := grantEnv(t)
+	as.grants, as.methods = []string{"client_credentials"}, []string{"client_secret_basic"}
+	as.clientID, as.secret = "svc:1", "s3cret"
+	as.dpop = dpopcheck.New(dpopcheck.Options{})
+	rs.dpop, rs.boundKey = dpopcheck.New(dpopcheck.Options{RequireNonce: true}), as.boundKey
+	return as, rs
+}
+
 // grantConfig is a handler config without RedirectURL, Courier or
 // Interactive: the grants need none of them.
 func grantConfig(rs *fakeRS) Config {
@@ -298,11 +310,7 @@ func TestClientCredentialsBasic(t *testing.T) {
 // advertises DPoP is bound to the registration's key like a sign-in's, and
 // the MCP server sees it only as DPoP with proofs.
 func TestClientCredentialsWithDPoP(t *testing.T) {
-	as, rs := grantEnv(t)
-	as.grants, as.methods = []string{"client_credentials"}, []string{"client_secret_basic"}
-	as.clientID, as.secret = "svc:1", "s3cret"
-	as.dpop = dpopcheck.New(dpopcheck.Options{})
-	rs.dpop, rs.boundKey = dpopcheck.New(dpopcheck.Options{RequireNonce: true}), as.boundKey
+	as, rs := dpopServiceEnv(t)
 	cfg := grantConfig(rs)
 	cfg.ClientID, cfg.ClientSecret = as.clientID, as.secret
 	cfg.ClientCredentials = &ClientCredentials{}
