@@ -177,6 +177,6 @@ func IsHashed(name string) bool {
 			break
 		}
 	}
-	_, ok := hashname.Hash(name)
-	return ok && len(name) == len("mcp-.wasm")+hashname.HashLen && strings.HasPrefix(name, "mcp-") && strings.HasSuffix(name, ".wasm")
+	h, ok := hashname.Hash(name)
+	return ok && name == "mcp-"+h+".wasm"
 }
