@@ -5,7 +5,11 @@ GO        ?= go
 GOROOT    := $(shell $(GO) env GOROOT)
 VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 WASM      := web/mcp.wasm
-WASMFLAGS := -trimpath -ldflags="-s -w -X main.version=$(VERSION)"
+# The build tags of mcp.wasm (internal/webbuild.Tags, which the tests and the
+# bench build with): nethttpomithttp2 leaves out net/http's HTTP/2 client,
+# which the module never runs (every request goes through the browser's fetch).
+WASMTAGS  := nethttpomithttp2
+WASMFLAGS := -trimpath -tags=$(WASMTAGS) -ldflags="-s -w -X main.version=$(VERSION)"
 GOSRC     := $(shell find . -name '*.go' -not -path './e2e/*' -not -path './node_modules/*' 2>/dev/null) go.mod go.sum
 ADDR      ?= 127.0.0.1:8080
 MCP_ADDR  ?= 127.0.0.1:8081

@@ -14,8 +14,25 @@ import (
 	"github.com/mcpwasm/mcpwasm/internal/webbuild"
 )
 
-// wasmFlags are the build flags of `make build` (Makefile WASMFLAGS).
+// wasmFlags are the build flags of `make build` (Makefile WASMFLAGS) but
+// its tags, which webbuild.BuildWasm adds.
 var wasmFlags = []string{"-trimpath", "-ldflags=-s -w -X main.version=bench"}
+
+// buildUntagged builds root's module with wasmFlags but not
+// webbuild.Tags, for the payload table's before and after.
+func buildUntagged(root, out string) error {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	args := append(append([]string{"build"}, wasmFlags...), "-o", out, "./wasm")
+	cmd := exec.Command("go", args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	return nil
+}
 
 // copyWeb copies the page files of src/web (not the built module) with the
 // toolchain's wasm_exec.js into dst, and adds the bench pages.

@@ -186,7 +186,16 @@ func run(cfg config) error {
 	comp := newCompressor()
 	comp.start(wasm)
 	comp.start(filepath.Join(webDir, "ts-client.js"))
-	builds := []build{{label: "`-trimpath -ldflags=\"-s -w\"` (make build)", file: wasm}}
+	builds := []build{{label: "`-trimpath -tags=" + webbuild.Tags + " -ldflags=\"-s -w\"` (make build)", file: wasm}}
+	// The same flags without make build's tags: what the tags save.
+	if !cfg.quick && cfg.only == "" {
+		untagged := filepath.Join(tmp, "untagged", "mcp.wasm")
+		if err := buildUntagged(cfg.root, untagged); err != nil {
+			return err
+		}
+		comp.start(untagged)
+		builds = append(builds, build{label: "the same without `-tags=" + webbuild.Tags + "`", file: untagged})
+	}
 	clients := []clientDef{{"a", "(a) mcpwasm", "/wasm.html", hashed}}
 	// Each variant's page loads its own module under its own hashed name,
 	// as from make build: stamped once its compressed siblings exist.
@@ -239,7 +248,7 @@ func run(cfg config) error {
 	var optDir string
 	if !cfg.quick {
 		comp.start(unstripped)
-		builds = append([]build{{label: "`go build` (no flags)", file: unstripped}}, builds...)
+		builds = append([]build{{label: "`go build -tags=" + webbuild.Tags + "` (no other flags)", file: unstripped}}, builds...)
 		if _, err := lookPath("wasm-opt"); err == nil {
 			optDir = filepath.Join(webDir, "v", "wasmopt")
 			if err := copyWeb(cfg.root, optDir); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/mcpwasm/mcpwasm/internal/webbuild"
 	"math"
 	"os/exec"
 	"runtime"
@@ -175,7 +176,7 @@ func (r *report) markdown() string {
 	w("- Run: %d measured runs after 1 warm-up run; %d sequential `callTool(\"echo\")` calls per run after %d warm-up calls; throughput: %d calls shared by %d concurrent callers. Clients alternate in every run, the order rotating; a cell is median (min–max) over the runs; a ratio is taken within each run, then its median (min–max) is shown.\n",
 		r.cfg.runs, r.cfg.calls, r.cfg.warmCalls, r.cfg.concCalls, r.cfg.workers)
 	w("- Took %s (builds and compression %s).\n\n", r.elapsed.Round(time.Second), r.buildDone.Round(time.Second))
-	w("Commands:\n\n```sh\nmake bench    # = scripts/bench.sh: npm ci in cmd/bench/, then\ngo run ./cmd/bench -out BENCHMARKS.md %s\n# wasm builds: GOOS=js GOARCH=wasm go build -trimpath -ldflags=\"-s -w\" ./wasm; gzip -9; brotli -q 11; wasm-opt -Oz\n# TS client:   esbuild cmd/bench/pages/ts-entry.js --bundle --minify --format=esm --platform=browser --target=es2022\n```\n\n", strings.Join(flagArgs(r.cfg), " "))
+	w("Commands:\n\n```sh\nmake bench    # = scripts/bench.sh: npm ci in cmd/bench/, then\ngo run ./cmd/bench -out BENCHMARKS.md %s\n# wasm builds: GOOS=js GOARCH=wasm go build -trimpath -tags=%s -ldflags=\"-s -w\" ./wasm; gzip -9; brotli -q 11; wasm-opt -Oz\n# TS client:   esbuild cmd/bench/pages/ts-entry.js --bundle --minify --format=esm --platform=browser --target=es2022\n```\n\n", strings.Join(flagArgs(r.cfg), " "), webbuild.Tags)
 
 	// Payload.
 	w("## Payload\n\n| build | raw | gzip -9 | brotli -q 11 |\n| --- | ---: | ---: | ---: |\n")

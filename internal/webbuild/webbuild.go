@@ -73,9 +73,17 @@ func WasmExecModule(script []byte) []byte {
 	return []byte(b.String())
 }
 
-// BuildWasm builds root's ./wasm for GOOS=js into out with flags.
+// Tags are the build tags of every mcp.wasm build (the Makefile's
+// WASMTAGS says the same; TestMakefileTags holds them together).
+// nethttpomithttp2 leaves out net/http's bundled HTTP/2 client, which
+// only its own TLS dialer would reach: the module sends every request
+// through the browser's fetch, which speaks HTTP/2 itself.
+const Tags = "nethttpomithttp2"
+
+// BuildWasm builds root's ./wasm for GOOS=js into out with flags, adding
+// [Tags] to any -tags among them.
 func BuildWasm(root, out string, flags ...string) error {
-	args := append([]string{"build"}, flags...)
+	args := append([]string{"build"}, WithTags(flags)...)
 	args = append(args, "-o", out, "./wasm")
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
@@ -84,6 +92,38 @@ func BuildWasm(root, out string, flags ...string) error {
 		return fmt.Errorf("webbuild: go %s (in %s): %v\n%s", strings.Join(args, " "), root, err, b)
 	}
 	return nil
+}
+
+// WithTags returns flags with [Tags] added: to the value of their -tags
+// flag, or as a -tags flag of their own when they have none.
+func WithTags(flags []string) []string {
+	out := make([]string, 0, len(flags)+1)
+	found := false
+	for i := 0; i < len(flags); i++ {
+		f := flags[i]
+		switch {
+		case (f == "-tags" || f == "--tags") && i+1 < len(flags):
+			out = append(out, "-tags="+joinTags(flags[i+1]))
+			i++
+			found = true
+		case strings.HasPrefix(f, "-tags=") || strings.HasPrefix(f, "--tags="):
+			out = append(out, "-tags="+joinTags(f[strings.Index(f, "=")+1:]))
+			found = true
+		default:
+			out = append(out, f)
+		}
+	}
+	if !found {
+		out = append([]string{"-tags=" + Tags}, out...)
+	}
+	return out
+}
+
+func joinTags(list string) string {
+	if list = strings.TrimSpace(list); list == "" {
+		return Tags
+	}
+	return list + "," + Tags
 }
 
 // Gzip writes name.gz beside name (a precompressed variant webserve serves
