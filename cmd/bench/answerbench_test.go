@@ -1,0 +1,43 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestAnswerFigCheck(t *testing.T) {
+	for _, c := range []struct {
+		f  answerFig
+		ok bool
+	}{
+		{answerFig{Text: answerWant, Steps: 2}, true},
+		{answerFig{Text: "Results: something else", Steps: 2}, false},
+		{answerFig{Text: answerWant, Steps: 1}, false}, // answered without the tool
+		{answerFig{Text: "", Steps: 0}, false},
+	} {
+		if err := c.f.check(); (err == nil) != c.ok {
+			t.Errorf("%+v: check() = %v; want ok %v", c.f, err, c.ok)
+		}
+	}
+}
+
+func TestAnswerRows(t *testing.T) {
+	visit := func(first, repeat float64) []answerVisit {
+		return []answerVisit{{First: answerFig{At: first, Text: answerWant, Steps: 2}, Repeat: answerFig{At: repeat, Text: answerWant, Steps: 2}}}
+	}
+	r := &report{runtime: &runtimeResult{runs: 1, visits: map[string][]rtVisit{}, modes: map[string]string{},
+		answers: map[string][]answerVisit{"main": visit(1200, 800), "shared": visit(1100, 700), "ts": visit(400, 300)}}}
+	md := r.runtimeMarkdown()
+	for _, want := range []string{
+		// columns: main, worker (not run), auto, TS SDK
+		"| navigation → first agent answer | ms | 1200 (1200–1200) | — | 1100 (1100–1100) | 400 (400–400) |\n",
+		"| navigation → first agent answer, repeat visit | ms | 800 (800–800) | — | 700 (700–700) | 300 (300–300) |\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the runtime section lacks the row\n%s\nsection:\n%s", want, md)
+		}
+	}
+	if got, want := median(r.runtime.answerRatio("shared", "ts", func(a answerVisit) float64 { return a.Repeat.At })), 700.0/300; got != want {
+		t.Errorf("auto/TS repeat ratio = %v; want %v", got, want)
+	}
+}
