@@ -41,3 +41,17 @@ func TestAnswerRows(t *testing.T) {
 		t.Errorf("auto/TS repeat ratio = %v; want %v", got, want)
 	}
 }
+
+func TestAnswerGoalRow(t *testing.T) {
+	visit := func(first, repeat float64) []answerVisit {
+		return []answerVisit{{First: answerFig{At: first}, Repeat: answerFig{At: repeat}}}
+	}
+	r := &report{perf: &perfResult{}, data: map[string]map[string][]float64{"a": {"coldMs": {1}}, "b": {"coldMs": {1}}},
+		runtime: &runtimeResult{runs: 1, visits: map[string][]rtVisit{}, answers: map[string][]answerVisit{
+			"main": visit(1200, 900), "shared": visit(1000, 600), "ts": visit(500, 300)}}}
+	md := r.goalsMarkdown()
+	want := "the issue sets no goal figure for it | `auto`: 2.00× first (1000 ms against 500 ms), 2.00× repeat (600 ms against 300 ms); `main`: 2.40× first, 3.00× repeat | reported |"
+	if !strings.Contains(md, want) {
+		t.Errorf("the goals table lacks\n%s\ntable:\n%s", want, md)
+	}
+}
