@@ -215,6 +215,7 @@ func (r *report) runtimeMarkdown() string {
 	}{
 		{"navigation → first agent answer", func(a answerVisit) float64 { return a.First.At }},
 		{"navigation → first agent answer, repeat visit", func(a answerVisit) float64 { return a.Repeat.At }},
+		{"of the first agent answer (first visit), ready → answer: the turn", func(a answerVisit) float64 { return a.First.At - a.First.Ready }},
 	} {
 		w("\n| %s | ms |", row.label)
 		for _, c := range cols {
