@@ -99,6 +99,15 @@ func (r *report) goalsMarkdown() string {
 		ratio(median(rt.visitRatio("main", "ts", first))), ratio(median(rt.visitRatio("main", "ts", repeat))),
 		status(firstRatio <= 2.0 && repeatRatio <= 1.5))
 
+	ansFirst := func(a answerVisit) float64 { return a.First.At }
+	ansRepeat := func(a answerVisit) float64 { return a.Repeat.At }
+	ansTurn := func(a answerVisit) float64 { return a.First.At - a.First.Ready }
+	w("| navigation → first agent answer (catalog, one turn with the stand-in model: a tool call, then the answer), reported beside the TS SDK with a small JS loop; the issue sets no goal figure for it | `auto`: %s first (%s ms against %s ms), %s repeat (%s ms against %s ms); `main`: %s first, %s repeat | reported | of it, on the first visit, ready → answer (the turn: connect, tools listed, two model requests, one tool call): `auto` %s ms, `main` %s ms, TS SDK %s ms; the rest is load (navigation → ready, runtime section) |\n",
+		ratio(median(rt.answerRatio("shared", "ts", ansFirst))), ms(median(rt.answerSeries("shared", ansFirst))), ms(median(rt.answerSeries("ts", ansFirst))),
+		ratio(median(rt.answerRatio("shared", "ts", ansRepeat))), ms(median(rt.answerSeries("shared", ansRepeat))), ms(median(rt.answerSeries("ts", ansRepeat))),
+		ratio(median(rt.answerRatio("main", "ts", ansFirst))), ratio(median(rt.answerRatio("main", "ts", ansRepeat))),
+		ms(median(rt.answerSeries("shared", ansTurn))), ms(median(rt.answerSeries("main", ansTurn))), ms(median(rt.answerSeries("ts", ansTurn))))
+
 	cold := median(r.perRun("a", "b", "coldMs"))
 	ready := func(v rtVisit) float64 { return v.Marks["ready"] }
 	autoReady := median(rt.visitRatio("shared", "ts", ready))

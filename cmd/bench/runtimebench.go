@@ -104,43 +104,56 @@ func rtPage(pageURL string, c rtClient, mcpURL string) string {
 
 // runRuntimeVisit opens c's page in a new browser context (a first visit:
 // no HTTP cache, no wasm code cache, no worker running) and runs load,
-// the first connect and call, then the calls; then it closes that tab and,
-// once no SharedWorker of it runs, opens the page again in the same
-// browser context (a repeat visit) and times navigation → first tool
-// result again. A blank tab holds the browser context meanwhile: a page
-// left by navigating would stay in the back/forward cache, its worker
-// running.
+// the first connect and call, then the calls; then it times the repeat
+// visit (visitTwice).
 func (b *browser) runRuntimeVisit(pageURL, mcpURL string, c rtClient, cfg config) (rtVisit, error) {
 	var v rtVisit
+	_, repeat, err := visitTwice[float64](b, rtPage(pageURL, c, mcpURL), waitFirst, func(first context.Context) error {
+		var err error
+		v, err = eval[rtVisit](first, fmt.Sprintf("%s(%d, %d, %d)", rtCallsJS, cfg.calls, cfg.workers, cfg.concCalls))
+		return err
+	})
+	v.Repeat = repeat
+	return v, err
+}
+
+// visitTwice opens page in a new browser context (a first visit) and
+// evaluates wait there, then runs then (nil: nothing) in that tab; then
+// it closes that tab and, once no SharedWorker of it runs, opens the page
+// again in the same browser context (a repeat visit) and evaluates wait
+// again. wait resolves with the figure of a visit. A blank tab holds the
+// browser context meanwhile: a page left by navigating would stay in the
+// back/forward cache, its worker running.
+func visitTwice[T any](b *browser, page, wait string, then func(first context.Context) error) (first, repeat T, err error) {
 	holder, closeHolder := b.tab(chromedp.WithNewBrowserContext())
 	defer closeHolder()
 	if err := chromedp.Do(holder); err != nil { // create the browser context
-		return v, err
+		return first, repeat, err
 	}
-	page := rtPage(pageURL, c, mcpURL)
-	first, closeFirst := chromedp.NewContext(holder)
+	tab, closeFirst := chromedp.NewContext(holder)
 	defer closeFirst()
-	if err := chromedp.Do(first, chromedp.Navigate(page)); err != nil {
-		return v, err
+	if err := chromedp.Do(tab, chromedp.Navigate(page)); err != nil {
+		return first, repeat, err
 	}
-	if _, err := eval[float64](first, waitFirst); err != nil {
-		return v, err
+	if first, err = eval[T](tab, wait); err != nil {
+		return first, repeat, err
 	}
-	v, err := eval[rtVisit](first, fmt.Sprintf("%s(%d, %d, %d)", rtCallsJS, cfg.calls, cfg.workers, cfg.concCalls))
-	if err != nil {
-		return v, err
+	if then != nil {
+		if err := then(tab); err != nil {
+			return first, repeat, err
+		}
 	}
 	closeFirst()
 	if err := b.waitNoWorker(holder); err != nil {
-		return v, fmt.Errorf("before the repeat visit: %v", err)
+		return first, repeat, fmt.Errorf("before the repeat visit: %v", err)
 	}
 	again, closeAgain := chromedp.NewContext(holder)
 	defer closeAgain()
 	if err := chromedp.Do(again, chromedp.Navigate(page)); err != nil {
-		return v, err
+		return first, repeat, err
 	}
-	v.Repeat, err = eval[float64](again, waitFirst)
-	return v, err
+	repeat, err = eval[T](again, wait)
+	return first, repeat, err
 }
 
 // waitNoWorker waits until no SharedWorker of the tab's browser context
@@ -327,12 +340,15 @@ type runtimeResult struct {
 	at     time.Time
 	runs   int
 	cfg    config
+	// answers: client key → its first-agent-answer visits, one per run
+	answers map[string][]answerVisit
 }
 
-// runtimeScenario runs the visits (clients alternating, the order
-// rotating) and the tab runs, cfg.rtRuns each after a warm-up.
+// runtimeScenario runs the visits and the first-agent-answer visits
+// (clients alternating, the order rotating) and the tab runs, cfg.rtRuns
+// each after a warm-up.
 func runtimeScenario(br *browser, srv *servers, cfg config, rep *report) error {
-	res := &runtimeResult{visits: map[string][]rtVisit{}, tabs: map[string][]tabsRun{}, modes: map[string]string{},
+	res := &runtimeResult{visits: map[string][]rtVisit{}, answers: map[string][]answerVisit{}, tabs: map[string][]tabsRun{}, modes: map[string]string{},
 		at: time.Now(), runs: cfg.rtRuns, cfg: cfg}
 	res.load[0] = loadAvg()
 	for r := 0; r <= cfg.rtRuns; r++ {
@@ -346,6 +362,17 @@ func runtimeScenario(br *browser, srv *servers, cfg config, rep *report) error {
 			res.modes[c.key] = v.Mode
 			if r > 0 {
 				res.visits[c.key] = append(res.visits[c.key], v)
+			}
+		}
+		logf("runtime modes: run %d/%d: navigation → first agent answer, first and repeat visit", r, cfg.rtRuns)
+		for i := range answerClients {
+			c := answerClients[(i+r)%len(answerClients)]
+			a, err := br.runAnswerVisit(srv, c)
+			if err != nil {
+				return fmt.Errorf("first agent answer, %s: %v", c.label, err)
+			}
+			if r > 0 {
+				res.answers[c.key] = append(res.answers[c.key], a)
 			}
 		}
 	}

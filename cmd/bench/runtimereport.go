@@ -54,6 +54,38 @@ func (p *runtimeResult) visitSeries(key string, f func(rtVisit) float64) []float
 	return out
 }
 
+// answerSeries is one figure of every first-agent-answer visit of a
+// client (none for a client not in answerClients).
+func (p *runtimeResult) answerSeries(key string, f func(answerVisit) float64) []float64 {
+	var out []float64
+	for _, a := range p.answers[key] {
+		out = append(out, f(a))
+	}
+	return out
+}
+
+// answerRatio is a first-agent-answer figure of client a over client b,
+// run by run.
+func (p *runtimeResult) answerRatio(a, b string, f func(answerVisit) float64) []float64 {
+	va, vb := p.answers[a], p.answers[b]
+	var out []float64
+	for i := range min(len(va), len(vb)) {
+		if d := f(vb[i]); d != 0 {
+			out = append(out, f(va[i])/d)
+		}
+	}
+	return out
+}
+
+// answerLabels names the answerClients.
+func answerLabels() string {
+	var l []string
+	for _, c := range answerClients {
+		l = append(l, c.label)
+	}
+	return strings.Join(l, ", ")
+}
+
 // visitRatio is a figure of client a over client b, run by run.
 func (p *runtimeResult) visitRatio(a, b string, f func(rtVisit) float64) []float64 {
 	va, vb := p.visits[a], p.visits[b]
@@ -177,7 +209,22 @@ func (r *report) runtimeMarkdown() string {
 	for _, c := range cols {
 		w(" %s |", cell(p.visitSeries(c.key, func(v rtVisit) float64 { return v.Repeat }), ms))
 	}
+	for _, row := range []struct {
+		label string
+		f     func(answerVisit) float64
+	}{
+		{"navigation → first agent answer", func(a answerVisit) float64 { return a.First.At }},
+		{"navigation → first agent answer, repeat visit", func(a answerVisit) float64 { return a.Repeat.At }},
+		{"of the first agent answer (first visit), ready → answer: the turn", func(a answerVisit) float64 { return a.First.At - a.First.Ready }},
+	} {
+		w("\n| %s | ms |", row.label)
+		for _, c := range cols {
+			w(" %s |", cell(p.answerSeries(c.key, row.f), ms))
+		}
+	}
 	w("\n\n")
+	w("Navigation → first agent answer is timed for %s (not for `worker`, to keep the scenario short) in visits of its own, first and repeat as above, of the same page given the stand-in model's URL (`cmd/bench/pages/answer.js`): the page loads its client and asks %q; mcpwasm makes a catalog of the demo server and runs `cat.agent` with `mcp.models.openai` (connect and tool listing happen inside the turn); the TS SDK's client connects and lists the tools, and a small JS loop asks the model (`stream: true`, the SSE parsed in the page), makes the tool call with `callTool` and asks again. The model calls `echo`, then answers %q, which both pages and the bench check; the time is taken when that text is complete. The stand-in answers at once (no pause between its events): the figure is the client's part of a first answer, not a model's.\n\n",
+		answerLabels(), answerAsk, answerWant)
 	if len(p.visits["main"]) > 0 && p.visits["main"][0].NoLongtask != "" {
 		w("(The browser reports no long tasks: %s.)\n\n", p.visits["main"][0].NoLongtask)
 	}
