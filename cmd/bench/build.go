@@ -18,6 +18,30 @@ import (
 // its tags, which webbuild.BuildWasm adds.
 var wasmFlags = []string{"-trimpath", "-ldflags=-s -w -X main.version=bench"}
 
+// buildFloor builds cmd/bench/floor, a go-sdk client over jsfetch and
+// nothing else of the module, with make build's flags and tags: the size
+// floor of the payload table.
+func buildFloor(root, out string) error {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	args := append(append([]string{"build"}, webbuild.WithTags(wasmFlags)...), "-o", out, "./cmd/bench/floor")
+	cmd := exec.Command("go", args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	return nil
+}
+
+// loadsHashedName reports whether the mcp.js in dir loads the module
+// under the name wasmurl.js gives; a tree from before that loads mcp.wasm.
+func loadsHashedName(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "mcp.js"))
+	return err == nil && strings.Contains(string(b), "wasmurl.js")
+}
+
 // buildUntagged builds root's module with wasmFlags but not
 // webbuild.Tags, for the payload table's before and after.
 func buildUntagged(root, out string) error {

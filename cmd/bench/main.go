@@ -195,6 +195,12 @@ func run(cfg config) error {
 		}
 		comp.start(untagged)
 		builds = append(builds, build{label: "the same without `-tags=" + webbuild.Tags + "`", file: untagged})
+		floor := filepath.Join(tmp, "floor", "floor.wasm")
+		if err := buildFloor(cfg.root, floor); err != nil {
+			return err
+		}
+		comp.start(floor)
+		builds = append(builds, build{label: floorLabel, file: floor})
 	}
 	clients := []clientDef{{"a", "(a) mcpwasm", "/wasm.html", hashed}}
 	// Each variant's page loads its own module under its own hashed name,
@@ -214,6 +220,9 @@ func run(cfg config) error {
 		name, err := hashedNameOf(w)
 		if err != nil {
 			return err
+		}
+		if !loadsHashedName(dir) {
+			name = "mcp.wasm"
 		}
 		clients = append(clients, clientDef{"a:" + v.name, "(a·" + v.name + ")", "/v/" + v.name + "/wasm.html", name})
 		variants[dir] = v.name
