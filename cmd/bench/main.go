@@ -430,6 +430,11 @@ func run(cfg config) error {
 		return err
 	}
 	rep.elapsed = time.Since(start)
+	if cfg.out != "" && rep.soak == nil {
+		// A run without the soak keeps the soak section the report had,
+		// with the date and command it was measured with.
+		rep.keptSoak = existingSection(reportPath(cfg), soakSectionTitle)
+	}
 	md := rep.markdown()
 	fmt.Print(md)
 	if cfg.out != "" {
@@ -438,6 +443,7 @@ func run(cfg config) error {
 			return err
 		}
 		logf("wrote %s in %s", out, rep.elapsed.Round(time.Second))
+
 	}
 	return rep.soakVerdict()
 }

@@ -173,6 +173,25 @@ func spliceSection(out, title, section string) error {
 	return os.WriteFile(out, []byte(s[:i]+section+s[end:]), 0o644)
 }
 
+// existingSection is the section of the report file out that starts with
+// title, up to the next section ("" when there is none).
+func existingSection(out, title string) string {
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	i := strings.Index(s, "\n"+title+"\n")
+	if i < 0 {
+		return ""
+	}
+	s = s[i+1:]
+	if j := strings.Index(s[len(title):], "\n## "); j >= 0 {
+		s = s[:len(title)+j+1]
+	}
+	return s
+}
+
 // writeSection ends an -only run: it prints the section md and, unless
 // cfg.out is empty, puts it into the report file with splice, keeping the
 // report's other sections.

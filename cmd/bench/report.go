@@ -42,6 +42,7 @@ type report struct {
 	engines   *engineResult                        // where Go runs, in each engine
 	npm       *npmResult                           // the React example against the demo page
 	soak      *soakResultSet                       // faults while tabs run agent turns
+	keptSoak  string                               // the soak section of a report written before, for a run without the soak
 }
 
 func (r *report) add(client, metric string, v float64) {

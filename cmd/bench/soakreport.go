@@ -71,7 +71,7 @@ func soakCommand(cfg config) string {
 func (r *report) soakMarkdown() string {
 	s := r.soak
 	if s == nil {
-		return ""
+		return r.keptSoak
 	}
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
