@@ -61,3 +61,29 @@ func TestMessageMarshalIsWireShape(t *testing.T) {
 		}
 	}
 }
+
+// TestDeltaEventsJSON checks the direct encoding of the streamed events
+// against the reflective one.
+func TestDeltaEventsJSON(t *testing.T) {
+	for _, ev := range []Event{
+		{Type: EventText, Data: &TextEvent{Delta: "Hel<lo> \"x\"\n"}},
+		{Type: EventReasoning, Data: &ReasoningEvent{Delta: "think \u2028 \xff"}},
+		{Type: EventToolCallDelta, Data: &ToolCallDeltaEvent{ID: "call_1", Name: "demo_echo", ArgumentsDelta: `{"te`}},
+		{Type: EventToolCallDelta, Data: &ToolCallDeltaEvent{}},
+		{Type: EventText, Data: &TextEvent{}},
+	} {
+		got, ok := ev.deltaJSON()
+		if !ok {
+			t.Fatalf("deltaJSON(%+v) not taken", ev)
+		}
+		typ, _ := json.Marshal(ev.Type)
+		data, _ := json.Marshal(ev.Data)
+		want := `{"type":` + string(typ) + `,` + string(data[1:])
+		if string(got) != want {
+			t.Errorf("deltaJSON = %s; want %s", got, want)
+		}
+	}
+	if _, ok := (Event{Type: EventStep, Data: &StepEvent{}}).deltaJSON(); ok {
+		t.Error("deltaJSON took a step event; want it left to the reflective path")
+	}
+}
