@@ -210,6 +210,9 @@ type run struct {
 	approvals *catalog.Approvals
 	// saveErr is why a stored conversation's last save failed.
 	saveErr error
+	// checkedTools is the last tools export found valid: an unchanged
+	// export is not scanned again at the next step.
+	checkedTools []byte
 }
 
 func (r *run) stepDone(msgs []Message) error {
@@ -320,8 +323,11 @@ func (r *run) toolsFor(ctx context.Context, conv []Message) (json.RawMessage, er
 	if err != nil {
 		return nil, fmt.Errorf("agent: listing the tools: %w", err)
 	}
-	if t = bytes.TrimSpace(t); len(t) > 0 && (t[0] != '[' || !json.Valid(t)) {
-		return nil, mcperr.New(mcperr.Protocol, "agent: the tools export is not a JSON array")
+	if t = bytes.TrimSpace(t); len(t) > 0 && !bytes.Equal(t, r.checkedTools) {
+		if t[0] != '[' || !json.Valid(t) {
+			return nil, mcperr.New(mcperr.Protocol, "agent: the tools export is not a JSON array")
+		}
+		r.checkedTools = bytes.Clone(t) // a copy: the export may be reused by the Tools
 	}
 	return t, nil
 }

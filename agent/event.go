@@ -39,6 +39,9 @@ type Event struct {
 
 // MarshalJSON writes {"type": Type, ...Data's fields}.
 func (e Event) MarshalJSON() ([]byte, error) {
+	if b, ok := e.deltaJSON(); ok {
+		return b, nil
+	}
 	t, err := json.Marshal(e.Type)
 	if err != nil {
 		return nil, err
@@ -200,4 +203,46 @@ type ElicitationEvent struct {
 	Message         string `json:"message"`
 	RequestedSchema any    `json:"requestedSchema,omitempty"` // form mode
 	URL             string `json:"url,omitempty"`             // URL mode
+}
+
+// deltaJSON writes the events a model's stream brings by the dozen (text,
+// reasoning, toolcalldelta) directly: the bytes the reflective path
+// writes, without its cost on every piece of an answer.
+func (e Event) deltaJSON() ([]byte, bool) {
+	var b []byte
+	start := func(n int) {
+		b = make([]byte, 0, 32+len(e.Type)+n)
+		b = append(b, `{"type":`...)
+		b = appendJSONString(b, e.Type)
+	}
+	switch d := e.Data.(type) {
+	case *TextEvent:
+		if d == nil {
+			return nil, false
+		}
+		start(len(d.Delta))
+		b = append(b, `,"delta":`...)
+		b = appendJSONString(b, d.Delta)
+	case *ReasoningEvent:
+		if d == nil {
+			return nil, false
+		}
+		start(len(d.Delta))
+		b = append(b, `,"delta":`...)
+		b = appendJSONString(b, d.Delta)
+	case *ToolCallDeltaEvent:
+		if d == nil {
+			return nil, false
+		}
+		start(len(d.ID) + len(d.Name) + len(d.ArgumentsDelta) + 40)
+		b = append(b, `,"id":`...)
+		b = appendJSONString(b, d.ID)
+		b = append(b, `,"name":`...)
+		b = appendJSONString(b, d.Name)
+		b = append(b, `,"argumentsDelta":`...)
+		b = appendJSONString(b, d.ArgumentsDelta)
+	default:
+		return nil, false
+	}
+	return append(b, '}'), true
 }

@@ -66,28 +66,49 @@ type wireMessage struct {
 
 var jsonNull = json.RawMessage("null")
 
-// MarshalJSON writes the Chat Completions shape.
+// MarshalJSON writes the Chat Completions shape: the bytes json.Marshal
+// writes for a wireMessage, built directly since a conversation is
+// encoded again for every model request.
 func (m Message) MarshalJSON() ([]byte, error) {
-	w := wireMessage{Role: m.Role, ToolCallID: m.ToolCallID}
+	n := 64 + len(m.Content) + len(m.ToolCallID)
+	for _, tc := range m.ToolCalls {
+		n += 64 + len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"role":`...)
+	b = appendJSONString(b, m.Role)
+	b = append(b, `,"content":`...)
 	if m.Content == "" && len(m.ToolCalls) > 0 {
-		w.Content = jsonNull
+		b = append(b, jsonNull...)
 	} else {
-		c, err := json.Marshal(m.Content)
-		if err != nil {
-			return nil, err
-		}
-		w.Content = c
+		b = appendJSONString(b, m.Content)
 	}
 	if len(m.ToolCalls) > 0 {
-		w.ToolCalls = make([]ToolCall, len(m.ToolCalls))
+		b = append(b, `,"tool_calls":[`...)
 		for i, tc := range m.ToolCalls {
+			if i > 0 {
+				b = append(b, ',')
+			}
 			if tc.Type == "" {
 				tc.Type = "function"
 			}
-			w.ToolCalls[i] = tc
+			b = append(b, `{"id":`...)
+			b = appendJSONString(b, tc.ID)
+			b = append(b, `,"type":`...)
+			b = appendJSONString(b, tc.Type)
+			b = append(b, `,"function":{"name":`...)
+			b = appendJSONString(b, tc.Function.Name)
+			b = append(b, `,"arguments":`...)
+			b = appendJSONString(b, tc.Function.Arguments)
+			b = append(b, `}}`...)
 		}
+		b = append(b, ']')
 	}
-	return json.Marshal(w)
+	if m.ToolCallID != "" {
+		b = append(b, `,"tool_call_id":`...)
+		b = appendJSONString(b, m.ToolCallID)
+	}
+	return append(b, '}'), nil
 }
 
 // UnmarshalJSON reads the Chat Completions shape. Content may be a string,

@@ -239,6 +239,7 @@ type Catalog struct {
 	names     map[string]toolKey   // exported name → tool, for every known tool
 	exported  map[toolKey]string   // the reverse
 	listed    []Tool               // what Tools returns
+	exports   exportCache          // ToolsForConversation's answers for listed
 	published map[string]string    // id → signature of its part of listed
 	pending   []Event              // events to deliver, in order
 	draining  bool                 // a goroutine is delivering pending

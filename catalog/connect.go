@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,10 +53,17 @@ const connectLimit = 4
 // behind an open breaker; their Status says why. Its only errors are
 // aborted (ctx) and closed.
 func (c *Catalog) Tools(ctx context.Context) ([]Tool, error) {
+	tools, _, err := c.tools(ctx)
+	return tools, err
+}
+
+// tools is [Catalog.Tools] with the generation of the list it returns
+// (see [exportCache]).
+func (c *Catalog) tools(ctx context.Context) ([]Tool, uint64, error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return nil, errClosed
+		return nil, 0, errClosed
 	}
 	var todo []*entry
 	for _, e := range c.entries {
@@ -75,17 +83,17 @@ func (c *Catalog) Tools(ctx context.Context) ([]Tool, error) {
 	}
 	_ = g.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, mcperr.Wrap(mcperr.Aborted, err, "catalog: aborted")
+		return nil, 0, mcperr.Wrap(mcperr.Aborted, err, "catalog: aborted")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, errClosed
+		return nil, 0, errClosed
 	}
 	if len(c.listed) == 0 {
-		return []Tool{}, nil // a list, also as JSON
+		return []Tool{}, c.exports.gen, nil // a list, also as JSON
 	}
-	return slices.Clone(c.listed), nil
+	return slices.Clone(c.listed), c.exports.gen, nil
 }
 
 func compareStrings(a, b string) int {
@@ -305,9 +313,22 @@ func (c *Catalog) ToolsForConversation(ctx context.Context, f Format, used []str
 	if _, err := formatOf(f); err != nil {
 		return nil, err
 	}
-	tools, err := c.Tools(ctx)
+	tools, gen, err := c.tools(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return Export(f, c.budgeted(tools, used))
+	c.mu.Lock()
+	b, ok := c.exports.get(gen, f, used)
+	c.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	b, err = Export(f, c.budgeted(tools, used))
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.exports.put(gen, f, used, b)
+	c.mu.Unlock()
+	return bytes.Clone(b), nil
 }

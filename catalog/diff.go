@@ -34,6 +34,7 @@ func (c *Catalog) syncLocked() {
 			c.names[name] = k
 		}
 	}
+	prev := c.listed
 	c.listed = c.listed[:0:0]
 	parts := make(map[string]string, len(ids))
 	for _, id := range ids {
@@ -54,6 +55,7 @@ func (c *Catalog) syncLocked() {
 	for _, name := range slices.Sorted(maps.Keys(c.meta)) {
 		c.listed = append(c.listed, Tool{Name: name, Tool: c.meta[name]})
 	}
+	c.exports.relist(prev, c.listed)
 	for _, id := range ids {
 		e := c.entries[id]
 		st := c.statusLocked(e)

@@ -108,6 +108,15 @@ func jsfetchHandler() http.Handler {
 		sig.wait("release:sse")
 		io.WriteString(w, "data: two\n\n")
 	})
+	mux.HandleFunc("/sse-mixed", func(w http.ResponseWriter, r *http.Request) {
+		// Small pieces, each flushed, around one piece larger than the
+		// transport's buffer for stream chunks: the bytes the test expects.
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, p := range sseMixed() {
+			io.WriteString(w, p)
+			w.(http.Flusher).Flush()
+		}
+	})
 	mux.HandleFunc("/release", func(w http.ResponseWriter, r *http.Request) {
 		sig.fire("release:" + r.URL.Query().Get("k"))
 		io.WriteString(w, "released")
@@ -155,4 +164,18 @@ func jsfetchHandler() http.Handler {
 		io.WriteString(w, "target")
 	})
 	return mux
+}
+
+// sseMixed is what /sse-mixed writes, piece by piece; the jsfetch test
+// TestStreamChunksOfAnySize builds the same text.
+func sseMixed() []string {
+	var out []string
+	for i := 0; i < 50; i++ {
+		out = append(out, "data: "+strconv.Itoa(i)+"\n\n")
+	}
+	out = append(out, "data: "+strings.Repeat("abcdefghij", 5000)+"\n\n")
+	for i := 50; i < 100; i++ {
+		out = append(out, "data: "+strconv.Itoa(i)+"\n\n")
+	}
+	return out
 }

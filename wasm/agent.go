@@ -176,7 +176,9 @@ func (a *app) opAgentRun(ctx context.Context, args jsapi.AgentRun, c jsCall) (an
 		if !jsbridge.IsFunction(c.onProgress) {
 			return
 		}
-		if b, err := json.Marshal(ev); err == nil {
+		// MarshalJSON itself: json.Marshal would scan and copy its
+		// (already compact) output once more.
+		if b, err := ev.MarshalJSON(); err == nil {
 			_, _ = jsbridge.Call(c.onProgress, string(b))
 		}
 	}

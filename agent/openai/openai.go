@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -58,9 +59,10 @@ type Config struct {
 // Model is an [agent.Model] over Chat Completions. It is safe for
 // concurrent use.
 type Model struct {
-	cfg      Config
-	endpoint string
-	client   *provider.Client
+	cfg       Config
+	endpoint  string
+	modelJSON []byte // cfg.Model as a JSON string
+	client    *provider.Client
 }
 
 var _ agent.StreamingModel = (*Model)(nil)
@@ -89,9 +91,14 @@ func New(cfg Config) (*Model, error) {
 	default:
 		return nil, mcperr.New(mcperr.InvalidArgument, `openai: Config.MaxTokensParam must be "max_tokens" or "max_completion_tokens"`)
 	}
+	modelJSON, err := json.Marshal(cfg.Model)
+	if err != nil {
+		return nil, mcperr.Wrap(mcperr.InvalidArgument, err, "openai: Config.Model")
+	}
 	return &Model{
-		cfg:      cfg,
-		endpoint: provider.Endpoint(cfg.BaseURL, "/chat/completions"),
+		cfg:       cfg,
+		endpoint:  provider.Endpoint(cfg.BaseURL, "/chat/completions"),
+		modelJSON: modelJSON,
 		client: &provider.Client{
 			Name:       "openai",
 			HTTP:       cfg.HTTPClient,
@@ -103,50 +110,72 @@ func New(cfg Config) (*Model, error) {
 	}, nil
 }
 
-// chatRequest is the request body. Field names are the API's.
-type chatRequest struct {
-	Model               string          `json:"model"`
-	Messages            []agent.Message `json:"messages"`
-	Tools               json.RawMessage `json:"tools,omitempty"`
-	ToolChoice          string          `json:"tool_choice,omitempty"`
-	Stream              bool            `json:"stream"`
-	StreamOptions       *streamOptions  `json:"stream_options,omitempty"`
-	MaxTokens           int             `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
-	Temperature         *float64        `json:"temperature,omitempty"`
-	Stop                []string        `json:"stop,omitempty"`
-}
-
 type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-// body builds the request body of req.
+// chatTail is the part of the request body after its tools.
+type chatTail struct {
+	Stream              bool           `json:"stream"`
+	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
+	MaxTokens           int            `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64       `json:"temperature,omitempty"`
+	Stop                []string       `json:"stop,omitempty"`
+}
+
+// body builds the request body of req: {"model", "messages", "tools",
+// "tool_choice", then chatTail's fields}, put together from its parts so that each message is encoded once and the
+// tools, already JSON, are checked but not encoded again (json.Marshal
+// would compact every message's and the tools' JSON a second time, at
+// every step of a conversation that only grows).
 func (m *Model) body(req agent.Request) ([]byte, error) {
-	cr := chatRequest{
-		Model:         m.cfg.Model,
-		Messages:      req.Messages,
-		Stream:        true,
-		StreamOptions: &streamOptions{IncludeUsage: true},
-		Temperature:   req.Temperature,
-		Stop:          req.Stop,
-	}
-	if req.HasTools() {
-		cr.Tools = req.Tools
-		cr.ToolChoice = "auto"
-	}
+	bad := func(err error) error { return mcperr.Wrap(mcperr.InvalidArgument, err, "openai: encoding the request") }
+	tail := chatTail{Stream: true, StreamOptions: &streamOptions{IncludeUsage: true}, Temperature: req.Temperature, Stop: req.Stop}
 	if req.MaxTokens > 0 {
 		if m.cfg.MaxTokensParam == "max_completion_tokens" {
-			cr.MaxCompletionTokens = req.MaxTokens
+			tail.MaxCompletionTokens = req.MaxTokens
 		} else {
-			cr.MaxTokens = req.MaxTokens
+			tail.MaxTokens = req.MaxTokens
 		}
 	}
-	b, err := json.Marshal(cr)
+	t, err := json.Marshal(tail)
 	if err != nil {
-		return nil, mcperr.Wrap(mcperr.InvalidArgument, err, "openai: encoding the request")
+		return nil, bad(err)
 	}
-	return b, nil
+	var tools []byte
+	if req.HasTools() {
+		if tools = bytes.TrimSpace(req.Tools); !json.Valid(tools) {
+			return nil, bad(errors.New("the tools are not valid JSON"))
+		}
+	}
+	b := make([]byte, 0, 256+len(tools)+len(t))
+	b = append(b, `{"model":`...)
+	b = append(b, m.modelJSON...)
+	b = append(b, `,"messages":`...)
+	if req.Messages == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, msg := range req.Messages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			mb, err := msg.MarshalJSON()
+			if err != nil {
+				return nil, bad(err)
+			}
+			b = append(b, mb...)
+		}
+		b = append(b, ']')
+	}
+	if tools != nil {
+		b = append(b, `,"tools":`...)
+		b = append(b, tools...)
+		b = append(b, `,"tool_choice":"auto"`...)
+	}
+	b = append(b, ',')
+	return append(b, t[1:]...), nil
 }
 
 // Generate implements [agent.Model].

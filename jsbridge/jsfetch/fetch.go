@@ -384,7 +384,13 @@ type body struct {
 	closed   bool  // Close was called
 	err      error // sticky: io.EOF, errClosed or a failure
 	buf      []byte
+	// scratch takes a stream's chunks: an event stream comes in many
+	// small ones, each copied here without asking its length first.
+	scratch []byte
 }
+
+// scratchSize is the first size of body.scratch; a larger chunk grows it.
+const scratchSize = 16 << 10
 
 func (b *body) Read(p []byte) (int, error) {
 	b.mu.Lock()
@@ -419,22 +425,21 @@ func (b *body) Read(p []byte) (int, error) {
 		}
 		v := s.v
 		if !whole {
-			if v.Get("done").Bool() {
+			// {done: true} is the only read without a value.
+			if v = v.Get("value"); v.IsUndefined() {
 				err = io.EOF
 				break
 			}
-			v = v.Get("value")
-		} else {
-			v = jsUint8Array.New(v)
+			chunk = b.copyChunk(v)
+			continue
 		}
+		v = jsUint8Array.New(v)
 		chunk = make([]byte, v.Get("byteLength").Int())
 		js.CopyBytesToGo(chunk, v)
-		if whole {
-			if len(chunk) == 0 {
-				err = io.EOF
-			}
-			break
+		if len(chunk) == 0 {
+			err = io.EOF
 		}
+		break
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -455,6 +460,22 @@ func (b *body) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	return 0, err
+}
+
+// copyChunk copies a stream's chunk v into b.scratch and returns it; its
+// length is asked only when it fills the scratch buffer.
+func (b *body) copyChunk(v js.Value) []byte {
+	if b.scratch == nil {
+		b.scratch = make([]byte, scratchSize)
+	}
+	n := js.CopyBytesToGo(b.scratch, v)
+	if n == len(b.scratch) {
+		if l := v.Get("byteLength").Int(); l > n {
+			b.scratch = make([]byte, l)
+			n = js.CopyBytesToGo(b.scratch, v)
+		}
+	}
+	return b.scratch[:n]
 }
 
 // Close stops the download of what was not read. A Read waiting at the

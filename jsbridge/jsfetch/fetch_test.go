@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +126,38 @@ func TestEventStreamIsIncremental(t *testing.T) {
 	if string(rest) != "\ndata: two\n\n" {
 		t.Fatalf("rest %q", rest)
 	}
+}
+
+// TestStreamChunksOfAnySize: a stream of many small chunks and one larger
+// than the buffer chunks are copied into reads back byte for byte.
+func TestStreamChunksOfAnySize(t *testing.T) {
+	u, c := server(t), ctx(t)
+	resp := do(t, c, "GET", u+"/sse-mixed", nil, http.Header{"Accept": {"text/event-stream"}})
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for i := 0; i < 50; i++ {
+		want.WriteString("data: " + strconv.Itoa(i) + "\n\n")
+	}
+	want.WriteString("data: " + strings.Repeat("abcdefghij", 5000) + "\n\n")
+	for i := 50; i < 100; i++ {
+		want.WriteString("data: " + strconv.Itoa(i) + "\n\n")
+	}
+	if string(got) != want.String() {
+		t.Fatalf("read %d bytes; want the %d the server wrote (first difference at %d)", len(got), want.Len(), firstDiff(string(got), want.String()))
+	}
+}
+
+func firstDiff(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
 
 // TestCancelAbortsPendingFetch: cancelling the context of a request the
