@@ -22,17 +22,7 @@ var wasmFlags = []string{"-trimpath", "-ldflags=-s -w -X main.version=bench"}
 // nothing else of the module, with make build's flags and tags: the size
 // floor of the payload table.
 func buildFloor(root, out string) error {
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	args := append(append([]string{"build"}, webbuild.WithTags(wasmFlags)...), "-o", out, "./cmd/bench/floor")
-	cmd := exec.Command("go", args...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, b)
-	}
-	return nil
+	return goBuildJS(root, out, "./cmd/bench/floor", webbuild.WithTags(wasmFlags))
 }
 
 // loadsHashedName reports whether the mcp.js in dir loads the module
@@ -45,10 +35,15 @@ func loadsHashedName(dir string) bool {
 // buildUntagged builds root's module with wasmFlags but not
 // webbuild.Tags, for the payload table's before and after.
 func buildUntagged(root, out string) error {
+	return goBuildJS(root, out, "./wasm", wasmFlags)
+}
+
+// goBuildJS builds root's package pkg for GOOS=js into out with flags.
+func goBuildJS(root, out, pkg string, flags []string) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
-	args := append(append([]string{"build"}, wasmFlags...), "-o", out, "./wasm")
+	args := append(append([]string{"build"}, flags...), "-o", out, pkg)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")

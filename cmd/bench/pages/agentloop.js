@@ -7,51 +7,7 @@
 // appended, the model asked again. The servers time the gaps; the page
 // times each turn.
 (() => {
-  let cat, agent, tools, cfg;
-
-  // readStream reads an OpenAI Chat Completions SSE stream into the
-  // assistant message, up to [DONE] (as agent/openai does).
-  async function readStream(body) {
-    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-    let buf = "", content = "";
-    const calls = [];
-    const onData = (data) => {
-      const c = JSON.parse(data);
-      if (c.error) throw new Error("model error: " + JSON.stringify(c.error));
-      const d = c.choices && c.choices[0] && c.choices[0].delta;
-      if (!d) return;
-      if (d.content) content += d.content;
-      for (const tc of d.tool_calls || []) {
-        const t = calls[tc.index] || (calls[tc.index] = { id: "", type: "function", function: { name: "", arguments: "" } });
-        if (tc.id) t.id = tc.id;
-        if (tc.function && tc.function.name) t.function.name += tc.function.name;
-        if (tc.function && tc.function.arguments) t.function.arguments += tc.function.arguments;
-      }
-    };
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += value;
-      let i;
-      while ((i = buf.indexOf("\n\n")) >= 0) {
-        const ev = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const data = ev.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n").trim();
-        if (data === "[DONE]") {
-          reader.cancel().catch(() => {});
-          return message(content, calls);
-        }
-        if (data) onData(data);
-      }
-    }
-    return message(content, calls);
-  }
-
-  function message(content, calls) {
-    const m = { role: "assistant", content: content || null };
-    if (calls.length) m.tool_calls = calls;
-    return m;
-  }
+  let cat, agent, tools, cfg, readStream;
 
   async function ask(messages) {
     const res = await fetch(cfg.baseURL + "/chat/completions", {
@@ -66,6 +22,7 @@
   window.AB = {
     async setup(c) {
       cfg = c;
+      ({ readStream } = await import("./chatstream.js"));
       cat = window.__mcp.catalog({ servers: { demo: { url: c.mcpURL } } });
       agent = cat.agent({ model: window.__mcp.models.openai({ baseURL: c.baseURL, model: c.model, apiKey: "x" }), maxSteps: 8 });
       tools = await cat.toolsFor("openai"); // once, outside the timed part

@@ -4,6 +4,8 @@
 // just loaded its client. The model calls a tool, then answers with text
 // quoting the result; the answer is complete when its last text arrived.
 
+import { readStream } from "./chatstream.js";
+
 // goAnswer runs the turn with mcpwasm: a catalog of the demo server and
 // its agent with mcp.models.openai (connect and tool listing happen
 // inside the turn, as an app's first question would make them).
@@ -45,46 +47,4 @@ async function ask(cfg, messages, tools) {
   });
   if (!res.ok) throw new Error("model answered HTTP " + res.status + ": " + (await res.text()));
   return readStream(res.body);
-}
-
-// readStream reads a Chat Completions SSE stream into the assistant
-// message, up to [DONE].
-async function readStream(body) {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = "", content = "";
-  const calls = [];
-  const onData = (data) => {
-    const c = JSON.parse(data);
-    if (c.error) throw new Error("model error: " + JSON.stringify(c.error));
-    const d = c.choices && c.choices[0] && c.choices[0].delta;
-    if (!d) return;
-    if (d.content) content += d.content;
-    for (const tc of d.tool_calls || []) {
-      const t = calls[tc.index] || (calls[tc.index] = { id: "", type: "function", function: { name: "", arguments: "" } });
-      if (tc.id) t.id = tc.id;
-      if (tc.function && tc.function.name) t.function.name += tc.function.name;
-      if (tc.function && tc.function.arguments) t.function.arguments += tc.function.arguments;
-    }
-  };
-  const message = () => {
-    const m = { role: "assistant", content: content || null };
-    if (calls.length) m.tool_calls = calls;
-    return m;
-  };
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return message();
-    buf += value;
-    let i;
-    while ((i = buf.indexOf("\n\n")) >= 0) {
-      const ev = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      const data = ev.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n").trim();
-      if (data === "[DONE]") {
-        reader.cancel().catch(() => {});
-        return message();
-      }
-      if (data) onData(data);
-    }
-  }
 }
