@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mcpwasm/mcpwasm/internal/webbuild"
 	"sort"
@@ -73,7 +74,7 @@ func (r *report) slowerThanBase() string {
 		if x.higherBetter {
 			worse = -worse
 		}
-		spread := max(maxOf(a)-minOf(a), maxOf(base)-minOf(base))
+		spread := max(slices.Max(a)-slices.Min(a), slices.Max(base)-slices.Min(base))
 		parts = append(parts, fmt.Sprintf("%s: %s against %s (spread %s)", x.label, x.f(median(a)), x.f(median(base)), x.f(spread)))
 		if worse > spread {
 			slower = append(slower, x.label)
@@ -85,14 +86,6 @@ func (r *report) slowerThanBase() string {
 	}
 	return fmt.Sprintf("| nothing slower than before the changes by more than the run-to-run spread | (a) against (a·base), the tree before them built with the same flags, medians over the runs, and the larger of the two columns' spreads (max − min): %s | %s | %s |\n",
 		strings.Join(parts, "; "), metStatus(len(slower) == 0), cause)
-}
-
-func minOf(xs []float64) float64 {
-	m := xs[0]
-	for _, x := range xs {
-		m = min(m, x)
-	}
-	return m
 }
 
 // metStatus is a goal row's status cell.

@@ -47,34 +47,19 @@ func longestSum(ts []longtask) (longest, sum float64) {
 
 // visitSeries is one figure of every visit of a client.
 func (p *runtimeResult) visitSeries(key string, f func(rtVisit) float64) []float64 {
-	var out []float64
-	for _, v := range p.visits[key] {
-		out = append(out, f(v))
-	}
-	return out
+	return series(p.visits[key], f)
 }
 
 // answerSeries is one figure of every first-agent-answer visit of a
 // client (none for a client not in answerClients).
 func (p *runtimeResult) answerSeries(key string, f func(answerVisit) float64) []float64 {
-	var out []float64
-	for _, a := range p.answers[key] {
-		out = append(out, f(a))
-	}
-	return out
+	return series(p.answers[key], f)
 }
 
 // answerRatio is a first-agent-answer figure of client a over client b,
 // run by run.
 func (p *runtimeResult) answerRatio(a, b string, f func(answerVisit) float64) []float64 {
-	va, vb := p.answers[a], p.answers[b]
-	var out []float64
-	for i := range min(len(va), len(vb)) {
-		if d := f(vb[i]); d != 0 {
-			out = append(out, f(va[i])/d)
-		}
-	}
-	return out
+	return runRatios(p.answers[a], p.answers[b], f)
 }
 
 // answerLabels names the answerClients.
@@ -88,7 +73,21 @@ func answerLabels() string {
 
 // visitRatio is a figure of client a over client b, run by run.
 func (p *runtimeResult) visitRatio(a, b string, f func(rtVisit) float64) []float64 {
-	va, vb := p.visits[a], p.visits[b]
+	return runRatios(p.visits[a], p.visits[b], f)
+}
+
+// series is figure f of every visit in vs.
+func series[T any](vs []T, f func(T) float64) []float64 {
+	var out []float64
+	for _, v := range vs {
+		out = append(out, f(v))
+	}
+	return out
+}
+
+// runRatios is figure f of va over vb, run by run (a run whose vb figure
+// is 0 left out).
+func runRatios[T any](va, vb []T, f func(T) float64) []float64 {
 	var out []float64
 	for i := range min(len(va), len(vb)) {
 		if d := f(vb[i]); d != 0 {
