@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
@@ -296,7 +297,7 @@ func TestCallbackStateChecks(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- h.Login(context.Background()) }()
 	for e.courier.calls.Load() == 0 {
-		// wait for the flow to register
+		time.Sleep(time.Millisecond) // until the flow opens its sign-in window
 	}
 	e.courier.mu.Lock()
 	authURL := e.courier.urls[0]

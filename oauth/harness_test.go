@@ -518,11 +518,12 @@ type testCourier struct {
 }
 
 func (c *testCourier) Open(ctx context.Context, authURL string) (<-chan error, error) {
-	c.calls.Add(1)
 	c.mu.Lock()
 	c.urls = append(c.urls, authURL)
 	block, dismiss := c.block, c.dismiss
 	c.mu.Unlock()
+	// Counted after the URL is recorded: tests wait on calls, then read urls.
+	c.calls.Add(1)
 	go func() {
 		if block != nil {
 			select {
