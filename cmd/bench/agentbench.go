@@ -207,14 +207,46 @@ func (t agentTurn) checkEvents() error {
 // baseline, by their harness function.
 var agentLoops = []struct{ key, fn string }{{"go", "AB.goTurn"}, {"js", "AB.jsTurn"}}
 
-// agentResult is the scenario's figures: per client, the step overheads
-// and turn times (ms) of the measured turns.
-type agentResult struct {
+// agentFigures are one tree's figures: per loop ("go", "js"), the step
+// overheads and turn times (ms) of the measured turns.
+type agentFigures struct {
 	overhead, turn map[string][]float64
 	before, after  map[string][]float64 // the overhead's halves (stepHalves)
-	turns, warm    int
-	load           [2]string // 1-minute load average at the start and the end
-	at             time.Time // when the scenario started
+}
+
+func newAgentFigures() *agentFigures {
+	return &agentFigures{overhead: map[string][]float64{}, turn: map[string][]float64{}, before: map[string][]float64{}, after: map[string][]float64{}}
+}
+
+// add keeps one measured turn of loop key.
+func (f *agentFigures) add(key string, t agentTurn, spans []span) {
+	f.turn[key] = append(f.turn[key], t.Ms)
+	f.overhead[key] = append(f.overhead[key], stepOverheads(spans)...)
+	before, after := stepHalves(spans)
+	f.before[key] = append(f.before[key], before...)
+	f.after[key] = append(f.after[key], after...)
+}
+
+// ratio is the Go loop's p-th percentile of m over the JS loop's.
+func (f *agentFigures) ratio(m map[string][]float64, p float64) float64 {
+	return percentile(m["go"], p) / percentile(m["js"], p)
+}
+
+// agentTree is a tree whose agent the scenario runs: this one (name "")
+// or a -also variant, each in its own page.
+type agentTree struct {
+	name, page string
+	*agentFigures
+}
+
+// agentResult is the scenario's figures: this tree's, then each -also
+// tree's, measured turn by turn in the same run.
+type agentResult struct {
+	*agentFigures // this tree
+	also          []agentTree
+	turns, warm   int
+	load          [2]string // 1-minute load average at the start and the end
+	at            time.Time // when the scenario started
 }
 
 // loadAvg is the 1-minute load average ("?" where /proc/loadavg is absent).
@@ -226,32 +258,53 @@ func loadAvg() string {
 	return "?"
 }
 
-// runAgentBench opens the bench page, sets up one catalog over the demo
-// server, the Go agent and the JS loop, and runs warm + n turns with each,
-// alternating (the order flips every turn).
-func (b *browser) runAgentBench(srv *servers, n, warm int) (*agentResult, error) {
-	ctx, closeTab := b.tab(chromedp.WithNewBrowserContext())
-	defer closeTab()
-	if err := openAgentPage(ctx, srv); err != nil {
-		return nil, err
+// runAgentBench opens a bench page per tree (this one, then each of also),
+// sets up in each one catalog over the demo server, the Go agent and the
+// JS loop, and runs warm + n turns with each loop of each tree,
+// alternating: the order of the trees and of the loops flips every turn.
+func (b *browser) runAgentBench(srv *servers, n, warm int, also []agentTree) (*agentResult, error) {
+	res := &agentResult{agentFigures: newAgentFigures(), turns: n, warm: warm}
+	trees := []agentTree{{page: "/wasm.html", agentFigures: res.agentFigures}}
+	for _, t := range also {
+		t.agentFigures = newAgentFigures()
+		res.also = append(res.also, t)
+		trees = append(trees, t)
 	}
-	res := &agentResult{turns: n, warm: warm,
-		overhead: map[string][]float64{}, turn: map[string][]float64{}, before: map[string][]float64{}, after: map[string][]float64{}}
+	tabs := make([]context.Context, len(trees))
+	for i, t := range trees {
+		ctx, closeTab := b.tab(chromedp.WithNewBrowserContext())
+		defer closeTab()
+		if err := openAgentPage(ctx, srv, t.page); err != nil {
+			return nil, fmt.Errorf("agent scenario, %s: %v", t.label(), err)
+		}
+		tabs[i] = ctx
+	}
 	srv.Timeline.on.Store(true)
 	defer srv.Timeline.on.Store(false)
 	res.load[0], res.at = loadAvg(), time.Now()
 	defer func() { res.load[1] = loadAvg() }()
 	for i := 0; i < warm+n; i++ {
-		if err := res.turnPair(ctx, srv, i, i >= warm); err != nil {
-			return nil, err
+		for j := range trees {
+			k := (i + j) % len(trees)
+			if err := trees[k].turnPair(tabs[k], srv, i, i >= warm); err != nil {
+				return nil, fmt.Errorf("%s: %v", trees[k].label(), err)
+			}
 		}
 	}
 	return res, nil
 }
 
-// openAgentPage loads the mcpwasm bench page and the scenario's harness.
-func openAgentPage(ctx context.Context, srv *servers) error {
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.PageURL+"/wasm.html")); err != nil {
+// label names the tree in errors and in the report.
+func (t agentTree) label() string {
+	if t.name == "" {
+		return "this tree"
+	}
+	return "-also " + t.name
+}
+
+// openAgentPage loads a tree's bench page and the scenario's harness.
+func openAgentPage(ctx context.Context, srv *servers, page string) error {
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.PageURL+page)); err != nil {
 		return err
 	}
 	if _, err := eval[float64](ctx, waitReady); err != nil {
@@ -267,7 +320,7 @@ func openAgentPage(ctx context.Context, srv *servers) error {
 
 // turnPair runs turn i with both loops, the order flipping every turn,
 // checks that they answered alike and keeps the figures when measured.
-func (res *agentResult) turnPair(ctx context.Context, srv *servers, i int, measured bool) error {
+func (f *agentFigures) turnPair(ctx context.Context, srv *servers, i int, measured bool) error {
 	texts := map[string]string{}
 	for j := range agentLoops {
 		l := agentLoops[(i+j)%len(agentLoops)]
@@ -277,11 +330,7 @@ func (res *agentResult) turnPair(ctx context.Context, srv *servers, i int, measu
 		}
 		texts[l.key] = t.Text
 		if measured {
-			res.turn[l.key] = append(res.turn[l.key], t.Ms)
-			res.overhead[l.key] = append(res.overhead[l.key], stepOverheads(spans)...)
-			before, after := stepHalves(spans)
-			res.before[l.key] = append(res.before[l.key], before...)
-			res.after[l.key] = append(res.after[l.key], after...)
+			f.add(l.key, t, spans)
 		}
 	}
 	if want := "Results: turn " + fmt.Sprint(i); texts["go"] != want || texts["js"] != want {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -80,5 +81,61 @@ func TestAgentHarnessShape(t *testing.T) {
 	}
 	if !slices.ContainsFunc(agentLoops, func(l struct{ key, fn string }) bool { return l.key == "go" }) {
 		t.Error("no Go loop")
+	}
+}
+
+// TestAgentAlsoTrees: a -also tree's agent figures get their row in the
+// agent section, its ratio to its own JS loop and this tree's Go step
+// over its, and a mention in the goals row.
+func TestAgentAlsoTrees(t *testing.T) {
+	figs := func(goMs, jsMs float64) *agentFigures {
+		f := newAgentFigures()
+		for range 3 {
+			f.overhead["go"] = append(f.overhead["go"], goMs)
+			f.overhead["js"] = append(f.overhead["js"], jsMs)
+		}
+		return f
+	}
+	a := &agentResult{agentFigures: figs(22, 20), also: []agentTree{{name: "base", agentFigures: figs(44, 20)}}}
+	got := a.alsoMarkdown()
+	for _, want := range []string{
+		"| this tree | 22.0 | 20.0 | 1.10× |",
+		"| -also base | 44.0 | 20.0 | 2.20× |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("alsoMarkdown lacks %q:\n%s", want, got)
+		}
+	}
+	if !strings.Contains(got, "| 0.50× |\n") {
+		t.Errorf("the base row does not give this tree's Go step over base's (0.50×):\n%s", got)
+	}
+}
+
+// TestVariantDescribed: the report names a -also tree by its commit, not
+// by its directory on the machine that ran the bench.
+func TestVariantDescribed(t *testing.T) {
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=b", "-c", "user.email=b@example.com"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	os.WriteFile(filepath.Join(dir, "f"), []byte("1"), 0o644)
+	git("add", "f")
+	git("commit", "-qm", "one")
+	v := variant{name: "base", dir: dir}
+	if got, want := v.described(), "a checkout of "+git("rev-parse", "--short", "HEAD"); got != want {
+		t.Errorf("described() = %q; want %q", got, want)
+	}
+	os.WriteFile(filepath.Join(dir, "f"), []byte("2"), 0o644)
+	if got := v.described(); !strings.HasSuffix(got, " and uncommitted changes") || strings.Contains(got, dir) {
+		t.Errorf("described() of a changed checkout = %q", got)
+	}
+	if got := (variant{name: "x", dir: t.TempDir()}).described(); strings.Contains(got, "/") {
+		t.Errorf("described() of a plain directory = %q; want its base name only", got)
 	}
 }

@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
+
+	"github.com/mcpwasm/mcpwasm/internal/webbuild"
 )
 
 // agentSectionTitle starts the scenario's section of the report; a run
@@ -12,8 +13,12 @@ const agentSectionTitle = "## Agent step overhead"
 
 // agentScenario runs the agent scenario and keeps its figures in rep.
 func agentScenario(br *browser, srv *servers, cfg config, rep *report) error {
-	logf("agent step overhead: %d turns per loop after %d warm-up turns", cfg.agentTurns, cfg.agentWarm)
-	res, err := br.runAgentBench(srv, cfg.agentTurns, cfg.agentWarm)
+	logf("agent step overhead: %d turns per loop after %d warm-up turns, %d tree(s)", cfg.agentTurns, cfg.agentWarm, 1+len(cfg.also))
+	var also []agentTree
+	for _, v := range cfg.also {
+		also = append(also, agentTree{name: v.name, page: alsoPage(v.name)})
+	}
+	res, err := br.runAgentBench(srv, cfg.agentTurns, cfg.agentWarm, also)
 	if err != nil {
 		return err
 	}
@@ -38,7 +43,7 @@ func (r *report) agentMarkdown() string {
 	w("(a) the Go agent, `cat.agent({model: mcp.models.openai({baseURL, model, apiKey})})`, `agent.run(text, {onEvent}).done`, every event delivered to the page's `onEvent` (the text, the stand-in's reasoning, the tool call's pieces as `toolcalldelta`, `usage`, …; the bench checks they arrived); ")
 	w("(b) the same loop written directly in JS in the page (`cmd/bench/pages/agentloop.js`): `fetch` with `stream: true` and the tools of `cat.toolsFor(\"openai\")` (listed once, outside the timed part), the SSE deltas and tool calls parsed in JS (the reasoning deltas read and left aside), the calls run with `cat.handleToolCalls` (the same tool path), the results appended, the model asked again. ")
 	w("%d measured turns per loop after %d warm-up turns; p50/p90 are nearest-rank over the %d measured steps of each loop; turn time is `performance.now()` around the turn in the page. The ratio is Go/JS within this run.\n\n", a.turns, a.warm, len(a.overhead["go"]))
-	w("- Measured: %s, Chromium %s, %s, %d cores; 1-minute load average %s at the start of the scenario, %s at its end\n", a.at.Format("2006-01-02 15:04 MST"), r.chromium, cpuModel(), runtime.NumCPU(), a.load[0], a.load[1])
+	w("%s", r.measuredLine(a.at, a.load))
 	w("- Command: `%s`\n\n", agentCommand(r.cfg))
 	w("| loop | step overhead p50, ms | step overhead p90, ms | turn p50, ms | p50 of: model's last byte → tools/call arrives | p50 of: tool response → next model request arrives |\n| --- | ---: | ---: | ---: | ---: | ---: |\n")
 	row := func(label, k string) {
@@ -47,17 +52,27 @@ func (r *report) agentMarkdown() string {
 	}
 	row("(a) Go agent (`cat.agent`, `mcp.models.openai`)", "go")
 	row("(b) the loop in JS (`fetch`, SSE parsed in JS, `cat.handleToolCalls`)", "js")
-	q := func(m map[string][]float64, p float64) string {
-		return ratio(percentile(m["go"], p) / percentile(m["js"], p))
-	}
+	q := func(m map[string][]float64, p float64) string { return ratio(a.ratio(m, p)) }
 	w("| ratio a/b (Go/JS) | %s | %s | %s | %s | %s |\n\n", q(a.overhead, 50), q(a.overhead, 90), q(a.turn, 50), q(a.before, 50), q(a.after, 50))
 	w("The last two columns split the overhead around the tool call (their p50s need not add up to the overhead's p50).\n\n")
+	if len(a.also) > 0 {
+		w("%s", a.alsoMarkdown())
+	}
 	return b.String()
 }
 
 // runAgentOnly is `-only agent`: the module build, the servers, Chromium
 // and the agent scenario; the report file keeps its other sections.
 func runAgentOnly(cfg config, rep *report, webDir string) error {
+	also, err := buildAlso(cfg, webDir)
+	if err != nil {
+		return err
+	}
+	for _, a := range also {
+		if _, err := webbuild.Stamp(a.dir); err != nil {
+			return err
+		}
+	}
 	srv, err := startServers(webDir, cfg.jsonResponse)
 	if err != nil {
 		return err
@@ -84,9 +99,13 @@ func agentCommand(cfg config) string {
 	return strings.Join(append(args, agentFlags(cfg)...), " ")
 }
 
-// agentFlags are the scenario's flags that differ from their defaults.
+// agentFlags are the scenario's flags that differ from their defaults,
+// and its -also trees.
 func agentFlags(cfg config) []string {
 	var out []string
+	for _, v := range cfg.also {
+		out = append(out, "-also "+v.name+"=<"+v.described()+">")
+	}
 	if cfg.agentTurns != defaultAgentTurns {
 		out = append(out, fmt.Sprintf("-agent-turns %d", cfg.agentTurns))
 	}
@@ -94,4 +113,22 @@ func agentFlags(cfg config) []string {
 		out = append(out, fmt.Sprintf("-agent-warm %d", cfg.agentWarm))
 	}
 	return out
+}
+
+// alsoMarkdown is the before and after of the -also trees: each tree's
+// agent and JS loop ran in their own page, turn by turn with this tree's.
+func (a *agentResult) alsoMarkdown() string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("### The same steps in other trees, in this run\n\n")
+	w("Each tree's module (built with make build's flags) ran the same turns in its own page on the same servers, turn by turn with this tree's: the order of the trees and of the loops flips every turn. ")
+	w("Each tree's JS loop is the baseline for its Go agent; the last column compares the Go agents directly.\n\n")
+	w("| tree | Go step overhead p50, ms | JS step overhead p50, ms | ratio Go/JS | Go turn p50, ms | model's last byte → tools/call arrives (Go p50), ms | this tree's Go step p50 ÷ its Go step p50 |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	trees := append([]agentTree{{agentFigures: a.agentFigures}}, a.also...)
+	for _, t := range trees {
+		w("| %s | %s | %s | %s | %s | %s | %s |\n", t.label(), ms(percentile(t.overhead["go"], 50)), ms(percentile(t.overhead["js"], 50)), ratio(t.ratio(t.overhead, 50)),
+			ms(percentile(t.turn["go"], 50)), ms(percentile(t.before["go"], 50)), ratio(percentile(a.overhead["go"], 50)/percentile(t.overhead["go"], 50)))
+	}
+	w("\n")
+	return b.String()
 }

@@ -54,6 +54,22 @@ type config struct {
 // more client, for before/after comparisons in the same run.
 type variant struct{ name, dir string }
 
+// described names the tree for the report by its commit, so that the
+// report does not point at a directory of the machine that wrote it: "a
+// checkout of <commit>", with " and uncommitted changes" when it has
+// them; the directory's base name when it is not a git checkout.
+func (v variant) described() string {
+	commit := strings.TrimSpace(output("git", "-C", v.dir, "rev-parse", "--short", "HEAD"))
+	if commit == "" {
+		return "the tree " + filepath.Base(v.dir)
+	}
+	d := "a checkout of " + commit
+	if strings.TrimSpace(output("git", "-C", v.dir, "status", "--porcelain", "--untracked-files=no")) != "" {
+		d += " and uncommitted changes"
+	}
+	return d
+}
+
 type alsoFlag []variant
 
 func (a *alsoFlag) String() string { return "" }
@@ -206,26 +222,15 @@ func run(cfg config) error {
 	// Each variant's page loads its own module under its own hashed name,
 	// as from make build: stamped once its compressed siblings exist.
 	variants := map[string]string{} // directory → label
-	for _, v := range cfg.also {
-		dir := filepath.Join(webDir, "v", v.name)
-		if err := copyWeb(v.dir, dir); err != nil {
-			return err
-		}
-		w := filepath.Join(dir, "mcp.wasm")
-		if err := webbuild.BuildWasm(v.dir, w, wasmFlags...); err != nil {
-			return err
-		}
-		comp.start(w)
-		builds = append(builds, build{label: "variant " + v.name + " (" + v.dir + ", make build flags)", file: w})
-		name, err := hashedNameOf(w)
-		if err != nil {
-			return err
-		}
-		if !loadsHashedName(dir) {
-			name = "mcp.wasm"
-		}
-		clients = append(clients, clientDef{"a:" + v.name, "(a·" + v.name + ")", "/v/" + v.name + "/wasm.html", name})
-		variants[dir] = v.name
+	also, err := buildAlso(cfg, webDir)
+	if err != nil {
+		return err
+	}
+	for _, a := range also {
+		comp.start(a.wasm)
+		builds = append(builds, build{label: "variant " + a.name + " (" + a.described + ", make build flags)", file: a.wasm})
+		clients = append(clients, clientDef{"a:" + a.name, "(a·" + a.name + ")", a.page, a.asset})
+		variants[a.dir] = a.name
 	}
 	// The same tree built with the tag nethttp_transport, which sends through
 	// net/http's own fetch path instead of jsfetch: what jsfetch saves per call.
@@ -482,6 +487,48 @@ func verifyOpt(br *browser, srv *servers, cfg config, asset string) string {
 }
 
 // hashedNameOf is the content-hashed name of the module file wasm.
+// alsoBuild is a -also tree's module, built into its own directory of the
+// page origin with the bench pages beside it.
+type alsoBuild struct {
+	name      string // -also NAME=
+	described string // the tree (variant.described)
+	dir       string // its directory in the web root
+	wasm      string // dir/mcp.wasm
+	page      string // its wasm.html on the page origin
+	asset     string // the module's name as its pages load it
+}
+
+// alsoPage is the bench page of the -also tree name on the page origin.
+func alsoPage(name string) string { return "/v/" + name + "/wasm.html" }
+
+// buildAlso builds each -also tree's module with make build's flags into
+// webDir/v/NAME. A tree from before the hashed module name loads
+// "mcp.wasm"; the caller stamps the directories (webbuild.Stamp) once any
+// compressed siblings are there.
+func buildAlso(cfg config, webDir string) ([]alsoBuild, error) {
+	var out []alsoBuild
+	for _, v := range cfg.also {
+		a := alsoBuild{name: v.name, described: v.described(), dir: filepath.Join(webDir, "v", v.name), page: alsoPage(v.name)}
+		if err := copyWeb(v.dir, a.dir); err != nil {
+			return nil, err
+		}
+		a.wasm = filepath.Join(a.dir, "mcp.wasm")
+		if err := webbuild.BuildWasm(v.dir, a.wasm, wasmFlags...); err != nil {
+			return nil, fmt.Errorf("-also %s: %v", v.name, err)
+		}
+		name, err := hashedNameOf(a.wasm)
+		if err != nil {
+			return nil, err
+		}
+		if !loadsHashedName(a.dir) {
+			name = "mcp.wasm"
+		}
+		a.asset = name
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 func hashedNameOf(wasm string) (string, error) {
 	b, err := os.ReadFile(wasm)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -293,7 +292,7 @@ func (r *report) npmMarkdown() string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("%s\n\n", npmSectionTitle)
-	w("- Measured: %s, %s, %s, %d cores; 1-minute load average %s at the start of the scenario, %s at its end\n", p.at.Format("2006-01-02 15:04 MST"), r.chromium, cpuModel(), runtime.NumCPU(), p.load[0], p.load[1])
+	w("%s", r.measuredLine(p.at, p.load))
 	w("- Command: `%s`\n", npmCommand(r.cfg))
 	if p.versions != "" {
 		w("- The example: %s\n", p.versions)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime"
 	"strings"
 	"time"
 )
@@ -22,7 +21,7 @@ func (r *report) perfMarkdown() string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("%s\n\n", perfSectionTitle)
-	w("- Measured: %s, Chromium %s, %s, %d cores; 1-minute load average %s at the start of the scenario, %s at its end\n", p.at.Format("2006-01-02 15:04 MST"), r.chromium, cpuModel(), runtime.NumCPU(), p.load[0], p.load[1])
+	w("%s", r.measuredLine(p.at, p.load))
 	w("- Command: `%s`\n\n", perfCommand(r.cfg))
 
 	w("### Start-up, phase by phase\n\n")

@@ -353,10 +353,14 @@ func flagArgs(cfg config) []string {
 	if cfg.jsonResponse {
 		out = append(out, "-json-response")
 	}
-	for _, v := range cfg.also {
-		out = append(out, "-also "+v.name+"="+v.dir)
-	}
 	return append(out, agentFlags(cfg)...)
+}
+
+// measuredLine is a scenario's "Measured:" line: when it started, the
+// browser and machine, and the 1-minute load average at its start and end.
+func (r *report) measuredLine(at time.Time, load [2]string) string {
+	return fmt.Sprintf("- Measured: %s, %s, %s, %d cores; 1-minute load average %s at the start of the scenario, %s at its end\n",
+		at.Format("2006-01-02 15:04 MST"), r.chromium, cpuModel(), runtime.NumCPU(), load[0], load[1])
 }
 
 func cpuModel() string {

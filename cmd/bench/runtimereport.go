@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"sort"
 	"strings"
 )
@@ -158,7 +157,7 @@ func (r *report) runtimeMarkdown() string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("%s\n\n", runtimeSectionTitle)
-	w("- Measured: %s, Chromium %s, %s, %d cores; 1-minute load average %s at the start of the scenario, %s at its end\n", p.at.Format("2006-01-02 15:04 MST"), r.chromium, cpuModel(), runtime.NumCPU(), p.load[0], p.load[1])
+	w("%s", r.measuredLine(p.at, p.load))
 	w("- Command: `%s`\n", runtimeCommand(p.cfg))
 	var chosen []string
 	for _, c := range rtClients[:3] {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -81,7 +80,7 @@ func (r *report) soakMarkdown() string {
 	w("Catalog: `callTimeoutMs` %d, breaker after 3 failures for %s; the agent waits %d ms for a sign-in nobody gives (`authWaitMs`). ", soakCallTimeout.Milliseconds(), soakCooldown, soakCallTimeout.Milliseconds())
 	w("Every 2–6 s a fault at a random server for 2–5 s: the network down (proxy stopped), connections reset (`reset_peer`), 300–1500 ms latency, answers cut after 500–4500 bytes (`limit_data`), 1–3 answers 429 or 503 (Retry-After 0, 1 s or none) at the MCP endpoint or at the token endpoint, a restart (sessions forgotten).\n\n")
 	w("A call is *lost* when its turn did not settle within %s, when no tool result came for it, or when the model's answer does not quote its result: must be 0. *Failed honestly* is an error result the model read, by the catalog's kind. *Refresh requests per expiry* are from the authorization servers' own logs: refreshes plus refused refresh requests, per access token refreshed: must be 1 (a refresh less than half a lifetime after the previous tokens counts as repeated). Memory is read through CDP after `gc()`: V8's used heap and the bytes of every `WebAssembly.Memory`, per tab and in the shared worker, after the first turn and after the last.\n\n", soakTurnBound)
-	w("- Measured: %s, Chromium %s, %s, %d cores; 1-minute load average %s at the start, %s at the end\n", s.at.Format("2006-01-02 15:04 MST"), r.chromium, cpuModel(), runtime.NumCPU(), s.load[0], s.load[1])
+	w("%s", r.measuredLine(s.at, s.load))
 	w("- Command: `%s`\n", soakCommand(r.cfg))
 	if len(s.problems) == 0 {
 		w("- Verdict: no call lost, one refresh per expiry\n\n")
