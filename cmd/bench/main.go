@@ -139,7 +139,7 @@ var onlyScenarios = []string{"agent", "perf", "runtime", "engines", "npm", "soak
 const defaultRtRuns = 3
 
 // The agent scenario's defaults: measured and warm-up turns per loop.
-const defaultAgentTurns, defaultAgentWarm = 20, 3
+const defaultAgentTurns, defaultAgentWarm = 100, 3
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
