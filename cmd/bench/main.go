@@ -486,7 +486,6 @@ func verifyOpt(br *browser, srv *servers, cfg config, asset string) string {
 		small.calls, small.concCalls, v.ReadyMs, percentile(s.Calls, 50))
 }
 
-// hashedNameOf is the content-hashed name of the module file wasm.
 // alsoBuild is a -also tree's module, built into its own directory of the
 // page origin with the bench pages beside it.
 type alsoBuild struct {
@@ -529,6 +528,7 @@ func buildAlso(cfg config, webDir string) ([]alsoBuild, error) {
 	return out, nil
 }
 
+// hashedNameOf is the content-hashed name of the module file wasm.
 func hashedNameOf(wasm string) (string, error) {
 	b, err := os.ReadFile(wasm)
 	if err != nil {
