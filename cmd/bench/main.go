@@ -228,9 +228,10 @@ func run(cfg config) error {
 	}
 	for _, a := range also {
 		comp.start(a.wasm)
-		builds = append(builds, build{label: "variant " + a.name + " (" + a.described + ", make build flags)", file: a.wasm})
-		clients = append(clients, clientDef{"a:" + a.name, "(a·" + a.name + ")", a.page, a.asset})
-		variants[a.dir] = a.name
+		name := a.tree.name
+		builds = append(builds, build{label: "variant " + name + " (" + a.tree.described() + ", make build flags)", file: a.wasm})
+		clients = append(clients, clientDef{"a:" + name, "(a·" + name + ")", a.page, a.asset})
+		variants[a.dir] = name
 	}
 	// The same tree built with the tag nethttp_transport, which sends through
 	// net/http's own fetch path instead of jsfetch: what jsfetch saves per call.
@@ -489,12 +490,11 @@ func verifyOpt(br *browser, srv *servers, cfg config, asset string) string {
 // alsoBuild is a -also tree's module, built into its own directory of the
 // page origin with the bench pages beside it.
 type alsoBuild struct {
-	name      string // -also NAME=
-	described string // the tree (variant.described)
-	dir       string // its directory in the web root
-	wasm      string // dir/mcp.wasm
-	page      string // its wasm.html on the page origin
-	asset     string // the module's name as its pages load it
+	tree  variant
+	dir   string // its directory in the web root
+	wasm  string // dir/mcp.wasm
+	page  string // its wasm.html on the page origin
+	asset string // the module's name as its pages load it
 }
 
 // alsoPage is the bench page of the -also tree name on the page origin.
@@ -507,7 +507,7 @@ func alsoPage(name string) string { return "/v/" + name + "/wasm.html" }
 func buildAlso(cfg config, webDir string) ([]alsoBuild, error) {
 	var out []alsoBuild
 	for _, v := range cfg.also {
-		a := alsoBuild{name: v.name, described: v.described(), dir: filepath.Join(webDir, "v", v.name), page: alsoPage(v.name)}
+		a := alsoBuild{tree: v, dir: filepath.Join(webDir, "v", v.name), page: alsoPage(v.name)}
 		if err := copyWeb(v.dir, a.dir); err != nil {
 			return nil, err
 		}
