@@ -74,13 +74,19 @@ for engine in $engines; do
     [ "$expected" -gt 0 ] && line+=" ($expected ended at a written-down expected failure)"
     line+=$(printf ' %dm%02ds;' $((secs / 60)) $((secs % 60)))
     # CI shows the tail of the output: name what failed there, with the
-    # failing test's own lines, not only above among thousands.
+    # failing test's own lines, not only above among thousands: its
+    # messages first, then the last of its lines (the servers' and pages'
+    # traces it logged).
     for t in $(sed -n 's/^--- FAIL: \([^ ]*\).*/\1/p' "$tmp/$p.log"); do
       failures+=("[$engine $mode] $t:")
-      while IFS= read -r l; do failures+=("    $l"); done < <(awk -v t="$t" '
+      lines=$(awk -v t="$t" '
         $0 ~ "^=== (RUN|CONT) +"t"$" {on=1; next}
         $0 ~ "^=== (RUN|CONT|PAUSE)" {on=0}
-        on && $0 ~ /^ +/ {print}' "$tmp/$p.log" | tail -n 60)
+        on && $0 ~ /^ +/ {print}' "$tmp/$p.log")
+      while IFS= read -r l; do failures+=("    $l"); done < <(
+        grep -E '^ +[A-Za-z0-9_./-]+_test\.go:[0-9]+: ' <<<"$lines" | grep -vE "_test\.go:[0-9]+: (the servers' last|window [0-9]+ |page errors in window)" | head -n 10
+        echo "  …"
+        tail -n 40 <<<"$lines")
     done
     if [ "$status" -ne 0 ] && ! grep -q '^--- FAIL' "$tmp/$p.log"; then
       failures+=("[$engine $mode] exit $status with no failed test: the last lines were")
