@@ -171,18 +171,34 @@ func (w *cdpTab) ExpectPopup(ctx context.Context) (Popup, error) {
 	for _, info := range existing {
 		known[info.TargetID] = true
 	}
-	ch := chromedp.WaitNewTarget(w.tab, func(info *target.Info) bool {
-		return info.Type == "page" && !known[info.TargetID] && (bc == "" || info.BrowserContextID == bc)
-	})
+	popup := func(info *target.Info) bool {
+		return info.Type == "page" && info.OpenerID != "" && !known[info.TargetID] && (bc == "" || info.BrowserContextID == bc)
+	}
+	ch := chromedp.WaitNewTarget(w.tab, popup)
 	return func(ctx context.Context) (Window, error) {
-		select {
-		case id, ok := <-ch:
-			if !ok {
-				return nil, fmt.Errorf("engine: the tab closed before a popup opened")
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case id, ok := <-ch:
+				if !ok {
+					return nil, fmt.Errorf("engine: the tab closed before a popup opened")
+				}
+				return openCDPTab(ctx, w.tab, chromedp.WithTargetID(id))
+			case <-tick.C:
+				// The target list finds a popup whose event did not come.
+				infos, err := chromedp.Targets(w.tab)
+				if err != nil {
+					continue
+				}
+				for _, info := range infos {
+					if popup(info) {
+						return openCDPTab(ctx, w.tab, chromedp.WithTargetID(info.TargetID))
+					}
+				}
+			case <-ctx.Done():
+				return nil, fmt.Errorf("engine: no popup opened: %w", ctx.Err())
 			}
-			return openCDPTab(ctx, w.tab, chromedp.WithTargetID(id))
-		case <-ctx.Done():
-			return nil, fmt.Errorf("engine: no popup opened: %w", ctx.Err())
 		}
 	}, nil
 }

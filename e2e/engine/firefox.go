@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -336,14 +337,37 @@ func (w *bidiWindow) Gesture(ctx context.Context, expr string) error {
 	return w.callActivated(ctx, w.id, "() => { void (\n"+expr+"\n); }")
 }
 
+// ExpectPopup takes the popup from the contextCreated event, or from the
+// list of top-level contexts, polled, should the event not come: a popup
+// that opened is found either way.
 func (w *bidiWindow) ExpectPopup(ctx context.Context) (Popup, error) {
-	ch := w.f.bidi.nextContext(w.uc)
+	ch, forget := w.f.bidi.nextContext(w.uc)
+	before, err := w.f.bidi.topContexts(ctx, w.uc)
+	if err != nil {
+		forget()
+		return nil, err
+	}
 	return func(ctx context.Context) (Window, error) {
-		select {
-		case id := <-ch:
-			return w.f.window(id, w.uc), nil
-		case <-ctx.Done():
-			return nil, fmt.Errorf("engine: no popup opened: %w", ctx.Err())
+		defer forget()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case id := <-ch:
+				return w.f.window(id, w.uc), nil
+			case <-tick.C:
+				now, err := w.f.bidi.topContexts(ctx, w.uc)
+				if err != nil {
+					continue
+				}
+				for id := range now {
+					if !before[id] {
+						return w.f.window(id, w.uc), nil
+					}
+				}
+			case <-ctx.Done():
+				return nil, fmt.Errorf("engine: no popup opened: %w", ctx.Err())
+			}
 		}
 	}, nil
 }
@@ -524,13 +548,38 @@ func (c *bidiConn) event(method string, params json.RawMessage) {
 }
 
 // nextContext returns a channel that yields the next top-level context
-// created in user context uc.
-func (c *bidiConn) nextContext(uc string) <-chan string {
+// created in user context uc, and forget, which stops the wait: a waiter
+// left behind would take the next popup of uc from its own waiter.
+func (c *bidiConn) nextContext(uc string) (<-chan string, func()) {
 	ch := make(chan string, 1)
 	c.mu.Lock()
 	c.waiters = append(c.waiters, ctxWaiter{uc: uc, ch: ch})
 	c.mu.Unlock()
-	return ch
+	return ch, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.waiters = slices.DeleteFunc(c.waiters, func(w ctxWaiter) bool { return w.ch == ch })
+	}
+}
+
+// topContexts lists the top-level contexts of user context uc.
+func (c *bidiConn) topContexts(ctx context.Context, uc string) (map[string]bool, error) {
+	var r struct {
+		Contexts []struct {
+			Context     string `json:"context"`
+			UserContext string `json:"userContext"`
+		} `json:"contexts"`
+	}
+	if err := c.call(ctx, "browsingContext.getTree", map[string]any{"maxDepth": 0}, &r); err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, b := range r.Contexts {
+		if b.UserContext == uc {
+			out[b.Context] = true
+		}
+	}
+	return out, nil
 }
 
 func (c *bidiConn) onLog(context string, fn func(string)) {

@@ -226,11 +226,7 @@ func (w *world) catalogSignIn(button string) loginResult {
 	})()`); err != nil {
 		w.t.Fatalf("gesture: %v", err)
 	}
-	popup, err := wait(w.ctx)
-	if err != nil {
-		w.t.Fatalf("no sign-in popup: %v", err)
-	}
-	w.track(popup)
+	popup := w.popup(wait, "no sign-in popup")
 	var shown bool
 	w.waitFor("the consent page", func() bool {
 		_ = popup.Eval(w.ctx, `document.readyState === "complete" && !!document.querySelector("#approve")`, &shown)

@@ -566,6 +566,20 @@ func (w *world) waitFor(what string, cond func() bool) {
 	}
 }
 
+// popup waits at most waitLimit for the window that wait expects, and
+// tracks it; what names it in the failure.
+func (w *world) popup(wait engine.Popup, what string) engine.Window {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(w.ctx, waitLimit)
+	defer cancel()
+	p, err := wait(ctx)
+	if err != nil {
+		w.t.Fatalf("%s: %v", what, err)
+	}
+	w.track(p)
+	return p
+}
+
 // waitLimit bounds one waitFor: the slowest wait on record is the token
 // expiry of TestTwoTabsOneRefreshForOneExpiry, under a minute.
 const waitLimit = 2 * time.Minute

@@ -157,11 +157,7 @@ func (w *world) appSignIn(button string) {
 	if err := w.win.Click(w.ctx, "#sign-in"); err != nil {
 		w.t.Fatalf("clicking Sign in: %v", err)
 	}
-	popup, err := wait(w.ctx)
-	if err != nil {
-		w.t.Fatalf("the sign-in popup: %v", err)
-	}
-	w.track(popup)
+	popup := w.popup(wait, "the sign-in popup")
 	if err := popup.Click(w.ctx, button); err != nil {
 		w.t.Fatalf("clicking %s on the consent page: %v", button, err)
 	}
@@ -474,11 +470,7 @@ func TestReactChatElicitation(t *testing.T) {
 	if err := w.win.Click(w.ctx, `[data-sign-in="demo"]`); err != nil {
 		t.Fatalf("clicking Sign in: %v", err)
 	}
-	popup, err := wait(w.ctx)
-	if err != nil {
-		t.Fatalf("the sign-in popup: %v", err)
-	}
-	w.track(popup)
+	popup := w.popup(wait, "the sign-in popup")
 	if err := popup.Click(w.ctx, "#approve"); err != nil {
 		t.Fatalf("clicking Approve on the consent page: %v", err)
 	}

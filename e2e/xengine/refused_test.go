@@ -68,30 +68,5 @@ func TestServerRefusesFreshToken(t *testing.T) {
 // the consent page in its popup; it reports how authorize() settled.
 func (w *world) reauthorize() loginResult {
 	w.t.Helper()
-	wait, err := w.win.ExpectPopup(w.ctx)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	w.eval(`void (window.result = null)`, nil)
-	if err := w.win.Gesture(w.ctx, `c.authorize().then(() => { result = { ok: true, state: c.state }; },
-		(e) => { result = { error: { name: e.name, code: e.code, message: e.message }, state: c.state }; })`); err != nil {
-		w.t.Fatalf("gesture: %v", err)
-	}
-	popup, err := wait(w.ctx)
-	if err != nil {
-		w.t.Fatalf("no sign-in popup: %v (authorize(): %s)", err, w.awaitLogin())
-	}
-	w.track(popup)
-	var shown, settled bool
-	w.waitFor("the consent page", func() bool {
-		_ = popup.Eval(w.ctx, `document.readyState === "complete" && !!document.querySelector("#approve")`, &shown)
-		_ = w.win.Eval(w.ctx, `!!window.result`, &settled)
-		return shown || settled
-	})
-	if shown {
-		if err := popup.Click(w.ctx, "#approve"); err != nil {
-			w.t.Fatalf("approving on the consent page: %v", err)
-		}
-	}
-	return w.awaitLogin()
+	return w.approve(w.consentPopupOf(w.startAuthorize))
 }

@@ -1,6 +1,7 @@
 package xengine
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -91,7 +92,15 @@ func TestConnectListCallAbort(t *testing.T) {
 // window.result.
 func (w *world) startLogin(clientOpts string) {
 	w.t.Helper()
-	w.eval(fmt.Sprintf(`void (window.c = mcp.client(%q, %s), window.result = null)`, w.MCPURL, clientOpts), nil)
+	w.eval(fmt.Sprintf(`void (window.c = mcp.client(%q, %s))`, w.MCPURL, clientOpts), nil)
+	w.startAuthorize()
+}
+
+// startAuthorize starts window.c's authorize() in a user gesture; the
+// outcome lands in window.result.
+func (w *world) startAuthorize() {
+	w.t.Helper()
+	w.eval(`void (window.result = null)`, nil)
 	if err := w.win.Gesture(w.ctx, `c.authorize().then(() => { result = { ok: true, state: c.state }; },
 		(e) => { result = { error: { name: e.name, code: e.code, message: e.message + (e.detail ? " — " + e.detail : "") }, state: c.state }; })`); err != nil {
 		w.t.Fatalf("gesture: %v", err)
@@ -114,11 +123,21 @@ func (w *world) awaitLogin() loginResult {
 // (an engine's expected failure), how it failed.
 func (w *world) consentPopup(clientOpts string) (engine.Window, *loginResult) {
 	w.t.Helper()
+	return w.consentPopupOf(func() { w.startLogin(clientOpts) })
+}
+
+// consentPopupOf runs start, which starts a sign-in from a click, and
+// returns the popup once it shows the consent page, or how authorize()
+// failed before that. Each wait is bounded (waitFor), so a popup that
+// never shows fails the scenario with what the page last did rather than
+// at the scenario's deadline.
+func (w *world) consentPopupOf(start func()) (engine.Window, *loginResult) {
+	w.t.Helper()
 	wait, err := w.win.ExpectPopup(w.ctx)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	w.startLogin(clientOpts)
+	start()
 	failed := func() *loginResult {
 		var r loginResult
 		if err := w.win.Eval(w.ctx, `window.result ?? {}`, &r); err == nil && r.Error != nil {
@@ -127,8 +146,10 @@ func (w *world) consentPopup(clientOpts string) (engine.Window, *loginResult) {
 		return nil
 	}
 	popups := make(chan engine.Window, 1)
+	waitCtx, stopWaiting := context.WithCancel(w.ctx)
+	defer stopWaiting()
 	go func() {
-		p, err := wait(w.ctx)
+		p, err := wait(waitCtx)
 		if err != nil {
 			p = nil
 		}
@@ -165,7 +186,14 @@ func (w *world) consentPopup(clientOpts string) (engine.Window, *loginResult) {
 // reports how authorize() settled.
 func (w *world) popupSignIn(clientOpts string) loginResult {
 	w.t.Helper()
-	popup, r := w.consentPopup(clientOpts)
+	return w.approve(w.consentPopup(clientOpts))
+}
+
+// approve clicks Approve on the consent page in popup and reports how
+// authorize() settled; r, when not nil, is how it failed before the
+// consent page.
+func (w *world) approve(popup engine.Window, r *loginResult) loginResult {
+	w.t.Helper()
 	if r != nil {
 		return *r
 	}
