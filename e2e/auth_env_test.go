@@ -272,8 +272,29 @@ type json0 = any
 // tab's browser context (the tab or a sibling tab of the test; parallel
 // tests have contexts of their own).
 func (e *env) expectPopup() <-chan target.ID {
+	e.t.Helper()
 	bc := chromedp.FromContext(e.ctx).BrowserContextID
-	return chromedp.WaitNewTarget(e.ctx, func(info *target.Info) bool { return bc == "" || info.BrowserContextID == bc })
+	return newWindow(e.t, e.ctx, func(info *target.Info) bool { return bc == "" || info.BrowserContextID == bc })
+}
+
+// newWindow returns a channel that yields the next page target matching
+// match that opens after the call. chromedp.WaitNewTarget alone also
+// reports changes of windows that exist already: an earlier popup that
+// closes (after a Deny) would be taken for the next one, and is gone
+// ("No target with given id found") by the time the test looks at it.
+func newWindow(t testing.TB, ctx context.Context, match func(*target.Info) bool) <-chan target.ID {
+	t.Helper()
+	existing, err := chromedp.Targets(ctx)
+	if err != nil {
+		t.Fatalf("listing the open windows: %v", err)
+	}
+	known := map[target.ID]bool{}
+	for _, info := range existing {
+		known[info.TargetID] = true
+	}
+	return chromedp.WaitNewTarget(ctx, func(info *target.Info) bool {
+		return info.Type == "page" && !known[info.TargetID] && match(info)
+	})
 }
 
 // popup attaches to a window the tab opened.

@@ -294,8 +294,9 @@ func (e *demoEnv) shot(name, sel string) {
 // (expectPopup's chromedp.WaitNewTarget also reports windows other tabs
 // open, which parallel tests do.)
 func (e *demoEnv) ownPopup() <-chan target.ID {
+	e.t.Helper()
 	me := chromedp.FromContext(e.ctx).Target.TargetID
-	return chromedp.WaitNewTarget(e.ctx, func(info *target.Info) bool { return info.OpenerID == me })
+	return newWindow(e.t, e.ctx, func(info *target.Info) bool { return info.OpenerID == me })
 }
 
 // noPopup fails the test if the tab opened the window popups reports
