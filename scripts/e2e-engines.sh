@@ -84,7 +84,7 @@ for engine in $engines; do
         $0 ~ "^=== (RUN|CONT|PAUSE)" {on=0}
         on && $0 ~ /^ +/ {print}' "$tmp/$p.log")
       while IFS= read -r l; do failures+=("    $l"); done < <(
-        grep -E '^ +[A-Za-z0-9_./-]+_test\.go:[0-9]+: ' <<<"$lines" | grep -vE "_test\.go:[0-9]+: (the servers' last|window [0-9]+ |page errors in window)" | head -n 10
+        scripts/test-messages.sh <<<"$lines" | head -n 10
         echo "  …"
         tail -n 40 <<<"$lines")
     done

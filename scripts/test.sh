@@ -15,14 +15,9 @@ total_start=$(date +%s)
 logs=$(mktemp -d "${TMPDIR:-/tmp}/mcpwasm-test.XXXXXX")
 trap 'rm -rf "$logs"' EXIT
 
-# failures prints what a failed stage's output says failed: go test's
-# "--- FAIL" lines and its tests' file:line messages (e2e and e2e-engines
-# prefix them with [pass]), without the servers' and pages' traces that
-# the e2e scenarios log after a failure.
+# failures prints what a failed stage's output (file $1) says failed.
 failures() {
-  grep -E -- '--- FAIL: |^(\[[^]]+\] )?[[:space:]]+[A-Za-z0-9_./-]+_test\.go:[0-9]+: ' "$1" |
-    grep -vE "_test\.go:[0-9]+: (the servers' last|window [0-9]+ |page errors in window)|^\[[^]]+\] ! " |
-    awk '!seen[$0]++' | head -n 14 | cut -c1-300 | sed 's/^/      /'
+  scripts/test-messages.sh <"$1" | head -n 14 | cut -c1-300 | sed 's/^/      /'
 }
 
 for stage in $stages; do
