@@ -29,10 +29,10 @@ type Config struct {
 	// ClientName is the client_name for dynamic registration.
 	ClientName string
 	// ApplicationType is the application_type of a dynamic registration
-	// (SEP-837, OpenID Connect Registration §2): "web" for a client
-	// running in a browser page, "native" for one on a device. Empty:
-	// "native" with a loopback or private-use-scheme redirect URI, else
-	// "web".
+	// (SEP-837, OpenID Connect Registration §2). Empty: "native" with a
+	// loopback or private-use-scheme redirect URI, which only a native
+	// client may register (a page served from http loopback during
+	// development), else "web" (a page on https).
 	ApplicationType string
 	// Scopes, when set, replaces the scopes discovered from the challenge
 	// and the resource metadata.

@@ -252,11 +252,11 @@ func (h *Handler) prepare(ctx context.Context, ch challenge, stepUp bool) (*Pend
 	if err != nil {
 		return nil, clientCreds{}, "", err
 	}
-	cl, err := h.resolveClient(ctx, d.AS)
+	scopes, err := h.scopesFor(d, ch, stepUp)
 	if err != nil {
 		return nil, clientCreds{}, "", err
 	}
-	scopes, err := h.scopesFor(d, ch, stepUp)
+	cl, err := h.resolveClient(ctx, d, scopes)
 	if err != nil {
 		return nil, clientCreds{}, "", err
 	}
@@ -358,7 +358,7 @@ func checkIss(iss, issuer string, required bool) error {
 		return nil
 	}
 	if iss != issuer {
-		return mismatch(fmt.Sprintf("authorization response issuer %q is not %q (RFC 9207)", sanitize(iss), sanitize(issuer)))
+		return mismatch(fmt.Sprintf("authorization response issuer %q is not %q (RFC 9207); the response came from another authorization server than the one asked: an OAuth proxy must redirect with its own issuer, not pass its upstream's iss through", sanitize(iss), sanitize(issuer)))
 	}
 	return nil
 }

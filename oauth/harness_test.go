@@ -98,6 +98,7 @@ type fakeAS struct {
 	refreshDelay time.Duration                 // slows refresh
 	scopeGrant   func(requested string) string // scope granted
 	regResp      func(m map[string]any)        // edits the registration response
+	regRefuse    func(m map[string]any) string // an error code refusing this registration request; "" takes it
 	revokeStatus int                           // the revocation endpoint's status; 0: 200
 	revokeBody   map[string]string             // token_type_hint → a 400 error code answered for it
 	knownOnly    bool                          // public clients too must be registered (or pre-registered)
@@ -373,6 +374,13 @@ func (a *fakeAS) register(w http.ResponseWriter, r *http.Request) {
 	}
 	a.mu.Lock()
 	a.lastReg = m
+	if a.regRefuse != nil {
+		if code := a.regRefuse(m); code != "" {
+			a.mu.Unlock()
+			writeJSON(w, 400, map[string]string{"error": code, "error_description": "refused by the test"})
+			return
+		}
+	}
 	a.n++
 	id := fmt.Sprintf("dcr-client-%d%s", a.n, a.idSuffix)
 	secret := ""

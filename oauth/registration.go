@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,12 +28,16 @@ type clientCreds struct {
 	assertion func() (string, error)
 }
 
-// resolveClient picks the client, in the order that avoids registering
-// clients at the server needlessly: a client ID metadata document (when
-// the authorization server supports them), a pre-registered client, a
-// cached dynamic registration, and last a new one (RFC 7591). Registering
-// again on every sign-in would leak clients at the server.
-func (h *Handler) resolveClient(ctx context.Context, asm *oauthex.AuthServerMeta) (clientCreds, error) {
+// resolveClient picks the client for a sign-in asking for scopes, in the
+// order that avoids registering clients at the server needlessly: a
+// client ID metadata document (when the authorization server supports
+// them), a pre-registered client, a cached dynamic registration, and last
+// a new one (RFC 7591). Registering again on every sign-in would leak
+// clients at the server; a cached registration is replaced only when its
+// secret expired or the sign-in needs a scope it did not register (an
+// authorization server may hold a client to its registered scopes).
+func (h *Handler) resolveClient(ctx context.Context, d *discovery, scopes []string) (clientCreds, error) {
+	asm := d.AS
 	if h.cfg.ClientMetadataURL != "" && asm.ClientIDMetadataDocumentSupported {
 		return clientCreds{id: h.cfg.ClientMetadataURL, method: "none"}, nil
 	}
@@ -48,12 +53,43 @@ func (h *Handler) resolveClient(ctx context.Context, asm *oauthex.AuthServerMeta
 	}
 	// A public client has no secret to expire: whatever
 	// client_secret_expires_at said, it is reused.
-	if reg == nil || (reg.ClientSecret != "" && !reg.SecretExpiry.IsZero() && !h.now().Before(reg.SecretExpiry)) {
-		if reg, err = h.register(ctx, asm); err != nil {
+	expired := reg != nil && reg.ClientSecret != "" && !reg.SecretExpiry.IsZero() && !h.now().Before(reg.SecretExpiry)
+	narrow := reg != nil && !subset(scopes, reg.Scopes)
+	if reg == nil || expired || narrow {
+		want := registrationScopes(d, scopes)
+		if narrow {
+			want = union(reg.Scopes, want)
+		}
+		if reg, err = h.register(ctx, asm, want); err != nil {
 			return clientCreds{}, err
 		}
 	}
 	return clientCreds{id: reg.ClientID, secret: reg.ClientSecret, method: reg.AuthMethod}, nil
+}
+
+// registrationScopes are the scopes a new registration asks for: the
+// sign-in's, and those of the resource's metadata it may ask for later
+// (step-up) that the authorization server lists as supported (all of them
+// when it lists none), so a server that holds a client to its registered
+// scopes lets it ask for them.
+func registrationScopes(d *discovery, scopes []string) []string {
+	out := slices.Clone(scopes)
+	for _, s := range d.ScopesSupported {
+		if sup := d.AS.ScopesSupported; len(sup) == 0 || slices.Contains(sup, s) {
+			out = union(out, []string{s})
+		}
+	}
+	return out
+}
+
+// subset reports whether every scope of a is in b.
+func subset(a, b []string) bool {
+	for _, s := range a {
+		if !slices.Contains(b, s) {
+			return false
+		}
+	}
+	return true
 }
 
 // preregistered describes the configured client; a secret goes by
@@ -83,31 +119,78 @@ func noRegistration(asm *oauthex.AuthServerMeta) error {
 		"no client registration method available: %q offers no dynamic client registration; it supports %s", sanitize(asm.Issuer), strings.Join(has, " and ")), nil)
 }
 
-// register registers a new client (RFC 7591), checks the answer and
-// caches it.
-func (h *Handler) register(ctx context.Context, asm *oauthex.AuthServerMeta) (*ClientRegistration, error) {
-	meta := h.registrationMetadata(asm)
+// register registers a new client (RFC 7591) asking for scopes, checks
+// the answer and caches it. A server that refuses the client's metadata
+// while it asked for scopes is asked once more without them (RFC 7591
+// §2: the server then registers its default set), for servers that take
+// no scope at registration.
+func (h *Handler) register(ctx context.Context, asm *oauthex.AuthServerMeta, scopes []string) (*ClientRegistration, error) {
+	meta := h.registrationMetadata(asm, scopes)
 	resp, err := registerClient(ctx, h.cfg.HTTPClient, asm.RegistrationEndpoint, meta)
+	if err != nil && meta.Scope != "" && refusedMetadata(err) && ctx.Err() == nil {
+		meta.Scope = ""
+		resp, err = registerClient(ctx, h.cfg.HTTPClient, asm.RegistrationEndpoint, meta)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, err
+		return nil, refusalWithFix(err, meta)
 	}
 	reg, err := acceptRegistration(resp, meta.TokenEndpointAuthMethod, asm.RegistrationEndpoint)
 	if err != nil {
 		return nil, err
 	}
-	reg.Issuer, reg.RedirectURI = asm.Issuer, h.cfg.RedirectURL
+	reg.Issuer, reg.RedirectURI, reg.Scopes = asm.Issuer, h.cfg.RedirectURL, slices.Clone(scopes)
 	if err := h.cfg.Store.PutClient(ctx, reg); err != nil {
 		return nil, newErr(mcperr.Storage, "storing client registration", err)
 	}
 	return reg, nil
 }
 
+// refusedMetadata reports whether err is a registration endpoint's
+// refusal of the client's metadata as a whole (RFC 7591 §3.2.2), which
+// the scope asked for may have caused.
+func refusedMetadata(err error) bool {
+	var se *ServerError
+	return errors.As(err, &se) && (se.ErrorCode == "invalid_client_metadata" || se.ErrorCode == "invalid_scope")
+}
+
+// refusalWithFix adds to a registration endpoint's refusal which field of
+// this client's metadata it concerns and what the embedder can change.
+func refusalWithFix(err error, meta *oauthex.ClientRegistrationMetadata) error {
+	var e *Error
+	var se *ServerError
+	if !errors.As(err, &e) || !errors.As(err, &se) {
+		return err
+	}
+	redirect := sanitize(strings.Join(meta.RedirectURIs, " "))
+	var fix string
+	switch se.ErrorCode {
+	case "invalid_redirect_uri":
+		fix = fmt.Sprintf("it refused the redirect URI %s, sent with application_type %q: serve the page (and its callback page) from an origin this server accepts (https, or http on loopback for a \"native\" client), or register a client with the server and pass its clientId", redirect, meta.ApplicationType)
+	case "invalid_client_metadata", "invalid_scope":
+		fix = fmt.Sprintf("it refused this client's metadata (application_type %q, redirect URI %s, token_endpoint_auth_method %q, grant_types %q, scope %q): register a client with the server and pass its clientId", meta.ApplicationType, redirect, meta.TokenEndpointAuthMethod, strings.Join(meta.GrantTypes, " "), sanitize(meta.Scope))
+	default:
+		return err
+	}
+	return &Error{Code: e.Code, Msg: e.Msg, Err: &withFix{err: e.Err, fix: fix}}
+}
+
+// withFix is an error followed by what to do about it.
+type withFix struct {
+	err error
+	fix string
+}
+
+func (e *withFix) Error() string { return e.err.Error() + "; " + e.fix }
+func (e *withFix) Unwrap() error { return e.err }
+
 // registrationMetadata is what this client asks to be registered as: a
-// public client when the server allows it, with refresh tokens when wanted.
-func (h *Handler) registrationMetadata(asm *oauthex.AuthServerMeta) *oauthex.ClientRegistrationMetadata {
+// public client when the server allows it, with refresh tokens when
+// wanted, of the application type its redirect URI makes it, asking for
+// scopes (RFC 7591 §2; none when empty).
+func (h *Handler) registrationMetadata(asm *oauthex.AuthServerMeta, scopes []string) *oauthex.ClientRegistrationMetadata {
 	want := "none"
 	if sup := asm.TokenEndpointAuthMethodsSupported; len(sup) > 0 && !slices.Contains(sup, "none") {
 		if slices.Contains(sup, "client_secret_basic") {
@@ -127,6 +210,7 @@ func (h *Handler) registrationMetadata(asm *oauthex.AuthServerMeta) *oauthex.Cli
 		ResponseTypes:           []string{"code"},
 		ClientName:              h.cfg.ClientName,
 		ApplicationType:         h.applicationType(),
+		Scope:                   strings.Join(scopes, " "),
 	}
 }
 

@@ -2,6 +2,8 @@ package oauth
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
@@ -25,9 +27,10 @@ func TestPublicClientRegistrationReusedDespiteSecretExpiry(t *testing.T) {
 }
 
 // TestApplicationType (SEP-837): every dynamic registration says what
-// kind of client registers: "web" when the host says so (the browser
-// module does), otherwise "native" for a loopback or private-use-scheme
-// redirect URI and "web" for another https one.
+// kind of client registers: what the host says, otherwise "native" for a
+// loopback or private-use-scheme redirect URI (a page on http loopback
+// during development too: OpenID Connect Registration §2 lets only a
+// native client register one) and "web" for another https one.
 func TestApplicationType(t *testing.T) {
 	tests := []struct {
 		name, appType, redirect, want string
@@ -92,6 +95,80 @@ func TestRegistrationResponseShapes(t *testing.T) {
 			err := e.handler(t, nil).Login(context.Background())
 			if got := mcperr.CodeOf(err, ""); got != tc.want {
 				t.Fatalf("Login: %v (code %q); want code %q", err, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRegistrationScope (RFC 7591 §2): a registration asks for the scopes
+// the sign-in will request, and those of the resource's metadata the
+// authorization server lists; a later sign-in that needs a scope outside
+// them registers once more, asking for both, and then reuses that.
+func TestRegistrationScope(t *testing.T) {
+	e := newEnv(t)
+	var asked []string
+	e.as.regRefuse = func(m map[string]any) string {
+		s, _ := m["scope"].(string)
+		asked = append(asked, s)
+		return ""
+	}
+	login := func(scopes ...string) {
+		t.Helper()
+		h := e.handler(t, func(c *Config) { c.Scopes = scopes })
+		if err := h.Login(context.Background()); err != nil {
+			t.Fatalf("Login with %v: %v", scopes, err)
+		}
+	}
+	login("read")
+	login("read")
+	login("read", "write")
+	login("write")
+	want := []string{"read", "read write"}
+	if !slices.Equal(asked, want) {
+		t.Errorf("registrations asked for scopes %q; want %q", asked, want)
+	}
+}
+
+// TestRegistrationWithoutScope: a server that refuses the client's
+// metadata when it carries a scope is asked once more without one, and
+// the registration is then reused (no registration on every sign-in).
+func TestRegistrationWithoutScope(t *testing.T) {
+	e := newEnv(t)
+	e.as.regRefuse = func(m map[string]any) string {
+		if _, ok := m["scope"]; ok {
+			return "invalid_client_metadata"
+		}
+		return ""
+	}
+	for i := range 3 {
+		h := e.handler(t, nil)
+		if err := h.Login(context.Background()); err != nil {
+			t.Fatalf("Login %d: %v", i, err)
+		}
+	}
+	if got := e.as.req.get("/register"); got != 2 {
+		t.Errorf("registration requests = %d; want 2 (with a scope, then without)", got)
+	}
+}
+
+// TestRegistrationRefusalNamesTheFix: a refused registration says which
+// field of the client's metadata the server refused and what to change.
+func TestRegistrationRefusalNamesTheFix(t *testing.T) {
+	for _, tc := range []struct{ code, want string }{
+		{"invalid_redirect_uri", `it refused the redirect URI http://127.0.0.1`},
+		{"invalid_client_metadata", `it refused this client's metadata (application_type "native"`},
+	} {
+		t.Run(tc.code, func(t *testing.T) {
+			e := newEnv(t)
+			e.as.regRefuse = func(map[string]any) string { return tc.code }
+			err := e.handler(t, nil).Login(context.Background())
+			if mcperr.CodeOf(err, "") != mcperr.RegistrationFailed {
+				t.Fatalf("Login = %v; want registration_failed", err)
+			}
+			for _, w := range []string{tc.want, "pass its clientId", `error "` + tc.code + `"`} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Login = %q; want it to say %q", err, w)
+				}
 			}
 		})
 	}

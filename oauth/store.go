@@ -64,6 +64,11 @@ type ClientRegistration struct {
 	ClientSecret string    // secret; empty for public clients
 	AuthMethod   string    // token_endpoint_auth_method
 	SecretExpiry time.Time // zero: never
+	// Scopes are the scopes the registration asked for (RFC 7591 §2
+	// "scope"), or the ones the sign-in needed when the server took none:
+	// a sign-in that needs a scope outside them registers again, since an
+	// authorization server may hold a client to the scopes it registered.
+	Scopes []string
 }
 
 // CachedMetadata is a discovery result cached until Expiry.

@@ -266,7 +266,6 @@ func (a *app) newAuth(id string, url string, o jsapi.ClientOptions, httpc *http.
 		HTTPClient:        httpc,
 		RedirectURL:       o.RedirectURI,
 		ClientName:        o.ClientName,
-		ApplicationType:   "web",
 		Scopes:            o.Scopes,
 		ClientID:          o.ClientID,
 		ClientSecret:      o.ClientSecret,
