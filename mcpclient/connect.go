@@ -287,6 +287,11 @@ func (c *Client) connectWith(ctx context.Context, kind Transport, version string
 		}
 	default:
 		t = &mcp.StreamableClientTransport{Endpoint: c.url, HTTPClient: c.http, OAuthHandler: c.oauthHandler(), MaxRetries: 2}
+		if version == "" {
+			// The server's era is unknown: go-sdk probes with
+			// server/discover, which goes out bare (see sendProbe).
+			ctx = withBareProbe(ctx)
+		}
 	}
 	name, ver := c.opts.ClientName, c.opts.ClientVersion
 	if name == "" {

@@ -14,9 +14,12 @@ import (
 // of each origin (2026-07-28's versioning: the era is a property of the
 // origin, which clients should cache), so a first connect to another URL
 // of an origin known to speak a legacy version skips the server/discover
-// probe as well. A connect that fails with a hint forgets the URL's and
-// the origin's and probes again. A nil *Hints remembers nothing. It is
-// safe for concurrent use.
+// probe as well, and one to an origin known to speak 2026-07-28 sends the
+// probe with its standard headers at once (a connect knowing neither
+// sends it without the headers a 2025-11-25 server's CORS refuses). A
+// connect that fails with a hint forgets the URL's and the origin's and
+// probes again. A nil *Hints remembers nothing. It is safe for
+// concurrent use.
 type Hints struct {
 	// Persist, when set, saves the hints (JSON, no secrets) whenever they
 	// change, e.g. to localStorage, so a reload skips the probes too.
@@ -108,9 +111,10 @@ type hint struct {
 	version   string
 }
 
-// get is what is known of url: its own hint, else the legacy version its
-// origin speaks (a modern origin needs no hint: a modern request is the
-// probe).
+// get is what is known of url: its own hint, else the era its origin
+// speaks (a version without a transport). With no version, the era is
+// unknown and the connect's server/discover probe goes out bare (see
+// sendProbe).
 func (h *Hints) get(url string) hint {
 	if h == nil {
 		return hint{}
@@ -120,11 +124,15 @@ func (h *Hints) get(url string) hint {
 	if v, ok := h.m[url]; ok {
 		return v
 	}
-	if v := h.origins[originOf(url)]; v != "" && v < protocol20260728 {
+	switch v := h.origins[originOf(url)]; {
+	case v == "":
+		return hint{}
+	case v < protocol20260728:
 		// The newest legacy version: initialize negotiates down from it.
 		return hint{version: latestLegacyVersion}
+	default:
+		return hint{version: v}
 	}
-	return hint{}
 }
 
 func (h *Hints) put(url string, v hint) {

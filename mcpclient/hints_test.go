@@ -86,8 +86,8 @@ func TestOriginEraSkipsTheProbe(t *testing.T) {
 	if v := c.InitializeResult().ProtocolVersion; v < protocol20260728 {
 		t.Errorf("negotiated %s with the modern-only server; want 2026-07-28 or later", v)
 	}
-	if h := restored.get(url + "/mcp?d=1"); h != (hint{}) {
-		t.Errorf("after the modern answer, a new URL of the origin gets hint %+v; want none (probe)", h)
+	if h := restored.get(url + "/mcp?d=1"); h != (hint{version: protocol20260728}) {
+		t.Errorf("after the modern answer, a new URL of the origin gets hint %+v; want the origin's era (a probe with its headers)", h)
 	}
 }
 

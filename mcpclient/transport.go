@@ -161,7 +161,13 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 	if strings.Contains(req.Header.Get("Accept"), "text/event-stream") {
 		call = out.id
 	}
-	resp, err := t.guard.RoundTrip(req)
+	var resp *http.Response
+	var err error
+	if out.method == "server/discover" && bareProbe(ctx) {
+		resp, err = t.sendProbe(req)
+	} else {
+		resp, err = t.guard.RoundTrip(req)
+	}
 	t.reportEnd(req, resp, err)
 	if busy := (*mcperr.Busy)(nil); errors.As(err, &busy) {
 		if out.notification() {
