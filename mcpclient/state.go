@@ -128,6 +128,11 @@ func next(from State, in input, f facts) step {
 		}
 		return keep
 	case inAuthDeclined, inAuthFailed:
+		if f.session && from == StateAuthorizing {
+			// A step-up that ended without a grant (declined, a blocked
+			// window): the session goes on with the grant it had.
+			return step{to: StateConnected, ok: true}
+		}
 		if f.session || f.connecting {
 			return keep // the session goes on; a connect fails next
 		}
