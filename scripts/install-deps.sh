@@ -33,7 +33,7 @@ fi
 # and React for the npm package's bundler test, examples/ai-sdk: the same
 # with the AI SDK (the package itself is installed from its tarball by
 # those tests); e2e/stacks/*: the authorization
-# stacks the e2e tests sign in to (e2e/stacks_test.go), each with its own
+# stacks the e2e tests sign in to (e2e/xengine/stacks_test.go), each with its own
 # pinned packages (the Cloudflare one brings wrangler and Node 22).
 for dir in e2e/node examples/react-vite examples/ai-sdk e2e/stacks/*; do
   if [ -f $dir/package-lock.json ] && [ ! -f $dir/node_modules/.package-lock.json -o $dir/package-lock.json -nt $dir/node_modules/.package-lock.json ]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Ory Hydra of e2e/stacks_oidc_test.go (scripts/install-deps.sh
+# Builds the Ory Hydra of e2e/xengine/stack_oidc_test.go (scripts/install-deps.sh
 # runs it; the stacks' Node packages are installed there):
 #   - Ory Hydra, built from its release module on the Go module proxy into
 #     the machine's cache, ${XDG_CACHE_HOME:-~/.cache}/mcpwasm/hydra-$HYDRA_VERSION
@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-HYDRA_VERSION=v2.3.0 # keep in step with hydraVersion in e2e/stacks_oidc_test.go
+HYDRA_VERSION=v2.3.0 # keep in step with hydraVersion in e2e/xengine/stack_oidc_test.go
 HYDRA_CLIENT_VERSION=v2.2.1
 
 hydra="${MCPWASM_HYDRA:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpwasm/hydra-$HYDRA_VERSION}"

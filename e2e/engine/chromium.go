@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
@@ -85,6 +86,18 @@ func openCDPTab(ctx context.Context, parent context.Context, opts ...chromedp.Co
 				}
 			}
 			line = "console.error: " + strings.Join(parts, " ")
+		case *cdplog.EventEntryAdded:
+			// The browser's own reports: a request CORS refused, a
+			// blocked resource. A response's HTTP status (a 401
+			// challenge) is not an error of the page.
+			e := ev.Entry
+			if e.Level != cdplog.EntryLevelError || e.Source == cdplog.EntrySourceNetwork {
+				return
+			}
+			line = string(e.Source) + ": " + e.Text
+			if e.URL != "" {
+				line += " (" + e.URL + ")"
+			}
 		case *runtime.EventExceptionThrown:
 			d := ev.ExceptionDetails
 			line = "uncaught: " + d.Text

@@ -1,4 +1,4 @@
-// The MCP server in front of an e2e authorization stack (e2e/stacks_oidc_test.go).
+// The MCP server in front of an e2e authorization stack (e2e/xengine/stack_oidc_test.go).
 //
 // The TypeScript SDK's Streamable HTTP server (stateful sessions) behind the
 // SDK's requireBearerAuth middleware, as a resource server people deploy
@@ -133,11 +133,13 @@ app.use((req, res, next) => {
   });
   next();
 });
-// Every request header the page asks for is allowed (cors reflects
-// Access-Control-Request-Headers): the MCP headers grow with the protocol.
+// The request headers of protocol 2025-11-25, which this server speaks,
+// and no more, as a deployed 2025 server allows them: a client's first
+// connect must not send a 2026-07-28 header it cannot know is allowed.
 app.use(
   cors({
     origin: pageOrigin,
+    allowedHeaders: ["content-type", "authorization", "mcp-session-id", "mcp-protocol-version", "last-event-id"],
     exposedHeaders: ["www-authenticate", "mcp-session-id"],
   }),
 );

@@ -1,5 +1,5 @@
 // panva's oidc-provider as the authorization server of an e2e stack
-// (e2e/stacks_oidc_test.go), configured as an MCP deployment would be:
+// (e2e/xengine/stack_oidc_test.go), configured as an MCP deployment would be:
 //
 //   - dynamic client registration, open (no initial access token), for
 //     public clients (token_endpoint_auth_method "none") with PKCE S256,

@@ -1,4 +1,4 @@
-package e2e
+package xengine
 
 import (
 	"bufio"
@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpwasm/mcpwasm/e2e/engine"
 )
 
 // The Cloudflare stack (e2e/stacks/cloudflare): @cloudflare/workers-oauth-provider
@@ -24,10 +26,10 @@ import (
 // run by wrangler dev (workerd) offline.
 func init() {
 	stacks = append(stacks,
-		stack{name: "cloudflare-mcpagent-sdk1", start: func(t *testing.T, _ string) *stackServer {
+		stack{name: "cloudflare-mcpagent-sdk1", start: func(t testing.TB, _ string) *stackServer {
 			return startWrangler(t, "wrangler.v1.jsonc")
 		}},
-		stack{name: "cloudflare-createMcpHandler-sdk2", start: func(t *testing.T, _ string) *stackServer {
+		stack{name: "cloudflare-createMcpHandler-sdk2", start: func(t testing.TB, _ string) *stackServer {
 			return startWrangler(t, "wrangler.v2.jsonc")
 		}},
 	)
@@ -46,9 +48,9 @@ var wranglerRequest = regexp.MustCompile(`\[wrangler:info\] ([A-Z]+) (/[^ ?]*)\S
 // a free loopback port, offline (local mode, no metrics, no error reports,
 // no Request.cf download, a fresh state and config directory), and stops
 // it when the test ends.
-func startWrangler(t *testing.T, config string) *stackServer {
+func startWrangler(t testing.TB, config string) *stackServer {
 	t.Helper()
-	dir := filepath.Join(repoRoot, "e2e", "stacks", "cloudflare")
+	dir := filepath.Join(repo, "e2e", "stacks", "cloudflare")
 	bin := filepath.Join(dir, "node_modules", "node", "bin")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "wrangler")); err != nil {
 		t.Fatalf("the Cloudflare stack is not installed in %s: run scripts/install-deps.sh (make deps)", dir)
@@ -152,17 +154,22 @@ func startWrangler(t *testing.T, config string) *stackServer {
 }
 
 // cloudflareConsent clicks #approve or #deny on the stack's consent page.
-func cloudflareConsent(t *testing.T, popup context.Context, approve bool) {
+func cloudflareConsent(t *testing.T, ctx context.Context, popup engine.Window, approve bool) {
 	t.Helper()
-	button := "deny"
+	button := "#deny"
 	if approve {
-		button = "approve"
+		button = "#approve"
 	}
-	clickLoaded(t, popup, button, "the consent page")
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	stackForm(t, ctx, popup, button)
+	if err := popup.Click(ctx, button); err != nil {
+		t.Fatalf("clicking %s on the consent page: %v", button, err)
+	}
 }
 
 // freePort asks the OS for a free loopback port.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

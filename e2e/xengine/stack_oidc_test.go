@@ -1,6 +1,6 @@
-package e2e
+package xengine
 
-// Two real authorization stacks for the browser matrix (e2e/stacks_test.go),
+// Two real authorization stacks for the browser matrix (stacks_test.go),
 // each with the TypeScript SDK's MCP server in front (e2e/stacks/mcp-front):
 //
 //   - oidc-provider: panva's oidc-provider (e2e/stacks/oidc-provider) with
@@ -41,9 +41,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpwasm/mcpwasm/e2e/engine"
 	"github.com/mcpwasm/mcpwasm/oauth"
 )
 
@@ -95,7 +95,7 @@ func (p *stackProc) lines() []string {
 
 // startStackProc runs argv in dir with env added and waits until its output
 // has a line containing ready.
-func startStackProc(t *testing.T, name, dir string, env []string, ready string, argv ...string) *stackProc {
+func startStackProc(t testing.TB, name, dir string, env []string, ready string, argv ...string) *stackProc {
 	t.Helper()
 	p := &stackProc{name: name}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -137,7 +137,7 @@ func startStackProc(t *testing.T, name, dir string, env []string, ready string, 
 }
 
 // freePorts returns n distinct ports free on 127.0.0.1 a moment ago.
-func freePorts(t *testing.T, n int) []int {
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
 	var ports []int
 	var ls []net.Listener
@@ -157,9 +157,9 @@ func freePorts(t *testing.T, n int) []int {
 
 // stackDir is a directory of e2e/stacks whose pinned packages must be
 // installed.
-func stackDir(t *testing.T, name string) string {
+func stackDir(t testing.TB, name string) string {
 	t.Helper()
-	dir := filepath.Join(repoRoot, "e2e", "stacks", name)
+	dir := filepath.Join(repo, "e2e", "stacks", name)
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err != nil {
 		t.Fatalf("the pinned packages of %s are not installed: run scripts/install-deps.sh", dir)
 	}
@@ -169,7 +169,7 @@ func stackDir(t *testing.T, name string) string {
 // startMCPFront runs the MCP server in front of a stack on port and
 // returns its MCP URL; env configures the token check (see
 // e2e/stacks/mcp-front/server.mjs).
-func startMCPFront(t *testing.T, port int, pageOrigin, issuer string, env ...string) string {
+func startMCPFront(t testing.TB, port int, pageOrigin, issuer string, env ...string) string {
 	t.Helper()
 	dir := stackDir(t, "mcp-front")
 	env = append(env, "PORT="+strconv.Itoa(port), "PAGE_ORIGIN="+pageOrigin, "ISSUER="+issuer)
@@ -194,7 +194,7 @@ func asRequests(p *stackProc, prefix string) func() []string {
 // startOIDCProvider runs oidc-provider (on Node 22 from its pinned "node"
 // package: oidc-provider 9 supports Node 22 LTS and later) and the MCP
 // server in front, which checks its JWT access tokens with its JWKS.
-func startOIDCProvider(t *testing.T, pageOrigin string) *stackServer {
+func startOIDCProvider(t testing.TB, pageOrigin string) *stackServer {
 	t.Helper()
 	dir := stackDir(t, "oidc-provider")
 	ports := freePorts(t, 2)
@@ -228,7 +228,7 @@ const hydraVersion = "v2.3.0"
 
 // hydraBinary is where scripts/install-hydra.sh puts Hydra: the
 // machine's cache (one build for every clone), or $MCPWASM_HYDRA.
-func hydraBinary(t *testing.T) string {
+func hydraBinary(t testing.TB) string {
 	t.Helper()
 	bin := os.Getenv("MCPWASM_HYDRA")
 	if bin == "" {
@@ -251,7 +251,7 @@ func hydraBinary(t *testing.T) string {
 // indicators (RFC 8707): it ignores the resource parameter and issues
 // tokens without the MCP server as audience, so the front checks the
 // token's scopes but not its audience.
-func startHydra(t *testing.T, pageOrigin string) *stackServer {
+func startHydra(t testing.TB, pageOrigin string) *stackServer {
 	t.Helper()
 	bin := hydraBinary(t)
 	ports := freePorts(t, 3)
@@ -283,16 +283,14 @@ func startHydra(t *testing.T, pageOrigin string) *stackServer {
 			"consent": app.URL + "/consent",
 		},
 		"oidc": map[string]any{
-			"dynamic_client_registration": map[string]any{
-				"enabled":       true,
-				"default_scope": []string{"openid", "offline_access", "offline", "mcp", "admin"},
-			},
+			// Its default scopes for a client that registers none:
+			// openid, offline and offline_access, not the MCP server's.
+			"dynamic_client_registration": map[string]any{"enabled": true},
 		},
 		// Hydra serves registration at /oauth2/register but names it in
 		// its metadata only when told to.
 		"webfinger": map[string]any{"oidc_discovery": map[string]any{
 			"client_registration_url": public + "/oauth2/register",
-			"supported_scope":         []string{"mcp", "admin"},
 		}},
 		"oauth2": map[string]any{"pkce": map[string]any{"enforced_for_public_clients": true}},
 		"ttl":    map[string]any{"access_token": stackTokenTTL.String()},
@@ -351,7 +349,7 @@ func hydraRequests(p *stackProc, host string) func() []string {
 }
 
 // waitHTTP waits until u answers 200.
-func waitHTTP(t *testing.T, u string) {
+func waitHTTP(t testing.TB, u string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -372,7 +370,7 @@ func waitHTTP(t *testing.T, u string) {
 // hydraLoginApp is the login and consent app Hydra delegates to (its
 // urls.login and urls.consent), with the same forms as the oidc-provider
 // stack: it accepts or rejects each request with Hydra's admin API.
-func hydraLoginApp(t *testing.T, admin string) http.Handler {
+func hydraLoginApp(t testing.TB, admin string) http.Handler {
 	adminCall := func(r *http.Request, method, path, challengeParam, challenge string, body any) (map[string]any, error) {
 		var rd io.Reader
 		if body != nil {
@@ -516,38 +514,64 @@ func writeConsentForm(w http.ResponseWriter, action, challenge, client string, s
 
 // formConsent signs in on the login form when it is shown, then clicks
 // #approve or #deny on the consent form, in the popup.
-func formConsent(t *testing.T, popup context.Context, approve bool) {
+func formConsent(t *testing.T, ctx context.Context, popup engine.Window, approve bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(popup, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	which := "none"
-	for which == "none" {
-		var err error
-		which, err = chromedp.Run(ctx, chromedp.Evaluate[string](
-			`document.querySelector("#username") ? "login" : document.querySelector("#approve") ? "consent" : "none"`))
-		if err != nil && ctx.Err() != nil {
-			t.Fatalf("waiting for the login or consent form in the popup: %v", err)
+	if stackForm(t, ctx, popup, "#username", "#approve") == "#username" {
+		fill := fmt.Sprintf(`(() => {
+			document.querySelector("#username").value = %q;
+			document.querySelector("#password").value = %q;
+		})()`, stackUser, stackPassword)
+		if err := popup.Eval(ctx, fill, nil); err != nil {
+			t.Fatalf("filling the login form: %v", err)
 		}
-		if err != nil || which == "none" {
-			// A navigation replaced the document the check ran in: ask again.
-			which = "none"
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	if which == "login" {
-		if err := chromedp.Do(ctx,
-			chromedp.SendKeys(chromedp.ID("username"), stackUser),
-			chromedp.SendKeys(chromedp.ID("password"), stackPassword),
-			chromedp.Click(chromedp.ID("login")),
-		); err != nil {
+		if err := popup.Click(ctx, "#login"); err != nil {
 			t.Fatalf("signing in on the login form: %v", err)
 		}
 	}
-	button := "deny"
+	button := "#deny"
 	if approve {
-		button = "approve"
+		button = "#approve"
 	}
-	clickLoaded(t, ctx, button, "the consent form")
+	stackForm(t, ctx, popup, button)
+	if err := popup.Click(ctx, button); err != nil {
+		t.Fatalf("clicking %s on the consent form: %v", button, err)
+	}
+}
+
+// stackForm waits until the popup's loaded document has an element
+// matching one of selectors and returns that selector. A popup opens on
+// about:blank and then navigates through the authorization endpoint's
+// redirects; a check that runs in a document a navigation replaces fails,
+// and is asked again in the next one.
+func stackForm(t *testing.T, ctx context.Context, popup engine.Window, selectors ...string) string {
+	t.Helper()
+	check := fmt.Sprintf(`(() => {
+		if (document.readyState !== "complete") return "";
+		return %s.find((s) => document.querySelector(s)) ?? "";
+	})()`, jsArray(selectors))
+	var last error
+	for {
+		var found string
+		last = popup.Eval(ctx, check, &found)
+		if last == nil && found != "" {
+			return found
+		}
+		select {
+		case <-ctx.Done():
+			var where string
+			_ = popup.Eval(context.Background(), `location.href + " shows " + JSON.stringify(document.body?.innerText?.slice(0, 300))`, &where)
+			t.Fatalf("none of %v showed in the popup (last check: %v); it is at %s", selectors, last, where)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// jsArray is strs as a JavaScript array literal.
+func jsArray(strs []string) string {
+	b, _ := json.Marshal(strs)
+	return string(b)
 }
 
 // formCourier signs in natively as a browser would: it follows the
@@ -651,9 +675,7 @@ func (c *formCourier) do(ctx context.Context, method, u string, body io.Reader) 
 // step-up to the scope "admin", a logout that revokes the refresh token,
 // and a denied consent.
 func TestStackOIDCNative(t *testing.T) {
-	if runtimeMode() == "main" {
-		t.Skip("no runtime of the page is involved (package oauth natively, or the consent forms alone); runs in the auto pass")
-	}
+	onePass(t)
 	t.Parallel()
 	for _, st := range []stack{oidcProviderStack, hydraStack} {
 		t.Run(st.name, func(t *testing.T) {
@@ -675,7 +697,6 @@ func TestStackOIDCNative(t *testing.T) {
 				RedirectURL:         redirectURL,
 				ClientID:            clientIDOf(s.ClientOpts),
 				ClientName:          "mcpwasm stack test",
-				ApplicationType:     "web",
 				Registry:            reg,
 				Courier:             courier,
 				Store:               store,
@@ -877,13 +898,9 @@ func toolText(res *mcp.CallToolResult) string {
 // is then denied in the same browser context, where the login is remembered
 // and only the consent form is shown.
 func TestStackOIDCConsentBrowser(t *testing.T) {
-	if runtimeMode() == "main" {
-		t.Skip("no runtime of the page is involved (package oauth natively, or the consent forms alone); runs in the auto pass")
-	}
-	t.Parallel()
+	onePass(t)
 	for _, st := range []stack{oidcProviderStack, hydraStack} {
 		t.Run(st.name, func(t *testing.T) {
-			t.Parallel()
 			reg := oauth.NewRegistry()
 			page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path != "/oauth/callback.html" {
@@ -896,11 +913,6 @@ func TestStackOIDCConsentBrowser(t *testing.T) {
 			}))
 			t.Cleanup(page.Close)
 			s := st.start(t, page.URL)
-			bctx, cancelB := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext())
-			t.Cleanup(cancelB)
-			if err := chromedp.Do(bctx, chromedp.Navigate(page.URL+"/oauth/callback.html?blank")); err != nil {
-				t.Fatalf("opening the browser: %v", err)
-			}
 			for i, approve := range []bool{true, false} {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()
@@ -947,13 +959,16 @@ func TestStackOIDCConsentBrowser(t *testing.T) {
 				case <-ctx.Done():
 					t.Fatal("no authorization URL within 2 minutes")
 				}
-				tab, cancelTab := chromedp.NewContext(bctx)
-				if err := chromedp.Do(tab, chromedp.Navigate(authURL)); err != nil {
+				win, err := browser.NewWindow(ctx)
+				if err != nil {
+					t.Fatalf("opening a window: %v", err)
+				}
+				if err := win.Navigate(ctx, authURL); err != nil {
 					t.Fatalf("opening the authorization URL: %v", err)
 				}
-				s.Consent(t, tab, approve)
+				s.Consent(t, ctx, win, approve)
 				err = <-connected
-				cancelTab()
+				win.Close()
 				if approve && err != nil {
 					t.Fatalf("after approving in the browser: %v", err)
 				}
@@ -962,5 +977,15 @@ func TestStackOIDCConsentBrowser(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// onePass skips a test that involves no runtime of the page and no
+// engine's own behaviour (package oauth natively, or a stack's forms
+// alone) in every pass but Chromium's default runtime, where it runs.
+func onePass(t *testing.T) {
+	t.Helper()
+	if browser.Name() != "chromium" || runtimeMode() != "auto" {
+		t.Skipf("involves no runtime of the page and nothing engine-specific; runs in the chromium auto pass (this is %s %s)", browser.Name(), runtimeMode())
 	}
 }
