@@ -73,11 +73,11 @@ func (t *roundTripper) sendProbe(req *http.Request) (*http.Response, error) {
 	return t.guard.RoundTrip(again)
 }
 
-// headerMismatch reports whether resp is HTTP 400 with the JSON-RPC error
-// -32020 (header mismatch); its body is then closed, else left readable
-// from its start.
+// headerMismatch reports whether resp is HTTP 400 with a JSON body
+// carrying the JSON-RPC error -32020 (header mismatch); its body is then
+// closed, else left readable from its start.
 func headerMismatch(resp *http.Response) bool {
-	if resp.StatusCode != http.StatusBadRequest {
+	if resp.StatusCode != http.StatusBadRequest || mediaType(resp) != "application/json" {
 		return false
 	}
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, maxMismatchBody))

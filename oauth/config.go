@@ -29,10 +29,11 @@ type Config struct {
 	// ClientName is the client_name for dynamic registration.
 	ClientName string
 	// ApplicationType is the application_type of a dynamic registration
-	// (SEP-837, OpenID Connect Registration §2). Empty: "native" with a
-	// loopback or private-use-scheme redirect URI, which only a native
-	// client may register (a page served from http loopback during
-	// development), else "web" (a page on https).
+	// (SEP-837, OpenID Connect Registration §2). Empty: "native" with an
+	// http loopback or private-use-scheme redirect URI (a page served from
+	// http loopback during development: §2 names such redirects for native
+	// clients, and some servers, Better Auth among them, take them from no
+	// other kind), else "web" (a page on https).
 	ApplicationType string
 	// Scopes, when set, replaces the scopes discovered from the challenge
 	// and the resource metadata.

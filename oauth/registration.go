@@ -54,7 +54,7 @@ func (h *Handler) resolveClient(ctx context.Context, d *discovery, scopes []stri
 	// A public client has no secret to expire: whatever
 	// client_secret_expires_at said, it is reused.
 	expired := reg != nil && reg.ClientSecret != "" && !reg.SecretExpiry.IsZero() && !h.now().Before(reg.SecretExpiry)
-	narrow := reg != nil && !subset(scopes, reg.Scopes)
+	narrow := reg != nil && widens(asm, reg.Scopes, scopes)
 	if reg == nil || expired || narrow {
 		want := registrationScopes(d, scopes)
 		if narrow {
@@ -80,6 +80,26 @@ func registrationScopes(d *discovery, scopes []string) []string {
 		}
 	}
 	return out
+}
+
+// maxRegisteredScopes bounds the scopes a registration asks for, so
+// that a resource naming new scopes does not grow it without end.
+const maxRegisteredScopes = 32
+
+// widens reports whether a sign-in asking for scopes needs a registration
+// wider than one that asked for registered: only for scopes the
+// authorization server lists as supported (when it lists any), so a
+// resource server naming scopes the AS does not know costs no new
+// client, and only while the registration stays within
+// maxRegisteredScopes.
+func widens(asm *oauthex.AuthServerMeta, registered, scopes []string) bool {
+	var need []string
+	for _, s := range scopes {
+		if sup := asm.ScopesSupported; len(sup) == 0 || slices.Contains(sup, s) {
+			need = append(need, s)
+		}
+	}
+	return !subset(need, registered) && len(union(registered, need)) <= maxRegisteredScopes
 }
 
 // subset reports whether every scope of a is in b.
@@ -122,10 +142,11 @@ func noRegistration(asm *oauthex.AuthServerMeta) error {
 // register registers a new client (RFC 7591) asking for scopes, checks
 // the answer and caches it. A server that refuses the client's metadata
 // while it asked for scopes is asked once more without them (RFC 7591
-// §2: the server then registers its default set), for servers that take
+// §2: a server may then register a default set), for servers that take
 // no scope at registration.
 func (h *Handler) register(ctx context.Context, asm *oauthex.AuthServerMeta, scopes []string) (*ClientRegistration, error) {
 	meta := h.registrationMetadata(asm, scopes)
+	asked := meta.Scope
 	resp, err := registerClient(ctx, h.cfg.HTTPClient, asm.RegistrationEndpoint, meta)
 	if err != nil && meta.Scope != "" && refusedMetadata(err) && ctx.Err() == nil {
 		meta.Scope = ""
@@ -135,7 +156,7 @@ func (h *Handler) register(ctx context.Context, asm *oauthex.AuthServerMeta, sco
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, refusalWithFix(err, meta)
+		return nil, refusalWithFix(err, meta, asked)
 	}
 	reg, err := acceptRegistration(resp, meta.TokenEndpointAuthMethod, asm.RegistrationEndpoint)
 	if err != nil {
@@ -149,16 +170,19 @@ func (h *Handler) register(ctx context.Context, asm *oauthex.AuthServerMeta, sco
 }
 
 // refusedMetadata reports whether err is a registration endpoint's
-// refusal of the client's metadata as a whole (RFC 7591 §3.2.2), which
-// the scope asked for may have caused.
+// refusal that the scope asked for may have caused: the client's metadata
+// as a whole (RFC 7591 §3.2.2 invalid_client_metadata), or invalid_scope,
+// which servers answer too though §3.2.2 does not name it.
 func refusedMetadata(err error) bool {
 	var se *ServerError
 	return errors.As(err, &se) && (se.ErrorCode == "invalid_client_metadata" || se.ErrorCode == "invalid_scope")
 }
 
-// refusalWithFix adds to a registration endpoint's refusal which field of
-// this client's metadata it concerns and what the embedder can change.
-func refusalWithFix(err error, meta *oauthex.ClientRegistrationMetadata) error {
+// refusalWithFix adds to a registration endpoint's refusal of meta which
+// field of this client's metadata it concerns and what the embedder can
+// change; asked is the scope the first request asked for (meta's is ""
+// when the refusal came to the request sent again without it).
+func refusalWithFix(err error, meta *oauthex.ClientRegistrationMetadata, asked string) error {
 	var e *Error
 	var se *ServerError
 	if !errors.As(err, &e) || !errors.As(err, &se) {
@@ -170,7 +194,11 @@ func refusalWithFix(err error, meta *oauthex.ClientRegistrationMetadata) error {
 	case "invalid_redirect_uri":
 		fix = fmt.Sprintf("it refused the redirect URI %s, sent with application_type %q: serve the page (and its callback page) from an origin this server accepts (https, or http on loopback for a \"native\" client), or register a client with the server and pass its clientId", redirect, meta.ApplicationType)
 	case "invalid_client_metadata", "invalid_scope":
-		fix = fmt.Sprintf("it refused this client's metadata (application_type %q, redirect URI %s, token_endpoint_auth_method %q, grant_types %q, scope %q): register a client with the server and pass its clientId", meta.ApplicationType, redirect, meta.TokenEndpointAuthMethod, strings.Join(meta.GrantTypes, " "), sanitize(meta.Scope))
+		scope := fmt.Sprintf("scope %q", sanitize(asked))
+		if asked != meta.Scope {
+			scope = fmt.Sprintf("scope %q, and again without a scope", sanitize(asked))
+		}
+		fix = fmt.Sprintf("it refused this client's metadata (application_type %q, redirect URI %s, token_endpoint_auth_method %q, grant_types %q, %s): register a client with the server and pass its clientId", meta.ApplicationType, redirect, meta.TokenEndpointAuthMethod, strings.Join(meta.GrantTypes, " "), scope)
 	default:
 		return err
 	}
@@ -214,9 +242,10 @@ func (h *Handler) registrationMetadata(asm *oauthex.AuthServerMeta, scopes []str
 	}
 }
 
-// applicationType is Config.ApplicationType, or "native" with a
-// loopback or private-use-scheme redirect URI (RFC 8252 §7.1, §7.3) and
-// "web" otherwise (OpenID Connect Registration §2).
+// applicationType is Config.ApplicationType, or "native" with an http
+// loopback or a private-use-scheme redirect URI (RFC 8252 §7.1, §7.3;
+// OpenID Connect Registration §2 names these for native clients) and
+// "web" otherwise.
 func (h *Handler) applicationType() string {
 	if h.cfg.ApplicationType != "" {
 		return h.cfg.ApplicationType
@@ -225,7 +254,7 @@ func (h *Handler) applicationType() string {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return "native"
 	}
-	if isLoopback(u.Hostname()) {
+	if u.Scheme == "http" && isLoopback(u.Hostname()) {
 		return "native"
 	}
 	return "web"

@@ -27,10 +27,9 @@ func TestPublicClientRegistrationReusedDespiteSecretExpiry(t *testing.T) {
 }
 
 // TestApplicationType (SEP-837): every dynamic registration says what
-// kind of client registers: what the host says, otherwise "native" for a
-// loopback or private-use-scheme redirect URI (a page on http loopback
-// during development too: OpenID Connect Registration §2 lets only a
-// native client register one) and "web" for another https one.
+// kind of client registers: what the host says, otherwise "native" for an
+// http loopback or private-use-scheme redirect URI (a page on http
+// loopback during development too) and "web" for an https one.
 func TestApplicationType(t *testing.T) {
 	tests := []struct {
 		name, appType, redirect, want string
@@ -38,6 +37,7 @@ func TestApplicationType(t *testing.T) {
 		{"loopback redirect", "", "http://127.0.0.1:9/callback", "native"},
 		{"private-use scheme", "", "com.example.app:/oauth/callback", "native"},
 		{"https redirect", "", "https://app.example/callback", "web"},
+		{"https loopback redirect", "", "https://localhost:8443/oauth/callback.html", "web"},
 		{"browser page", "web", "https://app.example/oauth/callback.html", "web"},
 		{"native, said so", "native", "https://app.example/callback", "native"},
 	}
@@ -171,5 +171,41 @@ func TestRegistrationRefusalNamesTheFix(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRegistrationScopesListedByTheServer: a registration asks for the
+// resource's other scopes only where the authorization server lists them,
+// and a scope the server does not list costs no new registration.
+func TestRegistrationScopesListedByTheServer(t *testing.T) {
+	e := newEnv(t)
+	e.rs.prm = func(m map[string]any) { m["scopes_supported"] = []string{"read", "write", "unlisted"} }
+	var asked []string
+	e.as.regRefuse = func(m map[string]any) string {
+		s, _ := m["scope"].(string)
+		asked = append(asked, s)
+		return ""
+	}
+	for _, scopes := range [][]string{{"read"}, {"read", "unlisted"}, {"read", "other"}} {
+		h := e.handler(t, func(c *Config) { c.Scopes = scopes })
+		if err := h.Login(context.Background()); err != nil {
+			t.Fatalf("Login with %v: %v", scopes, err)
+		}
+	}
+	if want := []string{"read write"}; !slices.Equal(asked, want) {
+		t.Errorf("registrations asked for scopes %q; want %q", asked, want)
+	}
+}
+
+// TestRegistrationRedirectRefusalNotRetried: a refused redirect URI is
+// not a scope's fault: no second registration request.
+func TestRegistrationRedirectRefusalNotRetried(t *testing.T) {
+	e := newEnv(t)
+	e.as.regRefuse = func(map[string]any) string { return "invalid_redirect_uri" }
+	if err := e.handler(t, func(c *Config) { c.Scopes = []string{"read"} }).Login(context.Background()); err == nil {
+		t.Fatal("Login succeeded; want registration_failed")
+	}
+	if got := e.as.req.get("/register"); got != 1 {
+		t.Errorf("registration requests = %d; want 1", got)
 	}
 }

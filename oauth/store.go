@@ -68,6 +68,8 @@ type ClientRegistration struct {
 	// "scope"), or the ones the sign-in needed when the server took none:
 	// a sign-in that needs a scope outside them registers again, since an
 	// authorization server may hold a client to the scopes it registered.
+	// A record without them (from a build before they were kept) is
+	// replaced by the first sign-in that asks for a scope.
 	Scopes []string
 }
 
