@@ -54,7 +54,7 @@ func (h *Handler) resolveClient(ctx context.Context, d *discovery, scopes []stri
 	// A public client has no secret to expire: whatever
 	// client_secret_expires_at said, it is reused.
 	expired := reg != nil && reg.ClientSecret != "" && !reg.SecretExpiry.IsZero() && !h.now().Before(reg.SecretExpiry)
-	narrow := reg != nil && widens(asm, reg.Scopes, scopes)
+	narrow := reg != nil && widens(reg.Scopes, scopes)
 	if reg == nil || expired || narrow {
 		want := registrationScopes(d, scopes)
 		if narrow {
@@ -87,19 +87,12 @@ func registrationScopes(d *discovery, scopes []string) []string {
 const maxRegisteredScopes = 32
 
 // widens reports whether a sign-in asking for scopes needs a registration
-// wider than one that asked for registered: only for scopes the
-// authorization server lists as supported (when it lists any), so a
-// resource server naming scopes the AS does not know costs no new
-// client, and only while the registration stays within
-// maxRegisteredScopes.
-func widens(asm *oauthex.AuthServerMeta, registered, scopes []string) bool {
-	var need []string
-	for _, s := range scopes {
-		if sup := asm.ScopesSupported; len(sup) == 0 || slices.Contains(sup, s) {
-			need = append(need, s)
-		}
-	}
-	return !subset(need, registered) && len(union(registered, need)) <= maxRegisteredScopes
+// wider than one that asked for registered, while the registration stays
+// within maxRegisteredScopes: an authorization server may not list the
+// scopes it holds a client to (Hydra lists only its own), and a resource
+// naming new scopes on every sign-in costs at most that many.
+func widens(registered, scopes []string) bool {
+	return !subset(scopes, registered) && len(union(registered, scopes)) <= maxRegisteredScopes
 }
 
 // subset reports whether every scope of a is in b.

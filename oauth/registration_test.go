@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -174,9 +175,11 @@ func TestRegistrationRefusalNamesTheFix(t *testing.T) {
 	}
 }
 
-// TestRegistrationScopesListedByTheServer: a registration asks for the
-// resource's other scopes only where the authorization server lists them,
-// and a scope the server does not list costs no new registration.
+// TestRegistrationScopesListedByTheServer: a first registration asks for
+// the resource's other scopes only where the authorization server lists
+// them; a resource that names a new scope on every sign-in costs new
+// registrations only until the registration would ask for more than
+// maxRegisteredScopes.
 func TestRegistrationScopesListedByTheServer(t *testing.T) {
 	e := newEnv(t)
 	e.rs.prm = func(m map[string]any) { m["scopes_supported"] = []string{"read", "write", "unlisted"} }
@@ -186,14 +189,22 @@ func TestRegistrationScopesListedByTheServer(t *testing.T) {
 		asked = append(asked, s)
 		return ""
 	}
-	for _, scopes := range [][]string{{"read"}, {"read", "unlisted"}, {"read", "other"}} {
+	login := func(scopes ...string) {
+		t.Helper()
 		h := e.handler(t, func(c *Config) { c.Scopes = scopes })
 		if err := h.Login(context.Background()); err != nil {
 			t.Fatalf("Login with %v: %v", scopes, err)
 		}
 	}
+	login("read")
 	if want := []string{"read write"}; !slices.Equal(asked, want) {
-		t.Errorf("registrations asked for scopes %q; want %q", asked, want)
+		t.Fatalf("the first registration asked for %q; want %q", asked, want)
+	}
+	for i := range 2 * maxRegisteredScopes {
+		login("read", fmt.Sprintf("new%d", i))
+	}
+	if got, want := len(asked), maxRegisteredScopes-1; got != want {
+		t.Errorf("registrations = %d; want %d (until one would ask for more than %d scopes)", got, want, maxRegisteredScopes)
 	}
 }
 
