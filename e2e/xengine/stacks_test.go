@@ -162,12 +162,14 @@ func TestStacks(t *testing.T) {
 						t.Skipf("runs in the default runtime's pass only; this pass (%s) runs %s", runtimeMode(), everyPassSteps())
 					}
 					r.w.t = t
-					defer func() { r.w.t = w.t }()
+					defer func() {
+						r.w.t = w.t
+						if t.Failed() {
+							r.failed = true
+							t.Logf("%s's later steps are not run: they depend on this one", r.name)
+						}
+					}()
 					s.run(t, r)
-					if t.Failed() {
-						r.failed = true
-						t.Logf("%s's later steps are not run: they depend on this one", r.name)
-					}
 				})
 			}
 		}
