@@ -95,14 +95,15 @@ func relayFallback(t *testing.T, ac devserver.AuthConfig) {
 	if second != "connected" {
 		t.Errorf("a second client of the server with the relay: %s; want connected with the stored grant", second)
 	}
-	// The browser reports each refused direct attempt itself (Firefox as
-	// a console error): that is what fallback costs. Nothing else may fail.
+	// The browser reports each refused direct attempt itself (Chromium
+	// and Firefox as a console error): that is what fallback costs.
+	// Nothing else may fail.
 	errs, err := w.win.Errors(w.ctx)
 	if err != nil {
 		t.Fatalf("reading the page's errors: %v", err)
 	}
 	for _, e := range pageErrors(errs) {
-		if !strings.Contains(e, "Cross-Origin Request Blocked") {
+		if !corsRefusal(e) {
 			t.Errorf("page error: %s", e)
 		}
 	}
@@ -221,4 +222,10 @@ func TestRelayInAnEntryStaysOnThePagesOrigin(t *testing.T) {
 			t.Errorf("the server got a request: %s", l)
 		}
 	}
+}
+
+// corsRefusal reports whether a page error is the browser's own report of
+// a request CORS refused, as Chromium and Firefox word it.
+func corsRefusal(e string) bool {
+	return strings.Contains(e, "Cross-Origin Request Blocked") || strings.Contains(e, "has been blocked by CORS policy")
 }
