@@ -107,26 +107,15 @@ func TestRegistrationResponseShapes(t *testing.T) {
 // them registers once more, asking for both, and then reuses that.
 func TestRegistrationScope(t *testing.T) {
 	e := newEnv(t)
-	var asked []string
-	e.as.regRefuse = func(m map[string]any) string {
-		s, _ := m["scope"].(string)
-		asked = append(asked, s)
-		return ""
-	}
-	login := func(scopes ...string) {
-		t.Helper()
-		h := e.handler(t, func(c *Config) { c.Scopes = scopes })
-		if err := h.Login(context.Background()); err != nil {
-			t.Fatalf("Login with %v: %v", scopes, err)
-		}
-	}
+	asked := e.registeredScopes()
+	login := func(scopes ...string) { t.Helper(); e.loginWith(t, scopes...) }
 	login("read")
 	login("read")
 	login("read", "write")
 	login("write")
 	want := []string{"read", "read write"}
-	if !slices.Equal(asked, want) {
-		t.Errorf("registrations asked for scopes %q; want %q", asked, want)
+	if !slices.Equal(*asked, want) {
+		t.Errorf("registrations asked for scopes %q; want %q", *asked, want)
 	}
 }
 
@@ -183,27 +172,16 @@ func TestRegistrationRefusalNamesTheFix(t *testing.T) {
 func TestRegistrationScopesListedByTheServer(t *testing.T) {
 	e := newEnv(t)
 	e.rs.prm = func(m map[string]any) { m["scopes_supported"] = []string{"read", "write", "unlisted"} }
-	var asked []string
-	e.as.regRefuse = func(m map[string]any) string {
-		s, _ := m["scope"].(string)
-		asked = append(asked, s)
-		return ""
-	}
-	login := func(scopes ...string) {
-		t.Helper()
-		h := e.handler(t, func(c *Config) { c.Scopes = scopes })
-		if err := h.Login(context.Background()); err != nil {
-			t.Fatalf("Login with %v: %v", scopes, err)
-		}
-	}
+	asked := e.registeredScopes()
+	login := func(scopes ...string) { t.Helper(); e.loginWith(t, scopes...) }
 	login("read")
-	if want := []string{"read write"}; !slices.Equal(asked, want) {
-		t.Fatalf("the first registration asked for %q; want %q", asked, want)
+	if want := []string{"read write"}; !slices.Equal(*asked, want) {
+		t.Fatalf("the first registration asked for %q; want %q", *asked, want)
 	}
 	for i := range 2 * maxRegisteredScopes {
 		login("read", fmt.Sprintf("new%d", i))
 	}
-	if got, want := len(asked), maxRegisteredScopes-1; got != want {
+	if got, want := len(*asked), maxRegisteredScopes-1; got != want {
 		t.Errorf("registrations = %d; want %d (until one would ask for more than %d scopes)", got, want, maxRegisteredScopes)
 	}
 }
@@ -218,5 +196,24 @@ func TestRegistrationRedirectRefusalNotRetried(t *testing.T) {
 	}
 	if got := e.as.req.get("/register"); got != 1 {
 		t.Errorf("registration requests = %d; want 1", got)
+	}
+}
+
+// registeredScopes records the scope each registration request asks for.
+func (e *env) registeredScopes() *[]string {
+	var asked []string
+	e.as.regRefuse = func(m map[string]any) string {
+		s, _ := m["scope"].(string)
+		asked = append(asked, s)
+		return ""
+	}
+	return &asked
+}
+
+// loginWith signs in with a handler of e configured with scopes.
+func (e *env) loginWith(t *testing.T, scopes ...string) {
+	t.Helper()
+	if err := e.handler(t, func(c *Config) { c.Scopes = scopes }).Login(context.Background()); err != nil {
+		t.Fatalf("Login with %v: %v", scopes, err)
 	}
 }
