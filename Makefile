@@ -5,7 +5,7 @@ GO        ?= go
 GOROOT    := $(shell $(GO) env GOROOT)
 VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 WASM      := web/mcp.wasm
-# The build tags of mcp.wasm (internal/webbuild.Tags, which the tests and the
+# The build tags of mcp.wasm (devkit/webbuild.Tags, which the tests and the
 # bench build with): nethttpomithttp2 leaves out net/http's HTTP/2 client,
 # which the module never runs (every request goes through the browser's fetch).
 WASMTAGS  := nethttpomithttp2
@@ -28,11 +28,11 @@ build: $(WASM) web/wasm_exec.js web/wasmurl.js
 
 # mcp-<hash>.wasm (and its .gz, .br): the module under a name that changes
 # with its content, served as immutable; wasmurl.js tells mcp.js that name.
-web/wasmurl.js: $(WASM) internal/webbuild/hashname.go internal/hashname/hashname.go
+web/wasmurl.js: $(WASM) devkit/webbuild/hashname.go devkit/hashname/hashname.go
 	$(GO) run ./cmd/npmdist -stamp web
 
 # Go's wasm_exec.js as an ES module that exports Go and sets no global.
-web/wasm_exec.js: $(GOROOT)/lib/wasm/wasm_exec.js internal/webbuild/webbuild.go
+web/wasm_exec.js: $(GOROOT)/lib/wasm/wasm_exec.js devkit/webbuild/webbuild.go
 	$(GO) run ./cmd/npmdist -wasm-exec $@
 
 ## dist: the npm package in dist/npm/ (package.json, the modules and their types, mcp-<hash>.wasm with .br/.gz,

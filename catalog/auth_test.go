@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpwasm/mcpwasm/internal/authtest"
+	"github.com/mcpwasm/mcpwasm/devkit/authtest"
 	"github.com/mcpwasm/mcpwasm/mcpclient"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/mcpwasm/mcpwasm/oauth"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpwasm/mcpwasm/internal/cors"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
 )
 
 // Implementation name and version the demo server reports.

@@ -34,6 +34,6 @@
 //
 // [Handler] serves the server over HTTP: Streamable HTTP at /mcp and the
 // 2024-11-05 HTTP+SSE transport at /sse, behind the CORS middleware of
-// internal/cors. [ProtectedHandler] puts it behind OAuth (bearer tokens,
+// demo/cors. [ProtectedHandler] puts it behind OAuth (bearer tokens,
 // or with [Protection.DPoP] DPoP-bound tokens with proofs and nonces).
 package demo

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
-	"github.com/mcpwasm/mcpwasm/internal/dpopcheck"
+	"github.com/mcpwasm/mcpwasm/demo/dpopcheck"
 )
 
 // ExtraDPoPKey is the key of auth.TokenInfo.Extra under which a

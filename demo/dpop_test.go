@@ -15,8 +15,8 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
-	"github.com/mcpwasm/mcpwasm/internal/authtest"
-	"github.com/mcpwasm/mcpwasm/internal/dpopcheck"
+	"github.com/mcpwasm/mcpwasm/demo/dpopcheck"
+	"github.com/mcpwasm/mcpwasm/devkit/authtest"
 	"github.com/mcpwasm/mcpwasm/internal/jws"
 )
 

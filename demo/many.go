@@ -12,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpwasm/mcpwasm/internal/cors"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
 )
 
 // ManyOptions configure [ManyHandler].

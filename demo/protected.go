@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/mcpwasm/mcpwasm/internal/cors"
-	"github.com/mcpwasm/mcpwasm/internal/dpopcheck"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
+	"github.com/mcpwasm/mcpwasm/demo/dpopcheck"
 )
 
 // ProtectedResourceMetadataPath is the RFC 9728 well-known prefix. The

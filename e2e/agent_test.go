@@ -11,9 +11,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
 	"github.com/mcpwasm/mcpwasm/demo/model"
-	"github.com/mcpwasm/mcpwasm/internal/cors"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
 // startModel serves the scripted stand-in model on its own origin and

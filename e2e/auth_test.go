@@ -15,8 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 	"github.com/mcpwasm/mcpwasm/e2e/internal/respstatus"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
 // startLogin creates window.c for the MCP server and starts c.authorize()

@@ -18,7 +18,7 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
 // demoEnv is what `make run` starts, on loopback ports of the test's

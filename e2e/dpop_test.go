@@ -10,8 +10,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 	"github.com/mcpwasm/mcpwasm/e2e/internal/respstatus"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
 // mcpSeen is one request the demo MCP server answered: the scheme of its

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/demo"
-	"github.com/mcpwasm/mcpwasm/internal/hostile"
-	"github.com/mcpwasm/mcpwasm/internal/webserve"
+	"github.com/mcpwasm/mcpwasm/devkit/hostile"
+	"github.com/mcpwasm/mcpwasm/devkit/webserve"
 )
 
 // hostileEnv is a page (recorded) with mcp.js loaded, an attacker origin

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
-	"github.com/mcpwasm/mcpwasm/internal/hostile"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/hostile"
 )
 
 // tamperRegister rewrites the AS's dynamic client registration responses.

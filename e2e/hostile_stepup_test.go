@@ -12,8 +12,8 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
-	"github.com/mcpwasm/mcpwasm/internal/cors"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
 // callInGesture is a person clicking the app's "call the tool" button: the

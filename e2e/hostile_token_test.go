@@ -10,8 +10,8 @@ import (
 	"unicode"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
-	"github.com/mcpwasm/mcpwasm/internal/hostile"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/hostile"
 )
 
 // xssPayload is markup that, if any page inserted it as HTML, would set

@@ -14,8 +14,8 @@ import (
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
 	"github.com/mcpwasm/mcpwasm/demo/idp"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
-	"github.com/mcpwasm/mcpwasm/internal/webserve"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/webserve"
 )
 
 // idjagEnv is enterprise-managed authorization end to end, each on its own

@@ -22,10 +22,10 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/demo"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
-	"github.com/mcpwasm/mcpwasm/internal/headless"
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
-	"github.com/mcpwasm/mcpwasm/internal/webserve"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/headless"
+	"github.com/mcpwasm/mcpwasm/devkit/webbuild"
+	"github.com/mcpwasm/mcpwasm/devkit/webserve"
 )
 
 var (

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
-	"github.com/mcpwasm/mcpwasm/internal/npmapp"
+	"github.com/mcpwasm/mcpwasm/devkit/npmapp"
 )
 
 // npmBuild is the npm package as a user gets it and the example app built

@@ -12,9 +12,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/mcpwasm/mcpwasm/internal/npmapp"
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
-	"github.com/mcpwasm/mcpwasm/internal/webserve"
+	"github.com/mcpwasm/mcpwasm/devkit/npmapp"
+	"github.com/mcpwasm/mcpwasm/devkit/webbuild"
+	"github.com/mcpwasm/mcpwasm/devkit/webserve"
 )
 
 // TestNpmPackage checks the package.json of the installed tarball: what a

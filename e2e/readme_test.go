@@ -17,9 +17,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mcpwasm/mcpwasm/devkit/webbuild"
+	"github.com/mcpwasm/mcpwasm/devkit/webserve"
 	"github.com/mcpwasm/mcpwasm/e2e/internal/respstatus"
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
-	"github.com/mcpwasm/mcpwasm/internal/webserve"
 )
 
 // The README's snippets are tested as a reader pastes them: each sits

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpwasm/mcpwasm/internal/authtest"
+	"github.com/mcpwasm/mcpwasm/devkit/authtest"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpwasm/mcpwasm/internal/authtest"
+	"github.com/mcpwasm/mcpwasm/devkit/authtest"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/hostile"
+	"github.com/mcpwasm/mcpwasm/devkit/hostile"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 

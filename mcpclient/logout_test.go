@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
-	"github.com/mcpwasm/mcpwasm/internal/authtest"
+	"github.com/mcpwasm/mcpwasm/devkit/authtest"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/mcpwasm/mcpwasm/oauth"
 )

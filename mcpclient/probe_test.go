@@ -19,7 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpwasm/mcpwasm/internal/authtest"
+	"github.com/mcpwasm/mcpwasm/devkit/authtest"
 )
 
 // wireLog records, in the order the server answers them, the requests a

@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpwasm/mcpwasm/demo"
-	"github.com/mcpwasm/mcpwasm/internal/faultrig"
+	"github.com/mcpwasm/mcpwasm/devkit/faultrig"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 

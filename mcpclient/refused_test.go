@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
-	"github.com/mcpwasm/mcpwasm/internal/authtest"
+	"github.com/mcpwasm/mcpwasm/devkit/authtest"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/mcpwasm/mcpwasm/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"

@@ -17,7 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpwasm/mcpwasm/internal/authtest"
+	"github.com/mcpwasm/mcpwasm/devkit/authtest"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/mcpwasm/mcpwasm/oauth"
 )

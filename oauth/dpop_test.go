@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/dpopcheck"
+	"github.com/mcpwasm/mcpwasm/demo/dpopcheck"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 

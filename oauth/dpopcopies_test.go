@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpwasm/mcpwasm/internal/dpopcheck"
+	"github.com/mcpwasm/mcpwasm/demo/dpopcheck"
 )
 
 // copyingKeys keeps copies of the keys of stored, as the browser's keep

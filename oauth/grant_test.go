@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/dpopcheck"
+	"github.com/mcpwasm/mcpwasm/demo/dpopcheck"
 	"github.com/mcpwasm/mcpwasm/internal/jws"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/modelcontextprotocol/go-sdk/auth"

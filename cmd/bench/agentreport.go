@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
+	"github.com/mcpwasm/mcpwasm/devkit/webbuild"
 )
 
 // agentSectionTitle starts the scenario's section of the report; a run

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"github.com/mcpwasm/mcpwasm/internal/headless"
+	"github.com/mcpwasm/mcpwasm/devkit/headless"
 )
 
 //go:embed pages/harness.js

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
+	"github.com/mcpwasm/mcpwasm/devkit/webbuild"
 )
 
 // wasmFlags are the build flags of `make build` (Makefile WASMFLAGS) but

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
+	"github.com/mcpwasm/mcpwasm/devkit/webbuild"
 	"sort"
 	"strings"
 )

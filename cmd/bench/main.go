@@ -34,7 +34,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
+	"github.com/mcpwasm/mcpwasm/devkit/webbuild"
 )
 
 //go:embed pages

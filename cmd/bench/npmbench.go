@@ -19,9 +19,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/demo"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
-	"github.com/mcpwasm/mcpwasm/internal/npmapp"
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/npmapp"
+	"github.com/mcpwasm/mcpwasm/devkit/webbuild"
 )
 
 // The npm scenario (-only npm runs it alone): what an app built from the

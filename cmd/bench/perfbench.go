@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpwasm/mcpwasm/demo"
-	"github.com/mcpwasm/mcpwasm/internal/cors"
-	"github.com/mcpwasm/mcpwasm/internal/hashname"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
+	"github.com/mcpwasm/mcpwasm/devkit/hashname"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"

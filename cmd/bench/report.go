@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
+	"github.com/mcpwasm/mcpwasm/devkit/webbuild"
 	"math"
 	"os/exec"
 	"runtime"

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpwasm/mcpwasm/demo"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
 	"github.com/mcpwasm/mcpwasm/demo/model"
-	"github.com/mcpwasm/mcpwasm/internal/cors"
 )
 
 // counter counts the requests an origin receives, by kind: discovery,

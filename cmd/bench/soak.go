@@ -18,14 +18,14 @@ import (
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
 	"github.com/mcpwasm/mcpwasm/demo/model"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
-	"github.com/mcpwasm/mcpwasm/internal/faultrig"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/faultrig"
 )
 
 // The soak scenario (-only soak runs it alone; -soak-duration 0 leaves it
 // out of a full run): five demo MCP servers, two of them behind sign-in
 // with the demo authorization server and short-lived tokens, each behind
-// a Toxiproxy proxy (internal/faultrig); three tabs of one page (runtime
+// a Toxiproxy proxy (devkit/faultrig); three tabs of one page (runtime
 // auto: one SharedWorker in Chromium), each with a catalog of the five
 // and a Go agent that runs a turn every few seconds against the scripted
 // stand-in model, one call per server a turn; faults injected at random

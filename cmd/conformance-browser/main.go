@@ -12,7 +12,7 @@
 // "auth_required"/"popup_blocked" authorize() from a user gesture (the
 // suite's authorization endpoint redirects the popup straight to our
 // oauth/callback.html, whose relay completes the flow), then the scenario's
-// steps (internal/confsteps: listTools(), callTool(), listResources(), …),
+// steps (devkit/confsteps: listTools(), callTool(), listResources(), …),
 // each from a user gesture as a click would, so a step-up popup may open.
 // It exits 0 on success and 1 with the error on failure.
 //
@@ -49,10 +49,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 
-	"github.com/mcpwasm/mcpwasm/internal/confsteps"
-	"github.com/mcpwasm/mcpwasm/internal/headless"
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
-	"github.com/mcpwasm/mcpwasm/internal/webserve"
+	"github.com/mcpwasm/mcpwasm/devkit/confsteps"
+	"github.com/mcpwasm/mcpwasm/devkit/headless"
+	"github.com/mcpwasm/mcpwasm/devkit/webbuild"
+	"github.com/mcpwasm/mcpwasm/devkit/webserve"
 )
 
 // cimdURL is the client ID metadata document URL the suite's basic-cimd

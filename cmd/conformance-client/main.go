@@ -6,7 +6,7 @@
 // Its Courier GETs the authorization URL without following the redirect
 // and delivers the Location header to the flow registry, as a browser's
 // callback page would. After connecting it performs the scenario's steps
-// (internal/confsteps), accepting every elicitation.
+// (devkit/confsteps), accepting every elicitation.
 package main
 
 import (
@@ -23,7 +23,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/confsteps"
+	"github.com/mcpwasm/mcpwasm/devkit/confsteps"
 	"github.com/mcpwasm/mcpwasm/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

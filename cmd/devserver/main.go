@@ -32,7 +32,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
 func main() {

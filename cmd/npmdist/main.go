@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
+	"github.com/mcpwasm/mcpwasm/devkit/webbuild"
 )
 
 func main() {

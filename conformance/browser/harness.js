@@ -85,7 +85,7 @@ window.harness = {
     return { names: listed.map((t) => t.name) };
   }),
   callTool: (name, args) => step(`callTool ${name}`, () => client.callTool(name, args ?? {}, { timeoutMs: 20000 })),
-  /** One step of internal/confsteps: { op, name, args, schemaOf }. */
+  /** One step of devkit/confsteps: { op, name, args, schemaOf }. */
   do: (s) => {
     switch (s.op) {
       case "listTools":

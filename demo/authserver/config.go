@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/cors"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
 )
 
 // Scopes of the demo. [ScopeTools] is what a client needs to use the demo

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/mcpwasm/mcpwasm/internal/dpopcheck"
+	"github.com/mcpwasm/mcpwasm/demo/dpopcheck"
 )
 
 // TokenTypeDPoP is the token_type of DPoP-bound tokens (RFC 9449 §5).

@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/cors"
-	"github.com/mcpwasm/mcpwasm/internal/dpopcheck"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
+	"github.com/mcpwasm/mcpwasm/demo/dpopcheck"
 )
 
 // Endpoint paths, relative to the issuer.

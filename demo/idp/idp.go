@@ -39,7 +39,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/cors"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
 	"github.com/mcpwasm/mcpwasm/internal/jws"
 )
 

@@ -5,7 +5,7 @@
 //
 // Endpoints: POST /v1/chat/completions (streamed with "stream": true, as
 // server-sent events, or as one JSON completion) and GET /v1/models, behind
-// the CORS middleware of internal/cors so that a page on another origin can
+// the CORS middleware of demo/cors so that a page on another origin can
 // call it. The same script also answers in two other wire formats, written
 // from their API references: POST /v1/responses (the OpenAI Responses API:
 // named events from response.created to response.completed, a reasoning

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/cors"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
 )
 
 // ModelID is the one model the server lists and answers as.

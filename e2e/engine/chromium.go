@@ -17,7 +17,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
-	"github.com/mcpwasm/mcpwasm/internal/headless"
+	"github.com/mcpwasm/mcpwasm/devkit/headless"
 )
 
 // chromium drives headless Chromium over CDP with chromedp.

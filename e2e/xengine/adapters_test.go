@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpwasm/mcpwasm/demo/model"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
 // modelRequest is one request the stand-in received: its path, the

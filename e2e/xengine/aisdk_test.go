@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpwasm/mcpwasm/internal/npmapp"
+	"github.com/mcpwasm/mcpwasm/devkit/npmapp"
 )
 
 var (

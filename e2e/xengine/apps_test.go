@@ -12,8 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpwasm/mcpwasm/internal/cors"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
 // probeServer is a hostile MCP Apps server: its probe tool's view tries

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
 // busyWorld is newWorld with the dev server's busy switches (429, 503)

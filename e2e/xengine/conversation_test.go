@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpwasm/mcpwasm/demo/model"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
 // chatRequests records the stand-in model's chat requests.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
 // TestDPoPKeyReplacedInAnotherTab: a second tab proves possession with

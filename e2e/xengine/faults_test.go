@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/demo"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
-	"github.com/mcpwasm/mcpwasm/internal/faultrig"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/faultrig"
 )
 
 // faultWorld is newWorld with the protected demo MCP server behind a

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
 // TestRedirectPageWithoutCallback: the sign-in window comes back to a

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 	"github.com/mcpwasm/mcpwasm/e2e/engine"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
 // The tab and the clock (issue 29): a computer that slept past a token's

@@ -25,13 +25,13 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
 	"github.com/mcpwasm/mcpwasm/demo/model"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/npmapp"
+	"github.com/mcpwasm/mcpwasm/devkit/webbuild"
 	"github.com/mcpwasm/mcpwasm/e2e/engine"
 	"github.com/mcpwasm/mcpwasm/e2e/internal/respstatus"
-	"github.com/mcpwasm/mcpwasm/internal/cors"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
-	"github.com/mcpwasm/mcpwasm/internal/npmapp"
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
 )
 
 var (

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 	"github.com/mcpwasm/mcpwasm/hostpolicy"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
 	"github.com/mcpwasm/mcpwasm/jsapi"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
 // TestServerRefusesFreshToken (issue 29): right after a sign-in, the

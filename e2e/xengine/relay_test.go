@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
 // relayWorld is newWorld with the demo MCP server and authorization server

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 	"github.com/mcpwasm/mcpwasm/e2e/engine"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
 // TestLoadWithProgress: load() in a fresh window downloads the module

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/webserve"
 	"github.com/mcpwasm/mcpwasm/e2e/engine"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
-	"github.com/mcpwasm/mcpwasm/internal/webserve"
 )
 
 // A stack is a real authorization server and MCP server nobody here wrote

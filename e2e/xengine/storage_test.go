@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 	"github.com/mcpwasm/mcpwasm/e2e/engine"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
 // storageStatus is what mcp.storageStatus() resolved with.

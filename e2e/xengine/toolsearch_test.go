@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpwasm/mcpwasm/demo"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
 // TestCatalogAgentToolSearch: an agent turn over a catalog of 10 servers

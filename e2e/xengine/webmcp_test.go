@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 	"github.com/mcpwasm/mcpwasm/e2e/engine"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
 )
 
 // TestWebMCPBridge: the page's own WebMCP tools (document.modelContext)

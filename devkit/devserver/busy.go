@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/demo"
-	"github.com/mcpwasm/mcpwasm/internal/cors"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
 )
 
 // BusyConfig holds the switches that make the demo servers answer as

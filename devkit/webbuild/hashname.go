@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpwasm/mcpwasm/internal/hashname"
+	"github.com/mcpwasm/mcpwasm/devkit/hashname"
 )
 
 // WasmModule is the generated module mcp.js imports for the URL of the
@@ -145,7 +145,7 @@ func writeAtomic(dir, name string, b []byte) error {
 func WasmURLModule(name string) []byte {
 	pattern, _ := json.Marshal(hashname.Pattern) // a JS string literal
 	return []byte("// wasmurl.js: where mcp.js finds this build's WebAssembly module (written by\n" +
-		"// internal/webbuild; a content-hashed name is immutable, see docs/JSAPI.md).\n" +
+		"// devkit/webbuild; a content-hashed name is immutable, see docs/JSAPI.md).\n" +
 		"export const wasmURL = new URL(" + strconv.Quote("./"+name) + ", import.meta.url);\n" +
 		"/** Matches a module file name that carries the module's content hash (mcp-<hash>.wasm, also as a bundler renames it). */\n" +
 		"export const hashedName = new RegExp(" + string(pattern) + ");\n")

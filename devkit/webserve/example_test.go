@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing/fstest"
 
-	"github.com/mcpwasm/mcpwasm/internal/webserve"
+	"github.com/mcpwasm/mcpwasm/devkit/webserve"
 )
 
 func ExampleHandler() {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpwasm/mcpwasm/internal/hashname"
+	"github.com/mcpwasm/mcpwasm/devkit/hashname"
 )
 
 // TestStamp: the stamped name is the module's hash; only siblings that

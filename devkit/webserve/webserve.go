@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/hashname"
+	"github.com/mcpwasm/mcpwasm/devkit/hashname"
 )
 
 // An Option configures [Handler].

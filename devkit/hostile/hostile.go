@@ -19,7 +19,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpwasm/mcpwasm/internal/cors"
+	"github.com/mcpwasm/mcpwasm/demo/cors"
 )
 
 // Message is a JSON-RPC message as the scripted server receives it.

@@ -1,6 +1,6 @@
 // Package hashname is the one rule for content-hashed file names, shared by
-// the build that writes them (internal/webbuild) and the server that sends
-// them immutable (internal/webserve): a file named stem-<hex>.ext, where
+// the build that writes them (devkit/webbuild) and the server that sends
+// them immutable (devkit/webserve): a file named stem-<hex>.ext, where
 // the [HashLen] hex digits begin the SHA-256 of its bytes, never changes
 // under its name. A manifest beside it ([ManifestName], in sha256sum's
 // format) records the digests of its precompressed siblings, which the

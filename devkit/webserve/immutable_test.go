@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/hashname"
-	"github.com/mcpwasm/mcpwasm/internal/webserve"
+	"github.com/mcpwasm/mcpwasm/devkit/hashname"
+	"github.com/mcpwasm/mcpwasm/devkit/webserve"
 )
 
 // TestImmutable: a file named after its content's SHA-256 is cached for a

@@ -205,3 +205,44 @@ func TestImportsMatchTheArchitecture(t *testing.T) {
 		}
 	}
 }
+
+// TestTreeRunsOneWay: the product imports neither demo/ nor devkit/, and
+// demo/ does not import devkit/ (non-test imports, natively and as built
+// for the browser), so the dev and test harnesses can never become part of
+// what an embedder ships.
+func TestTreeRunsOneWay(t *testing.T) {
+	const module = "github.com/mcpwasm/mcpwasm/"
+	for _, env := range [][]string{nil, {"GOOS=js", "GOARCH=wasm"}} {
+		cmd := exec.Command("go", "list", "-e", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...")
+		cmd.Dir = repoRoot(t)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			f := strings.Fields(line)
+			pkg := strings.TrimPrefix(f[0], module)
+			var forbidden []string
+			switch {
+			case strings.HasPrefix(pkg, "cmd/"), strings.HasPrefix(pkg, "e2e"), strings.HasPrefix(pkg, "devkit/"):
+				continue
+			case strings.HasPrefix(pkg, "demo"):
+				forbidden = []string{"devkit/"}
+			default:
+				forbidden = []string{"devkit/", "demo"}
+			}
+			for _, imp := range f[1:] {
+				rel, ok := strings.CutPrefix(imp, module)
+				if !ok {
+					continue
+				}
+				for _, fb := range forbidden {
+					if strings.HasPrefix(rel, fb) {
+						t.Errorf("%s imports %s: the import graph runs product → demo → devkit, never back", pkg, rel)
+					}
+				}
+			}
+		}
+	}
+}

@@ -61,7 +61,7 @@ func WasmExec() ([]byte, error) {
 func WasmExecModule(script []byte) []byte {
 	var b strings.Builder
 	b.WriteString("// wasm_exec.js: Go's lib/wasm/wasm_exec.js as an ES module exporting Go (written by\n")
-	b.WriteString("// internal/webbuild; the original follows unchanged between the two marked lines).\n")
+	b.WriteString("// devkit/webbuild; the original follows unchanged between the two marked lines).\n")
 	b.WriteString("const hadGo = Object.prototype.hasOwnProperty.call(globalThis, \"Go\");\n")
 	b.WriteString("const previousGo = globalThis.Go;\n")
 	b.WriteString("// ---- begin Go's wasm_exec.js\n")

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwasm/mcpwasm/internal/webserve"
+	"github.com/mcpwasm/mcpwasm/devkit/webserve"
 )
 
 // base is the modification time of every original file in the fixture.

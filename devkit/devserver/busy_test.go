@@ -9,7 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/mcpwasm/mcpwasm/demo"
-	"github.com/mcpwasm/mcpwasm/internal/devserver"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
 // TestBusySwitch: the demo MCP server's switch answers the next n POSTs

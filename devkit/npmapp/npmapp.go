@@ -13,7 +13,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/mcpwasm/mcpwasm/internal/webbuild"
+	"github.com/mcpwasm/mcpwasm/devkit/webbuild"
 )
 
 // Build is the packed package and the app built from it, all under one
