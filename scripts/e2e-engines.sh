@@ -95,9 +95,32 @@ for engine in $engines; do
   done
   summary+=("$line")
 done
+
+# Every skip, with the reason the scenario gave where it skipped, grouped
+# by reason: a scenario that runs only somewhere says so in the summary.
+skips() {
+  awk -v pass="$1" '
+    /^ *=== (RUN|CONT|NAME|PAUSE) / { cur = $3; next }
+    /^ *--- SKIP: / { t = $3; print pass "\t" t "\t" (t in why ? why[t] : "(no reason given)"); next }
+    /^ *--- / { next }
+    /_test\.go:[0-9]+: / && cur != "" { l = $0; sub(/^ *[a-z_]+_test\.go:[0-9]+: /, "", l); why[cur] = l }
+  ' "$tmp/$1.log"
+}
+for engine in $engines; do
+  for mode in $modes; do skips "$engine.$mode"; done
+done >"$tmp/skips"
 echo
 echo "e2e-engines: $(( $(date +%s) - start ))s in all"
 printf '%s\n' "${summary[@]}"
+if [ -s "$tmp/skips" ]; then
+  echo "e2e-engines: skipped, by reason (pass: tests)"
+  awk -F'\t' '{
+      k = $3; if (!(k in n)) order[++m] = k
+      n[k]++; p = $1 ": " $2
+      if (n[k] <= 6) list[k] = list[k] (n[k] > 1 ? ", " : "") p
+    }
+    END { for (i = 1; i <= m; i++) { k = order[i]; printf "  %s\n    %d: %s%s\n", k, n[k], list[k], (n[k] > 6 ? ", …" : "") } }' "$tmp/skips" | cut -c1-400
+fi
 if [ "${#failures[@]}" -gt 0 ]; then
   echo "e2e-engines: what failed"
   printf '  %s\n' "${failures[@]}"
