@@ -374,25 +374,6 @@ func TestTwoTabsShareSignInAndSignOut(t *testing.T) {
 	}
 }
 
-// TestDPoPSignInThenReload: against a DPoP-only server the sign-in binds
-// its tokens to a key kept in IndexedDB, and the reload proves possession
-// with that key (no new sign-in).
-func TestDPoPSignInThenReload(t *testing.T) {
-	w := newWorld(t, devserver.AuthConfig{DPoP: true})
-	if !w.signedIn(w.popupSignIn(`{ clientName: "xengine dpop" }`)) {
-		return
-	}
-	reqs, sum := w.reloadAndConnect(`{}`)
-	if sum != 3 {
-		t.Errorf("add(1, 2) after reload = %v", sum)
-	}
-	for _, k := range []string{"authorize", "token", "register"} {
-		if reqs[k] != 0 {
-			t.Errorf("reload: %d %s requests; want 0 (all: %v)", reqs[k], k, reqs)
-		}
-	}
-}
-
 // TestStrictCSPPage: under the strict Content-Security-Policy docs/JSAPI.md
 // documents, load() starts and a client connects and calls a tool.
 func TestStrictCSPPage(t *testing.T) {
