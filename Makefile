@@ -18,13 +18,20 @@ MCP2_ADDR ?= 127.0.0.1:8083
 MODEL_ADDR ?= 127.0.0.1:8084
 SANDBOX_ADDR ?= 127.0.0.1:8085
 
-.PHONY: all build dist run test unit wasmtest fuzz e2e e2e-engines deps vet types conformance conformance-native conformance-browser bench clean
+.PHONY: all build generate dist run test unit wasmtest fuzz e2e e2e-engines deps vet types conformance conformance-native conformance-browser bench clean
 
 all: build
 
 ## build: the wasm module, wasm_exec.js and precompressed variants in web/, and the module's
 ## content-hashed copy mcp-<hash>.wasm (with its variants) that web/wasmurl.js names for mcp.js
-build: $(WASM) web/wasm_exec.js web/wasmurl.js
+build: web/jsapi.js $(WASM) web/wasm_exec.js web/wasmurl.js
+
+## generate: web/jsapi.js from the Go it carries (jsapi, with hostpolicy's checks and sentences,
+## mcperr's, catalog's and mcpclient's); make vet fails when the file is stale
+generate: web/jsapi.js
+
+web/jsapi.js: $(GOSRC)
+	$(GO) run ./jsapi/gen -out $@
 
 # mcp-<hash>.wasm (and its .gz, .br): the module under a name that changes
 # with its content, served as immutable; wasmurl.js tells mcp.js that name.

@@ -248,3 +248,57 @@ func TestPathStarNeedsTheSlash(t *testing.T) {
 		}
 	}
 }
+
+// TestEachCheckRefuses: every check of the tables is the first to refuse
+// its example, so none is dead or shadowed by one before it (the page's
+// copy, web/rules.js, runs the same tables: e2e/xengine's parity test
+// holds these examples too).
+func TestEachCheckRefuses(t *testing.T) {
+	patterns := map[string]string{
+		"form": "*.corp.example", "scheme": "ftp://x.example", "chars": "https://x.example/?q", "bracket": "https://[bad/",
+		"ipv6": "http://[::1%eth0]", "emptyPort": "https://x.example:", "noHost": "https://*", "ascii": "https://bücher.example/*",
+		"hostGlob": "https://x[.example", "port": "https://x.example:abc", "http": "http://corp.example/*",
+		"pathGlob": "https://x.example/[", "dots": "https://x.example/a/../b",
+	}
+	for _, c := range PatternChecks {
+		ex, ok := patterns[c.Name]
+		if !ok {
+			t.Errorf("pattern check %s has no example", c.Name)
+			continue
+		}
+		if _, err := parsePattern(ex); err == nil || err.Error() != c.Problem {
+			t.Errorf("pattern %q: %v; want check %s: %s", ex, err, c.Name, c.Problem)
+		}
+	}
+	urls := map[string]string{
+		"control": " https://a.corp.example/mcp", "scheme": "javascript:alert(1)", "escape": "https://a.corp.example/%zz",
+		"backslash": `https://api.example.com/team-a/..\admin`, "userinfo": "https://user@a.corp.example/mcp", "bracket": "https://[::1]x/mcp",
+		"ipv6": "https://[fe80::1%25eth0]:8443/mcp", "noHost": "https://:443/mcp", "hostChars": "https://bücher.example/mcp",
+		"port": "https://a.corp.example:99999/mcp", "ipv4": "http://127.1:8080/mcp", "encodedSlash": "https://api.example.com/team-a/x%2fy",
+		"dots": "https://api.example.com/team-a/../admin",
+	}
+	for _, c := range PlainChecks {
+		ex, ok := urls[c.Name]
+		if !ok {
+			t.Errorf("URL check %s has no example", c.Name)
+			continue
+		}
+		u := cutURL(ex)
+		for _, first := range PlainChecks {
+			if first.bad(&u) {
+				if first.Name != c.Name {
+					t.Errorf("URL %q: refused by check %s first; want %s", ex, first.Name, c.Name)
+				}
+				break
+			}
+		}
+		if notURL, form := plainProblem(ex); notURL != (c.Form == "") || form != PlainForms[c.Form] {
+			t.Errorf("URL %q: notURL %v, %+v; want check %s", ex, notURL, form, c.Name)
+		}
+	}
+	for _, c := range PlainChecks {
+		if _, ok := PlainForms[c.Form]; c.Form != "" && !ok {
+			t.Errorf("URL check %s: form %q is not in PlainForms", c.Name, c.Form)
+		}
+	}
+}

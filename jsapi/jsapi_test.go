@@ -22,7 +22,7 @@ func readWeb(t *testing.T, name string) string {
 
 func TestGeneratedJSIsCurrent(t *testing.T) {
 	if got := readWeb(t, "jsapi.js"); got != string(RenderJS()) {
-		t.Error("web/jsapi.js is stale: run go generate ./jsapi")
+		t.Error("web/jsapi.js is stale: run make generate (or go generate ./jsapi)")
 	}
 }
 

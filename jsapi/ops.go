@@ -49,7 +49,7 @@ type (
 	// NewClient creates a client with the id the page chose (unique among
 	// the runtime's clients; a worker prefixes each tab's ids).
 	NewClient struct {
-		ID      string          `json:"id"`
+		ID      string          `json:"id" page:"id"`
 		URL     string          `json:"url"`
 		Options json.RawMessage `json:"options"` // ClientOptions, checked by Decode
 		// Policy is the page's mcp.policy(), when set.
@@ -57,11 +57,11 @@ type (
 	}
 	// ClientRef names a client.
 	ClientRef struct {
-		ID string `json:"id"`
+		ID string `json:"id" page:"id"`
 	}
 	// Connect connects a client; the flags say which page handlers exist.
 	Connect struct {
-		ID          string `json:"id"`
+		ID          string `json:"id" page:"id"`
 		Elicitation bool   `json:"elicitation,omitempty"`
 		Sampling    bool   `json:"sampling,omitempty"`
 	}
@@ -70,25 +70,25 @@ type (
 	// "redirect" (the page itself goes) or "none" (no window: the client
 	// signs in with identityAssertion).
 	Authorize struct {
-		ID          string `json:"id"`
+		ID          string `json:"id" page:"id"`
 		Popup       string `json:"popup"`
 		Elicitation bool   `json:"elicitation,omitempty"`
 		Sampling    bool   `json:"sampling,omitempty"`
 	}
 	// ReadResource reads a resource.
 	ReadResource struct {
-		ID  string `json:"id"`
+		ID  string `json:"id" page:"id"`
 		URI string `json:"uri"`
 	}
 	// GetPrompt renders a prompt.
 	GetPrompt struct {
-		ID        string            `json:"id"`
+		ID        string            `json:"id" page:"id"`
 		Name      string            `json:"name"`
 		Arguments map[string]string `json:"arguments,omitempty"`
 	}
 	// CallTool calls a tool.
 	CallTool struct {
-		ID        string          `json:"id"`
+		ID        string          `json:"id" page:"id"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments,omitempty"`
 		TimeoutMs *float64        `json:"timeoutMs,omitempty"`
@@ -153,7 +153,7 @@ type (
 	// checked by Decode as CatalogOptions.
 	// The id is the page's; the client of its server s is "<id>/<s>".
 	NewCatalog struct {
-		ID      string          `json:"id"`
+		ID      string          `json:"id" page:"id"`
 		Options json.RawMessage `json:"options"`
 		// Policy is the page's mcp.policy(), when set; the catalog's own
 		// (the option policy) narrows it.
@@ -167,29 +167,29 @@ type (
 	}
 	// CatalogRef names a catalog.
 	CatalogRef struct {
-		ID string `json:"id"`
+		ID string `json:"id" page:"id"`
 	}
 	// CatalogServer names one server of a catalog.
 	CatalogServer struct {
-		ID     string `json:"id"`
+		ID     string `json:"id" page:"id"`
 		Server string `json:"server"`
 	}
 	// CatalogAdd adds a server with its configuration (as in servers);
 	// its client's id is "<id>/<server>".
 	CatalogAdd struct {
-		ID     string          `json:"id"`
+		ID     string          `json:"id" page:"id"`
 		Server string          `json:"server"`
 		Config json.RawMessage `json:"config"`
 	}
 	// CatalogAuthorize signs in to one server (see Authorize for Popup).
 	CatalogAuthorize struct {
-		ID     string `json:"id"`
+		ID     string `json:"id" page:"id"`
 		Server string `json:"server"`
 		Popup  string `json:"popup"`
 	}
 	// CatalogFormat names a tool format.
 	CatalogFormat struct {
-		ID     string `json:"id"`
+		ID     string `json:"id" page:"id"`
 		Format string `json:"format"`
 		// Used names the tools the conversation already called (their
 		// definitions are kept when the catalog is over its toolBudget).
@@ -197,7 +197,7 @@ type (
 	}
 	// CatalogCallTool calls a tool by its exported name.
 	CatalogCallTool struct {
-		ID        string          `json:"id"`
+		ID        string          `json:"id" page:"id"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments,omitempty"`
 		TimeoutMs *float64        `json:"timeoutMs,omitempty"`
@@ -205,22 +205,22 @@ type (
 	// CatalogViewCall calls a tool of one server for that server's view
 	// (MCP Apps), by the server's own tool name.
 	CatalogViewCall struct {
-		ID        string          `json:"id"`
+		ID        string          `json:"id" page:"id"`
 		Server    string          `json:"server"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments,omitempty"`
 	}
 	// CatalogToolCalls runs a model's tool calls of a format.
 	CatalogToolCalls struct {
-		ID     string          `json:"id"`
+		ID     string          `json:"id" page:"id"`
 		Format string          `json:"format"`
 		Calls  json.RawMessage `json:"calls"`
 	}
 	// NewAgent makes an agent over a catalog, with the options of
 	// cat.agent(), checked by Decode as AgentOptions.
 	NewAgent struct {
-		ID      string          `json:"id"`
-		Catalog string          `json:"catalog"`
+		ID      string          `json:"id" page:"id"`
+		Catalog string          `json:"catalog" page:"id"`
 		Options json.RawMessage `json:"options"`
 	}
 	// AgentRun runs one turn: input is a string or a list of messages
@@ -228,8 +228,8 @@ type (
 	// host's model callback (a custom model). Events arrive through the
 	// call's callback.
 	AgentRun struct {
-		ID    string          `json:"id"`
-		Run   string          `json:"run"`
+		ID    string          `json:"id" page:"id"`
+		Run   string          `json:"run" page:"id"`
 		Input json.RawMessage `json:"input"`
 		// Conversation, when set, runs a turn of that stored
 		// conversation: it is loaded, compacted, run and saved.
@@ -237,18 +237,18 @@ type (
 	}
 	// ConversationRef names a stored conversation of an agent.
 	ConversationRef struct {
-		ID           string `json:"id"`
+		ID           string `json:"id" page:"id"`
 		Conversation string `json:"conversation"`
 	}
 	// RenameConversation sets a stored conversation's title.
 	RenameConversation struct {
-		ID           string `json:"id"`
+		ID           string `json:"id" page:"id"`
 		Conversation string `json:"conversation"`
 		Title        string `json:"title"`
 	}
 	// AgentRef names an agent.
 	AgentRef struct {
-		ID string `json:"id"`
+		ID string `json:"id" page:"id"`
 	}
 )
 
@@ -395,7 +395,7 @@ var Ops = []Op{
 }
 
 // Hosts is the table of callbacks on mcp.js's host object. target is
-// "client:<id>".
+// a Target ("client:<id>", "catalog:<id>", …) for a Targeted one.
 var Hosts = []Host{
 	{"event", []string{"target", "type", "detailJSON"}, "", "an event for a client (statechange, toolschanged, …)"},
 	{"accessToken", []string{"target"}, "Promise<string>", "the page's token, for a client with accessToken"},

@@ -171,6 +171,21 @@ func phrase(host string, first bool) string {
 	return p
 }
 
+// Sentences is how [Present] makes a sentence of an error's own message:
+// the package prefixes it takes off, the characters that make a first
+// word an identifier (client(), not capitalised) and those a sentence may
+// end with (else it gets a full stop). The page presents its own checks'
+// messages the same way, from this (web/jsapi.js carries it).
+var Sentences = struct {
+	Prefixes   []string `json:"prefixes"`
+	Identifier string   `json:"identifier"`
+	Ends       string   `json:"ends"`
+}{
+	Prefixes:   []string{"mcp: ", "oauth: ", "catalog: ", "agent: ", "policy: "},
+	Identifier: "()._",
+	Ends:       ".?!",
+}
+
 // own is the message of the first of our own errors in err's chain, with
 // its package prefix ("mcp: ", "oauth: ") taken off.
 func own(err error) string {
@@ -179,7 +194,7 @@ func own(err error) string {
 	if errors.As(err, &e) && e.Msg != "" {
 		msg = e.Msg
 	}
-	for _, p := range []string{"mcp: ", "oauth: ", "catalog: ", "agent: ", "policy: "} {
+	for _, p := range Sentences.Prefixes {
 		msg = strings.TrimPrefix(msg, p)
 	}
 	return msg
@@ -191,10 +206,10 @@ func sentence(s string) string {
 	if s == "" {
 		return s
 	}
-	if first, _, _ := strings.Cut(s, " "); !strings.ContainsAny(first, "()._") {
+	if first, _, _ := strings.Cut(s, " "); !strings.ContainsAny(first, Sentences.Identifier) {
 		s = strings.ToUpper(s[:1]) + s[1:] // not an identifier such as client()
 	}
-	if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, "!") {
+	if !strings.ContainsAny(s[len(s)-1:], Sentences.Ends) {
 		s += "."
 	}
 	return s

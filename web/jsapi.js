@@ -155,6 +155,19 @@ export const RELAY_URL = Object.freeze({"entry":"relay %q is not on this page's 
 /** The owners a policy refusal names (hostpolicy.Refused). */
 export const POLICY_OWNERS = Object.freeze({"catalog":"the catalog's policy (the policy option of mcp.catalog(), set by the page's code)","page":"the page's policy (mcp.policy(), set by the page's code)"});
 
+/**
+ * The host policy's checks, in order, and its sentences (package hostpolicy): patternChecks refuse a
+ * pattern with their problem; plainChecks refuse a URL as written, as not a URL (no form) or with
+ * plainForms[form]; forms are the refusals' fmt formats. rules.js has a test of each check's name.
+ */
+export const POLICY = Object.freeze({"forms":{"server":"the MCP server %s","issuer":"the authorization server %s (the server's sign-in)","notURL":"is not an http(s) URL without user info","why":"%s %s, so %s refuses it","whyFix":"%s %s, so %s refuses it; %s","listed":"%s is not allowed by %s, whose %s list is %s; use a server it lists, or ask whoever maintains the page to add it there","nothing":"nothing","sep":", ","entry":"%s entry %q %s","prefix":"policy: "},"patternChecks":[{"name":"form","problem":"must look like https://host/path"},{"name":"scheme","problem":"must start with https:// (or http:// for a loopback host)"},{"name":"chars","problem":"must not have a query, fragment, user info, space or backslash"},{"name":"bracket","problem":"has an unclosed [ in its host"},{"name":"ipv6","problem":"has an invalid IPv6 host"},{"name":"emptyPort","problem":"has an empty port"},{"name":"noHost","problem":"must name a host (a * alone would allow any)"},{"name":"ascii","problem":"has a non-ASCII host; write it in its xn-- (punycode) form"},{"name":"hostGlob","problem":"has a host that is not a valid glob pattern"},{"name":"port","problem":"has a port that is neither a number nor *"},{"name":"http","problem":"uses http, which is only for a loopback host (localhost, 127.0.0.1, [::1]); use https"},{"name":"pathGlob","problem":"has a path that is not a valid glob pattern"},{"name":"dots","problem":"has a . or .. segment or an encoded slash in its path; write the path as the server resolves it"}],"patternForbidden":"?#@\\ \t\r\n","plainChecks":[{"name":"control"},{"name":"scheme"},{"name":"escape"},{"name":"backslash","form":"path"},{"name":"userinfo"},{"name":"bracket"},{"name":"ipv6","form":"host"},{"name":"noHost"},{"name":"hostChars","form":"host"},{"name":"port"},{"name":"ipv4","form":"ipv4"},{"name":"encodedSlash","form":"path"},{"name":"dots","form":"path"}],"plainForms":{"host":{"why":"has a host that is not plain ASCII (letters, digits, -, . and _, or an IPv6 address in brackets)","fix":"write the host in ASCII, an international name in its xn-- (punycode) form"},"ipv4":{"why":"has a numeric host that is not an IPv4 address in dotted decimal","fix":"write the address as four decimal numbers without leading zeros, as in 127.0.0.1"},"path":{"why":"has a path that is not in plain form (a . or .. segment, an encoded slash or backslash such as %2F or %5C, or a backslash)","fix":"use its plain URL, with the path as the server resolves it"}}});
+
+/** How mcperr.Present makes a sentence of an error's own message (mcperr.Sentences). */
+export const SENTENCES = Object.freeze({"prefixes":["mcp: ","oauth: ","catalog: ","agent: ","policy: "],"identifier":"()._","ends":".?!"});
+
+/** handleCallback()'s redirect_unhandled on a redirect sign-in's return no callback module took (jsapi.UnhandledReturn); {url} is the page's address. */
+export const UNHANDLED_RETURN = Object.freeze({"message":"The sign-in to the server came back to {url}, but no page there finished it. Import mcpwasm/callback on that page, or pass a redirectUri whose page does.","detail":"the redirect sign-in returned to {url} and no callback module (mcpwasm/callback, oauth/callback.html) ran there; it left no result for handleCallback()"});
+
 /** How a catalog's server entry is read (catalog.EntryForm): the keys, their aliases and kinds, the transports, the messages. */
 export const ENTRY_FORM = Object.freeze({"localKey":"command","aliases":[["serverUrl","url"]],"negations":[{"key":"disabled","of":"enabled","message":"disabled must be true or false"}],"transportKeys":["type","transport"],"transports":{"":"auto","auto":"auto","http":"streamable","sse":"sse","stdio":"","streamable":"streamable","streamable-http":"streamable","streamable_http":"streamable","streamablehttp":"streamable"},"fields":[{"name":"url","kind":"string","message":"url has the wrong type"},{"name":"title","kind":"string","message":"title has the wrong type"},{"name":"description","kind":"string","message":"description has the wrong type"},{"name":"enabled","kind":"boolean","message":"enabled must be true or false"},{"name":"allowTools","kind":"array","message":"allowTools has the wrong type","globs":true},{"name":"denyTools","kind":"array","message":"denyTools has the wrong type","globs":true},{"name":"webmcp","kind":"boolean","message":"webmcp must be true or false"}],"messages":{"emptyId":"catalog: a server has an empty id; give it a name","entry":"catalog: server %q: %s","notObject":"the entry must be a JSON object","local":"server %q is a local command (stdio) server; a web page can only reach servers over HTTP: give it a url","transportString":"%s must be a string","transport":"transport %q is not one of \"http\", \"streamable-http\", \"sse\"","noUrl":"it has no url; give it the http(s) URL of its MCP endpoint","badUrl":"url %q is not an absolute http(s) URL","webmcpUrl":"a webmcp server is the page's own WebMCP tools and has no url; leave out url or webmcp","badGlob":"%s entry %q is not a valid glob pattern","exists":"catalog: server %q exists; remove it first","full":"catalog: the catalog holds %d servers already, the most allowed (maxServers)"}});
 
@@ -203,3 +216,40 @@ export const OPS = Object.freeze({
 
 /** The callbacks the wasm module calls on the host object. */
 export const HOSTS = Object.freeze(["event","accessToken","identityAssertion","elicit","sample","openAuth","authDismissed","closeAuth","lock","announce","saveHints","approve","model","summarize","catalogElicit","webmcpTools","webmcpCall"]);
+
+/**
+ * Each host callback's call: target, it names one of the page's objects (its first argument, a
+ * target()); reply, its caller waits for the answer (else it is a notice).
+ */
+export const HOST_CALLBACKS = Object.freeze({
+  event: Object.freeze({ target: true, reply: false }),
+  accessToken: Object.freeze({ target: true, reply: true }),
+  identityAssertion: Object.freeze({ target: true, reply: true }),
+  elicit: Object.freeze({ target: true, reply: true }),
+  sample: Object.freeze({ target: true, reply: true }),
+  openAuth: Object.freeze({ target: true, reply: true }),
+  authDismissed: Object.freeze({ target: true, reply: true }),
+  closeAuth: Object.freeze({ target: true, reply: false }),
+  lock: Object.freeze({ target: false, reply: true }),
+  announce: Object.freeze({ target: false, reply: false }),
+  saveHints: Object.freeze({ target: false, reply: false }),
+  approve: Object.freeze({ target: true, reply: true }),
+  model: Object.freeze({ target: true, reply: true }),
+  summarize: Object.freeze({ target: true, reply: true }),
+  catalogElicit: Object.freeze({ target: true, reply: true }),
+  webmcpTools: Object.freeze({ target: true, reply: true }),
+  webmcpCall: Object.freeze({ target: true, reply: true }),
+});
+
+/** The arguments of the operations that carry an id the page chose (jsapi.IDFields): a worker prefixes each with its tab's. */
+export const ID_FIELDS = Object.freeze(["catalog","id","run"]);
+
+/** The kinds of the page's objects a host callback's target names, and the separator of "<kind>:<id>" (jsapi.Target). */
+export const TARGET_KINDS = Object.freeze(["client","catalog","agent","run"]);
+export const TARGET_SEP = ":";
+
+/** The target of the page's object id of kind (jsapi.Target). */
+export function target(kind, id) {
+  if (!TARGET_KINDS.includes(kind)) throw new Error(`jsapi.js: unknown target kind ${kind}`);
+  return `${kind}${TARGET_SEP}${id}`;
+}

@@ -1,6 +1,6 @@
 // remote.js — the page's half of the worker runtimes (see worker.js): it
 // starts the SharedWorker or Worker, sends it the operations of jsapi.js
-// (OPS) and answers its host callbacks (HOSTS), so that mcp.js's classes
+// (OPS) and answers its host callbacks (HOST_CALLBACKS), so that mcp.js's classes
 // work the same in every runtime mode.
 //
 // Messages, page → worker: hello {wasmURL, hints, protocol, progress,
@@ -14,19 +14,14 @@
 // progress {loaded, total} (load) or {id, json} (a call), result {id,
 // value | error}, host {id?, name, target, args}, exit {error}.
 // Errors cross as {code, message, status?, detail?, rpcCode?}.
-import { OPS, HOSTS } from "./jsapi.js";
+import { HOST_CALLBACKS, HOSTS, ID_FIELDS, OPS } from "./jsapi.js";
 
 /**
- * The arguments that name the page's objects (the ids it chose): the
- * worker puts its tab's prefix before each.
+ * The version of these messages together with the tables of jsapi.js
+ * they carry (operations, callbacks and which wait for a reply, the id
+ * arguments): a worker of another version of mcp.js is not used.
  */
-export const ID_FIELDS = ["id", "catalog", "run"];
-
-/**
- * The version of these messages together with the operation and callback
- * tables: a worker of another version of mcp.js is not used.
- */
-export const PROTOCOL = `4:${Object.entries(OPS).map(([k, v]) => `${k}${v ? "!" : ""}`).join(",")}:${HOSTS.join(",")}`;
+export const PROTOCOL = `5:${Object.entries(OPS).map(([k, v]) => `${k}${v ? "!" : ""}`).join(",")}:${HOSTS.map((h) => `${h}${HOST_CALLBACKS[h].reply ? "?" : ""}`).join(",")}:${ID_FIELDS.join(",")}`;
 
 /** An error as it crosses the boundary. */
 export function wireError(e, fallbackCode = "protocol") {

@@ -1,27 +1,30 @@
 // rules.js — the page's checks of the options that the synchronous
 // factories (mcp.client(), mcp.catalog(), cat.add(), cat.agent()) and the
-// per-call options take, so that they throw at once, with Go's message, in
-// every runtime. The kinds and rules are data from the Go package jsapi
-// (jsapi.js, generated); this module only interprets them, as jsapi's
-// Decode and Check do, and a catalog entry is read from catalog's
-// EntryForm as ParseEntry reads it. What is code on both sides: the syntax
-// of a URL, a header and a glob pattern (Go's net/url, mcpclient.New and
-// path.Match). e2e/rules_test.go generates its cases from the tables and
-// compares the page's errors with Go's.
-import { CLIENT_NEW, ENTRY_FORM, OPTION_LISTS, RELAY_URL, RULES } from "./jsapi.js";
+// per-call options take, and of the host policy, so that they throw at
+// once, with Go's message, in every runtime (a worker's Go answers only
+// asynchronously). The kinds, rules, the policy's checks in order and
+// every sentence are data from Go (jsapi.js, generated); this module only
+// interprets them, as jsapi's Decode and Check and hostpolicy do, and a
+// catalog entry is read from catalog's EntryForm as ParseEntry reads it.
+// What is code on both sides: the syntax of a URL, a header and a glob
+// pattern (Go's net/url, mcpclient.New and path.Match). e2e/rules_test.go
+// and e2e/xengine's parity tests compare the page's answers with Go's.
+import { CLIENT_NEW, ENTRY_FORM, OPTION_LISTS, POLICY, RELAY_URL, RULES, SENTENCES } from "./jsapi.js";
 
 /** Go's %q of s (close enough for option names and values). */
 const q = (s) => JSON.stringify(String(s));
 
 const article = (kind) => ({ array: "an array", object: "an object", record: "an object", integer: "a whole number", function: "a function" })[kind] ?? `a ${kind}`;
 
-/** mcperr.Present's sentence of a message: its package prefix off, a capital, a full stop. */
+/** mcperr.Present's sentence of a message (SENTENCES): its package prefixes off, a capital unless it starts with an identifier, a full stop. */
 export function sentence(msg) {
-  let s = msg.replace(/^(mcp|oauth|catalog|agent|policy): /, "").trim();
+  let s = msg;
+  for (const p of SENTENCES.prefixes) if (s.startsWith(p)) s = s.slice(p.length);
+  s = s.trim();
   if (s === "") return s;
   const first = s.split(" ")[0];
-  if (!/[()._]/.test(first)) s = s[0].toUpperCase() + s.slice(1);
-  if (!/[.?!]$/.test(s)) s += ".";
+  if (![...SENTENCES.identifier].some((c) => first.includes(c))) s = s[0].toUpperCase() + s.slice(1);
+  if (!SENTENCES.ends.includes(s[s.length - 1])) s += ".";
   return s;
 }
 
@@ -265,7 +268,9 @@ function validGlob(p) {
 // hostpolicy's patterns and refusals (Go's hostpolicy package is the
 // enforcer, where the requests are made; these make mcp.policy(),
 // mcp.client(), mcp.catalog() and cat.add() answer at once in every
-// runtime, with Go's messages).
+// runtime, with Go's messages). The checks' order and sentences are
+// POLICY (jsapi.js); here is each check's test, by its name, as
+// hostpolicy has it: the syntax of a URL is code on both sides.
 
 const OCTET = "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
 /** netip's reading of an IPv4 address: four decimal numbers, no leading zeros. */
@@ -281,8 +286,8 @@ function isLoopbackHost(h) {
   return n === "[::1]" || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(n);
 }
 
-/** A path.Match pattern (checked by validGlob) as an anchored RegExp. */
-function globRegExp(p) {
+/** Go's path.Match as an anchored RegExp (p checked by validGlob): * and ? never match a /. */
+export function globRegExp(p) {
   const esc = (c) => c.replace(/[\\^$.*+?()[\]{}|\/-]/g, "\\$&");
   let re = "";
   for (let i = 0; i < p.length; i++) {
@@ -309,53 +314,108 @@ function globRegExp(p) {
   return new RegExp(`^${re}$`, "s");
 }
 
+const cut = (s, sep) => {
+  const i = s.indexOf(sep);
+  return i < 0 ? [s, "", false] : [s.slice(0, i), s.slice(i + sep.length), true];
+};
+
+/** hostpolicy's cutPattern: scheme://host[:port][/path] cut into its parts, before any is checked. */
+function cutPattern(s) {
+  const [scheme, rest, hasScheme] = cut(s, "://");
+  const [authority, pathPart] = cut(rest, "/");
+  const p = { hasScheme, scheme: scheme.toLowerCase(), rest, host: authority, port: "", hasColon: false, bracketed: authority.startsWith("["), unclosed: false, segments: [] };
+  const end = authority.indexOf("]");
+  const colon = authority.lastIndexOf(":");
+  if (p.bracketed && end >= 0) [p.host, p.port] = [authority.slice(0, end + 1), authority.slice(end + 1).replace(/^:/, "")];
+  else if (p.bracketed) p.unclosed = true;
+  else if (colon >= 0) [p.host, p.port, p.hasColon] = [authority.slice(0, colon), authority.slice(colon + 1), true];
+  p.host = p.host.toLowerCase();
+  if (pathPart !== "" && pathPart !== "*") p.segments = pathPart.split("/");
+  return p;
+}
+
+const dotted = (seg) => {
+  const l = seg.toLowerCase().replaceAll("%2e", ".");
+  return l === "." || l === "..";
+};
+
+/** hostpolicy.PatternChecks' tests, by name: true refuses the pattern. */
+const PATTERN_TESTS = {
+  form: (p) => !p.hasScheme,
+  scheme: (p) => p.scheme !== "https" && p.scheme !== "http",
+  chars: (p) => [...POLICY.patternForbidden].some((c) => p.rest.includes(c)),
+  bracket: (p) => p.unclosed,
+  ipv6: (p) => {
+    if (!p.bracketed) return false;
+    try { new URL(`http://${p.host}/`); } catch { return true; }
+    return false;
+  },
+  emptyPort: (p) => p.hasColon && p.port === "",
+  noHost: (p) => p.host.replace(/^[*.]+|[*.]+$/g, "") === "",
+  ascii: (p) => /[^\x00-\x7f]/.test(p.host),
+  hostGlob: (p) => !p.bracketed && !validGlob(p.host),
+  port: (p) => p.port !== "" && p.port !== "*" && !/^[0-9]+$/.test(p.port),
+  http: (p) => p.scheme === "http" && !isLoopbackHost(p.host.replace(/^\[|\]$/g, "")),
+  pathGlob: (p) => !p.segments.every(validGlob),
+  dots: (p) => p.segments.some((seg) => dotted(seg) || /%2f|%5c/i.test(seg)),
+};
+
+/** hostpolicy's cutURL: a URL cut into its parts as written, before any URL parser resolves it. */
+function cutURL(raw) {
+  const [scheme, rest, hasScheme] = cut(raw, "://");
+  const [beforeFragment, fragment] = cut(rest, "#");
+  const [pre] = cut(beforeFragment, "?");
+  const [authority, path] = cut(pre, "/");
+  const u = { raw, hasScheme, scheme: scheme.toLowerCase(), pre, fragment, authority, path: path.toLowerCase(), host: authority, port: "", bracketed: authority.startsWith("["), unclosed: false, portJunk: false };
+  const end = authority.indexOf("]");
+  const colon = authority.lastIndexOf(":");
+  if (u.bracketed && end >= 0) {
+    const after = authority.slice(end + 1);
+    [u.host, u.port, u.portJunk] = [authority.slice(0, end + 1), after.replace(/^:/, ""), after !== "" && !after.startsWith(":")];
+  } else if (u.bracketed) u.unclosed = true;
+  else if (colon >= 0) [u.host, u.port] = [authority.slice(0, colon), authority.slice(colon + 1)];
+  return u;
+}
+
+const badEscape = (s) => /%(?![0-9a-fA-F]{2})/.test(s);
+
+/** hostpolicy.PlainChecks' tests, by name: true refuses the URL. */
+const PLAIN_TESTS = {
+  control: (u) => /[\x00-\x20\x7f]/.test(u.raw),
+  scheme: (u) => !u.hasScheme || (u.scheme !== "http" && u.scheme !== "https"),
+  escape: (u) => badEscape(u.pre) || badEscape(u.fragment),
+  backslash: (u) => u.pre.includes("\\"),
+  userinfo: (u) => u.authority.includes("@"),
+  bracket: (u) => u.unclosed || u.portJunk,
+  ipv6: (u) => u.bracketed && !/^[0-9a-fA-F:.]*$/.test(u.host.slice(1, -1)),
+  noHost: (u) => u.host === "",
+  hostChars: (u) => !u.bracketed && !/^[A-Za-z0-9._-]*$/.test(u.host),
+  port: (u) => !/^[0-9]*$/.test(u.port) || u.port.replace(/^0+/, "").length > 5 || (u.port !== "" && Number(u.port) > 65535),
+  ipv4: (u) => !u.bracketed && endsInNumber(u.host) && !DOTTED.test(u.host),
+  encodedSlash: (u) => u.path.includes("%2f") || u.path.includes("%5c"),
+  dots: (u) => u.path.split("/").some(dotted),
+};
+
+// A check jsapi.js names that has no test here, or a test it does not
+// name, is a rule that drifted: refuse to run rather than check wrongly.
+for (const [tests, checks] of [[PATTERN_TESTS, POLICY.patternChecks], [PLAIN_TESTS, POLICY.plainChecks]]) {
+  const names = checks.map((c) => c.name);
+  const drift = [...names.filter((n) => !(n in tests)), ...Object.keys(tests).filter((n) => !names.includes(n))];
+  if (drift.length) throw new Error(`rules.js: the host policy's checks ${drift.join(", ")} differ from jsapi.js; regenerate it (go generate ./jsapi) or update rules.js`);
+}
+
 /** hostpolicy's parsePattern: {scheme, host, port, path} or {problem}. */
 function parsePolicyPattern(s) {
-  const cut = s.indexOf("://");
-  if (cut < 0) return { problem: "must look like https://host/path" };
-  const scheme = s.slice(0, cut).toLowerCase();
-  const rest = s.slice(cut + 3);
-  if (scheme !== "https" && scheme !== "http") return { problem: "must start with https:// (or http:// for a loopback host)" };
-  if (/[?#@\\ \t\r\n]/.test(rest)) return { problem: "must not have a query, fragment, user info, space or backslash" };
-  const slash = rest.indexOf("/");
-  const authority = slash < 0 ? rest : rest.slice(0, slash);
-  const p = slash < 0 ? "" : rest.slice(slash + 1);
-  let host = authority;
-  let port = "";
-  if (authority.startsWith("[")) {
-    const end = authority.indexOf("]");
-    if (end < 0) return { problem: "has an unclosed [ in its host" };
-    host = authority.slice(0, end + 1);
-    port = authority.slice(end + 1).replace(/^:/, "");
-    try { new URL(`http://${host}/`); } catch { return { problem: "has an invalid IPv6 host" }; }
-  } else {
-    const i = authority.lastIndexOf(":");
-    if (i >= 0) {
-      host = authority.slice(0, i);
-      port = authority.slice(i + 1);
-      if (port === "") return { problem: "has an empty port" };
-    }
-  }
-  host = host.toLowerCase();
-  if (host === "" || host.replace(/^[*.]+|[*.]+$/g, "") === "") return { problem: "must name a host (a * alone would allow any)" };
-  if (/[^\x00-\x7f]/.test(host)) return { problem: "has a non-ASCII host; write it in its xn-- (punycode) form" };
-  if (!host.startsWith("[") && !validGlob(host)) return { problem: "has a host that is not a valid glob pattern" };
-  if (port !== "" && port !== "*" && !/^[0-9]+$/.test(port)) return { problem: "has a port that is neither a number nor *" };
-  if (scheme === "http" && !isLoopbackHost(host.replace(/^\[|\]$/g, ""))) {
-    return { problem: "uses http, which is only for a loopback host (localhost, 127.0.0.1, [::1]); use https" };
-  }
-  let path = null;
-  if (p !== "" && p !== "*") {
-    path = p.split("/");
-    for (const seg of path) {
-      if (!validGlob(seg)) return { problem: "has a path that is not a valid glob pattern" };
-      const l = seg.toLowerCase().replaceAll("%2e", ".");
-      if (l === "." || l === ".." || l.includes("%2f") || l.includes("%5c")) {
-        return { problem: "has a . or .. segment or an encoded slash in its path; write the path as the server resolves it" };
-      }
-    }
-  }
-  return { scheme, host, port, path };
+  const p = cutPattern(s);
+  const bad = POLICY.patternChecks.find((c) => PATTERN_TESTS[c.name](p));
+  return bad ? { problem: bad.problem } : { scheme: p.scheme, host: p.host, port: p.port, path: p.segments.length ? p.segments : null };
+}
+
+/** hostpolicy's plainProblem: {notURL} or {why, fix} or {}. */
+function plainProblem(raw) {
+  const bad = POLICY.plainChecks.find((c) => PLAIN_TESTS[c.name](cutURL(raw)));
+  if (!bad) return {};
+  return bad.form ? POLICY.plainForms[bad.form] : { notURL: true };
 }
 
 const defaultPort = (scheme) => (scheme === "https" ? "443" : "80");
@@ -378,65 +438,6 @@ function patternMatches(pt, u) {
     if (!globRegExp(pt.path[i]).test(segs[i])) return false;
   }
   return segs.length === pt.path.length;
-}
-
-// hostpolicy's refusals of a URL not in plain form, read from the string
-// as written: the URL parser resolves dot segments, takes a backslash for
-// a slash and rewrites hosts (127.1, punycode) before its parts can be
-// looked at, while Go's net/url keeps them as written.
-const WHY_PATH = "has a path that is not in plain form (a . or .. segment, an encoded slash or backslash such as %2F or %5C, or a backslash)";
-const FIX_PATH = "use its plain URL, with the path as the server resolves it";
-const WHY_HOST = "has a host that is not plain ASCII (letters, digits, -, . and _, or an IPv6 address in brackets)";
-const FIX_HOST = "write the host in ASCII, an international name in its xn-- (punycode) form";
-const WHY_IPV4 = "has a numeric host that is not an IPv4 address in dotted decimal";
-const FIX_IPV4 = "write the address as four decimal numbers without leading zeros, as in 127.0.0.1";
-
-const cut = (s, sep) => {
-  const i = s.indexOf(sep);
-  return i < 0 ? [s, "", false] : [s.slice(0, i), s.slice(i + sep.length), true];
-};
-const badEscape = (s) => /%(?![0-9a-fA-F]{2})/.test(s);
-
-/** hostpolicy's plainProblem: {notURL} or {why, fix} or {}. The two must stay identical. */
-function plainProblem(raw) {
-  const notURL = { notURL: true };
-  if (/[\x00-\x20\x7f]/.test(raw)) return notURL;
-  const [scheme, rest, ok] = cut(raw, "://");
-  if (!ok || (scheme.toLowerCase() !== "http" && scheme.toLowerCase() !== "https")) return notURL;
-  const [beforeFragment, fragment] = cut(rest, "#");
-  const [pre] = cut(beforeFragment, "?");
-  if (badEscape(pre) || badEscape(fragment)) return notURL;
-  if (pre.includes("\\")) return { why: WHY_PATH, fix: FIX_PATH };
-  const [authority, p] = cut(pre, "/");
-  if (authority.includes("@")) return notURL;
-  let host = authority;
-  let port = "";
-  if (authority.startsWith("[")) {
-    const end = authority.indexOf("]");
-    if (end < 0) return notURL;
-    host = authority.slice(0, end + 1);
-    port = authority.slice(end + 1);
-    if (port !== "" && !port.startsWith(":")) return notURL;
-    port = port.replace(/^:/, "");
-    if (!/^[0-9a-fA-F:.]*$/.test(host.slice(1, end))) return { why: WHY_HOST, fix: FIX_HOST };
-  } else {
-    const i = authority.lastIndexOf(":");
-    if (i >= 0) {
-      host = authority.slice(0, i);
-      port = authority.slice(i + 1);
-    }
-    if (host === "") return notURL;
-    if (!/^[A-Za-z0-9._-]+$/.test(host)) return { why: WHY_HOST, fix: FIX_HOST };
-  }
-  if (!/^[0-9]*$/.test(port) || port.replace(/^0+/, "").length > 5 || (port !== "" && Number(port) > 65535)) return notURL;
-  if (!host.startsWith("[") && endsInNumber(host) && !DOTTED.test(host)) return { why: WHY_IPV4, fix: FIX_IPV4 };
-  const lower = p.toLowerCase();
-  if (lower.includes("%2f") || lower.includes("%5c")) return { why: WHY_PATH, fix: FIX_PATH };
-  for (const seg of lower.split("/")) {
-    const l = seg.replaceAll("%2e", ".");
-    if (l === "." || l === "..") return { why: WHY_PATH, fix: FIX_PATH };
-  }
-  return {};
 }
 
 /** The URL Standard's "ends in a number": a browser reads such a host as an IPv4 address in any form. */
@@ -463,7 +464,7 @@ export function policyProblem(what, p, prefix = "") {
   for (const list of ["servers", "issuers"]) {
     for (const s of p?.[list] ?? []) {
       const pt = parsePolicyPattern(s);
-      if (pt.problem) return `${what}: ${prefix}${list} entry ${q(s)} ${pt.problem}`;
+      if (pt.problem) return `${what}: ${prefix}${fmt(POLICY.forms.entry, list, s, pt.problem)}`;
     }
   }
   return null;
@@ -475,24 +476,24 @@ export function policyProblem(what, p, prefix = "") {
  * allow all): Go's refusal message, or null.
  */
 export function policyRefusal(policies, kind, url) {
+  const F = POLICY.forms;
   const listName = kind === "server" ? "servers" : "issuers";
   for (const pol of policies) {
     const list = pol?.options?.[listName];
     if (!pol || !Array.isArray(list)) continue;
-    const what = kind === "issuer" ? `the authorization server ${url} (the server's sign-in)` : `the MCP server ${url}`;
+    const what = fmt(kind === "issuer" ? F.issuer : F.server, url);
     const plain = plainProblem(String(url));
+    if (plain.why) return F.prefix + (plain.fix ? fmt(F.whyFix, what, plain.why, pol.owner, plain.fix) : fmt(F.why, what, plain.why, pol.owner));
     let u = null;
-    if (!plain.notURL && !plain.why) {
+    if (!plain.notURL) {
       try { u = new URL(url); } catch { /* refused below */ }
     }
-    if (plain.why) return `policy: ${what} ${plain.why}, so ${pol.owner} refuses it; ${plain.fix}`;
     if (!u || (u.protocol !== "http:" && u.protocol !== "https:") || u.hostname === "" || u.username !== "" || u.password !== "") {
-      return `policy: ${what} is not an http(s) URL without user info, so ${pol.owner} refuses it`;
+      return F.prefix + fmt(F.why, what, F.notURL, pol.owner);
     }
     if (pol.options.allowHttpLoopback === true && isLoopbackHost(u.hostname.replace(/^\[|\]$/g, ""))) continue;
     if (list.some((s) => patternMatches(parsePolicyPattern(s), u))) continue;
-    const listed = list.length ? list.join(", ") : "nothing";
-    return `policy: ${what} is not allowed by ${pol.owner}, whose ${listName} list is ${listed}; use a server it lists, or ask whoever maintains the page to add it there`;
+    return F.prefix + fmt(F.listed, what, pol.owner, listName, list.length ? list.join(F.sep) : F.nothing);
   }
   return null;
 }

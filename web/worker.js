@@ -13,9 +13,9 @@
 // Page-wide callbacks run here: Web Locks, the grant notices between
 // runtimes (BroadcastChannel); saveHints goes to a tab (workers have no
 // localStorage).
-import { OPS, HOSTS } from "./jsapi.js";
+import { HOST_CALLBACKS, HOSTS, ID_FIELDS, OPS, TARGET_SEP } from "./jsapi.js";
 import { acquireLock } from "./auth.js";
-import { PROTOCOL, ID_FIELDS, wireError } from "./remote.js";
+import { PROTOCOL, wireError } from "./remote.js";
 import { instantiate, invokeJSON, listenGrants, newGo, run, skewClockForTest } from "./boot.js";
 import { hashedName } from "./wasmurl.js";
 
@@ -125,39 +125,31 @@ class Runtime {
     return invokeJSON(this.api, op, args, { signal, onProgress });
   }
 
-  /** The host object Go calls; targeted callbacks go to the owning tab. */
+  /**
+   * The host object Go calls: a targeted callback (HOST_CALLBACKS) goes
+   * to the tab that owns its target, the page-wide ones run here.
+   */
   #callbacks() {
-    // A target is "<kind>:<tab prefix><the page's id>".
+    // A target is "<kind>:<tab prefix><the page's id>"; the tab sees "<kind>:<the page's id>".
     const forward = (name, reply) => (target, ...args) => {
-      const colon = target.indexOf(":");
-      const dot = target.indexOf(".", colon);
-      const tab = dot < 0 ? undefined : this.byPrefix.get(target.slice(colon + 1, dot + 1));
+      const sep = target.indexOf(TARGET_SEP);
+      const dot = target.indexOf(".", sep);
+      const tab = dot < 0 ? undefined : this.byPrefix.get(target.slice(sep + TARGET_SEP.length, dot + 1));
       if (!tab) {
-        if (reply) return Promise.reject(makeError("closed", `${target.slice(0, colon)} is closed`));
+        if (reply) return Promise.reject(makeError("closed", `${target.slice(0, sep)} is closed`));
         return undefined;
       }
-      return tab.host(name, target.slice(0, colon + 1) + target.slice(dot + 1), args, reply);
+      return tab.host(name, target.slice(0, sep + TARGET_SEP.length) + target.slice(dot + 1), args, reply);
     };
     const cb = {
-      event: forward("event", false),
-      accessToken: forward("accessToken", true),
-      identityAssertion: forward("identityAssertion", true),
-      elicit: forward("elicit", true),
-      sample: forward("sample", true),
-      openAuth: forward("openAuth", true),
-      authDismissed: forward("authDismissed", true),
-      closeAuth: forward("closeAuth", false),
-      approve: forward("approve", true),
-      model: forward("model", true),
-      summarize: forward("summarize", true),
-      catalogElicit: forward("catalogElicit", true),
-      webmcpTools: forward("webmcpTools", true),
-      webmcpCall: forward("webmcpCall", true),
       lock: acquireLock,
       announce: (json) => this.grants?.postMessage(JSON.parse(json)),
       // Hints go to localStorage, which only a page has: any tab keeps them.
-      saveHints: (json) => this.tabs.values().next().value?.host("saveHints", null, [json], false),
+      saveHints: (json) => this.tabs.values().next().value?.host("saveHints", null, [json], HOST_CALLBACKS.saveHints.reply),
     };
+    for (const [name, { target, reply }] of Object.entries(HOST_CALLBACKS)) {
+      if (target) cb[name] = forward(name, reply);
+    }
     for (const name of HOSTS) {
       if (typeof cb[name] !== "function") throw new Error(`worker.js: host callback ${name} is missing`);
     }

@@ -3,6 +3,7 @@ package xengine
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"testing"
 
 	"github.com/mcpwasm/mcpwasm/devkit/devserver"
@@ -50,6 +51,7 @@ var policyParityURLs = []string{
 	"https://a.corp.example:99999/mcp", "https://a.corp.example:0443/mcp", "https://:443/mcp", "https://@a.corp.example/mcp",
 	"https://a.corp.example/mcp ", " https://a.corp.example/mcp", "https://a.corp.example/.\t./mcp", "https:/\\a.corp.example/mcp",
 	"https:a.corp.example/mcp", "https://a.corp.example/%zz", "https://a.corp.example/#%zz", "HTTPS://A.CORP.EXAMPLE/mcp",
+	"https://[::1]x/mcp", "https://[::1/mcp", "https://[::1]:8443x/mcp",
 	// a last segment * covers what is below the segment before it, not that segment itself
 	"https://x.example/mcp", "https://x.example/mcp/", "https://x.example/mcp/a",
 }
@@ -137,5 +139,63 @@ func TestHostPolicyMatchesGo(t *testing.T) {
 	}
 	if len(got.Refusals) != len(refusals) || len(got.Problems) != len(problems) {
 		t.Errorf("the page answered %d and %d cases; want %d and %d", len(got.Refusals), len(got.Problems), len(refusals), len(problems))
+	}
+}
+
+// TestGlobAndSentenceParity: the page's glob (rules.js globRegExp, for
+// policy patterns and a catalog's tool names) matches what Go's
+// path.Match matches, a "/" included, and its sentence() of a message is
+// mcperr.Present's.
+func TestGlobAndSentenceParity(t *testing.T) {
+	w := newWorld(t, devserver.AuthConfig{})
+	type globCase struct {
+		Pattern string `json:"pattern"`
+		Name    string `json:"name"`
+		Want    bool   `json:"want"`
+	}
+	var globs []globCase
+	for _, p := range []string{"*", "notes_*", "*_list", "a?c", "*/b", "a/*", "[a-c]*", "[^a]?", `x\*y`, "*.*"} {
+		for _, n := range []string{"notes_list", "a/b", "team/notes_list", "abc", "a/c", "x*y", "xzy", "b", "", "a.b", "a/b.c"} {
+			ok, err := path.Match(p, n)
+			if err != nil {
+				t.Fatalf("pattern %q: %v", p, err)
+			}
+			globs = append(globs, globCase{p, n, ok})
+		}
+	}
+	type sentenceCase struct {
+		Msg  string `json:"msg"`
+		Want string `json:"want"`
+	}
+	var sentences []sentenceCase
+	for _, m := range []string{
+		"policy: the MCP server x is not allowed", "mcp: oauth: token refused", "client(): url must be a string", "catalog: server \"a\": url is wrong",
+		"  spaced out  ", "is this a question?", "agent(): done.", "wow!", "a.b is an identifier", "mcp.client: x", "", "policy: ", "x",
+	} {
+		msg, _ := mcperr.Present(mcperr.New(mcperr.InvalidArgument, "%s", m))
+		sentences = append(sentences, sentenceCase{m, msg})
+	}
+	gj, _ := json.Marshal(globs)
+	sj, _ := json.Marshal(sentences)
+	var got struct {
+		Globs     []bool   `json:"globs"`
+		Sentences []string `json:"sentences"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const { globRegExp, sentence } = await import("/rules.js");
+		return { globs: %s.map((c) => globRegExp(c.pattern).test(c.name)), sentences: %s.map((c) => sentence(c.msg)) };
+	})()`, gj, sj), &got)
+	if len(got.Globs) != len(globs) || len(got.Sentences) != len(sentences) {
+		t.Fatalf("the page answered %d and %d cases; want %d and %d", len(got.Globs), len(got.Sentences), len(globs), len(sentences))
+	}
+	for i, c := range globs {
+		if got.Globs[i] != c.Want {
+			t.Errorf("pattern %q, name %q: the page matches %v; Go's path.Match %v", c.Pattern, c.Name, got.Globs[i], c.Want)
+		}
+	}
+	for i, c := range sentences {
+		if got.Sentences[i] != c.Want {
+			t.Errorf("sentence(%q) = %q; mcperr.Present says %q", c.Msg, got.Sentences[i], c.Want)
+		}
 	}
 }
