@@ -65,7 +65,8 @@ func (w *world) personTakes(d time.Duration) {
 // watchPage records, in win's page from now on, the page's console.info
 // and console.warn lines (window.__said: web/auth.js and web/client.js
 // tell the page's developer there) and every window the page opens
-// (window.__opened: how many; window.__lastOpened: the last one's handle).
+// (window.__opened: how many the browser let it open; window.__lastOpened:
+// the last one's handle).
 func (w *world) watchPage(win engine.Window) {
 	w.t.Helper()
 	w.evalIn(win, `void (() => {
@@ -76,7 +77,7 @@ func (w *world) watchPage(win engine.Window) {
 		}
 		window.__opened = 0;
 		const open = window.open;
-		window.open = function (...a) { const x = open.apply(window, a); __opened++; window.__lastOpened = x; return x; };
+		window.open = function (...a) { const x = open.apply(window, a); if (x) { __opened++; window.__lastOpened = x; } return x; };
 	})()`, nil)
 }
 
