@@ -35,9 +35,6 @@ type authEnv struct {
 	counts            map[string]int // "prm", "asmeta", "register", "token", "revoke", "mcp", "authorize", "mcp2", "model"
 	creds             map[string][]string
 	state             string // state of the last authorization request
-	// authorizeDelay makes the authorization endpoint slow (a real server
-	// far away), set before the sign-in starts.
-	authorizeDelay time.Duration
 }
 
 // lastState returns the state parameter of the last authorization request.
@@ -187,12 +184,6 @@ func (e *authEnv) counting(origin string, h http.Handler) http.Handler {
 				kind = "revoke"
 			case p == "/authorize" || p == "/consent":
 				kind = "authorize"
-				e.cmu.Lock()
-				delay := e.authorizeDelay
-				e.cmu.Unlock()
-				if p == "/authorize" {
-					time.Sleep(delay)
-				}
 				if s := r.URL.Query().Get("state"); s != "" {
 					e.cmu.Lock()
 					e.state = s
@@ -347,22 +338,11 @@ func clickLoaded(t testing.TB, ctx context.Context, id, page string) {
 	}
 }
 
-// web/auth.js's timing of the sign-in window, which tests act around.
-const (
-	closeGrace = 1500 * time.Millisecond // CLOSE_GRACE_MS: a closed window's results may still arrive
-	pollEvery  = 250 * time.Millisecond  // POLL_MS
-)
-
-// Severance windows (web/auth.js SEVER_WINDOW_MS, 3 s, set through its
-// test hook): a sign-in window that closes sooner after its navigation is
-// taken for severed by COOP, later for closed by a person. Where a person
-// closes it, a short window lets the person read briefly; with COOP, the
-// window must still cover the page's noticing the severance (a poll or two
-// after the server's page commits).
-const (
-	personSeverWindow = 250 * time.Millisecond
-	coopSeverWindow   = 1500 * time.Millisecond
-)
+// personSeverWindow is a short severance window (web/auth.js
+// SEVER_WINDOW_MS, 3 s, set through its test hook): a sign-in window that
+// closes sooner after its navigation is taken for severed by COOP, later
+// for closed by a person; a short window lets the person read briefly.
+const personSeverWindow = 250 * time.Millisecond
 
 // setSeverWindow sets the severance window of e's page to d.
 func (e *env) setSeverWindow(d time.Duration) {
@@ -374,26 +354,6 @@ func (e *env) setSeverWindow(d time.Duration) {
 // window, in a page with personSeverWindow: long enough for a person's
 // close, counted from the consent page showing (after the navigation).
 func personReads() { time.Sleep(personSeverWindow + 150*time.Millisecond) }
-
-// awaitSevered waits until the page has taken its sign-in window for
-// severed by COOP (its console says so) or the sign-in has ended
-// (window.result), whichever comes first.
-func (e *authEnv) awaitSevered(console func() string) {
-	e.t.Helper()
-	e.waitFor("the page to take the sign-in window for severed", func() bool {
-		if strings.Contains(console(), "Cross-Origin-Opener-Policy") {
-			return true
-		}
-		var r any
-		_ = e.tryEval(`window.result`, &r)
-		return r != nil
-	})
-}
-
-// personTakesLong is a person staying on a COOP-severed consent page,
-// from when the page noticed the severance, past the severance window and
-// the close grace: a window taken for closed would be declined by then.
-func personTakesLong() { time.Sleep(max(coopSeverWindow, closeGrace) + pollEvery) }
 
 // refreshTTL is the access-token life of the refresh tests: the client
 // refreshes at half a token's life when that is later than its margin
@@ -422,4 +382,65 @@ func (e *authEnv) awaitTokenDue(ttl time.Duration) (rotation int) {
 	e.t.Logf("token of rotation %d issued %v ago; due at half its %v life", rotation, time.Since(issued).Round(time.Millisecond), ttl)
 	time.Sleep(time.Until(issued.Add(ttl/2 + 500*time.Millisecond)))
 	return rotation
+}
+
+// startLogin creates window.c for the MCP server and starts c.authorize()
+// in a user gesture; the outcome lands in window.result.
+func (e *authEnv) startLogin(clientOpts string) {
+	e.t.Helper()
+	e.eval(fmt.Sprintf(`(() => {
+		window.c = mcp.client(%q, %s);
+		window.states = [];
+		c.addEventListener("statechange", (ev) => states.push(ev.detail.state));
+		window.result = null;
+	})()`, e.MCPURL, clientOpts), nil)
+	e.gesture(`void (c.authorize().then(() => { result = { ok: true, state: c.state }; },
+		(e) => { result = { error: { name: e.name, code: e.code, status: e.status ?? 0, message: e.message + " — " + (e.detail ?? "") }, state: c.state }; }))`)
+}
+
+// openDB is page-side JavaScript that opens the client's IndexedDB
+// database as it is, for tests that inspect what is stored.
+const openDB = `void (window.openDB = () => new Promise((res, rej) => {
+	const r = indexedDB.open("mcpwasm"); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); }))`
+
+// openConsent creates window.c with clientOpts, starts authorize() in a
+// gesture and returns the popup once it shows the consent page.
+func (e *authEnv) openConsent(clientOpts string) context.Context {
+	e.t.Helper()
+	popups := e.expectPopup()
+	e.startLogin(clientOpts)
+	popup := e.popup(popups)
+	if err := chromedp.Do(popup, chromedp.WaitVisible(chromedp.ID("approve"))); err != nil {
+		e.t.Fatalf("the consent page: %v", err)
+	}
+	return popup
+}
+
+// signIn creates window.c with clientOpts and signs in through the popup
+// (Approve), failing the test unless it ends connected.
+func (e *authEnv) signIn(clientOpts string) {
+	e.t.Helper()
+	popups := e.expectPopup()
+	e.startLogin(clientOpts)
+	e.consent(e.popup(popups), "approve")
+	if r := e.awaitLogin(); !r.OK || r.State != "connected" {
+		e.t.Fatalf("sign-in: %+v; want connected", r)
+	}
+}
+
+// loginResult waits for window.result.
+type loginResult struct {
+	OK    bool   `json:"ok"`
+	State string `json:"state"`
+	Error *jsErr `json:"error"`
+}
+
+func (e *authEnv) awaitLogin() loginResult {
+	e.t.Helper()
+	var r loginResult
+	e.eval(`(async () => {
+		for (let i = 0; i < 600 && !window.result; i++) await new Promise((r) => setTimeout(r, 50));
+		return window.result ?? { state: c.state, error: { code: "test_timeout", message: "authorize() did not settle in 30s" } };
+	})()`, &r)
+	return r
 }

@@ -18,10 +18,28 @@ type expectation struct {
 }
 
 // expectedFailures is every engine × runtime × scenario that fails by
-// design of the engine, and how. None does today: WebKit's SharedWorker
-// cannot store a CryptoKey, and load() then runs Go in a dedicated Worker
-// (docs/JSAPI.md, Runtimes).
-var expectedFailures = []expectation{}
+// design of the engine, and how. (WebKit's SharedWorker cannot store a
+// CryptoKey; that is no failure: load() then runs Go in a dedicated
+// Worker, docs/JSAPI.md, Runtimes.)
+var expectedFailures = append([]expectation{}, popupBlockedAfterAwait...)
+
+// popupBlockedAfterAwait: an interactive connect() and a call's step-up
+// open the sign-in window only once a request has answered that a
+// sign-in is needed; Firefox's and WebKit's popup blockers have by then
+// stopped counting the click that started them. The product says
+// popup_blocked, and the scenario clicks Sign in, as the error tells a
+// person to.
+var popupBlockedAfterAwait = func() (out []expectation) {
+	for _, e := range []string{"firefox", "webkit"} {
+		for _, rt := range []string{"auto", "main"} {
+			for _, sc := range []string{"TestDenyDeclinesEveryWaiterWithOnePopup", "TestStepUpOnScopedTool"} {
+				out = append(out, expectation{Engine: e, Runtime: rt, Scenario: sc, Code: "popup_blocked", Contains: "Call authorize() from a click",
+					Reason: "the engine blocks a window opened after an asynchronous step of a click's handler"})
+			}
+		}
+	}
+	return out
+}()
 
 func expectedFor(t *testing.T) *expectation {
 	name := t.Name()

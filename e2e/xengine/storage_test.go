@@ -271,7 +271,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 // used (taken away from the page, and from a worker runtime's worker
 // through the test hook, as where storage is disabled), mcp.storageStatus()
 // says sign-ins are kept in memory and why, the page hears it once, and
-// the sign-in and the tool call work.
+// the sign-in and the tool call work. The page's console warns of it too.
 func TestIndexedDBUnavailableKeepsSignInsInMemory(t *testing.T) {
 	w := newServers(t, devserver.AuthConfig{}, os.DirFS(webDir), nil)
 	w.open()
@@ -281,6 +281,7 @@ func TestIndexedDBUnavailableKeepsSignInsInMemory(t *testing.T) {
 	var rt string
 	w.eval(`mcp.runtime`, &rt)
 	t.Logf("Go runs in %s", rt)
+	w.watchPage(w.win)
 	w.watchStorage()
 	st := w.storageStatus()
 	if st.Persistent || st.Error == nil || st.Error.Code != "storage" || !strings.Contains(st.Error.Message, "will not be kept after this tab closes") {
@@ -288,6 +289,9 @@ func TestIndexedDBUnavailableKeepsSignInsInMemory(t *testing.T) {
 	}
 	if f := w.fallbacks(); len(f) != 1 {
 		t.Errorf("storagefallback reasons = %q; want one", f)
+	}
+	if said := w.said(w.win); !strings.Contains(said, "warn: mcp: sign-ins are kept in memory") {
+		t.Errorf("the page's console had no warning that sign-ins are kept in memory; it said: %q", said)
 	}
 	if !w.signedIn(w.popupSignIn(`{}`)) {
 		return
