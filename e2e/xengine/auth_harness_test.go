@@ -21,15 +21,6 @@ import (
 // person do around the sign-in window, seen from the page itself so that
 // every engine's driver can tell.
 
-// parallel runs the scenario beside others, in the engines whose driver
-// can hold several windows' sessions at once: WebKit's classic WebDriver
-// holds one session at a time, so its scenarios run one after another.
-func parallel(t *testing.T) {
-	if browser.Name() != "webkit" {
-		t.Parallel()
-	}
-}
-
 // web/auth.js's timing of the sign-in window, which scenarios act around.
 const (
 	closeGrace = 1500 * time.Millisecond // CLOSE_GRACE_MS: a closed window's results may still arrive

@@ -229,11 +229,3 @@ func (w *world) windowsOpened() []string {
 	return opened
 }
 
-// parallelWhereEngineCan runs the test in parallel with others, but in
-// WebKit: its classic WebDriver holds one session at a time ("Maximum
-// number of active sessions"), and each world's window is a session.
-func parallelWhereEngineCan(t *testing.T) {
-	if browser.Name() != "webkit" {
-		t.Parallel()
-	}
-}

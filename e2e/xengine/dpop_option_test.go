@@ -15,9 +15,9 @@ import (
 // refuses the sign-in; with dpop: true against a server without DPoP the
 // sign-in fails rather than fall back to a bearer token.
 func TestDPoPOption(t *testing.T) {
-	parallelWhereEngineCan(t)
+	parallel(t)
 	t.Run("memory", func(t *testing.T) {
-		parallelWhereEngineCan(t)
+		parallel(t)
 		w, wire := newWiredWorld(t, devserver.AuthConfig{DPoP: true})
 		if !w.signedIn(w.popupSignIn(`{ storage: "memory", dpop: true }`)) {
 			return
@@ -46,7 +46,7 @@ func TestDPoPOption(t *testing.T) {
 		}
 	})
 	t.Run("off against a DPoP server", func(t *testing.T) {
-		parallelWhereEngineCan(t)
+		parallel(t)
 		w := newWorld(t, devserver.AuthConfig{DPoP: true})
 		r := w.approve(w.consentPopup(`{ dpop: false }`))
 		if r.OK || r.Error == nil || r.Error.Code != "token_failed" {
@@ -67,7 +67,7 @@ func TestDPoPOption(t *testing.T) {
 		}
 	})
 	t.Run("on against a server without DPoP", func(t *testing.T) {
-		parallelWhereEngineCan(t)
+		parallel(t)
 		w := newWorld(t, devserver.AuthConfig{})
 		w.startLogin(`{ dpop: true }`)
 		r := w.awaitLogin()

@@ -15,7 +15,7 @@ import (
 // extractable, a reload proves possession with that key without a new
 // sign-in, and the token taken from the wire is refused without the key.
 func TestDPoPSignInReloadAndStolenToken(t *testing.T) {
-	parallelWhereEngineCan(t)
+	parallel(t)
 	w, wire := newWiredWorld(t, devserver.AuthConfig{DPoP: true})
 	if !w.signedIn(w.popupSignIn(`{ clientName: "xengine dpop" }`)) { // dpop: "auto"
 		return

@@ -13,7 +13,7 @@ import (
 // connects and calls a tool: one token exchange at the IdP, one JWT bearer
 // grant, no authorization request, no window.
 func TestIDJAGSignInWithoutPopup(t *testing.T) {
-	parallelWhereEngineCan(t)
+	parallel(t)
 	e := newIDJAGWorld(t)
 	var got struct {
 		Sum        float64 `json:"sum"`
@@ -52,7 +52,7 @@ func TestIDJAGSignInWithoutPopup(t *testing.T) {
 // assertion, and nothing reaches the authorization server's token
 // endpoint.
 func TestIDJAGIdPRefuses(t *testing.T) {
-	parallelWhereEngineCan(t)
+	parallel(t)
 	e := newIDJAGWorld(t)
 	var got struct {
 		Code    string `json:"code"`
@@ -82,7 +82,7 @@ func TestIDJAGIdPRefuses(t *testing.T) {
 // TestGrantsRefusedInAPage: the grants of servers are refused at client()
 // with the reason and what to do instead.
 func TestGrantsRefusedInAPage(t *testing.T) {
-	parallelWhereEngineCan(t)
+	parallel(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	var got []jsErr
 	w.eval(`["client_credentials", "workload_identity"].map((grant) => {

@@ -106,6 +106,15 @@ func buildWeb(root, dir string) error {
 	return webbuild.Build(root, dir, "-trimpath", "-ldflags=-s -w -X main.version=e2e")
 }
 
+// parallel runs the scenario beside others, in the engines whose driver
+// can hold several windows' sessions at once: WebKit's classic WebDriver
+// holds one session at a time, so its scenarios run one after another.
+func parallel(t *testing.T) {
+	if browser.Name() != "webkit" {
+		t.Parallel()
+	}
+}
+
 // runtimeMode is load()'s runtime for every page: MCPWASM_E2E_RUNTIME
 // ("auto" when unset).
 func runtimeMode() string {

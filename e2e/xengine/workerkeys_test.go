@@ -21,7 +21,7 @@ func TestWorkerThatCannotStoreKeys(t *testing.T) {
 	if runtimeMode() == "main" {
 		t.Skipf("asks for load({ runtime: \"auto\" }) itself, so the main-thread pass would run the auto pass's scenario again")
 	}
-	parallelWhereEngineCan(t)
+	parallel(t)
 	w, wire := newWiredWorld(t, devserver.AuthConfig{DPoP: true})
 
 	// Without the hook, the suite's load() keeps a SharedWorker where it
