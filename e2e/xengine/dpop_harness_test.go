@@ -228,4 +228,3 @@ func (w *world) windowsOpened() []string {
 	w.eval(`window.opened`, &opened)
 	return opened
 }
-
