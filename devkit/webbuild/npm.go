@@ -14,8 +14,10 @@ import (
 // it; the built module as mcp-<hash>.wasm (with its .gz and .br when
 // present), wasmurl.js and the wrapped wasm_exec.js are added beside them.
 var NpmFiles = []string{
-	"mcp.js", "mcp.d.ts", "jsapi.js", "auth.js", "remote.js", "worker.js", "rules.js", "boot.js", "errors.js", "options.js", "client.js", "catalog.js",
-	"react.js", "react.d.ts", "mcp.wasm.d.ts",
+	"mcp.js", "mcp.d.ts", "mcp.wasm.d.ts", "start.js", "host.js", "models.js", "redirect.js", "testhooks.js",
+	"jsapi.js", "auth.js", "remote.js", "worker.js", "rules.js", "boot.js", "errors.js", "options.js", "client.js",
+	"catalog.js",
+	"react.js", "react.d.ts",
 	"ai.js", "ai.d.ts",
 	"oauth/callback.html", "oauth/callback.js", "oauth/callback.css", "oauth/callback.d.ts",
 	"apps/host.js", "apps/csp.js", "apps/sandbox.html", "apps/sandbox.js",
