@@ -2,6 +2,7 @@
 // popup, the receiver of oauth/callback.html's relays, cross-tab locks and
 // grant notices. The OAuth logic itself (PKCE, state, registration, token
 // exchange) runs in Go; this file only opens windows and carries messages.
+import { severWindowMs } from "./testhooks.js";
 
 /** BroadcastChannel the callback page relays on (must match oauth/callback.js). */
 export const CALLBACK_CHANNEL = "mcpwasm-oauth";
@@ -16,12 +17,8 @@ const POLL_MS = 250;
 // server was most likely severed by a Cross-Origin-Opener-Policy on the
 // server's pages, not closed by a person: keep waiting for the
 // BroadcastChannel relay, for severedTimeoutMs (then it counts as closed).
+// A test may shorten it (testhooks.js).
 const SEVER_WINDOW_MS = 3000;
-// A test hook: globalThis.__mcpwasmSeverWindowMs (a number), when set, replaces SEVER_WINDOW_MS.
-function severWindowMs() {
-  const ms = globalThis.__mcpwasmSeverWindowMs;
-  return typeof ms === "number" ? ms : SEVER_WINDOW_MS;
-}
 /** Default of the severedPopupTimeoutMs client option. */
 export const SEVERED_TIMEOUT_MS = 120000;
 // After a real close, results still in flight get this long to arrive.
@@ -134,7 +131,7 @@ export class LoginWindow {
     const now = Date.now();
     if (!this.#closedAt) {
       this.#closedAt = now;
-      if (now - this.#navigatedAt < severWindowMs()) {
+      if (now - this.#navigatedAt < severWindowMs(SEVER_WINDOW_MS)) {
         // COOP severed the opener: the window most likely lives on and only
         // the relay will tell; a person may also have closed it at once.
         this.#severed = true;

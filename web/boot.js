@@ -112,29 +112,5 @@ export function listenGrants(apply) {
   return ch;
 }
 
-let clockSkewMs = 0;
-
-/**
- * A test hook: moves this global's wall clock ms ahead (cumulative),
- * leaving its monotonic clock alone, as a computer that slept does in
- * engines whose performance.now() stands still during sleep. Go's runtime
- * reads its wall time from `new Date` (wasm_exec.js's runtime.walltime)
- * and its monotonic time from performance.now(), so time.Now() jumps while
- * durations do not. Only tests call it; nothing changes until they do.
- */
-export function skewClockForTest(ms) {
-  if (!Number.isFinite(ms)) throw new TypeError("skewClockForTest: ms must be a finite number");
-  if (clockSkewMs === 0 && !globalThis.Date.__mcpwasmSkewed) {
-    const RealDate = globalThis.Date;
-    class SkewedDate extends RealDate {
-      constructor(...args) {
-        if (args.length === 0) super(RealDate.now() + clockSkewMs);
-        else super(...args);
-      }
-      static now() { return RealDate.now() + clockSkewMs; }
-      static __mcpwasmSkewed = true;
-    }
-    globalThis.Date = SkewedDate;
-  }
-  clockSkewMs += ms;
-}
+// worker.js takes the clock hook from here, as the rest of its start-up.
+export { skewClockForTest } from "./testhooks.js";

@@ -1,5 +1,5 @@
-// mcp.js — loader and JavaScript API of the mcpwasm MCP client (see
-// docs/JSAPI.md).
+// mcp.js — the entry of the mcpwasm MCP client (see docs/JSAPI.md):
+// load() and the object it resolves, a factory of clients and catalogs.
 //
 //   import { load, MCPError } from "./mcp.js";
 //   const mcp = await load();
@@ -8,44 +8,31 @@
 //
 // The work happens in Go compiled to WebAssembly (mcp.wasm beside this file):
 // it exports one function, invoke(op, argsJSON, signal, onProgress), for the
-// operations listed in jsapi.js, and calls back into this module through the
-// host object of the same table; with load({ runtime }) the module runs in
-// a SharedWorker or Worker instead (worker.js) and the same table crosses a
-// MessagePort (remote.js). This module keeps what only a page can do:
-// the login window (opened in the user's gesture), relaying sign-in results
-// and grant changes between tabs, the page's handlers, and DOM events. Every
-// rejection is an MCPError. Options are checked by rules.js from Go's
-// tables before anything is sent, so that the factories throw at once in
-// every runtime; Go checks them again from the same tables.
-import { CLIENT_OPTIONS, CATALOG_OPTIONS, OPS, HOSTS, POLICY_OWNERS } from "./jsapi.js";
-import { CallbackReceiver, acquireLock, RETURN_KEY, CALLBACK_KEY } from "./auth.js";
-import { Remote, Refused } from "./remote.js";
-import { instantiate, invokeJSON, listenGrants, newGo, run, skewClockForTest } from "./boot.js";
+// operations listed in jsapi.js, and calls back into the page through the
+// host object of the same table (host.js); with load({ runtime }) the
+// module runs in a SharedWorker or Worker instead (worker.js) and the same
+// table crosses a MessagePort (remote.js); start.js chooses. The page keeps
+// what only a page can do: the login window (opened in the user's gesture),
+// relaying sign-in results and grant changes between tabs, the page's
+// handlers, and DOM events. Every rejection is an MCPError. Options are
+// checked by rules.js from Go's tables before anything is sent, so that the
+// factories throw at once in every runtime; Go checks them again from the
+// same tables.
+import { CLIENT_OPTIONS, CATALOG_OPTIONS, OPS, POLICY_OWNERS } from "./jsapi.js";
+import { CallbackReceiver, CALLBACK_KEY } from "./auth.js";
+import { invokeJSON, listenGrants } from "./boot.js";
 import { clientProblem, policyProblem, policyRefusal, readEntry, sentence } from "./rules.js";
-import { MCPError, asMCPError, errorOf, goError, invalid } from "./errors.js";
-import { catalogProblems, catalogRelay, checkFunctions, clientOptionsJSON, functionsAs, setPageRelay, withDefaults } from "./options.js";
+import { MCPError, asMCPError, errorOf, invalid } from "./errors.js";
+import { catalogProblems, catalogRelay, checkFunctions, clientOptionsJSON, functionsAs, withDefaults } from "./options.js";
 import { Client } from "./client.js";
 import { Catalog } from "./catalog.js";
-// This build's module under its content-hashed name, written by make build
-// (docs/JSAPI.md, "The module's URL and its caching").
-import { wasmURL as builtWasmURL } from "./wasmurl.js";
+import { clearHints } from "./host.js";
+import { models } from "./models.js";
+import { unhandledReturn } from "./redirect.js";
+import { compileEarly, start } from "./start.js";
+import { skewClockForTest } from "./testhooks.js";
 
-export { MCPError };
-
-/**
- * Model descriptions for cat.agent({model}), also mcp.models: plain data,
- * so a page may make one before load() (as the React hooks' users do).
- */
-export const models = Object.freeze({
-  /** Any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM, LM Studio, llama.cpp, OpenRouter). */
-  openai: ({ baseURL, apiKey, model, headers } = {}) => Object.freeze({ kind: "openai", baseURL, apiKey, model, headers }),
-  /** The Anthropic Messages API. */
-  anthropic: ({ baseURL, apiKey, model, headers, maxTokens, thinkingBudget } = {}) => Object.freeze({ kind: "anthropic", baseURL, apiKey, model, headers, maxTokens, thinkingBudget }),
-  /** The OpenAI Responses API (POST /v1/responses). */
-  openaiResponses: ({ baseURL, apiKey, model, headers, reasoningEffort, reasoningSummary } = {}) => Object.freeze({ kind: "openai-responses", baseURL, apiKey, model, headers, reasoningEffort, reasoningSummary }),
-  /** The Google Gemini API (streamGenerateContent). */
-  gemini: ({ baseURL, apiKey, model, headers, includeThoughts } = {}) => Object.freeze({ kind: "gemini", baseURL, apiKey, model, headers, includeThoughts }),
-});
+export { MCPError, models };
 
 let instance = null; // Promise<MCP>
 // The host policy (mcp.policy()): page-wide, set once before any client or
@@ -54,7 +41,6 @@ let instance = null; // Promise<MCP>
 // with different policies).
 let pagePolicy = null; // the options, frozen
 let madeAny = false; // a client or catalog exists: too late for policy()
-let early = null; // preload() on the main thread: {href, module: Promise<WebAssembly.Module | null>}
 
 /**
  * Starts loading at once, for a page that calls it as it imports mcp.js
@@ -65,28 +51,8 @@ let early = null; // preload() on the main thread: {href, module: Promise<WebAss
  * rejects: load() reports what went wrong.
  */
 export function preload(options = {}) {
-  if (instance || early) return;
-  const runtime = options?.runtime ?? globalThis.__mcpwasmRuntime ?? "auto";
-  if (runtime !== "main" || typeof options?.onProgress === "function") {
-    // A worker runtime (or the main thread if the browser refuses workers),
-    // or progress to report: the whole load starts now.
-    load(options).catch(() => {});
-    return;
-  }
-  let url;
-  try {
-    url = options.wasmURL === undefined ? builtWasmURL : new URL(options.wasmURL, import.meta.url);
-  } catch {
-    return; // load() says what is wrong
-  }
-  early = {
-    href: url.href,
-    module: fetch(url).then((r) => {
-      if (!r.ok) return null; // load() fetches again and reports the status
-      const type = (r.headers.get("Content-Type") || "").split(";")[0].trim();
-      return type === "application/wasm" && WebAssembly.compileStreaming ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then((b) => WebAssembly.compile(b));
-    }).catch(() => null),
-  };
+  if (instance) return;
+  if (!compileEarly(options)) load(options).catch(() => {});
 }
 
 /**
@@ -96,192 +62,12 @@ export function preload(options = {}) {
  */
 export function load(options = {}) {
   if (!instance) {
-    instance = start(options).catch((e) => {
+    instance = start(options, (...parts) => new MCP(...parts)).catch((e) => {
       instance = null;
       throw asMCPError(e, "network");
     });
   }
   return instance;
-}
-
-/** The values of load()'s runtime option. */
-const RUNTIMES = ["auto", "shared-worker", "worker", "main"];
-
-// A test hook: globalThis.__mcpwasmRuntime, when set, is the default of
-// load()'s runtime option (the e2e suite runs in every mode this way).
-async function start({ wasmURL, onProgress, runtime = globalThis.__mcpwasmRuntime ?? "auto", relay, relayMode } = {}) {
-  if (onProgress !== undefined && typeof onProgress !== "function") {
-    throw invalid("load(): onProgress must be a function");
-  }
-  if (!RUNTIMES.includes(runtime)) throw invalid(`load(): runtime must be ${RUNTIMES.map((r) => `"${r}"`).join(", ")}`);
-  setPageRelay(relay, relayMode);
-  // wasmurl.js holds the literal new URL("./mcp-<hash>.wasm", import.meta.url),
-  // the pattern that Vite, webpack 5 and Parcel turn into an emitted asset
-  // (esbuild does not). A name that changes with the content names the
-  // build: a SharedWorker needs no request to tell builds apart.
-  const url = wasmURL === undefined ? builtWasmURL : new URL(wasmURL, import.meta.url);
-  // A worker runtime where asked for and allowed; else the main thread
-  // (below). What the browser refused is said once, with where Go runs.
-  const refused = []; // Refused
-  const notice = (chosen) => {
-    if (!refused.length) return;
-    const csp = refused.some((e) => !e.keys) ? ", and the Content-Security-Policy a worker needs" : "";
-    console.info(`mcp: ${refused.map((e) => e.message).join("; ")}; running ${chosen} (see docs/JSAPI.md, "Runtimes", for why${csp})`);
-  };
-  for (const mode of workerModes(runtime)) {
-    const trace = typeof globalThis.__mcpwasmTrace === "function" ? globalThis.__mcpwasmTrace : null;
-    const host = new Host(trace);
-    let mcp = null;
-    // Test hooks, each a list of modes: globalThis.__mcpwasmRefuseKeys makes
-    // those workers act as if they could not store WebCrypto keys (as
-    // WebKit's SharedWorker), so that Chromium takes that path too;
-    // globalThis.__mcpwasmTrustKeys skips the check, so that a benchmark can
-    // time WebKit's SharedWorker against a server without sign-in.
-    const listed = (hook) => Array.isArray(hook) && hook.includes(mode);
-    const refuseKeysForTest = listed(globalThis.__mcpwasmRefuseKeys);
-    const trustKeysForTest = listed(globalThis.__mcpwasmTrustKeys);
-    // globalThis.__mcpwasmNoIndexedDB: the worker has no IndexedDB.
-    const noIndexedDBForTest = globalThis.__mcpwasmNoIndexedDB === true;
-    const remote = new Remote(mode, { wasmURL: url.href, hints: readHints(), refuseKeysForTest, trustKeysForTest, noIndexedDBForTest }, host.callbacks(), errorOf,
-      (err) => mcp?._ended(err), onProgress && ((l, t) => {
-        try { onProgress(l, t); } catch (e) { console.error("mcp: onProgress threw", e); }
-      }));
-    let ready;
-    try {
-      ready = await remote.start();
-    } catch (e) {
-      if (!(e instanceof Refused)) throw e;
-      refused.push(e);
-      continue;
-    }
-    notice("in a dedicated Worker");
-    mcp = new MCP(remote, null, url, host, trace, ready.version);
-    return mcp;
-  }
-  notice("on the main thread");
-  const go = newGo();
-  // preload() fetched and compiled it already (or tried: null).
-  const compiled = early?.href === url.href ? await early.module : null;
-  early = null;
-  const progress = onProgress && ((l, t) => {
-    try { onProgress(l, t); } catch (e) { console.error("mcp: onProgress threw", e); }
-  });
-  const wasm = await instantiate(url, go, { compiled, onProgress: progress, makeError: (code, message, status) => new MCPError(code, message, { status }) });
-  // A test hook: a function at globalThis.__mcpwasmTrace hears of every
-  // crossing between this module and Go ("js→go", op) and ("go→js", callback).
-  const trace = typeof globalThis.__mcpwasmTrace === "function" ? globalThis.__mcpwasmTrace : null;
-  const host = new Host(trace);
-  let mcp = null;
-  let ended = null; // the MCPError of the Go program's end
-  const api = await run(go, wasm, {
-    makeError: goError,
-    host: host.callbacks(),
-    // What each server negotiated (transport, protocol version; no
-    // secrets), so a reload skips the probes.
-    hints: readHints(),
-  }, (e) => {
-    ended = e === undefined ? new MCPError("closed", "the Go runtime exited; reload the page") : asMCPError(e);
-    mcp?._exited(ended); // never silently: every pending call rejects
-  });
-  mcp = new MCP(api, go, url, host, trace, api.version);
-  if (ended) mcp._exited(ended);
-  // Other tabs' grant changes: Go applies them to this page's clients (a
-  // worker runtime hears them itself).
-  host.grants = listenGrants((change) => mcp._invoke("grants.apply", change).catch(() => {}));
-  return mcp;
-}
-
-/** The worker modes to try, in order, for load()'s runtime option (none: the main thread). */
-function workerModes(runtime) {
-  const modes = [];
-  if ((runtime === "auto" || runtime === "shared-worker") && typeof SharedWorker === "function") modes.push("shared-worker");
-  if (runtime !== "main" && typeof Worker === "function") modes.push("worker");
-  return modes;
-}
-
-const HINTS_KEY = "mcpwasm:hints";
-
-function readHints() {
-  try {
-    return localStorage.getItem(HINTS_KEY) ?? "{}";
-  } catch {
-    return "{}"; // storage disabled: probe every time
-  }
-}
-
-/**
- * The host object the Go runtime calls (HOSTS in jsapi.js): callbacks for a
- * client are routed by target ("client:<id>") to the Client, the rest are
- * page-wide.
- */
-class Host {
-  targets = new Map(); // "client:<id>" → Client
-  #trace;
-  constructor(trace) { this.#trace = trace; }
-  /** The last id the page chose (for a client, catalog, agent or run). */
-  lastId = 0;
-  grants = null; // the BroadcastChannel of grant notices (main thread only)
-
-  #to(target) {
-    const c = this.targets.get(target);
-    if (!c) throw new MCPError("closed", `${target.split(":")[0]} is closed`);
-    return c;
-  }
-
-  callbacks() {
-    const cb = {
-      event: (target, type, json) => this.targets.get(target)?._event(type, json === undefined ? undefined : JSON.parse(json)),
-      accessToken: async (target) => {
-        const token = await this.#to(target)._options.accessToken();
-        if (typeof token !== "string") throw invalid("accessToken() must resolve to a string");
-        return token;
-      },
-      identityAssertion: async (target) => {
-        const token = await this.#to(target)._options.identityAssertion();
-        if (typeof token !== "string") throw invalid("identityAssertion() must resolve to a string (the user's ID token)");
-        return token;
-      },
-      elicit: (target, json) => this.#to(target)._handle("onElicitation", json),
-      sample: (target, json) => this.#to(target)._handle("onSampling", json),
-      openAuth: async (target, url) => this.#to(target)._openAuth(url),
-      authDismissed: (target) => this.#to(target)._authDismissed(),
-      closeAuth: (target, state) => this.targets.get(target)?._closeAuth(state),
-      lock: acquireLock,
-      announce: (json) => this.grants?.postMessage(JSON.parse(json)),
-      saveHints: (json) => { try { localStorage.setItem(HINTS_KEY, json); } catch { /* storage off */ } },
-      approve: (target, json) => this.#to(target)._approve(JSON.parse(json)),
-      model: (target, json) => this.#to(target)._model(JSON.parse(json)),
-      summarize: (target, json) => this.#to(target)._summarize(JSON.parse(json)),
-      catalogElicit: (target, json, context) => this.#to(target)._elicit(JSON.parse(json), JSON.parse(context)),
-      webmcpTools: (target) => this.#to(target)._webmcpTools(),
-      webmcpCall: (target, name, json) => this.#to(target)._webmcpCall(name, JSON.parse(json)),
-    };
-    for (const name of HOSTS) {
-      if (typeof cb[name] !== "function") throw new Error(`mcp.js: host callback ${name} is missing`);
-      if (this.#trace) {
-        const fn = cb[name];
-        cb[name] = (...args) => { this.#trace("go→js", name === "event" ? `event:${args[1]}` : name); return fn(...args); };
-      }
-    }
-    return cb;
-  }
-}
-
-/**
- * Throws redirect_unhandled when this page is itself a redirect sign-in's
- * return (a result in its query, a return address the sign-in left) that
- * no callback module took: the app's server answered at the redirect URI
- * with this page.
- */
-function unhandledReturn() {
-  const q = new URLSearchParams(globalThis.location?.search ?? "");
-  let returning = null;
-  try { returning = sessionStorage.getItem(RETURN_KEY); } catch { /* storage off */ }
-  if (!returning || !q.has("state") || !(q.has("code") || q.has("error"))) return;
-  sessionStorage.removeItem(RETURN_KEY);
-  const at = location.origin + location.pathname;
-  throw new MCPError("redirect_unhandled", `The sign-in came back to ${at}, but no page there finished it. Import mcpwasm/callback on that page, or pass a redirectUri whose page does.`,
-    { detail: `the redirect sign-in returned to ${at} and no callback module (mcpwasm/callback, oauth/callback.html) ran there; it left no result for handleCallback()` });
 }
 
 /** The loaded module: a factory of clients, one per MCP server. */
@@ -313,6 +99,9 @@ class MCP {
         });
       }
     }
+    // Other tabs' grant changes: Go applies them to this page's clients (a
+    // worker runtime hears them itself).
+    if (!api.remote) host.grants = listenGrants((change) => this._invoke("grants.apply", change).catch(() => {}));
     if (typeof window !== "undefined") {
       this.#receiver = new CallbackReceiver(async (url) => {
         const r = await this.#deliver(url);
@@ -350,7 +139,7 @@ class MCP {
 
   /** Removes every stored grant, client registration and cached metadata of this origin. */
   async clearStorage() {
-    try { localStorage.removeItem(HINTS_KEY); } catch { /* storage off */ }
+    clearHints();
     await this._invoke("storage.clear", {});
   }
 

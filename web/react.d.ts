@@ -2,7 +2,7 @@
 // ("mcpwasm/react"). React (18 or later) is an optional peer dependency.
 import type {
   Catalog, CatalogConfig, CatalogTool, CallOptions, CallToolOptions, CallToolResult,
-  Agent, AgentEvent, AgentOptions, AgentUsage, ApprovalRequest, Client, ClientOptions, ClientState, ElicitParams, ElicitResult,
+  Agent, AgentEvent, AgentOptions, AgentUsage, ApprovalAnswer, ApprovalRequest, Client, ClientOptions, ClientState, ElicitParams, ElicitResult,
   Implementation, MCPError, SamplingParams, SamplingResult, ServerStatus, Tool, RenderOptions, AppView,
 } from "./mcp.js";
 
@@ -149,8 +149,8 @@ export type AgentPendingRequest =
 
 export type AgentStatus = "loading" | "idle" | "running" | "awaiting-approval" | "awaiting-input" | "error";
 
-/** What approve() answers: true or false (a catalog may take more kinds of answer). */
-export type ApprovalAnswer = boolean | string;
+/** What approve() answers: the catalog's approve answer (mcp.d.ts). */
+export type { ApprovalAnswer };
 
 export interface UseAgentResult {
   readonly messages: readonly AgentMessage[];
@@ -193,7 +193,7 @@ export function useAgent(catalog: UseCatalogResult | Catalog | null, options: Us
  * useAgent: pass it in useCatalog's config; each question waits in
  * pending until approve() or answerElicitation() answers it.
  */
-export function askUser(request: ApprovalRequest): Promise<boolean>;
+export function askUser(request: ApprovalRequest): Promise<ApprovalAnswer>;
 export function askUser(request: ElicitParams, ctx: { serverId: string }): Promise<ElicitResult>;
 
 export interface McpAppViewProps extends Omit<RenderOptions, "catalog" | "signal"> {

@@ -13,9 +13,14 @@ import (
 // NpmFiles are the files of web/ the npm package carries, as laid out in
 // it; the built module as mcp-<hash>.wasm (with its .gz and .br when
 // present), wasmurl.js and the wrapped wasm_exec.js are added beside them.
+// Every module a listed module imports must be listed too (TestNpmFilesImports).
 var NpmFiles = []string{
-	"mcp.js", "mcp.d.ts", "jsapi.js", "auth.js", "remote.js", "worker.js", "rules.js", "boot.js", "errors.js", "options.js", "client.js", "catalog.js",
-	"react.js", "react.d.ts", "mcp.wasm.d.ts",
+	"mcp.js", "mcp.d.ts", "mcp.wasm.d.ts", "start.js", "host.js", "models.js", "redirect.js", "testhooks.js",
+	"jsapi.js", "auth.js", "remote.js", "worker.js", "rules.js", "boot.js", "errors.js", "options.js", "client.js",
+	"catalog.js", "agent.js", "conversation.js", "webmcp.js",
+	"react.js", "react.d.ts", "react-store.js", "react-clientstore.js", "react-usemcpclient.js",
+	"react-catalogstore.js", "react-usecatalog.js", "react-ask.js", "react-messages.js", "react-agentstore.js",
+	"react-useagent.js", "react-mcpappview.js",
 	"ai.js", "ai.d.ts",
 	"oauth/callback.html", "oauth/callback.js", "oauth/callback.css", "oauth/callback.d.ts",
 	"apps/host.js", "apps/csp.js", "apps/sandbox.html", "apps/sandbox.js",

@@ -3,7 +3,9 @@ package webbuild
 import (
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -98,4 +100,46 @@ func TestNpm(t *testing.T) {
 	if !strings.HasSuffix(string(we), "export { Go };\n") || !strings.Contains(string(we), "delete globalThis.Go") {
 		t.Errorf("wasm_exec.js does not export Go and remove the global:\n%s", we[len(we)-200:])
 	}
+}
+
+// importRE matches the relative module specifiers of a module: static
+// imports and re-exports, dynamic imports, and the URLs of modules it
+// starts (new URL("./worker.js", import.meta.url)).
+var importRE = regexp.MustCompile(`(?m)(?:^(?:import|export)\b[^;"]*?\bfrom\s*|^import\s*|\bimport\(\s*|\bnew URL\(\s*)"(\.\.?/[^"]+)"`)
+
+// TestNpmFilesImports: every module a shipped module imports is shipped,
+// so that a module split off another cannot be left out of the package
+// (the import would fail on the user's page).
+func TestNpmFilesImports(t *testing.T) {
+	web := filepath.Join("..", "..", "web")
+	built := []string{"wasm_exec.js", WasmModule} // written by the build, not in web/'s tree
+	for _, f := range NpmFiles {
+		if !strings.HasSuffix(f, ".js") {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(web, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range importRE.FindAllStringSubmatch(withoutComments(string(src)), -1) {
+			dep := path.Join(path.Dir(f), m[1])
+			if !slices.Contains(NpmFiles, dep) && !slices.Contains(built, dep) {
+				t.Errorf("%s imports %s, which NpmFiles lacks: add it, or the package's import fails", f, m[1])
+			}
+		}
+	}
+}
+
+// withoutComments drops the lines of src that are comments, which may
+// show a module's code.
+func withoutComments(src string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(src, "\n") {
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "//") || strings.HasPrefix(t, "*") || strings.HasPrefix(t, "/*") {
+			continue
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }

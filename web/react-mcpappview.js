@@ -1,0 +1,69 @@
+// react-mcpappview.js — the McpAppView component.
+import { createElement, useEffect, useRef } from "react";
+import { load } from "./mcp.js";
+
+/**
+ * A tool's view (MCP Apps; docs/JSAPI.md) for the component's lifetime:
+ * mcp.apps.render into a div of its own, a new `result` sent to the view,
+ * `theme` followed, and the view closed on unmount. Props: `catalog` (or
+ * useCatalog's result) with `serverId`, or `client`; `tool`, `arguments`,
+ * `result`, `sandboxUrl`, `theme`, `displayModes`, `onMessage`,
+ * `onOpenLink`, `onModelContext`, `onReady(view)`, `onError(error)` (the
+ * view could not be rendered, or failed later);
+ * `className` and `style` for the div. A tool part of useAgent with `app`
+ * renders as <McpAppView catalog={cat} {...part.app} arguments={…}
+ * result={part.callResult} sandboxUrl={…} />.
+ */
+export function McpAppView(props) {
+  const ref = useRef(null);
+  const viewRef = useRef(null);
+  const latest = useRef(props);
+  latest.current = props;
+  const given = props.catalog;
+  const cat = (given && "catalog" in given && !(given instanceof EventTarget) ? given.catalog : given) ?? null;
+  const client = props.client ?? null;
+  const tool = typeof props.tool === "string" ? props.tool : props.tool?.tool?.name ?? props.tool?.name;
+  const sandboxUrl = props.sandboxUrl === undefined ? undefined : String(props.sandboxUrl);
+  useEffect(() => {
+    if (!cat && !client) return undefined; // the catalog is still loading
+    let gone = false;
+    let view = null;
+    const p = latest.current;
+    // A handler the view may use only when the page gave one (the view
+    // is told what the host handles when it starts).
+    const relay = (k) => (p[k] ? (...a) => latest.current[k]?.(...a) : undefined);
+    load()
+      .then((mcp) => mcp.apps.render(ref.current, {
+        catalog: cat ?? undefined, client: cat ? undefined : client, serverId: p.serverId, tool, arguments: p.arguments,
+        result: p.result, sandboxUrl, theme: p.theme, displayModes: p.displayModes,
+        onMessage: relay("onMessage"), onOpenLink: relay("onOpenLink"), onModelContext: relay("onModelContext"),
+      }))
+      .then((v) => {
+        if (gone) return v.close();
+        view = viewRef.current = v;
+        v.addEventListener("ready", () => latest.current.onReady?.(v), { once: true });
+        v.addEventListener("error", (e) => {
+          if (v.state !== "failed") return; // a teardown the view did not answer
+          if (latest.current.onError) latest.current.onError(e.detail);
+          else console.warn(`mcp: McpAppView: ${e.detail.message}`);
+        });
+        if (latest.current.result && latest.current.result !== p.result) v.sendToolResult(latest.current.result);
+      }, (error) => {
+        if (gone) return;
+        if (latest.current.onError) latest.current.onError(error);
+        else console.warn(`mcp: McpAppView: ${error.message}`);
+      });
+    return () => {
+      gone = true;
+      viewRef.current = null;
+      view?.close();
+    };
+  }, [cat, client, props.serverId, tool, sandboxUrl]);
+  useEffect(() => {
+    if (props.result && viewRef.current) viewRef.current.sendToolResult(props.result);
+  }, [props.result]);
+  useEffect(() => {
+    if (props.theme && viewRef.current) viewRef.current.setTheme(props.theme);
+  }, [props.theme]);
+  return createElement("div", { ref, className: props.className, style: props.style, "data-mcp-app-view": tool ?? "" });
+}

@@ -1,0 +1,53 @@
+// react-messages.js — useAgent's messages made from a stored conversation,
+// and its token totals.
+
+/** Text of a stored message's content (a string, or parts). */
+const textOf = (c) => (typeof c === "string" ? c : Array.isArray(c) ? c.map((p) => p?.text ?? "").join("") : "");
+
+/**
+ * A stored conversation's messages (Chat Completions shapes) as useAgent
+ * shows them: each user message, then one assistant message per turn with
+ * its text and tool parts (a stored tool result does not say whether it
+ * was an error: it shows as done).
+ */
+export function fromStored(messages, nextId) {
+  const out = [];
+  let reply = null;
+  const close = () => {
+    if (!reply) return;
+    out[out.length - 1] = Object.freeze({ ...reply, parts: Object.freeze(reply.parts.map((p) => Object.freeze(p))) });
+    reply = null;
+  };
+  for (const m of messages) {
+    if (m.role === "system") continue;
+    if (m.role === "user") {
+      close();
+      out.push(Object.freeze({ id: nextId("u"), role: "user", text: textOf(m.content) }));
+      continue;
+    }
+    if (!reply) {
+      reply = { id: nextId("a"), role: "assistant", parts: [], state: "done" };
+      out.push(reply);
+    }
+    if (m.role === "assistant") {
+      const text = textOf(m.content);
+      if (text) reply.parts.push({ type: "text", text });
+      for (const tc of m.tool_calls ?? []) reply.parts.push({ type: "tool", id: tc.id, name: tc.function?.name ?? "", arguments: tc.function?.arguments ?? "", state: "done" });
+    } else if (m.role === "tool") {
+      const p = reply.parts.find((x) => x.type === "tool" && x.id === m.tool_call_id);
+      if (p) p.result = Object.freeze({ isError: false, text: textOf(m.content) });
+    }
+  }
+  close();
+  return Object.freeze(out);
+}
+
+/** a + b of two usages (a may be null). */
+export function addUsage(a, b) {
+  const sum = { inputTokens: (a?.inputTokens ?? 0) + (b.inputTokens ?? 0), outputTokens: (a?.outputTokens ?? 0) + (b.outputTokens ?? 0) };
+  const cached = (a?.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0);
+  const reasoning = (a?.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0);
+  if (cached) sum.cachedInputTokens = cached;
+  if (reasoning) sum.reasoningTokens = reasoning;
+  return Object.freeze(sum);
+}
