@@ -30,7 +30,7 @@ func TestGeneratedJSIsCurrent(t *testing.T) {
 // the table, and every operation of the table is invoked.
 func TestMCPJSUsesTheTable(t *testing.T) {
 	var src string
-	for _, f := range []string{"mcp.js", "client.js", "catalog.js"} {
+	for _, f := range []string{"mcp.js", "client.js", "catalog.js", "agent.js", "conversation.js"} {
 		src += readWeb(t, f)
 	}
 	used := map[string]bool{}

@@ -90,9 +90,7 @@ func pieces(msgs ...string) []string {
 // copiesAllowed are the Go messages a file still copies while another
 // change moves it to jsapi.js: each must still be there (remove it once
 // it is not).
-var copiesAllowed = map[string][]string{
-	"mcp.js": {mcperr.Messages[mcperr.RedirectUnhandled], UnhandledReturn.Detail},
-}
+var copiesAllowed = map[string][]string{}
 
 // TestWebCopiesNoGoSentence: no module of web/ but the generated
 // jsapi.js writes a sentence that Go owns; a copy would drift.

@@ -111,6 +111,3 @@ export function listenGrants(apply) {
   });
   return ch;
 }
-
-// worker.js takes the clock hook from here, as the rest of its start-up.
-export { skewClockForTest } from "./testhooks.js";

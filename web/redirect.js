@@ -3,6 +3,7 @@
 // no callback module run there, says so instead of waiting forever.
 import { RETURN_KEY } from "./auth.js";
 import { MCPError } from "./errors.js";
+import { UNHANDLED_RETURN } from "./jsapi.js";
 
 /**
  * Throws redirect_unhandled when this page is itself a redirect sign-in's
@@ -17,6 +18,5 @@ export function unhandledReturn() {
   if (!returning || !q.has("state") || !(q.has("code") || q.has("error"))) return;
   sessionStorage.removeItem(RETURN_KEY);
   const at = location.origin + location.pathname;
-  throw new MCPError("redirect_unhandled", `The sign-in came back to ${at}, but no page there finished it. Import mcpwasm/callback on that page, or pass a redirectUri whose page does.`,
-    { detail: `the redirect sign-in returned to ${at} and no callback module (mcpwasm/callback, oauth/callback.html) ran there; it left no result for handleCallback()` });
+  throw new MCPError("redirect_unhandled", UNHANDLED_RETURN.message.replace("{url}", at), { detail: UNHANDLED_RETURN.detail.replace("{url}", at) });
 }

@@ -3,6 +3,7 @@
 // them through the host callbacks webmcpTools and webmcpCall), and the
 // catalog's tools offered to the browser's agent (exposeToPage).
 import { MCPError, invalid } from "./errors.js";
+import { globRegExp } from "./rules.js";
 
 /** The page's WebMCP API (document.modelContext), or null where the browser has none. */
 function modelContext() {
@@ -16,9 +17,6 @@ const NO_WEBMCP = "this browser has no WebMCP (document.modelContext; Chromium: 
 // each: a catalog's webmcp server never lists them, so that no tool comes
 // back to the catalog it came from.
 const exposed = new Map();
-
-/** path.Match for tool names: * and ? (a pattern with [ or \\ is refused before). */
-const globRegExp = (p) => new RegExp(`^${p.replace(/[.+^${}()|\\]/g, "\\$&").replaceAll("*", ".*").replaceAll("?", ".")}$`, "s");
 
 /** The WebMCP glue of one catalog. */
 export class CatalogWebMCP {

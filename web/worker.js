@@ -16,7 +16,8 @@
 import { HOST_CALLBACKS, HOSTS, ID_FIELDS, OPS, TARGET_SEP } from "./jsapi.js";
 import { acquireLock } from "./auth.js";
 import { PROTOCOL, wireError } from "./remote.js";
-import { instantiate, invokeJSON, listenGrants, newGo, run, skewClockForTest } from "./boot.js";
+import { instantiate, invokeJSON, listenGrants, newGo, run } from "./boot.js";
+import { skewClockForTest } from "./testhooks.js";
 import { hashedName } from "./wasmurl.js";
 
 /** An Error like the page's MCPError, for Go's error factory (crosses as wireError). */
