@@ -19,7 +19,7 @@ import (
 // cancellation of "slow", elicitation (Enter accepts, Escape cancels),
 // sampling and list_changed.
 func TestDemoPage(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	d := newDemoWorld(t, false)
 
 	// Load: the progress area ends as "ready", with the bytes that went
