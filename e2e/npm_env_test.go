@@ -4,14 +4,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/chromedp/cdproto/target"
-	"github.com/chromedp/chromedp"
 
 	"github.com/mcpwasm/mcpwasm/devkit/npmapp"
 )
@@ -48,30 +44,6 @@ func buildNpm(t *testing.T) *npmBuild {
 	return npmOut
 }
 
-// wasmAssetRE is the name Vite gives the emitted module: a content hash
-// between the name and the extension.
-var wasmAssetRE = regexp.MustCompile(`^mcp-[A-Za-z0-9_-]{6,}\.wasm$`)
-
-// wasmAsset is the name of the one wasm file under dist/assets, failing the
-// test unless there is exactly one, hashed.
-func wasmAsset(t *testing.T, dist string) string {
-	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(dist, "assets"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".wasm") {
-			found = append(found, e.Name())
-		}
-	}
-	if len(found) != 1 || !wasmAssetRE.MatchString(found[0]) {
-		t.Fatalf("the app's dist/assets has wasm files %q; want one, named with a content hash (mcp-<hash>.wasm)", found)
-	}
-	return found[0]
-}
-
 // newAppEnv serves a built example app (dist) as the page origin, with the
 // SPA fallback every single-page app host has: the app's routes
 // (/oauth/callback) answer with its index.html. The page is served under
@@ -103,24 +75,6 @@ func cspFor(e *demoEnv) string {
 		"connect-src 'self' " + e.MCPBase + " " + origin(e.MCP2URL) + " " + e.ASURL
 }
 
-// countOf is how many recorded items equal want.
-func countOf(items []string, want string) int {
-	n := 0
-	for _, s := range items {
-		if s == want {
-			n++
-		}
-	}
-	return n
-}
-
-// jsonRPCMethods is a copy of the demo servers' JSON-RPC methods so far.
-func (e *demoEnv) jsonRPCMethods() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]string(nil), e.methods...)
-}
-
 // waitApp polls a JavaScript condition on the example app until it is
 // true, for at most 60 s; then it fails the test with what the page shows
 // and the last requests of its origins.
@@ -148,21 +102,25 @@ func waitApp(e *demoEnv, what, cond string) {
 	}
 }
 
-// countPopups counts, from now on, the windows the tab opens.
-func (e *demoEnv) countPopups() func() int {
-	me := chromedp.FromContext(e.ctx).Target.TargetID
-	var mu sync.Mutex
-	seen := map[target.ID]bool{}
-	_ = chromedp.Listen(e.ctx, func(ev any) {
-		if ev, ok := ev.(*target.EventTargetCreated); ok && ev.TargetInfo.OpenerID == me {
-			mu.Lock()
-			seen[ev.TargetInfo.TargetID] = true
-			mu.Unlock()
-		}
-	})
-	return func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(seen)
+// origin is the scheme://host:port of a URL.
+func origin(u string) string {
+	if i := strings.Index(u[len("http://"):], "/"); i >= 0 {
+		return u[:len("http://")+i]
+	}
+	return u
+}
+
+// checkAppErrors fails the test for the page's uncaught exceptions,
+// console errors and Content-Security-Policy violations.
+func checkAppErrors(e *demoEnv) {
+	e.t.Helper()
+	if got := e.js(`document.body.dataset.cspViolations || "0"`); got != "0" {
+		e.t.Errorf("%s Content-Security-Policy violations on the page", got)
+	}
+	time.Sleep(50 * time.Millisecond) // let late console events arrive
+	e.emu.Lock()
+	defer e.emu.Unlock()
+	for _, msg := range e.pageErrs {
+		e.t.Errorf("page error: %s", msg)
 	}
 }

@@ -1,7 +1,6 @@
 package xengine
 
 import (
-	"bytes"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -31,7 +30,14 @@ func reactApp(t *testing.T) *npmapp.Build {
 	t.Helper()
 	appOnce.Do(func() {
 		if appDir != "" {
-			appBuild = &npmapp.Build{Prod: filepath.Join(appDir, "prod"), Dev: filepath.Join(appDir, "dev")}
+			tgz, _ := filepath.Glob(filepath.Join(appDir, "*.tgz"))
+			appBuild = &npmapp.Build{Pkg: filepath.Join(appDir, "npm"), App: filepath.Join(repo, "examples", "react-vite"),
+				Prod: filepath.Join(appDir, "prod"), Dev: filepath.Join(appDir, "dev")}
+			if len(tgz) != 1 {
+				appErr = fmt.Errorf("MCPWASM_E2E_APP=%s holds %d tarballs; want the one npm pack made", appDir, len(tgz))
+				return
+			}
+			appBuild.Tarball = tgz[0]
 			return
 		}
 		dir, err := os.MkdirTemp("", "xengine-app-")
@@ -52,37 +58,43 @@ func reactApp(t *testing.T) *npmapp.Build {
 // SPA fallback every single-page app host has (the app's route
 // /oauth/callback answers with its index.html), under the strict
 // Content-Security-Policy of docs/JSAPI.md; its index.html gets boot.js
-// first.
-func appWorld(t *testing.T) *world {
+// and opens.js first.
+func appWorld(t *testing.T) *demoWorld {
 	t.Helper()
 	return appWorldOf(t, reactApp(t).Prod)
 }
 
 // appWorldOf is appWorld for the build in dist.
-func appWorldOf(t *testing.T, dist string) *world {
+func appWorldOf(t *testing.T, dist string) *demoWorld {
 	t.Helper()
-	index, err := os.ReadFile(filepath.Join(dist, "index.html"))
+	app, err := withBoot(os.DirFS(dist), "index.html")
 	if err != nil {
 		t.Fatal(err)
 	}
-	index = bytes.Replace(index, []byte("<head>"), []byte(`<head><script src="/e2e/boot.js"></script>`), 1)
+	index, err := fs.ReadFile(app, "index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The app's build, and the package's apps/ for the sandbox origin (an
 	// app serves the sandbox proxy from the package on an origin of its own).
-	site := withApps{os.DirFS(dist), os.DirFS(webDir)}
-	w := newServers(t, devserver.AuthConfig{}, site, func(w *world, mux *http.ServeMux) {
+	return newSiteWorld(t, true, withApps{app, os.DirFS(webDir)}, func(w *world, mux *http.ServeMux) {
 		serveIndex := func(rw http.ResponseWriter, r *http.Request) {
 			rw.Header().Set("Content-Type", "text/html; charset=utf-8")
 			rw.Header().Set("Cache-Control", "no-cache")
-			rw.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; connect-src 'self' "+
-				strings.TrimSuffix(w.MCPURL, demo.StreamablePath)+" "+strings.TrimSuffix(w.MCP2URL, demo.StreamablePath)+" "+w.ASURL+" "+
-				strings.TrimSuffix(w.ModelURL, "/v1")+"; frame-src "+strings.TrimSuffix(w.SandboxURL, devserver.SandboxPath))
+			rw.Header().Set("Content-Security-Policy", appCSP(w))
 			rw.Write(index)
 		}
 		mux.HandleFunc("GET /{$}", serveIndex)
 		mux.HandleFunc("GET /oauth/callback", serveIndex)
 	})
-	w.open()
-	return w
+}
+
+// appCSP is the smallest policy docs/JSAPI.md documents for a page of
+// w's origin that uses its servers, model and sandbox.
+func appCSP(w *world) string {
+	return "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; connect-src 'self' " +
+		strings.TrimSuffix(w.MCPURL, demo.StreamablePath) + " " + strings.TrimSuffix(w.MCP2URL, demo.StreamablePath) + " " + w.ASURL + " " +
+		strings.TrimSuffix(w.ModelURL, "/v1") + "; frame-src " + strings.TrimSuffix(w.SandboxURL, devserver.SandboxPath)
 }
 
 // appState is the state the app's #server section shows.
@@ -95,16 +107,44 @@ func (w *world) appState(want string) {
 	})
 }
 
-// TestReactAppFromTarball: the Vite + React example app, built from the
-// packed npm package, survives a Deny on the consent page and signs in
-// again through a popup that returns to the app's own /oauth/callback
-// route, calls a tool and shows
-// its result, and after a reload is still signed in; no page error and
-// no Content-Security-Policy violation on the way.
+// TestReactAppFromTarball: the production build of the Vite + React
+// example app, built from the packed npm package: the module is one
+// content-hashed asset served as application/wasm and downloaded once
+// (by the page on the main thread, else by the worker, through the
+// bundle's worker chunk); the page opens no window by itself; the app
+// survives a Deny on the consent page and signs in again through a popup
+// that returns to the app's own /oauth/callback route, calls a tool and
+// shows its result; after a reload it is still signed in; unmounting
+// the hook ends the session at the server; no page error and no
+// Content-Security-Policy violation on the way.
 func TestReactAppFromTarball(t *testing.T) {
-	w := appWorld(t)
+	dist := reactApp(t).Prod
+	asset := wasmAsset(t, dist)
+	w := appWorldOf(t, dist)
+	resp, err := http.Get(w.PageURL + "/assets/" + asset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "application/wasm" {
+		t.Fatalf("GET /assets/%s: %d %q; want 200 application/wasm", asset, resp.StatusCode, ct)
+	}
+	gets := w.requests("page GET /assets/" + asset) // the check above
 	w.navigate(w.win, w.PageURL+"/")
 	w.appState("needs_auth")
+	if n := w.requests("page GET /assets/"+asset) - gets; n != 1 {
+		t.Errorf("/assets/%s was requested %d times; want once", asset, n)
+	}
+	want := "0"
+	if runtimeMode() == "main" {
+		want = "1"
+	}
+	if got := w.js(`performance.getEntriesByType("resource").filter((r) => r.name.endsWith("/assets/` + asset + `")).length`); got != want {
+		t.Errorf("the page itself fetched /assets/%s %s times; want %s", asset, got, want)
+	}
+	if n, auth := w.opens(), w.snapshot()["authorize"]; n != 0 || auth != 0 {
+		t.Errorf("before any click the app opened %d windows and the authorization server saw %d authorization requests; want none", n, auth)
+	}
 	// A Deny first: the app shows it and offers the sign-in again, with
 	// no uncaught rejection of authorize() (checked at the end).
 	w.appSignIn("#deny")
@@ -116,21 +156,14 @@ func TestReactAppFromTarball(t *testing.T) {
 	}
 	w.appSignIn("#approve")
 	w.appState("connected")
-	// As a person would: the tools are listed, then Add is pressed.
-	w.waitFor("the tool list", func() bool {
-		var listed bool
-		_ = w.win.Eval(w.ctx, `document.querySelector('#tools li[data-tool="add"]') !== null`, &listed)
-		return listed
-	})
-	if err := w.win.Click(w.ctx, "#add"); err != nil {
-		t.Fatalf("clicking Add: %v", err)
+	if n := w.requests("page GET /oauth/callback"); n != 2 {
+		t.Errorf("the app's /oauth/callback route was loaded %d times; want twice (the popups' redirects, Deny and Approve)", n)
 	}
-	var result string
-	w.waitFor("the tool's result", func() bool {
-		_ = w.win.Eval(w.ctx, `document.querySelector("#result")?.textContent ?? ""`, &result)
-		return result != ""
-	})
-	if !strings.Contains(result, "42") {
+	// As a person would: the tools are listed, then Add is pressed.
+	w.shown(`#tools li[data-tool="add"]`)
+	w.click("#add")
+	w.until("the tool's result", `document.querySelector("#result")?.textContent !== ""`)
+	if result := w.text("#result"); !strings.Contains(result, "42") {
 		t.Errorf("add(2, 40) shows %q; want 42", result)
 	}
 	before := w.snapshot()
@@ -143,7 +176,12 @@ func TestReactAppFromTarball(t *testing.T) {
 			t.Errorf("the reload made %d %s requests; want 0 (it stays signed in)", n, k)
 		}
 	}
-	w.noPageErrors()
+	t.Logf("measure: React app (production build, after reload, signed in, %s): navigation → first connected %s ms", browser.Name(), w.js(`window.__connectedAt.toFixed(0)`))
+	deletes := w.requests("mcp DELETE /mcp")
+	w.click("#toggle")
+	w.until("the hook's section to go", `document.querySelector("#server") === null`)
+	w.waitFor("the session's end at the server (DELETE)", func() bool { return w.requests("mcp DELETE /mcp") > deletes })
+	w.checkPage()
 }
 
 // appSignIn clicks the app's Sign in button and the consent page's

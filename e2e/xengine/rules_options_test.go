@@ -1,4 +1,4 @@
-package e2e
+package xengine
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpwasm/mcpwasm/catalog"
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 	"github.com/mcpwasm/mcpwasm/jsapi"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
@@ -56,7 +57,7 @@ func ruleCases(t *testing.T) []ruleCase {
 	}
 	for _, k := range ruleKinds {
 		for i, r := range k.rules {
-			o := breaking(t, k.kind, k.opts, k.rules, i, k.decode)
+			o := ruleBreaking(t, k.kind, k.opts, k.rules, i, k.decode)
 			add(k.kind, fmt.Sprintf("rule %d (%s)", i, r.Message), o, k.decode)
 		}
 		if k.kind == "call" {
@@ -66,37 +67,37 @@ func ruleCases(t *testing.T) []ruleCase {
 			if opt.Kind == "function" || opt.Kind == "any" {
 				continue // the page keeps functions; a rule checks "any"
 			}
-			o := base(k.kind)
-			o[opt.Name] = wrongKind(opt.Kind)
+			o := ruleBase(k.kind)
+			o[opt.Name] = ruleWrongKind(opt.Kind)
 			add(k.kind, fmt.Sprintf("%s of the wrong kind", opt.Name), o, k.decode)
 		}
-		o := base(k.kind)
+		o := ruleBase(k.kind)
 		o["colour"] = "blue"
 		add(k.kind, "an unknown option", o, k.decode)
 	}
 	return out
 }
 
-// base is the smallest valid options of kind.
-func base(kind string) map[string]any {
+// ruleBase is the smallest valid options of kind.
+func ruleBase(kind string) map[string]any {
 	if kind == "agent" {
 		return map[string]any{"model": map[string]any{"kind": "openai"}}
 	}
 	return map[string]any{}
 }
 
-// breaking returns options that break rule i of rules and pass every rule
+// ruleBreaking returns options that break rule i of rules and pass every rule
 // before it: its If conditions met, its Then conditions broken, and the
 // earlier rules that fire made to pass one by one.
-func breaking(t *testing.T, kind string, opts []jsapi.Option, rules []jsapi.Rule, i int, decode func([]byte) error) map[string]any {
+func ruleBreaking(t *testing.T, kind string, opts []jsapi.Option, rules []jsapi.Rule, i int, decode func([]byte) error) map[string]any {
 	t.Helper()
 	r := rules[i]
-	o := base(kind)
+	o := ruleBase(kind)
 	for _, c := range r.If {
-		put(o, c.Option, meeting(c, kindOf(opts, c.Option)))
+		rulePut(o, c.Option, ruleMeeting(c, ruleKindOf(opts, c.Option)))
 	}
 	for _, c := range r.Then {
-		breakCond(o, c)
+		ruleBreakCond(o, c)
 	}
 	for range len(rules) {
 		b, _ := json.Marshal(o)
@@ -113,7 +114,7 @@ func breaking(t *testing.T, kind string, opts []jsapi.Option, rules []jsapi.Rule
 				continue
 			}
 			c := rules[j].Then[0]
-			put(o, c.Option, meeting(c, kindOf(opts, c.Option)))
+			rulePut(o, c.Option, ruleMeeting(c, ruleKindOf(opts, c.Option)))
 			fixed = true
 		}
 		if !fixed {
@@ -124,8 +125,8 @@ func breaking(t *testing.T, kind string, opts []jsapi.Option, rules []jsapi.Rule
 	return nil
 }
 
-// meeting is a value of kind that meets c.
-func meeting(c jsapi.Cond, kind string) any {
+// ruleMeeting is a value of kind that meets c.
+func ruleMeeting(c jsapi.Cond, kind string) any {
 	switch {
 	case c.In != nil:
 		return c.In[0]
@@ -161,25 +162,25 @@ func meeting(c jsapi.Cond, kind string) any {
 	return "https://x.example/" + c.Option
 }
 
-// breakCond changes o so that c does not hold.
-func breakCond(o map[string]any, c jsapi.Cond) {
+// ruleBreakCond changes o so that c does not hold.
+func ruleBreakCond(o map[string]any, c jsapi.Cond) {
 	switch {
 	case c.In != nil:
-		put(o, c.Option, "not-one-of-them")
+		rulePut(o, c.Option, "not-one-of-them")
 	case c.Above != nil:
-		put(o, c.Option, *c.Above)
+		rulePut(o, c.Option, *c.Above)
 	case c.AtLeast != nil:
-		put(o, c.Option, *c.AtLeast-1)
+		rulePut(o, c.Option, *c.AtLeast-1)
 	case c.AtMost != nil:
-		put(o, c.Option, *c.AtMost+1)
+		rulePut(o, c.Option, *c.AtMost+1)
 	case c.Every != nil, c.Some != nil:
-		put(o, c.Option, map[string]any{"x": "not-one-of-them"})
+		rulePut(o, c.Option, map[string]any{"x": "not-one-of-them"})
 	case c.Set != nil && *c.Set:
-		put(o, c.Option, nil)
+		rulePut(o, c.Option, nil)
 	}
 }
 
-func wrongKind(kind string) any {
+func ruleWrongKind(kind string) any {
 	switch kind {
 	case "string":
 		return 5.0
@@ -197,13 +198,13 @@ func wrongKind(kind string) any {
 	return "x" // object
 }
 
-// kindOf finds a dotted option's kind.
-func kindOf(opts []jsapi.Option, path string) string {
+// ruleKindOf finds a dotted option's kind.
+func ruleKindOf(opts []jsapi.Option, path string) string {
 	head, rest, nested := strings.Cut(path, ".")
 	for _, o := range opts {
 		if o.Name == head {
 			if nested {
-				return kindOf(o.Fields, rest)
+				return ruleKindOf(o.Fields, rest)
 			}
 			return o.Kind
 		}
@@ -211,8 +212,8 @@ func kindOf(opts []jsapi.Option, path string) string {
 	return "string"
 }
 
-// put sets a dotted option (nil deletes it).
-func put(o map[string]any, path string, v any) {
+// rulePut sets a dotted option (nil deletes it).
+func rulePut(o map[string]any, path string, v any) {
 	head, rest, nested := strings.Cut(path, ".")
 	if nested {
 		m, _ := o[head].(map[string]any)
@@ -220,7 +221,7 @@ func put(o map[string]any, path string, v any) {
 			m = map[string]any{}
 			o[head] = m
 		}
-		put(m, rest, v)
+		rulePut(m, rest, v)
 		return
 	}
 	if v == nil {
@@ -231,12 +232,20 @@ func put(o map[string]any, path string, v any) {
 }
 
 // TestOptionRulesMatchGo: for every rule and option kind of package jsapi,
-// the page (rules.js) throws, in each runtime, the sentence Go gives, and
+// the page (rules.js) throws, in each runtime and engine, the sentence Go gives, and
 // Go in the page's wasm refuses the same input with the same sentence.
 func TestOptionRulesMatchGo(t *testing.T) {
-	e := newEnv(t)
-	loadIn(e, "onMain", "main")
-	loadIn(e, "inWorker", "worker")
+	if runtimeMode() == "main" {
+		t.Skip("loads mcp.js in both runtimes itself (main and worker); runs in each engine's auto pass")
+	}
+	e := newWorld(t, devserver.AuthConfig{})
+	for name, runtime := range map[string]string{"onMain": "main", "inWorker": "worker"} {
+		e.eval(fmt.Sprintf(`(async () => {
+			const m = await import("/mcp.js?%s");
+			window[%q] = await m.load({ runtime: %q });
+			return window[%q].runtime;
+		})()`, name, name, runtime, name), nil)
+	}
 	cases := ruleCases(t)
 	b, _ := json.Marshal(cases)
 	var got []struct {
