@@ -339,13 +339,3 @@ func countOf(items []string, want string) int {
 	}
 	return n
 }
-
-// parallel runs t beside the other scenarios that share nothing with
-// it, except in WebKit: there a second MiniBrowser session starting while
-// another navigates made the navigation fail ("WebDriver 500 unknown
-// error"), so WebKit's scenarios run one at a time.
-func parallel(t *testing.T) {
-	if browser.Name() != "webkit" {
-		t.Parallel()
-	}
-}
