@@ -254,6 +254,37 @@ func TestConnectsStartingTogetherShareOneSession(t *testing.T) {
 	}
 }
 
+// TestJoinedConnectSaysTheSameSentence: a connect that joined a running
+// one that failed ends with the same error a person reads (its server
+// named), not the bare error chain beneath it.
+func TestJoinedConnectSaysTheSameSentence(t *testing.T) {
+	joinedCh := make(chan struct{})
+	joined = func() { close(joinedCh) }
+	t.Cleanup(func() { joined = nil })
+	got := make(chan struct{}, 8)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- struct{}{}
+		<-joinedCh // the first connect fails only once the second joined it
+		http.Error(w, "refused", http.StatusForbidden)
+	}))
+	t.Cleanup(srv.Close)
+	ctx := ctxT(t)
+	c := newClient(t, srv.URL, Options{})
+	first, second := make(chan error, 1), make(chan error, 1)
+	go func() { first <- c.Connect(ctx, ConnectOptions{}) }()
+	<-got
+	go func() { second <- c.Connect(ctx, ConnectOptions{}) }()
+	e1, e2 := <-first, <-second
+	if e1 == nil || e2 == nil {
+		t.Fatalf("connects = %v, %v; want both to fail", e1, e2)
+	}
+	m1, _ := mcperr.Present(e1)
+	m2, _ := mcperr.Present(e2)
+	if m1 != m2 || !strings.Contains(m1, Host(srv.URL)) {
+		t.Errorf("the joined connect says %q; the first says %q; want the same sentence, naming %s", m2, m1, Host(srv.URL))
+	}
+}
+
 // A Disconnect (a catalog's disable) while the server is still answering
 // initialize ends that connect: it fails with aborted, the client stays
 // idle with no session, and a connect after it makes a fresh session.
