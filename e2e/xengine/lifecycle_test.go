@@ -13,7 +13,7 @@ import (
 	"github.com/mcpwasm/mcpwasm/e2e/engine"
 )
 
-// The tab and the clock (issue 29): a computer that slept past a token's
+// The tab and the clock: a computer that slept past a token's
 // expiry, a frozen and resumed tab, a discarded (reloaded) one, and a
 // worker runtime the browser killed while tabs use it. Each comes back
 // with its grant and without a second sign-in.
