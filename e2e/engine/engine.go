@@ -3,6 +3,12 @@
 // Firefox over WebDriver BiDi (its built-in Remote Agent, no geckodriver)
 // and WebKitGTK over W3C classic WebDriver (WebKitWebDriver and MiniBrowser
 // under Xvfb). A scenario is written once against Window and runs in each.
+//
+// What only some engines can do to a page from outside it (freeze it,
+// kill its SharedWorker, change its quota, take its network away) is a
+// Capability: an optional interface a Window may implement, listed with
+// each engine's support and the fallback a scenario takes without it in
+// capability.go; Has(win, c) says whether, and why not.
 package engine
 
 import (

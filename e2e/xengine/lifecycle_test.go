@@ -165,8 +165,8 @@ func TestFrozenTabResumesThenReloads(t *testing.T) {
 // TestKilledWorkerClientsComeBack: two signed-in tabs share a worker
 // runtime (a SharedWorker; where load() picks a dedicated Worker, each
 // tab has its own and the first tab's is killed), and the browser kills
-// it. Each of its tabs' clients reports failed with
-// an error that says what to do; its next connect() makes it again in a
+// it. A call in flight rejects closed; each of its tabs' clients reports
+// failed with an error that says what to do; its next connect() makes it again in a
 // new runtime with the stored grant: the tool works, no sign-in, no
 // token request.
 func TestKilledWorkerClientsComeBack(t *testing.T) {
@@ -201,6 +201,12 @@ func TestKilledWorkerClientsComeBack(t *testing.T) {
 	if mode == "worker" {
 		killed = tabs[:1]
 	}
+	// A call in flight in the first tab when its worker goes.
+	w.eval(`new Promise((progressed) => {
+		window.pending = null;
+		c.callTool("slow", { steps: 100, delayMs: 100 }, { onProgress: () => progressed() }).then(
+			() => { pending = { code: "none" }; }, (e) => { pending = { name: e.name, code: e.code, message: e.message }; });
+	})`, nil)
 	before := w.snapshot()
 	lc, cdp := w.win.(engine.Lifecycle)
 	switch {
@@ -214,6 +220,14 @@ func TestKilledWorkerClientsComeBack(t *testing.T) {
 		// itself (close()), telling no tab, which the tabs see the same.
 		t.Logf("%s, runtime %s: the worker ends itself (a test hook calls close() there); only CDP can kill it from outside", browser.Name(), mode)
 		w.eval(`mcp._killWorkerForTest()`, nil)
+	}
+	var pending *jsErr
+	w.waitFor("the call in flight to settle", func() bool {
+		_ = w.win.Eval(w.ctx, `window.pending`, &pending)
+		return pending != nil
+	})
+	if pending.Code != "closed" || pending.Name != "MCPError" {
+		t.Errorf("the call in flight when the worker went: %+v; want MCPError closed", pending)
 	}
 	for i, tab := range killed {
 		var failed *jsErr
