@@ -125,14 +125,13 @@ func TestFrozenTabResumesThenReloads(t *testing.T) {
 			t.Errorf("the page saw %q; want freeze, resume", seen)
 		}
 	} else {
-		// No driver of this engine can freeze a page; the library must at
-		// least live through the events a freeze and a hidden tab bring.
-		t.Logf("%s cannot freeze a page from its driver: the page gets the freeze, hidden and resume events it would see, dispatched", browser.Name())
-		w.eval(`(() => {
-			document.dispatchEvent(new Event("freeze"));
-			document.dispatchEvent(new Event("visibilitychange"));
-			document.dispatchEvent(new Event("resume"));
-		})()`, nil)
+		// The library must at least live through the events, and the
+		// hidden state, a freeze and a background tab bring.
+		_, why := engine.Has(w.win, engine.Freeze)
+		t.Logf("%s; the page gets the hidden, freeze, resume and visible steps simulated instead", why)
+		if err := engine.SimulateLifecycle(w.ctx, w.win, engine.Hidden, engine.Frozen, engine.Resumed, engine.Visible); err != nil {
+			t.Fatalf("simulating a freeze: %v", err)
+		}
 	}
 	var inflight struct {
 		Steps float64 `json:"steps"`
@@ -218,7 +217,11 @@ func TestKilledWorkerClientsComeBack(t *testing.T) {
 	default:
 		// Only CDP can kill a worker from outside; here the worker ends
 		// itself (close()), telling no tab, which the tabs see the same.
-		t.Logf("%s, runtime %s: the worker ends itself (a test hook calls close() there); only CDP can kill it from outside", browser.Name(), mode)
+		_, why := engine.Has(w.win, engine.KillSharedWorker)
+		if why == "" {
+			why = "CDP's kill closes SharedWorkers, not a dedicated Worker"
+		}
+		t.Logf("runtime %s in %s: the worker ends itself (a test hook calls close() there): %s", mode, browser.Name(), why)
 		w.eval(`mcp._killWorkerForTest()`, nil)
 	}
 	var pending *jsErr
