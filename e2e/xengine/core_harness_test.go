@@ -42,6 +42,25 @@ func (w *world) loadRuntime(win engine.Window, name, runtime string) string {
 	return got
 }
 
+// loadShared is loadRuntime in the shared-worker runtime; it skips the
+// scenario in an engine where load() runs Go elsewhere (WebKit: its
+// SharedWorker cannot keep the non-extractable WebCrypto keys a sign-in
+// stores, so load() takes a dedicated Worker and there is no runtime for
+// tabs to share).
+func (w *world) loadShared(win engine.Window, name string) {
+	w.t.Helper()
+	w.skipUnlessShared(w.loadRuntime(win, name, "shared-worker"))
+}
+
+// skipUnlessShared skips the scenario when load({ runtime:
+// "shared-worker" }) picked got instead.
+func (w *world) skipUnlessShared(got string) {
+	w.t.Helper()
+	if got != "shared-worker" {
+		w.t.Skipf("load({ runtime: \"shared-worker\" }) runs Go in %q in %s: its SharedWorker cannot keep the WebCrypto keys a sign-in stores (web/mcp.js), so no runtime is shared", got, browser.Name())
+	}
+}
+
 // withWorkers skips a scenario that chooses worker runtimes itself in
 // the main pass, which would run it again as it is.
 func withWorkers(t *testing.T) {

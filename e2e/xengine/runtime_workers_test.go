@@ -15,8 +15,8 @@ import (
 
 // sharedTab opens another tab of w's window (its storage, so its
 // SharedWorkers) on the blank page and loads mcp.js there as window.mcp
-// in runtime.
-func (w *world) sharedTab(runtime string) engine.Window {
+// in the shared-worker runtime.
+func (w *world) sharedTab() engine.Window {
 	w.t.Helper()
 	tab, err := w.win.NewTab(w.ctx)
 	if err != nil {
@@ -24,7 +24,7 @@ func (w *world) sharedTab(runtime string) engine.Window {
 	}
 	w.track(tab)
 	w.navigate(tab, w.PageURL+"/e2e/blank.html")
-	w.loadRuntime(tab, "mcp", runtime)
+	w.loadShared(tab, "mcp")
 	return tab
 }
 
@@ -39,11 +39,11 @@ func TestSharedRuntimeSignsInAndRefreshesOnce(t *testing.T) {
 		TokenTTL: time.Hour,
 		Now:      func() time.Time { return time.Now().Add(time.Duration(skew.Load())) },
 	})
-	w.loadRuntime(w.win, "mcp", "shared-worker")
+	w.loadShared(w.win, "mcp")
 	if !w.signedIn(w.popupSignIn(`{}`)) {
 		return
 	}
-	tab2 := w.sharedTab("shared-worker")
+	tab2 := w.sharedTab()
 	ids := make([]string, 2)
 	for i, tab := range []engine.Window{w.win, tab2} {
 		w.evalIn(tab, `mcp._runtimeId ?? ""`, &ids[i])
@@ -87,8 +87,8 @@ func TestClosedTabReleasesItsSession(t *testing.T) {
 	withWorkers(t)
 	w := blankWorld(t, devserver.AuthConfig{})
 	d := newDemoRecorder(t)
-	w.loadRuntime(w.win, "mcp", "shared-worker")
-	tab2 := w.sharedTab("shared-worker")
+	w.loadShared(w.win, "mcp")
+	tab2 := w.sharedTab()
 	w.evalIn(tab2, fmt.Sprintf(`(async () => {
 		window.c = mcp.client(%q);
 		await c.connect();
@@ -124,7 +124,11 @@ func TestWorkerCrashRejectsPendingAndRecovers(t *testing.T) {
 	for _, mode := range []string{"worker", "shared-worker"} {
 		t.Run(mode, func(t *testing.T) {
 			name := "m_" + mode[:1]
-			w.loadRuntime(w.win, name, mode)
+			if mode == "shared-worker" {
+				w.loadShared(w.win, name)
+			} else {
+				w.loadRuntime(w.win, name, mode)
+			}
 			var got struct {
 				Error   jsErr  `json:"error"`
 				State   string `json:"state"`
@@ -191,11 +195,14 @@ func TestNewBuildGetsANewRuntime(t *testing.T) {
 	w.navigate(w.win, w.PageURL+"/e2e/blank.html")
 	loadPlain := func(win engine.Window) {
 		t.Helper()
+		var runtime string
 		w.evalIn(win, `(async () => {
 			const m = await import("/mcp.js?plain"); // a module of its own: a load() of its own
 			window.MCPError ??= m.MCPError;
 			window.mcp = await m.load({ runtime: "shared-worker", wasmURL: "/mcp.wasm" });
-		})()`, nil)
+			return mcp.runtime;
+		})()`, &runtime)
+		w.skipUnlessShared(runtime)
 	}
 	newTab := func() engine.Window {
 		t.Helper()
