@@ -47,17 +47,17 @@ func (w *world) loadRuntime(win engine.Window, name, runtime string) string {
 // SharedWorker cannot keep the non-extractable WebCrypto keys a sign-in
 // stores, so load() takes a dedicated Worker and there is no runtime for
 // tabs to share).
-func (w *world) loadShared(win engine.Window, name string) {
-	w.t.Helper()
-	w.skipUnlessShared(w.loadRuntime(win, name, "shared-worker"))
+func (w *world) loadShared(t *testing.T, win engine.Window, name string) {
+	t.Helper()
+	skipUnlessShared(t, w.loadRuntime(win, name, "shared-worker"))
 }
 
-// skipUnlessShared skips the scenario when load({ runtime:
-// "shared-worker" }) picked got instead.
-func (w *world) skipUnlessShared(got string) {
-	w.t.Helper()
+// skipUnlessShared skips t when load({ runtime: "shared-worker" })
+// picked got instead.
+func skipUnlessShared(t *testing.T, got string) {
+	t.Helper()
 	if got != "shared-worker" {
-		w.t.Skipf("load({ runtime: \"shared-worker\" }) runs Go in %q in %s: its SharedWorker cannot keep the WebCrypto keys a sign-in stores (web/mcp.js), so no runtime is shared", got, browser.Name())
+		t.Skipf("load({ runtime: \"shared-worker\" }) runs Go in %q in %s: its SharedWorker cannot keep the WebCrypto keys a sign-in stores (web/mcp.js), so no runtime is shared", got, browser.Name())
 	}
 }
 

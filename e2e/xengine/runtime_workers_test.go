@@ -24,7 +24,7 @@ func (w *world) sharedTab() engine.Window {
 	}
 	w.track(tab)
 	w.navigate(tab, w.PageURL+"/e2e/blank.html")
-	w.loadShared(tab, "mcp")
+	w.loadShared(w.t, tab, "mcp")
 	return tab
 }
 
@@ -39,7 +39,7 @@ func TestSharedRuntimeSignsInAndRefreshesOnce(t *testing.T) {
 		TokenTTL: time.Hour,
 		Now:      func() time.Time { return time.Now().Add(time.Duration(skew.Load())) },
 	})
-	w.loadShared(w.win, "mcp")
+	w.loadShared(t, w.win, "mcp")
 	if !w.signedIn(w.popupSignIn(`{}`)) {
 		return
 	}
@@ -87,7 +87,7 @@ func TestClosedTabReleasesItsSession(t *testing.T) {
 	withWorkers(t)
 	w := blankWorld(t, devserver.AuthConfig{})
 	d := newDemoRecorder(t)
-	w.loadShared(w.win, "mcp")
+	w.loadShared(t, w.win, "mcp")
 	tab2 := w.sharedTab()
 	w.evalIn(tab2, fmt.Sprintf(`(async () => {
 		window.c = mcp.client(%q);
@@ -125,7 +125,7 @@ func TestWorkerCrashRejectsPendingAndRecovers(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			name := "m_" + mode[:1]
 			if mode == "shared-worker" {
-				w.loadShared(w.win, name)
+				w.loadShared(t, w.win, name)
 			} else {
 				w.loadRuntime(w.win, name, mode)
 			}
@@ -202,7 +202,7 @@ func TestNewBuildGetsANewRuntime(t *testing.T) {
 			window.mcp = await m.load({ runtime: "shared-worker", wasmURL: "/mcp.wasm" });
 			return mcp.runtime;
 		})()`, &runtime)
-		w.skipUnlessShared(runtime)
+		skipUnlessShared(t, runtime)
 	}
 	newTab := func() engine.Window {
 		t.Helper()
