@@ -12,21 +12,8 @@ import (
 )
 
 // Capability is something a scenario does to a page from outside it,
-// which not every engine's automation protocol offers. Each has an
-// optional interface a Window may implement (or, for Preload, an error)
-// and a fallback a scenario takes where the engine lacks it:
-//
-//	capability          interface                  chromium firefox webkit  fallback
-//	Preload             Window.Preload             CDP      BiDi    —       the script in the page (boot.js)
-//	Freeze              Lifecycle.Freeze, Resume   CDP      —       —       SimulateLifecycle: the page's own events
-//	KillSharedWorker    Lifecycle.KillSharedWorkers CDP     —       —       the worker ends itself (a page test hook)
-//	Quota               QuotaSetter                CDP      —       —       none: the scenario skips
-//	Offline             Network.SetOffline         CDP      BiDi    —       SimulateLifecycle("offline") for the page,
-//	                                                                        a server-side fault for the wire
-//
-// A scenario asks with Has, which says why not in words for t.Skipf or
-// t.Logf; a method that cannot do what it is asked returns an error that
-// matches ErrUnsupported.
+// which not every engine's automation protocol offers; the package
+// documentation lists each engine's and the fallbacks.
 type Capability string
 
 const (
