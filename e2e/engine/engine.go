@@ -3,6 +3,25 @@
 // Firefox over WebDriver BiDi (its built-in Remote Agent, no geckodriver)
 // and WebKitGTK over W3C classic WebDriver (WebKitWebDriver and MiniBrowser
 // under Xvfb). A scenario is written once against Window and runs in each.
+//
+// # Capabilities
+//
+// What only some engines can do to a page from outside it is a
+// Capability: an optional interface a Window may implement (for Preload,
+// an error), and a fallback a scenario takes where the engine lacks it:
+//
+//	capability        interface                    chromium  firefox  webkit  fallback
+//	Preload           Window.Preload               CDP       BiDi     —       the script in the page (boot.js)
+//	Freeze            Lifecycle.Freeze, Resume     CDP       —        —       SimulateLifecycle: the page's own events
+//	KillSharedWorker  Lifecycle.KillSharedWorkers  CDP       —        —       the worker ends itself (a page test hook)
+//	Quota             QuotaSetter                  CDP       —        —       none: the scenario skips
+//	Offline           Network.SetOffline           CDP       BiDi     —       SimulateLifecycle(OfflineEvent) for the
+//	                                                                          page, a server-side fault for the wire
+//
+// A scenario asks with Has(win, c), which says why not in words for
+// t.Skipf or t.Logf; a method that cannot do what it is asked returns an
+// error matching ErrUnsupported. A new capability adds its interface, a
+// row here and its reasons in capability.go's lacks.
 package engine
 
 import (

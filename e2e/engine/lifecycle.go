@@ -11,8 +11,9 @@ import (
 )
 
 // Lifecycle is what an engine can do to a page's life beyond what a page
-// can do to itself: only Chromium has it (CDP); a scenario asks with a
-// type assertion and says what it does elsewhere.
+// can do to itself (the Freeze and KillSharedWorker capabilities): only
+// Chromium has it (CDP); a scenario asks with Has or a type assertion
+// and takes the fallback the package documentation gives elsewhere.
 type Lifecycle interface {
 	// Freeze freezes the page as a browser does to a background tab
 	// (Page Lifecycle "frozen": no tasks, no timers, freeze event first);

@@ -13,7 +13,7 @@ import (
 	"github.com/mcpwasm/mcpwasm/e2e/engine"
 )
 
-// The tab and the clock (issue 29): a computer that slept past a token's
+// The tab and the clock: a computer that slept past a token's
 // expiry, a frozen and resumed tab, a discarded (reloaded) one, and a
 // worker runtime the browser killed while tabs use it. Each comes back
 // with its grant and without a second sign-in.
@@ -125,14 +125,13 @@ func TestFrozenTabResumesThenReloads(t *testing.T) {
 			t.Errorf("the page saw %q; want freeze, resume", seen)
 		}
 	} else {
-		// No driver of this engine can freeze a page; the library must at
-		// least live through the events a freeze and a hidden tab bring.
-		t.Logf("%s cannot freeze a page from its driver: the page gets the freeze, hidden and resume events it would see, dispatched", browser.Name())
-		w.eval(`(() => {
-			document.dispatchEvent(new Event("freeze"));
-			document.dispatchEvent(new Event("visibilitychange"));
-			document.dispatchEvent(new Event("resume"));
-		})()`, nil)
+		// The library must at least live through the events, and the
+		// hidden state, a freeze and a background tab bring.
+		_, why := engine.Has(w.win, engine.Freeze)
+		t.Logf("%s; the page gets the hidden, freeze, resume and visible steps simulated instead", why)
+		if err := engine.SimulateLifecycle(w.ctx, w.win, engine.Hidden, engine.Frozen, engine.Resumed, engine.Visible); err != nil {
+			t.Fatalf("simulating a freeze: %v", err)
+		}
 	}
 	var inflight struct {
 		Steps float64 `json:"steps"`
@@ -165,8 +164,8 @@ func TestFrozenTabResumesThenReloads(t *testing.T) {
 // TestKilledWorkerClientsComeBack: two signed-in tabs share a worker
 // runtime (a SharedWorker; where load() picks a dedicated Worker, each
 // tab has its own and the first tab's is killed), and the browser kills
-// it. Each of its tabs' clients reports failed with
-// an error that says what to do; its next connect() makes it again in a
+// it. A call in flight rejects closed; each of its tabs' clients reports
+// failed with an error that says what to do; its next connect() makes it again in a
 // new runtime with the stored grant: the tool works, no sign-in, no
 // token request.
 func TestKilledWorkerClientsComeBack(t *testing.T) {
@@ -201,6 +200,12 @@ func TestKilledWorkerClientsComeBack(t *testing.T) {
 	if mode == "worker" {
 		killed = tabs[:1]
 	}
+	// A call in flight in the first tab when its worker goes.
+	w.eval(`new Promise((progressed) => {
+		window.pending = null;
+		c.callTool("slow", { steps: 100, delayMs: 100 }, { onProgress: () => progressed() }).then(
+			() => { pending = { code: "none" }; }, (e) => { pending = { name: e.name, code: e.code, message: e.message }; });
+	})`, nil)
 	before := w.snapshot()
 	lc, cdp := w.win.(engine.Lifecycle)
 	switch {
@@ -212,8 +217,20 @@ func TestKilledWorkerClientsComeBack(t *testing.T) {
 	default:
 		// Only CDP can kill a worker from outside; here the worker ends
 		// itself (close()), telling no tab, which the tabs see the same.
-		t.Logf("%s, runtime %s: the worker ends itself (a test hook calls close() there); only CDP can kill it from outside", browser.Name(), mode)
+		_, why := engine.Has(w.win, engine.KillSharedWorker)
+		if why == "" {
+			why = "CDP's kill closes SharedWorkers, not a dedicated Worker"
+		}
+		t.Logf("runtime %s in %s: the worker ends itself (a test hook calls close() there): %s", mode, browser.Name(), why)
 		w.eval(`mcp._killWorkerForTest()`, nil)
+	}
+	var pending *jsErr
+	w.waitFor("the call in flight to settle", func() bool {
+		_ = w.win.Eval(w.ctx, `window.pending`, &pending)
+		return pending != nil
+	})
+	if pending.Code != "closed" || pending.Name != "MCPError" {
+		t.Errorf("the call in flight when the worker went: %+v; want MCPError closed", pending)
 	}
 	for i, tab := range killed {
 		var failed *jsErr

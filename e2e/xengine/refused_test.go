@@ -9,7 +9,7 @@ import (
 	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
-// TestServerRefusesFreshToken (issue 29): right after a sign-in, the
+// TestServerRefusesFreshToken: right after a sign-in, the
 // authorization server's clock (which judges the MCP server's tokens)
 // runs two hours ahead of the page's, so the MCP server refuses as
 // expired a token the page holds as valid. The call refreshes once and

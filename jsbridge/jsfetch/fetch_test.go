@@ -15,14 +15,14 @@ import (
 	"time"
 )
 
-// These tests need a server: e2e/jsfetch_test.go starts one on loopback
+// These tests need a server: e2e/xengine/jsfetch_node_test.go starts one on loopback
 // (the handlers are there) and runs them with Node's fetch, passing its URL
 // in JSFETCH_TEST_URL. Without it they are skipped.
 func server(t *testing.T) string {
 	t.Helper()
 	u := os.Getenv("JSFETCH_TEST_URL")
 	if u == "" {
-		t.Skip("JSFETCH_TEST_URL is not set; e2e/jsfetch_test.go runs these tests against its server")
+		t.Skip("JSFETCH_TEST_URL is not set; e2e/xengine/jsfetch_node_test.go runs these tests against its server")
 	}
 	if !Available() {
 		t.Fatal("no fetch in this JavaScript environment")

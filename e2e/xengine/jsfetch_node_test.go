@@ -1,4 +1,4 @@
-package e2e
+package xengine
 
 import (
 	"fmt"
@@ -22,9 +22,15 @@ import (
 // bodies both ways, a followed redirect. (Manual redirects, which only a
 // browser answers with an opaque response, are covered in Chromium by the
 // hostile discovery tests.)
+//
+// It runs no browser: the engine passes skip it but the Chromium pass in
+// the auto runtime, so that make test runs it once.
 func TestJSFetch(t *testing.T) {
+	if browser.Name() != "chromium" || runtimeMode() != "auto" {
+		t.Skipf("runs Go's wasm tests under Node, in no browser: once per make test, in the chromium auto pass (this is %s, %s)", browser.Name(), runtimeMode())
+	}
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
+		t.Fatal("node is not installed: the wasm transport is tested under Node (Node 20, make deps)")
 	}
 	srv := httptest.NewServer(jsfetchHandler())
 	defer srv.Close()
@@ -34,7 +40,7 @@ func TestJSFetch(t *testing.T) {
 	}
 	execWasm := filepath.Join(strings.TrimSpace(string(goroot)), "lib", "wasm", "go_js_wasm_exec")
 	cmd := exec.Command("go", "test", "-count=1", "-v", "-exec="+execWasm, "./jsbridge/jsfetch/")
-	cmd.Dir = repoRoot
+	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "JSFETCH_TEST_URL="+srv.URL)
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
@@ -46,13 +52,13 @@ func TestJSFetch(t *testing.T) {
 	}
 }
 
-// signals are named one-shot events between the handlers and the tests.
-type signals struct {
+// jsfetchSignals are named one-shot events between the handlers and the tests.
+type jsfetchSignals struct {
 	mu sync.Mutex
 	m  map[string]chan struct{}
 }
 
-func (s *signals) ch(name string) chan struct{} {
+func (s *jsfetchSignals) ch(name string) chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
@@ -66,7 +72,7 @@ func (s *signals) ch(name string) chan struct{} {
 	return c
 }
 
-func (s *signals) fire(name string) {
+func (s *jsfetchSignals) fire(name string) {
 	c := s.ch(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -79,7 +85,7 @@ func (s *signals) fire(name string) {
 
 // wait waits for name, giving up after a long while so that a test that
 // fails does not hang the run (the answer then says so).
-func (s *signals) wait(name string) bool {
+func (s *jsfetchSignals) wait(name string) bool {
 	select {
 	case <-s.ch(name):
 		return true
@@ -89,7 +95,7 @@ func (s *signals) wait(name string) bool {
 }
 
 func jsfetchHandler() http.Handler {
-	var sig signals
+	var sig jsfetchSignals
 	const splitJSON = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"first half"},{"type":"text","text":"second half"}]}}`
 	mux := http.NewServeMux()
 	mux.HandleFunc("/json-split", func(w http.ResponseWriter, r *http.Request) {
