@@ -220,10 +220,26 @@ func (w *cdpTab) ExpectPopup(ctx context.Context) (Popup, error) {
 // gesture), once the page has loaded: before its style sheets apply, the
 // element can move between finding it and the click, which then lands
 // beside it.
+//
+// A window opened blank that then navigates (a popup on its way to a
+// sign-in page) loses the document the wait was made in: the wait starts
+// again in the new one.
 func (w *cdpTab) Click(ctx context.Context, selector string) error {
-	return w.run(ctx,
-		chromedp.Poll[chromedp.Void](`document.readyState === "complete"`, chromedp.WithPollingInterval(20*time.Millisecond)),
-		chromedp.WaitVisible(chromedp.CSS(selector)), chromedp.Click(chromedp.CSS(selector)))
+	for {
+		err := w.run(ctx,
+			chromedp.Poll[chromedp.Void](`document.readyState === "complete"`, chromedp.WithPollingInterval(20*time.Millisecond)),
+			chromedp.WaitVisible(chromedp.CSS(selector)), chromedp.Click(chromedp.CSS(selector)))
+		if err == nil || ctx.Err() != nil || !documentGone(err) {
+			return err
+		}
+	}
+}
+
+// documentGone says err is CDP's word that the document a call was made
+// in was replaced by a navigation.
+func documentGone(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "Cannot find context with specified id") || strings.Contains(m, "Execution context was destroyed")
 }
 
 func (w *cdpTab) NewTab(ctx context.Context) (Window, error) {
