@@ -186,11 +186,7 @@ func (w *world) mustSignIn(r loginResult) {
 // rejected with ("" when it connected).
 func (w *world) openTab() (engine.Window, string) {
 	w.t.Helper()
-	tab, err := w.win.NewTab(w.ctx)
-	if err != nil {
-		w.t.Fatalf("opening a second tab: %v", err)
-	}
-	w.track(tab)
+	tab := w.newTab()
 	w.navigate(tab, w.PageURL+"/e2e/blank.html")
 	w.load(tab)
 	var code string

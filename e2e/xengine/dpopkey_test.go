@@ -31,11 +31,7 @@ func TestDPoPKeyReplacedInAnotherTab(t *testing.T) {
 	w.evalIn(w.win, fmt.Sprintf(countDPoPReadsJS, "A"), nil)
 	w.load(w.win)
 	opts := fmt.Sprintf(`{ clientId: %q }`, clientID)
-	tabB, err := w.win.NewTab(w.ctx)
-	if err != nil {
-		t.Fatalf("opening a second tab: %v", err)
-	}
-	w.track(tabB)
+	tabB := w.newTab()
 	w.navigate(tabB, w.PageURL+"/e2e/blank.html")
 	w.evalIn(tabB, fmt.Sprintf(countDPoPReadsJS, "B"), nil)
 	w.load(tabB)

@@ -116,11 +116,7 @@ func TestRuntimeFeatures(t *testing.T) {
 	// preload() alone fetches mcp.wasm, in a tab on another origin (the
 	// same server as localhost: no runtime, storage or cached module of
 	// that origin yet); load() then uses what it fetched.
-	win, err := w.win.NewTab(w.ctx)
-	if err != nil {
-		t.Fatalf("opening a tab: %v", err)
-	}
-	w.track(win)
+	win := w.newTab()
 	w.preload(win)
 	w.navigate(win, strings.Replace(w.PageURL, "127.0.0.1", "localhost", 1)+"/e2e/blank.html")
 	before := w.snapshot()

@@ -498,6 +498,18 @@ func (w *world) track(win engine.Window) {
 	w.t.Cleanup(func() { w.closeWindow(win, n) })
 }
 
+// newTab opens another tab of the scenario's window (its storage, its
+// preload scripts) on about:blank, closed with the scenario.
+func (w *world) newTab() engine.Window {
+	w.t.Helper()
+	tab, err := w.win.NewTab(w.ctx)
+	if err != nil {
+		w.t.Fatalf("opening a tab: %v", err)
+	}
+	w.track(tab)
+	return tab
+}
+
 // closeWindows reports the errors of this world's windows and closes them
 // now: WebKit's driver runs one session at a time, so a scenario that
 // needs a second world ends the first's windows first.

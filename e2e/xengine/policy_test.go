@@ -127,11 +127,7 @@ func TestHostPolicy(t *testing.T) {
 // runtime.
 func TestHostPolicyPerTab(t *testing.T) {
 	w := newWorld(t, devserver.AuthConfig{})
-	tabB, err := w.win.NewTab(w.ctx)
-	if err != nil {
-		t.Fatalf("opening a second tab: %v", err)
-	}
-	w.track(tabB)
+	tabB := w.newTab()
 	w.navigate(tabB, w.PageURL+"/e2e/blank.html")
 	w.load(tabB)
 

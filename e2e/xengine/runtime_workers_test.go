@@ -18,11 +18,7 @@ import (
 // in the shared-worker runtime.
 func (w *world) sharedTab() engine.Window {
 	w.t.Helper()
-	tab, err := w.win.NewTab(w.ctx)
-	if err != nil {
-		w.t.Fatalf("opening a second tab: %v", err)
-	}
-	w.track(tab)
+	tab := w.newTab()
 	w.navigate(tab, w.PageURL+"/e2e/blank.html")
 	w.loadShared(w.t, tab, "mcp")
 	return tab
@@ -206,11 +202,7 @@ func TestNewBuildGetsANewRuntime(t *testing.T) {
 	}
 	newTab := func() engine.Window {
 		t.Helper()
-		tab, err := w.win.NewTab(w.ctx)
-		if err != nil {
-			t.Fatalf("opening a tab: %v", err)
-		}
-		w.track(tab)
+		tab := w.newTab()
 		w.navigate(tab, w.PageURL+"/e2e/blank.html")
 		loadPlain(tab)
 		return tab

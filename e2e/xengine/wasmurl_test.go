@@ -52,11 +52,7 @@ func TestHashedWasmURL(t *testing.T) {
 	}
 
 	// A second tab of the same build.
-	win, err := w.win.NewTab(w.ctx)
-	if err != nil {
-		t.Fatalf("opening a tab: %v", err)
-	}
-	w.track(win)
+	win := w.newTab()
 	w.preload(win)
 	w.navigate(win, w.PageURL+"/e2e/blank.html")
 	before := w.snapshot()
