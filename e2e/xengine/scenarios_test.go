@@ -3,8 +3,6 @@ package xengine
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/mcpwasm/mcpwasm/devkit/devserver"
@@ -173,39 +171,5 @@ func TestStrictCSPPage(t *testing.T) {
 	})()`, w.OpenURL), &got)
 	if got.Sum != 5 {
 		t.Errorf("add(2, 3) under the strict CSP = %v (runtime %s)", got.Sum, got.Runtime)
-	}
-}
-
-// TestCatalogAgentTurnWithApproval: a catalog of two servers and an agent
-// over the stand-in model: one turn calls a tool on each server and
-// answers from both results; in the next, a tool that is not read-only
-// asks the host first, and the refusal reaches the model.
-func TestCatalogAgentTurnWithApproval(t *testing.T) {
-	w := newWorld(t, devserver.AuthConfig{})
-	var got struct {
-		First  string   `json:"first"`
-		Second string   `json:"second"`
-		Asked  []string `json:"asked"`
-		Tools  int      `json:"tools"`
-	}
-	w.eval(fmt.Sprintf(`(async () => {
-		const asked = [];
-		const cat = mcp.catalog({
-			servers: { demo: { url: %q }, notes: { url: %q } },
-			approve: async (req) => { asked.push(req.name); return false; },
-		});
-		const model = () => mcp.models.openai({ baseURL: %q, model: "mcpwasm-standin" });
-		const first = (await cat.agent({ model: model() }).run("add 2 and 40 and reverse hello").done).text;
-		const second = (await cat.agent({ model: model() }).run("note buy milk and reverse abc").done).text;
-		return { first, second, asked };
-	})()`, w.OpenURL, w.MCP2URL, w.ModelURL), &got)
-	if got.First != "Results: 2 + 40 = 42; olleh" {
-		t.Errorf("the turn across two servers answered %q; want both results", got.First)
-	}
-	if !slices.Equal(got.Asked, []string{"notes_note_add"}) {
-		t.Errorf("approval asked for %v; want only notes_note_add", got.Asked)
-	}
-	if !strings.Contains(got.Second, "The user refused to run notes_note_add") || !strings.Contains(got.Second, "cba") {
-		t.Errorf("the turn with a refusal answered %q; want the refusal and the reversed text", got.Second)
 	}
 }
