@@ -22,6 +22,9 @@ const (
 	KillSharedWorker Capability = "kill-shared-worker"
 	Quota            Capability = "quota"
 	Offline          Capability = "offline"
+	// ParallelWindows: several windows (each with storage of its own)
+	// driven at once, so that scenarios can run side by side.
+	ParallelWindows Capability = "parallel-windows"
 )
 
 // ErrUnsupported is what a capability's method returns (wrapped in an
@@ -61,11 +64,16 @@ var lacks = map[Capability]map[string]string{
 	Offline: {
 		"webkit": "classic WebDriver has no network emulation; take the page offline with SimulateLifecycle and the wire with a server-side fault",
 	},
+	ParallelWindows: {
+		"webkit": "WebKitWebDriver holds one session at a time, and each window with storage of its own is a session: scenarios run one after another",
+	},
 }
 
 // Has reports whether win's engine can do c; when it cannot, why.
-func Has(win Window, c Capability) (bool, string) {
-	name := engineOf(win)
+func Has(win Window, c Capability) (bool, string) { return Supports(engineOf(win), c) }
+
+// Supports reports whether the named engine can do c; when it cannot, why.
+func Supports(name string, c Capability) (bool, string) {
 	if why, ok := lacks[c][name]; ok {
 		return false, why
 	}

@@ -107,10 +107,9 @@ func buildWeb(root, dir string) error {
 }
 
 // parallel runs the scenario beside others, in the engines whose driver
-// can hold several windows' sessions at once: WebKit's classic WebDriver
-// holds one session at a time, so its scenarios run one after another.
+// can drive several windows at once (engine.ParallelWindows).
 func parallel(t *testing.T) {
-	if browser.Name() != "webkit" {
+	if ok, _ := engine.Supports(browser.Name(), engine.ParallelWindows); ok {
 		t.Parallel()
 	}
 }
