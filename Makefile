@@ -18,7 +18,7 @@ MCP2_ADDR ?= 127.0.0.1:8083
 MODEL_ADDR ?= 127.0.0.1:8084
 SANDBOX_ADDR ?= 127.0.0.1:8085
 
-.PHONY: all build generate dist run test unit wasmtest fuzz e2e e2e-engines deps vet types conformance conformance-native conformance-browser bench clean
+.PHONY: all build generate dist run test unit wasmtest fuzz e2e deps vet types conformance conformance-native conformance-browser bench clean
 
 all: build
 
@@ -61,7 +61,7 @@ run: build
 deps:
 	scripts/install-deps.sh
 
-## test: everything: vet, types, native unit tests (race), wasm tests, fuzz, e2e in Chromium, both conformance runs;
+## test: everything: vet, types, native unit tests (race), wasm tests, fuzz, e2e in every engine, both conformance runs;
 ## every stage runs even when one fails, then a summary line per stage (scripts/test.sh; STAGES="…" picks some)
 test:
 	scripts/test.sh
@@ -86,7 +86,7 @@ $(STATICCHECK):
 	GOBIN=$(CURDIR)/.tools $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 # Everything that runs a test needs the installed tools (also under make -j).
-vet types unit wasmtest fuzz e2e e2e-engines conformance-native conformance-browser: deps
+vet types unit wasmtest fuzz e2e conformance-native conformance-browser: deps
 
 ## types: web/mcp.d.ts type-checks the documented usage (e2e/types)
 types:
@@ -106,15 +106,10 @@ FUZZTARGETS := oauth:FuzzParseCallback oauth:FuzzValidateAuthServerMeta oauth:Fu
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh $(FUZZTARGETS)
 
-## e2e: chromedp tests in headless Chromium, the suite in load()'s "auto" and "main" runtimes at once
-## (scripts/e2e.sh; E2E_MODES="…" picks the modes; one mode alone: MCPWASM_E2E_RUNTIME=main go test ./e2e)
+## e2e: every browser scenario (e2e/xengine) in Chromium, Firefox and WebKitGTK, each in runtime auto and main
+## (scripts/e2e.sh; ENGINES="firefox" E2E_MODES="main" JOBS=1 pick; the last lines list what failed and every skip with its reason)
 e2e:
 	GO=$(GO) scripts/e2e.sh
-
-## e2e-engines: the cross-engine scenarios (e2e/xengine) in Chromium, Firefox and WebKitGTK,
-## each in runtime auto and main (scripts/e2e-engines.sh; ENGINES="firefox" E2E_MODES="main" pick some)
-e2e-engines:
-	GO=$(GO) scripts/e2e-engines.sh
 
 ## conformance-native: every client scenario of the official MCP conformance suite against oauth/ and go-sdk, natively
 conformance-native:

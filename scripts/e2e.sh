@@ -1,59 +1,128 @@
 #!/usr/bin/env bash
-# make e2e: the e2e suite in each runtime mode of load() (MCPWASM_E2E_RUNTIME),
-# "auto" and "main" by default (E2E_MODES="auto main"), the passes at once:
-# one test binary and one web bundle serve them all. Each pass's output is
-# printed when it ends, its lines prefixed with its mode (a pass that passed
-# prints only its slowest tests); the last lines say which modes passed,
-# and the exit status is non-zero when any failed.
+# make e2e: the browser scenarios (e2e/xengine) in each engine
+# (ENGINES="chromium firefox webkit") and runtime mode of load()
+# (E2E_MODES="auto main"): one test binary, one web bundle and one build
+# of the React example app from the packed npm package serve every pass;
+# JOBS passes run at once (each pass has its own browser, servers and
+# profile, so they share no state; 2 at once was the fastest measured on 2
+# cores). Each pass's output is printed when it ends, its lines prefixed
+# with [engine mode]; the last lines give one summary per engine, and the
+# exit status is non-zero when any pass failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+engines=${ENGINES:-"chromium firefox webkit"}
 modes=${E2E_MODES:-"auto main"}
+jobs=${JOBS:-2}
 GO=${GO:-go}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcpwasm-e2e.XXXXXX")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcpwasm-xengine.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 start=$(date +%s)
-"$GO" test -c -o "$tmp/e2e.test" ./e2e || { echo "e2e: the test binary does not build"; exit 1; }
-mkdir "$tmp/web"
-(cd e2e && MCPWASM_E2E_BUILD="$tmp/web" "$tmp/e2e.test") || { echo "e2e: the web bundle does not build"; exit 1; }
-echo "e2e: built the test binary and the web bundle in $(( $(date +%s) - start ))s; running modes: $modes"
+"$GO" test -c -o "$tmp/xengine.test" ./e2e/xengine || { echo "e2e: the test binary does not build"; exit 1; }
+mkdir "$tmp/web" "$tmp/app"
+(cd e2e/xengine && MCPWASM_E2E_BUILD="$tmp/web" MCPWASM_E2E_APP="$tmp/app" "$tmp/xengine.test") || { echo "e2e: the web bundle or an example app (React, AI SDK) does not build"; exit 1; }
+echo "e2e: built the test binary, the web bundle and the React example app (from the packed npm package) in $(( $(date +%s) - start ))s; engines: $engines; modes: $modes; $jobs at once"
 
-declare -A pids
-for mode in $modes; do
-  (
-    cd e2e
-    s=$(date +%s)
-    MCPWASM_E2E_RUNTIME=$mode MCPWASM_E2E_WEB="$tmp/web" "$tmp/e2e.test" -test.v -test.count=1 -test.timeout=40m "$@" >"$tmp/$mode.log" 2>&1
-    status=$?
-    echo "$status $(( $(date +%s) - s ))" >"$tmp/$mode.status"
-    exit $status
-  ) &
-  pids[$mode]=$!
+# The slowest engines first, so the pool's tail is short.
+passes=()
+for engine in $engines; do
+  for mode in $modes; do passes+=("$engine.$mode"); done
 done
+order=()
+for e in webkit firefox chromium; do
+  for p in "${passes[@]}"; do [ "${p%.*}" = "$e" ] && order+=("$p"); done
+done
+for p in "${passes[@]}"; do
+  case " ${order[*]} " in *" $p "*) ;; *) order+=("$p") ;; esac
+done
+
+run_pass() {
+  local engine=${1%.*} mode=${1#*.} s status
+  s=$(date +%s)
+  (cd e2e/xengine && MCPWASM_E2E_ENGINE=$engine MCPWASM_E2E_RUNTIME=$mode MCPWASM_E2E_WEB="$tmp/web" MCPWASM_E2E_APP="$tmp/app" \
+    "$tmp/xengine.test" -test.count=1 -test.v -test.timeout=30m) >"$tmp/$1.log" 2>&1
+  status=$?
+  echo "$status $(( $(date +%s) - s ))" >"$tmp/$1.status"
+}
+
+for p in "${order[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  run_pass "$p" &
+done
+wait
 
 failed=0
 declare -a summary
-for mode in $modes; do
-  wait "${pids[$mode]}"
-  read -r status secs <"$tmp/$mode.status" || { status=1; secs=0; }
-  if [ "$status" -eq 0 ]; then
-    # A pass that passed: its slowest tests, not its verbose log.
-    echo "[e2e $mode] passed; the slowest tests:"
-    sed -n 's/^--- PASS: \([^ ]*\) (\([0-9.]*\)s)$/\2 \1/p' "$tmp/$mode.log" | sort -rn | head -12 | sed "s/^/[e2e $mode]   /"
-  else
-    sed "s/^/[e2e $mode] /" "$tmp/$mode.log"
-    # The log can be long and is often read from its end: repeat what failed.
-    echo "[e2e $mode] what failed (repeated from above):"
-    grep -E -B25 -A2 '^\s*--- FAIL|^panic:|^FAIL\s|test timed out' "$tmp/$mode.log" | head -300 | sed "s/^/[e2e $mode] ! /"
-  fi
-  if [ "$status" -eq 0 ]; then
-    summary+=("$(printf '  e2e runtime=%-6s passed  %4dm%02ds' "$mode" $((secs / 60)) $((secs % 60)))")
-  else
-    summary+=("$(printf '  e2e runtime=%-6s FAILED  %4dm%02ds  (exit %d; its lines above start with [e2e %s])' "$mode" $((secs / 60)) $((secs % 60)) "$status" "$mode")")
-    failed=1
-  fi
+failures=()
+for engine in $engines; do
+  line=$(printf '  e2e %-8s' "$engine")
+  for mode in $modes; do
+    p=$engine.$mode
+    read -r status secs <"$tmp/$p.status" || { status=1; secs=0; }
+    sed "s/^/[$engine $mode] /" "$tmp/$p.log"
+    pass=$(grep -c '^--- PASS' "$tmp/$p.log")
+    fail=$(grep -c '^--- FAIL' "$tmp/$p.log")
+    expected=$(grep -c 'EXPECTED FAILURE' "$tmp/$p.log")
+    if [ "$status" -eq 0 ]; then
+      word=passed
+    else
+      word=FAILED
+      failed=1
+    fi
+    line+=$(printf '  %s: %s %d/%d' "$mode" "$word" "$pass" $((pass + fail)))
+    [ "$expected" -gt 0 ] && line+=" ($expected ended at a written-down expected failure)"
+    line+=$(printf ' %dm%02ds;' $((secs / 60)) $((secs % 60)))
+    # CI shows the tail of the output: name what failed there, with the
+    # failing test's own lines, not only above among thousands: its
+    # messages first, then the last of its lines (the servers' and pages'
+    # traces it logged).
+    for t in $(sed -n 's/^--- FAIL: \([^ ]*\).*/\1/p' "$tmp/$p.log"); do
+      failures+=("[$engine $mode] $t:")
+      lines=$(awk -v t="$t" '
+        $0 ~ "^=== (RUN|CONT) +"t"$" {on=1; next}
+        $0 ~ "^=== (RUN|CONT|PAUSE)" {on=0}
+        on && $0 ~ /^ +/ {print}' "$tmp/$p.log")
+      while IFS= read -r l; do failures+=("    $l"); done < <(
+        scripts/test-messages.sh <<<"$lines" | head -n 10
+        echo "  …"
+        tail -n 40 <<<"$lines")
+    done
+    if [ "$status" -ne 0 ] && ! grep -q '^--- FAIL' "$tmp/$p.log"; then
+      failures+=("[$engine $mode] exit $status with no failed test: the last lines were")
+      while IFS= read -r l; do failures+=("    $l"); done < <(tail -n 15 "$tmp/$p.log")
+    fi
+  done
+  summary+=("$line")
 done
+
+# Every skip, with the reason the scenario gave where it skipped, grouped
+# by reason: a scenario that runs only somewhere says so in the summary.
+skips() {
+  awk -v pass="$1" '
+    /^ *=== (RUN|CONT|NAME|PAUSE) / { cur = $3; next }
+    /^ *--- SKIP: / { t = $3; print pass "\t" t "\t" (t in why ? why[t] : "(no reason given)"); next }
+    /^ *--- / { next }
+    /_test\.go:[0-9]+: / && cur != "" { l = $0; sub(/^ *[a-z_]+_test\.go:[0-9]+: /, "", l); why[cur] = l }
+  ' "$tmp/$1.log"
+}
+for engine in $engines; do
+  for mode in $modes; do skips "$engine.$mode"; done
+done >"$tmp/skips"
 echo
+echo "e2e: $(( $(date +%s) - start ))s in all"
 printf '%s\n' "${summary[@]}"
+if [ -s "$tmp/skips" ]; then
+  echo "e2e: skipped, by reason (pass: tests)"
+  awk -F'\t' '{
+      k = $3; if (!(k in n)) order[++m] = k
+      n[k]++; p = $1 ": " $2
+      if (n[k] <= 6) list[k] = list[k] (n[k] > 1 ? ", " : "") p
+    }
+    END { for (i = 1; i <= m; i++) { k = order[i]; printf "  %s\n    %d: %s%s\n", k, n[k], list[k], (n[k] > 6 ? ", …" : "") } }' "$tmp/skips" | cut -c1-400
+fi
+if [ "${#failures[@]}" -gt 0 ]; then
+  echo "e2e: what failed"
+  printf '  %s\n' "${failures[@]}"
+fi
 exit $failed

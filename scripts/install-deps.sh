@@ -13,7 +13,7 @@ need=()
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v brotli >/dev/null 2>&1 || need+=(brotli)
 command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)   # go test -race needs cgo
-# The cross-engine e2e suite (make e2e-engines): Firefox ESR (WebDriver
+# The cross-engine e2e suite (make e2e): Firefox ESR (WebDriver
 # BiDi built in), WebKitGTK's WebDriver and MiniBrowser, and Xvfb for them.
 [ -x /usr/bin/firefox-esr ] || need+=(firefox-esr)
 [ -x /usr/bin/WebKitWebDriver ] || need+=(webkit2gtk-driver)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test-messages.sh: from go test -v output on stdin (its lines may carry a
-# "[pass] " prefix, as e2e's and e2e-engines' do), the "--- FAIL" lines
+# "[pass] " prefix, as e2e's does), the "--- FAIL" lines
 # and the tests' file:line messages, once each, without the servers' and
 # pages' traces that the e2e scenarios log after a failure and without
 # e2e's recap of its failures ("[pass] ! "): what a summary shows of what

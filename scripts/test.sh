@@ -8,7 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-stages=${STAGES:-"deps vet types unit wasmtest fuzz e2e e2e-engines conformance-native conformance-browser"}
+stages=${STAGES:-"deps vet types unit wasmtest fuzz e2e conformance-native conformance-browser"}
 declare -a summary
 failed=0
 total_start=$(date +%s)

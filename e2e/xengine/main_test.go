@@ -48,7 +48,7 @@ func run(m *testing.M) int {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Dir(filepath.Dir(filepath.Dir(file)))
 	// MCPWASM_E2E_BUILD=dir builds the web bundle into dir and stops;
-	// MCPWASM_E2E_WEB=dir tests that bundle (scripts/e2e-engines.sh builds
+	// MCPWASM_E2E_WEB=dir tests that bundle (scripts/e2e.sh builds
 	// one for every engine and runtime).
 	// With MCPWASM_E2E_APP=dir as well, it also builds the React example
 	// app from the packed npm package into dir (and the AI SDK example
