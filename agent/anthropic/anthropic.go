@@ -317,28 +317,12 @@ func (s *streamState) handle(e *event) (done bool, err error) {
 			s.usage.update(e.Message.Usage)
 		}
 	case "content_block_start":
-		if e.Index == nil || e.ContentBlock == nil {
-			return false, s.m.client.Protocol("content_block_start without index or content_block")
-		}
-		if _, dup := s.blocks[*e.Index]; dup || *e.Index < 0 || len(s.blocks) >= maxBlocks {
-			return false, s.m.client.Protocol("content_block_start: bad or repeated index %d", *e.Index)
-		}
-		return false, s.start(*e.Index, e)
+		return false, s.start(e)
 	case "content_block_delta":
-		b, err := s.blockAt(e)
-		if err != nil {
-			return false, err
-		}
-		if e.Delta == nil {
-			return false, s.m.client.Protocol("content_block_delta without a delta")
-		}
-		if err := s.delta(b, e); err != nil {
-			return false, err
-		}
+		return false, s.blockDelta(e)
 	case "content_block_stop":
-		if _, err := s.blockAt(e); err != nil {
-			return false, err
-		}
+		_, err := s.blockAt(e)
+		return false, err
 	case "message_delta":
 		if e.Delta != nil && e.Delta.StopReason != "" {
 			s.stop = e.Delta.StopReason
@@ -357,8 +341,15 @@ func (s *streamState) handle(e *event) (done bool, err error) {
 	return false, nil
 }
 
-// start begins the block at index i.
-func (s *streamState) start(i int, e *event) error {
+// start begins the block of a content_block_start.
+func (s *streamState) start(e *event) error {
+	if e.Index == nil || e.ContentBlock == nil {
+		return s.m.client.Protocol("content_block_start without index or content_block")
+	}
+	i := *e.Index
+	if _, dup := s.blocks[i]; dup || i < 0 || len(s.blocks) >= maxBlocks {
+		return s.m.client.Protocol("content_block_start: bad or repeated index %d", i)
+	}
 	cb := e.ContentBlock
 	b := &block{kind: cb.Type, id: cb.ID, name: cb.Name}
 	s.blocks[i] = b
@@ -391,6 +382,18 @@ func (s *streamState) start(i int, e *event) error {
 		b.data = cb.Data
 	}
 	return nil
+}
+
+// blockDelta applies a content_block_delta to the block it names.
+func (s *streamState) blockDelta(e *event) error {
+	b, err := s.blockAt(e)
+	if err != nil {
+		return err
+	}
+	if e.Delta == nil {
+		return s.m.client.Protocol("content_block_delta without a delta")
+	}
+	return s.delta(b, e)
 }
 
 // delta applies a content_block_delta to its block b.
