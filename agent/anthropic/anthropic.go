@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/agent"
 	"github.com/mcpwasm/mcpwasm/agent/internal/provider"
-	"github.com/mcpwasm/mcpwasm/agent/internal/sse"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
@@ -137,16 +136,7 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, st agent.Stream) 
 	if !m.cfg.APIKey.IsZero() {
 		own.Set("x-api-key", m.cfg.APIKey.Reveal())
 	}
-	resp, kind, err := m.client.Exchange(ctx, m.endpoint, m.cfg.Headers, own, body)
-	if err != nil {
-		return agent.Message{}, err
-	}
-	defer resp.Body.Close()
-	st = st.Filled()
-	if kind == "json" {
-		return m.readJSON(ctx, resp, st)
-	}
-	return m.readStream(ctx, resp, st)
+	return m.client.Answer(ctx, m.endpoint, m.cfg.Headers, own, body, st, m.readJSON, m.readStream)
 }
 
 // apiError is the API's error object.
@@ -503,27 +493,14 @@ func (s *streamState) message() (agent.Message, error) {
 
 func (m *Model) readStream(ctx context.Context, resp *http.Response, st agent.Stream) (agent.Message, error) {
 	s := &streamState{m: m, st: st, blocks: map[int]*block{}}
-	done := false
-	for ev, err := range sse.Scan(resp.Body, maxEvent) {
-		if err != nil {
-			return agent.Message{}, m.client.StreamError(ctx, err)
-		}
-		var e event
-		if err := json.Unmarshal(ev.Data, &e); err != nil {
-			return agent.Message{}, m.client.Protocol("a %q event is not valid JSON: %v", ev.Name, err)
-		}
+	done, err := provider.ReadEvents(ctx, m.client, resp.Body, maxEvent, func(name string, e *event) (bool, error) {
 		if e.Type == "" {
-			e.Type = ev.Name
+			e.Type = name
 		}
-		if done, err = s.handle(&e); err != nil {
-			return agent.Message{}, err
-		}
-		if done {
-			break
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return agent.Message{}, m.client.NetError(ctx, err, "")
+		return s.handle(e)
+	})
+	if err != nil {
+		return agent.Message{}, err
 	}
 	if !done {
 		return agent.Message{}, mcperr.New(mcperr.Network, "anthropic: the stream ended before message_stop; try again")

@@ -196,16 +196,7 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, st agent.Stream) 
 	if !m.cfg.APIKey.IsZero() {
 		own.Set("Authorization", "Bearer "+m.cfg.APIKey.Reveal())
 	}
-	resp, kind, err := m.client.Exchange(ctx, m.endpoint, m.cfg.Headers, own, body)
-	if err != nil {
-		return agent.Message{}, err
-	}
-	defer resp.Body.Close()
-	st = st.Filled()
-	if kind == "json" {
-		return m.readJSON(ctx, resp, st)
-	}
-	return m.readStream(ctx, resp, st)
+	return m.client.Answer(ctx, m.endpoint, m.cfg.Headers, own, body, st, m.readJSON, m.readStream)
 }
 
 // wireUsage is the API's usage object. Counts are read leniently

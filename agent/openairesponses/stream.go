@@ -9,7 +9,6 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/agent"
 	"github.com/mcpwasm/mcpwasm/agent/internal/provider"
-	"github.com/mcpwasm/mcpwasm/agent/internal/sse"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
@@ -366,27 +365,14 @@ func (s *streamState) message() agent.Message {
 
 func (m *Model) readStream(ctx context.Context, resp *http.Response, st agent.Stream) (agent.Message, error) {
 	s := &streamState{m: m, st: st, items: map[int]*out{}}
-	end := false
-	for ev, err := range sse.Scan(resp.Body, maxEvent) {
-		if err != nil {
-			return agent.Message{}, m.client.StreamError(ctx, err)
-		}
-		var e event
-		if err := json.Unmarshal(ev.Data, &e); err != nil {
-			return agent.Message{}, m.client.Protocol("a %q event is not valid JSON: %v", ev.Name, err)
-		}
+	end, err := provider.ReadEvents(ctx, m.client, resp.Body, maxEvent, func(name string, e *event) (bool, error) {
 		if e.Type == "" {
-			e.Type = ev.Name
+			e.Type = name
 		}
-		if end, err = s.handle(&e); err != nil {
-			return agent.Message{}, err
-		}
-		if end {
-			break
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return agent.Message{}, m.client.NetError(ctx, err, "")
+		return s.handle(e)
+	})
+	if err != nil {
+		return agent.Message{}, err
 	}
 	if !end {
 		return agent.Message{}, mcperr.New(mcperr.Network, "openai-responses: the stream ended before response.completed; try again")
