@@ -76,20 +76,12 @@ var _ agent.StreamingModel = (*Model)(nil)
 
 // New validates cfg and returns a Model.
 func New(cfg Config) (*Model, error) {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if err := provider.CheckBaseURL("anthropic", cfg.BaseURL); err != nil {
+	var err error
+	if cfg.BaseURL, err = provider.CheckConfig("anthropic", cfg.BaseURL, DefaultBaseURL, cfg.Model, `"claude-sonnet-4-5"`, cfg.HTTPClient); err != nil {
 		return nil, err
 	}
-	if cfg.Model == "" {
-		return nil, mcperr.New(mcperr.InvalidArgument, `anthropic: Config.Model is required (e.g. "claude-sonnet-4-5")`)
-	}
-	if cfg.HTTPClient == nil {
-		return nil, mcperr.New(mcperr.InvalidArgument, "anthropic: Config.HTTPClient is required (in a browser, one that wraps http.DefaultTransport)")
-	}
-	if cfg.APIKey.IsZero() && strings.TrimRight(cfg.BaseURL, "/") == DefaultBaseURL {
-		return nil, mcperr.New(mcperr.InvalidArgument, "anthropic: Config.APIKey is required for %s (or set BaseURL to a proxy that adds it)", DefaultBaseURL)
+	if err := provider.CheckKey("anthropic", cfg.APIKey, cfg.BaseURL, DefaultBaseURL); err != nil {
+		return nil, err
 	}
 	if cfg.MaxTokens < 0 {
 		return nil, mcperr.New(mcperr.InvalidArgument, "anthropic: Config.MaxTokens must not be negative")

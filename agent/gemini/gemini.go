@@ -71,24 +71,16 @@ var modelID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // New validates cfg and returns a Model.
 func New(cfg Config) (*Model, error) {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if err := provider.CheckBaseURL("gemini", cfg.BaseURL); err != nil {
-		return nil, err
-	}
 	id := strings.TrimPrefix(cfg.Model, "models/")
-	if id == "" {
-		return nil, mcperr.New(mcperr.InvalidArgument, `gemini: Config.Model is required (e.g. "gemini-2.5-flash")`)
+	var err error
+	if cfg.BaseURL, err = provider.CheckConfig("gemini", cfg.BaseURL, DefaultBaseURL, id, `"gemini-2.5-flash"`, cfg.HTTPClient); err != nil {
+		return nil, err
 	}
 	if !modelID.MatchString(id) || len(id) > 128 {
 		return nil, mcperr.New(mcperr.InvalidArgument, `gemini: Config.Model must be a model id such as "gemini-2.5-flash" (letters, digits, ".", "_", "-")`)
 	}
-	if cfg.HTTPClient == nil {
-		return nil, mcperr.New(mcperr.InvalidArgument, "gemini: Config.HTTPClient is required (in a browser, one that wraps http.DefaultTransport)")
-	}
-	if cfg.APIKey.IsZero() && provider.Endpoint(cfg.BaseURL, "") == DefaultBaseURL {
-		return nil, mcperr.New(mcperr.InvalidArgument, "gemini: Config.APIKey is required for %s (or set BaseURL to a proxy that adds it)", DefaultBaseURL)
+	if err := provider.CheckKey("gemini", cfg.APIKey, cfg.BaseURL, DefaultBaseURL); err != nil {
+		return nil, err
 	}
 	return &Model{
 		cfg:      cfg,

@@ -69,17 +69,9 @@ var _ agent.StreamingModel = (*Model)(nil)
 
 // New validates cfg and returns a Model.
 func New(cfg Config) (*Model, error) {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if err := provider.CheckBaseURL("openai", cfg.BaseURL); err != nil {
+	var err error
+	if cfg.BaseURL, err = provider.CheckConfig("openai", cfg.BaseURL, DefaultBaseURL, cfg.Model, `"gpt-4o-mini", or "llama3.2" for Ollama`, cfg.HTTPClient); err != nil {
 		return nil, err
-	}
-	if cfg.Model == "" {
-		return nil, mcperr.New(mcperr.InvalidArgument, `openai: Config.Model is required (e.g. "gpt-4o-mini", or "llama3.2" for Ollama)`)
-	}
-	if cfg.HTTPClient == nil {
-		return nil, mcperr.New(mcperr.InvalidArgument, "openai: Config.HTTPClient is required (in a browser, one that wraps http.DefaultTransport)")
 	}
 	switch cfg.MaxTokensParam {
 	case "":

@@ -72,20 +72,12 @@ var summaries = map[string]bool{"": true, "auto": true, "concise": true, "detail
 
 // New validates cfg and returns a Model.
 func New(cfg Config) (*Model, error) {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if err := provider.CheckBaseURL("openai-responses", cfg.BaseURL); err != nil {
+	var err error
+	if cfg.BaseURL, err = provider.CheckConfig("openai-responses", cfg.BaseURL, DefaultBaseURL, cfg.Model, `"gpt-5-mini"`, cfg.HTTPClient); err != nil {
 		return nil, err
 	}
-	if cfg.Model == "" {
-		return nil, mcperr.New(mcperr.InvalidArgument, `openai-responses: Config.Model is required (e.g. "gpt-5-mini")`)
-	}
-	if cfg.HTTPClient == nil {
-		return nil, mcperr.New(mcperr.InvalidArgument, "openai-responses: Config.HTTPClient is required (in a browser, one that wraps http.DefaultTransport)")
-	}
-	if cfg.APIKey.IsZero() && provider.Endpoint(cfg.BaseURL, "") == DefaultBaseURL {
-		return nil, mcperr.New(mcperr.InvalidArgument, "openai-responses: Config.APIKey is required for %s (or set BaseURL to a proxy that adds it)", DefaultBaseURL)
+	if err := provider.CheckKey("openai-responses", cfg.APIKey, cfg.BaseURL, DefaultBaseURL); err != nil {
+		return nil, err
 	}
 	if !summaries[cfg.ReasoningSummary] {
 		return nil, mcperr.New(mcperr.InvalidArgument, `openai-responses: Config.ReasoningSummary must be "auto", "concise", "detailed" or empty`)
