@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/agent"
 	"github.com/mcpwasm/mcpwasm/agent/internal/provider"
+	"github.com/mcpwasm/mcpwasm/agent/internal/sse"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
@@ -485,7 +486,7 @@ func (s *streamState) message() (agent.Message, error) {
 
 func (m *Model) readStream(ctx context.Context, resp *http.Response, st agent.Stream) (agent.Message, error) {
 	s := &streamState{m: m, st: st, blocks: map[int]*block{}}
-	done, err := provider.ReadEvents(ctx, m.client, resp.Body, maxEvent, func(name string, e *event) (bool, error) {
+	done, err := provider.ReadEvents(ctx, m.client, sse.Scan(resp.Body, maxEvent), func(name string, e *event) (bool, error) {
 		if e.Type == "" {
 			e.Type = name
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/agent"
 	"github.com/mcpwasm/mcpwasm/agent/internal/provider"
+	"github.com/mcpwasm/mcpwasm/agent/internal/sse"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
@@ -211,7 +212,7 @@ func (s *streamState) message() agent.Message {
 
 func (m *Model) readStream(ctx context.Context, resp *http.Response, st agent.Stream) (agent.Message, error) {
 	s := &streamState{m: m, st: st}
-	_, err := provider.ReadEvents(ctx, m.client, resp.Body, maxEvent, func(_ string, c *chunk) (bool, error) {
+	_, err := provider.ReadEvents(ctx, m.client, sse.Scan(resp.Body, maxEvent), func(_ string, c *chunk) (bool, error) {
 		return false, s.add(c)
 	})
 	if err != nil {

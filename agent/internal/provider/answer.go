@@ -3,7 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
-	"io"
+	"iter"
 	"net/http"
 
 	"github.com/mcpwasm/mcpwasm/agent"
@@ -30,14 +30,14 @@ func (c *Client) Answer(ctx context.Context, endpoint string, page map[string]st
 	return readStream(ctx, resp, st)
 }
 
-// ReadEvents decodes the JSON data of each event of the stream r (at most
-// maxEvent bytes an event) into a new E and gives it, with the event's
-// name, to handle, until handle reports the stream's end (end) or an
+// ReadEvents decodes the JSON data of each event of a stream (the
+// adapter's [sse.Scan] of the answer's body, with its bound on an event)
+// into a new E and gives it, with the event's name, to handle, until handle reports the stream's end (end) or an
 // error, or the stream ends. A stream that breaks off is StreamError's
 // error, one whose ctx ended (even after its end) NetError's; whether the
 // stream ended too soon is the caller's to say.
-func ReadEvents[E any](ctx context.Context, c *Client, r io.Reader, maxEvent int, handle func(name string, e *E) (end bool, err error)) (end bool, err error) {
-	for ev, err := range sse.Scan(r, maxEvent) {
+func ReadEvents[E any](ctx context.Context, c *Client, events iter.Seq2[sse.Event, error], handle func(name string, e *E) (end bool, err error)) (end bool, err error) {
+	for ev, err := range events {
 		if err != nil {
 			return false, c.StreamError(ctx, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwasm/mcpwasm/agent/internal/sse"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
@@ -37,7 +38,7 @@ func TestReadEvents(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var seen []string
-			end, err := ReadEvents(ctx, c, strings.NewReader(tt.stream), 1<<10, func(name string, e *ev) (bool, error) {
+			end, err := ReadEvents(ctx, c, sse.Scan(strings.NewReader(tt.stream), 1<<10), func(name string, e *ev) (bool, error) {
 				seen = append(seen, name+string(rune('0'+e.N)))
 				if e.N == tt.endAt && tt.cancel {
 					cancel()
@@ -62,7 +63,7 @@ func TestReadEvents(t *testing.T) {
 		})
 	}
 	handlerErr := errors.New("bad event")
-	_, err := ReadEvents(context.Background(), c, strings.NewReader(stream), 1<<10, func(string, *ev) (bool, error) { return false, handlerErr })
+	_, err := ReadEvents(context.Background(), c, sse.Scan(strings.NewReader(stream), 1<<10), func(string, *ev) (bool, error) { return false, handlerErr })
 	if !errors.Is(err, handlerErr) {
 		t.Errorf("handle's error came back as %v", err)
 	}
