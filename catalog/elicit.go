@@ -3,11 +3,11 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpwasm/mcpwasm/mcpclient"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
@@ -40,14 +40,15 @@ type callKey struct{}
 type running struct {
 	server string
 	notify func(ElicitationRequest)
-	clock  *pausable // the call's timeout, paused while the user answers
 }
 
 // track registers a call to server for the time it runs, with its
-// timeout: ctx is the call's, to pass to the server; done ends it.
+// timeout: ctx is the call's, to pass to the server; done ends it. The
+// timeout is [mcpclient.WithCallTimeout]'s, which the server's client
+// pauses while the user answers an elicitation of the call.
 func (c *Catalog) track(ctx context.Context, server string, timeout time.Duration, opts CallOptions) (context.Context, func()) {
-	clock := withPausableTimeout(ctx, timeout)
-	r := &running{server: server, notify: opts.OnElicitation, clock: clock}
+	clock, stop := mcpclient.WithCallTimeout(ctx, timeout)
+	r := &running{server: server, notify: opts.OnElicitation}
 	c.mu.Lock()
 	if c.running == nil {
 		c.running = map[string][]*running{}
@@ -55,7 +56,7 @@ func (c *Catalog) track(ctx context.Context, server string, timeout time.Duratio
 	c.running[server] = append(c.running[server], r)
 	c.mu.Unlock()
 	return context.WithValue(clock, callKey{}, r), func() {
-		clock.stop()
+		stop()
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		calls := c.running[server]
@@ -94,10 +95,12 @@ func (c *Catalog) callOfLocked(ctx context.Context, server string) *running {
 // Elicit answers server's elicitation request p (form or URL mode) with
 // [Config.Elicit], after telling the running call it belongs to
 // (its [CallOptions.OnElicitation]); that call's timeout does not run
-// while the user answers. A [Factory] makes it the handler of
-// the server's client ([mcpclient.ConnectOptions.Elicitation]) when
-// Config.Elicit is set, so that the server is told elicitation is
-// supported only then. ctx is the server request's.
+// while the user answers (the server's [mcpclient.Client] pauses it, by
+// the same rule: see [mcpclient.WithCallTimeout]). A [Factory] makes it
+// the handler of the server's client
+// ([mcpclient.ConnectOptions.Elicitation]) when Config.Elicit is set, so
+// that the server is told elicitation is supported only then. ctx is the
+// server request's.
 func (c *Catalog) Elicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	if c.cfg.Elicit == nil {
 		return nil, mcperr.New(mcperr.Protocol, "catalog: no Elicit handler is configured")
@@ -114,9 +117,6 @@ func (c *Catalog) Elicit(ctx context.Context, server string, p *mcp.ElicitParams
 	if r != nil && r.notify != nil {
 		r.notify(req)
 	}
-	if r != nil {
-		defer r.clock.pause()()
-	}
 	res, err := c.cfg.Elicit(ctx, req)
 	if err != nil {
 		return nil, err
@@ -125,86 +125,4 @@ func (c *Catalog) Elicit(ctx context.Context, server string, p *mcp.ElicitParams
 		return nil, mcperr.New(mcperr.Protocol, "catalog: the Elicit handler gave no answer")
 	}
 	return res, nil
-}
-
-// pausable is a call's context with a timeout that stops running while
-// the call waits for the user (an elicitation of its server): the time a
-// person takes to answer a form is not the server's. When it runs out, Err
-// is context.DeadlineExceeded, as for context.WithTimeout.
-type pausable struct {
-	context.Context // the parent's child that the timeout cancels
-	cancel          context.CancelFunc
-	// done closes after Context's Done: a channel of its own makes the
-	// contexts derived from this one take their Err from this one's Err
-	// (DeadlineExceeded), not from the cancellation underneath.
-	done chan struct{}
-
-	mu      sync.Mutex
-	timer   *time.Timer
-	left    time.Duration // of the timeout, when paused
-	started time.Time     // when it last resumed
-	paused  int
-	expired bool
-}
-
-func withPausableTimeout(parent context.Context, d time.Duration) *pausable {
-	ctx, cancel := context.WithCancel(parent)
-	p := &pausable{Context: ctx, cancel: cancel, done: make(chan struct{}), left: d, started: time.Now()}
-	p.timer = time.AfterFunc(d, p.expire)
-	go func() {
-		<-ctx.Done()
-		close(p.done)
-	}()
-	return p
-}
-
-func (p *pausable) Done() <-chan struct{} { return p.done }
-
-func (p *pausable) expire() {
-	p.mu.Lock()
-	if p.paused > 0 {
-		p.mu.Unlock()
-		return
-	}
-	p.expired = true
-	p.mu.Unlock()
-	p.cancel()
-}
-
-func (p *pausable) Err() error {
-	err := p.Context.Err()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err != nil && p.expired {
-		return context.DeadlineExceeded
-	}
-	return err
-}
-
-// pause stops the clock until the returned function is called.
-func (p *pausable) pause() (resume func()) {
-	p.mu.Lock()
-	p.paused++
-	if p.paused == 1 && p.timer.Stop() {
-		p.left -= time.Since(p.started)
-	}
-	p.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			p.paused--
-			if p.paused == 0 && !p.expired {
-				p.started = time.Now()
-				p.timer.Reset(max(p.left, 0))
-			}
-		})
-	}
-}
-
-// stop releases the timer.
-func (p *pausable) stop() {
-	p.timer.Stop()
-	p.cancel()
 }

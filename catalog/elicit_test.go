@@ -182,27 +182,6 @@ func TestElicitPausesTheCallTimeout(t *testing.T) {
 	}
 }
 
-func TestPausableTimeout(t *testing.T) {
-	p := withPausableTimeout(context.Background(), 100*time.Millisecond)
-	defer p.stop()
-	child, cancel := context.WithCancel(p)
-	defer cancel()
-	resume := p.pause()
-	time.Sleep(250 * time.Millisecond)
-	if p.Err() != nil {
-		t.Fatalf("Err while paused = %v; want nil", p.Err())
-	}
-	resume()
-	select {
-	case <-child.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the timeout did not run out after resuming")
-	}
-	if p.Err() != context.DeadlineExceeded || child.Err() != context.DeadlineExceeded {
-		t.Errorf("Err = %v, child's %v; want DeadlineExceeded for both", p.Err(), child.Err())
-	}
-}
-
 // A tool refused with -32042 (URL elicitation required) asks Config.Elicit
 // with the server's URL; once accepted and completed (the catalog's
 // elicitationcomplete event names the server and its elicitation id), the

@@ -221,6 +221,10 @@ func TestGeminiSchema(t *testing.T) {
 		in:   `{"type":"object","properties":{"q":{"type":"string","description":"Query","minLength":1,"enum":["a","b"]},"n":{"type":"integer","minimum":1,"maximum":5,"format":"int32"},"tags":{"type":"array","items":{"type":"string"},"maxItems":3}},"required":["q"]}`,
 		want: `{"type":"object","properties":{"q":{"type":"string","description":"Query","minLength":1,"enum":["a","b"]},"n":{"type":"integer","minimum":1,"maximum":5,"format":"int32"},"tags":{"type":"array","items":{"type":"string"},"maxItems":3}},"required":["q"]}`,
 	}, {
+		name: "annotations kept when well typed",
+		in:   `{"type":"object","properties":{"a":{"type":"string","nullable":true,"example":"x","default":"y","title":"A","pattern":"^x"},"b":{"type":"string","nullable":false,"title":3,"minLength":"2"}}}`,
+		want: `{"type":"object","properties":{"a":{"type":"string","nullable":true,"example":"x","default":"y","title":"A","pattern":"^x"},"b":{"type":"string"}}}`,
+	}, {
 		name:    "nullable types, const, oneOf, additionalProperties false",
 		in:      `{"type":"object","additionalProperties":false,"properties":{"s":{"type":["string","null"]},"c":{"const":"fixed"},"u":{"oneOf":[{"type":"string"},{"type":"number"}]},"m":{"type":["string","number"]}}}`,
 		want:    `{"type":"object","properties":{"s":{"type":"string","nullable":true},"c":{"type":"string","enum":["fixed"]},"u":{"anyOf":[{"type":"string"},{"type":"number"}]},"m":{"anyOf":[{"type":"string"},{"type":"number"}]}}}`,

@@ -100,39 +100,41 @@ var geminiUnsupported = map[string]bool{"exclusiveMinimum": true, "exclusiveMaxi
 	"dependentSchemas": true, "unevaluatedProperties": true, "unevaluatedItems": true, "propertyNames": true,
 	"patternProperties": true, "not": true, "if": true, "then": true, "else": true, "prefixItems": true}
 
-// geminiNumbers are the numeric bounds kept as they are.
-var geminiNumbers = map[string]bool{"minimum": true, "maximum": true, "minLength": true, "maxLength": true,
-	"minItems": true, "maxItems": true, "minProperties": true, "maxProperties": true}
+// geminiKept are the keywords kept as they are when their value passes
+// the check: numeric bounds, annotations, a true nullable, examples.
+var geminiKept = map[string]func(v any) bool{
+	"minimum": isNumber, "maximum": isNumber, "minLength": isNumber, "maxLength": isNumber,
+	"minItems": isNumber, "maxItems": isNumber, "minProperties": isNumber, "maxProperties": isNumber,
+	"title": isString, "description": isString, "pattern": isString,
+	"nullable": func(v any) bool { return v == true },
+	"default":  func(any) bool { return true },
+	"example":  func(any) bool { return true },
+}
+
+func isNumber(v any) bool { _, ok := v.(float64); return ok }
+func isString(v any) bool { _, ok := v.(string); return ok }
 
 // keyword converts one keyword k of a schema into out, returning sentences
 // for the description.
 func (g *geminiConv) keyword(k string, v any, out map[string]any, depth int, refs []string) []string {
+	if keep, ok := geminiKept[k]; ok {
+		if keep(v) {
+			out[k] = v
+		}
+		return nil
+	}
 	switch {
 	case geminiIgnored[k]:
 	case geminiUnsupported[k]:
 		g.drop(k)
-	case geminiNumbers[k]:
-		if _, ok := v.(float64); ok {
-			out[k] = v
-		}
 	case k == "type":
 		g.typ(v, out)
-	case k == "title" || k == "description" || k == "pattern":
-		if str, ok := v.(string); ok {
-			out[k] = str
-		}
 	case k == "format":
 		if str, ok := v.(string); ok && geminiFormats[str] {
 			out[k] = str
 		} else {
 			g.drop("format")
 		}
-	case k == "nullable":
-		if b, ok := v.(bool); ok && b {
-			out[k] = true
-		}
-	case k == "default" || k == "example":
-		out[k] = v
 	case k == "enum":
 		if list, ok := v.([]any); ok {
 			return g.enum(list, out)

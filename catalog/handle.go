@@ -288,109 +288,132 @@ func ResultMessages(f Format, calls []ToolCall, results []ToolResult) (json.RawM
 	if len(calls) != len(results) {
 		return nil, mcperr.New(mcperr.InvalidArgument, "catalog: %d calls but %d results", len(calls), len(results))
 	}
-	var out any
-	switch f {
-	case FormatOpenAI:
-		type msg struct {
-			Role       string `json:"role"`
-			ToolCallID string `json:"tool_call_id"`
-			Content    string `json:"content"`
-		}
-		list := make([]msg, len(calls))
-		for i, r := range results {
-			list[i] = msg{Role: "tool", ToolCallID: calls[i].ID, Content: flagged(r)}
-		}
-		out = list
-	case FormatOpenAIResponses:
-		type item struct {
-			Type   string `json:"type"`
-			CallID string `json:"call_id"`
-			Output string `json:"output"`
-		}
-		list := make([]item, len(calls))
-		for i, r := range results {
-			list[i] = item{Type: "function_call_output", CallID: calls[i].ID, Output: flagged(r)}
-		}
-		out = list
-	case FormatAnthropic:
-		type source struct {
-			Type      string `json:"type"`
-			MediaType string `json:"media_type"`
-			Data      string `json:"data"`
-		}
-		type block struct {
-			Type   string  `json:"type"`
-			Text   string  `json:"text,omitempty"`
-			Source *source `json:"source,omitempty"`
-		}
-		type toolResult struct {
-			Type      string  `json:"type"`
-			ToolUseID string  `json:"tool_use_id"`
-			Content   []block `json:"content"`
-			IsError   bool    `json:"is_error"`
-		}
-		type message struct {
-			Role    string       `json:"role"`
-			Content []toolResult `json:"content"`
-		}
-		parts := make([]toolResult, len(calls))
-		for i, r := range results {
-			var blocks []block
-			for _, b := range r.Blocks {
-				switch {
-				case b.Type == "image" && anthropicImage(b.MIMEType):
-					blocks = append(blocks, block{Type: "image", Source: &source{Type: "base64", MediaType: b.MIMEType, Data: b.Data}})
-				case b.Type == "image":
-					blocks = append(blocks, block{Type: "text", Text: say(textImage, b.MIMEType, decodedLen(b.Data))})
-				case b.Text != "":
-					blocks = append(blocks, block{Type: "text", Text: b.Text})
-				}
-			}
-			if len(blocks) == 0 {
-				blocks = []block{{Type: "text", Text: textNoContent}}
-			}
-			parts[i] = toolResult{Type: "tool_result", ToolUseID: calls[i].ID, Content: blocks, IsError: r.IsError}
-		}
-		out = []message{}
-		if len(parts) > 0 {
-			out = []message{{Role: "user", Content: parts}}
-		}
-	case FormatGemini:
-		type response struct {
-			Output *string `json:"output,omitempty"`
-			Error  *string `json:"error,omitempty"`
-		}
-		type functionResponse struct {
-			Name     string   `json:"name"`
-			ID       string   `json:"id,omitempty"`
-			Response response `json:"response"`
-		}
-		type part struct {
-			FunctionResponse functionResponse `json:"functionResponse"`
-		}
-		type content struct {
-			Role  string `json:"role"`
-			Parts []part `json:"parts"`
-		}
-		parts := make([]part, len(calls))
-		for i, r := range results {
-			text := r.Text
-			resp := response{Output: &text}
-			if r.IsError {
-				resp = response{Error: &text}
-			}
-			parts[i] = part{FunctionResponse: functionResponse{Name: calls[i].Name, ID: calls[i].ID, Response: resp}}
-		}
-		out = []content{}
-		if len(parts) > 0 {
-			out = []content{{Role: "user", Parts: parts}}
-		}
-	}
-	b, err := json.Marshal(out)
+	b, err := json.Marshal(resultRenderers[f](calls, results))
 	if err != nil {
 		return nil, mcperr.Wrap(mcperr.InvalidArgument, err, "catalog: rendering results")
 	}
 	return b, nil
+}
+
+// resultRenderers render the results of calls in each format, as a value
+// to marshal; calls and results have the same length.
+var resultRenderers = map[Format]func(calls []ToolCall, results []ToolResult) any{
+	FormatOpenAI:          openAIResults,
+	FormatOpenAIResponses: responsesResults,
+	FormatAnthropic:       anthropicResults,
+	FormatGemini:          geminiResults,
+}
+
+func openAIResults(calls []ToolCall, results []ToolResult) any {
+	type msg struct {
+		Role       string `json:"role"`
+		ToolCallID string `json:"tool_call_id"`
+		Content    string `json:"content"`
+	}
+	list := make([]msg, len(calls))
+	for i, r := range results {
+		list[i] = msg{Role: "tool", ToolCallID: calls[i].ID, Content: flagged(r)}
+	}
+	return list
+}
+
+func responsesResults(calls []ToolCall, results []ToolResult) any {
+	type item struct {
+		Type   string `json:"type"`
+		CallID string `json:"call_id"`
+		Output string `json:"output"`
+	}
+	list := make([]item, len(calls))
+	for i, r := range results {
+		list[i] = item{Type: "function_call_output", CallID: calls[i].ID, Output: flagged(r)}
+	}
+	return list
+}
+
+// anthropicBlock is a content block of an Anthropic tool_result.
+type anthropicBlock struct {
+	Type   string                `json:"type"`
+	Text   string                `json:"text,omitempty"`
+	Source *anthropicImageSource `json:"source,omitempty"`
+}
+
+type anthropicImageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+func anthropicResults(calls []ToolCall, results []ToolResult) any {
+	type toolResult struct {
+		Type      string           `json:"type"`
+		ToolUseID string           `json:"tool_use_id"`
+		Content   []anthropicBlock `json:"content"`
+		IsError   bool             `json:"is_error"`
+	}
+	type message struct {
+		Role    string       `json:"role"`
+		Content []toolResult `json:"content"`
+	}
+	if len(calls) == 0 {
+		return []message{}
+	}
+	parts := make([]toolResult, len(calls))
+	for i, r := range results {
+		parts[i] = toolResult{Type: "tool_result", ToolUseID: calls[i].ID, Content: anthropicBlocks(r), IsError: r.IsError}
+	}
+	return []message{{Role: "user", Content: parts}}
+}
+
+// anthropicBlocks is r's content as the Messages API takes it: images of
+// the types it takes, a sentence for other images, and text.
+func anthropicBlocks(r ToolResult) []anthropicBlock {
+	var blocks []anthropicBlock
+	for _, b := range r.Blocks {
+		switch {
+		case b.Type == "image" && anthropicImage(b.MIMEType):
+			blocks = append(blocks, anthropicBlock{Type: "image", Source: &anthropicImageSource{Type: "base64", MediaType: b.MIMEType, Data: b.Data}})
+		case b.Type == "image":
+			blocks = append(blocks, anthropicBlock{Type: "text", Text: say(textImage, b.MIMEType, decodedLen(b.Data))})
+		case b.Text != "":
+			blocks = append(blocks, anthropicBlock{Type: "text", Text: b.Text})
+		}
+	}
+	if len(blocks) == 0 {
+		blocks = []anthropicBlock{{Type: "text", Text: textNoContent}}
+	}
+	return blocks
+}
+
+func geminiResults(calls []ToolCall, results []ToolResult) any {
+	type response struct {
+		Output *string `json:"output,omitempty"`
+		Error  *string `json:"error,omitempty"`
+	}
+	type functionResponse struct {
+		Name     string   `json:"name"`
+		ID       string   `json:"id,omitempty"`
+		Response response `json:"response"`
+	}
+	type part struct {
+		FunctionResponse functionResponse `json:"functionResponse"`
+	}
+	type content struct {
+		Role  string `json:"role"`
+		Parts []part `json:"parts"`
+	}
+	if len(calls) == 0 {
+		return []content{}
+	}
+	parts := make([]part, len(calls))
+	for i, r := range results {
+		text := r.Text
+		resp := response{Output: &text}
+		if r.IsError {
+			resp = response{Error: &text}
+		}
+		parts[i] = part{FunctionResponse: functionResponse{Name: calls[i].Name, ID: calls[i].ID, Response: resp}}
+	}
+	return []content{{Role: "user", Parts: parts}}
 }
 
 // flagged is a result's text for formats without an error flag: error

@@ -239,3 +239,35 @@ func TestHandleToolCallsDocuments(t *testing.T) {
 	_, err := cat.HandleToolCalls(cancelled, FormatOpenAI, json.RawMessage(`[{"id":"a","function":{"name":"x_y","arguments":"{}"}}]`), CallOptions{})
 	wantCode(t, err, mcperr.Aborted)
 }
+
+// ResultMessages refuses a format it does not know and results that do not
+// match the calls; an Anthropic tool_result shows an image of a type the
+// API does not take as a sentence, and a result without content says so.
+func TestResultMessagesEdges(t *testing.T) {
+	calls := []ToolCall{{ID: "c1", Name: "a"}, {ID: "c2", Name: "b"}}
+	results := []ToolResult{
+		{Blocks: []Block{{Type: "image", MIMEType: "image/svg+xml", Data: "AAAA"}, {Type: "image", MIMEType: "image/png", Data: "AAAA"}}},
+		{IsError: true},
+	}
+	got, err := ResultMessages(FormatAnthropic, calls, results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"role":"user","content":[` +
+		`{"type":"tool_result","tool_use_id":"c1","content":[{"type":"text","text":"[image: image/svg+xml, 3 bytes]"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}],"is_error":false},` +
+		`{"type":"tool_result","tool_use_id":"c2","content":[{"type":"text","text":"The tool returned no content."}],"is_error":true}]}]`
+	if string(got) != want {
+		t.Errorf("anthropic results =\n%s\nwant\n%s", got, want)
+	}
+	for _, f := range []Format{FormatOpenAI, FormatOpenAIResponses, FormatAnthropic, FormatGemini} {
+		if got, err := ResultMessages(f, nil, nil); err != nil || string(got) != "[]" {
+			t.Errorf("%s without calls = %s, %v; want []", f, got, err)
+		}
+	}
+	if _, err := ResultMessages("mistral", calls, results); mcperr.CodeOf(err, "") != mcperr.InvalidArgument {
+		t.Errorf("unknown format: err %v; want invalid_argument", err)
+	}
+	if _, err := ResultMessages(FormatOpenAI, calls, results[:1]); mcperr.CodeOf(err, "") != mcperr.InvalidArgument || !strings.Contains(err.Error(), "2 calls but 1 results") {
+		t.Errorf("one result for two calls: err %v; want invalid_argument naming both counts", err)
+	}
+}

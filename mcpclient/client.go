@@ -156,7 +156,8 @@ type Client struct {
 	rawCaps    json.RawMessage     // the server's capabilities as it sent them
 	ending     *sessionEnd         // the DELETE that Logout waits to hear of
 
-	elicitWaits urlWaits // URL-mode elicitations a retried call waits on
+	elicitWaits urlWaits   // URL-mode elicitations a retried call waits on
+	clocks      callClocks // the timeouts of running calls, paused while the user answers
 
 	re reconnector // the reconnect loop of state reconnecting
 }

@@ -29,6 +29,8 @@ func elicitationCaps() *mcp.ElicitationCapabilities {
 // loopback host) is declined without asking h, and the host is told why by
 // a warning event; h's answer must have an action the protocol knows, and
 // carries content only when accepting a form. h sees the mode always set.
+// The timeout of the call the request belongs to (see [WithCallTimeout])
+// does not run while h answers.
 func (c *Client) elicitationHandler(h func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	return func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		p := r.Params
@@ -49,7 +51,9 @@ func (c *Client) elicitationHandler(h func(context.Context, *mcp.ElicitParams) (
 				return &mcp.ElicitResult{Action: "decline"}, nil
 			}
 		}
+		resume := c.clocks.pause(ctx)
 		res, err := h(ctx, p)
+		resume()
 		if err != nil {
 			return nil, err
 		}

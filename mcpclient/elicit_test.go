@@ -14,7 +14,8 @@ import (
 
 // startElicitServer serves a go-sdk server whose tool "visit" asks the
 // client to open its url argument (URL-mode elicitation) and "ask" asks a
-// form, on /mcp (2025-11-25: elicitation/create requests) and /modern
+// form, and "wait" does not answer while the call runs (a server that is
+// slow itself), on /mcp (2025-11-25: elicitation/create requests) and /modern
 // (2026-07-28: input_required results). Each tool's text is what it
 // learned: the action, or the error of asking.
 func startElicitServer(t *testing.T) string {
@@ -49,11 +50,22 @@ func startElicitServer(t *testing.T) string {
 		return ask(ctx, r, "ask", &mcp.ElicitParams{Mode: "form", Message: "name?",
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}), nil, nil
 	})
+	// A stateless server may not hear that a call was cancelled: "wait"
+	// also ends when the test does, before the server closes.
+	released := make(chan struct{})
+	mcp.AddTool(s, &mcp.Tool{Name: "wait"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		select {
+		case <-ctx.Done():
+		case <-released:
+		}
+		return textOf("waited"), nil, nil
+	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	mux.Handle("/modern", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(released) })
 	return srv.URL
 }
 

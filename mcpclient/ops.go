@@ -217,7 +217,9 @@ func (c *Client) envelope(cs *mcp.ClientSession) mcp.Meta {
 // CallTool calls the named tool. args must be a JSON object (or empty for
 // none). When onProgress is set, the server's progress notifications for
 // this call reach it, in order, all before CallTool returns. Cancelling ctx
-// sends notifications/cancelled to the server.
+// sends notifications/cancelled to the server. A ctx from
+// [WithCallTimeout] times the call out without counting the time the user
+// spends answering the server's elicitations.
 func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	if name == "" {
 		return nil, mcperr.New(mcperr.InvalidArgument, "mcp: callTool needs a tool name")
@@ -230,6 +232,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 		}
 		arguments = args
 	}
+	defer c.clocks.track(ctx)()
 	return do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
 		params := &mcp.CallToolParams{Name: name, Arguments: arguments}
 		if onProgress != nil {

@@ -169,24 +169,8 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 		resp, err = t.guard.RoundTrip(req)
 	}
 	t.reportEnd(req, resp, err)
-	if busy := (*mcperr.Busy)(nil); errors.As(err, &busy) {
-		if out.notification() {
-			// A notification a busy server never took: as a refused one below.
-			if t.warn != nil {
-				t.warn(fmt.Sprintf("the server was too busy for the %s notification (HTTP %d); the session goes on", cleanText(out.method), busy.Status))
-			}
-			return accepted(req), nil
-		}
-		rec.response(req.Method, busy.Status) // the server answered: no network failure
-		return nil, err
-	}
 	if err != nil {
-		if mcperr.CodeOf(err, "") == mcperr.Protocol {
-			rec.violation(err) // the guard refused what the server asked for
-		} else {
-			rec.transportError(err)
-		}
-		return nil, err
+		return t.unsent(req, out, rec, err)
 	}
 	if out.notification() && !ok(resp.StatusCode) && resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
 		// A notification the server refuses answers nothing a caller
@@ -209,6 +193,29 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// unsent answers a request that got no HTTP answer, or a busy one (err,
+// recorded in rec): a notification a busy server never took answers
+// nothing a caller waits for, so the host is warned and the session goes
+// on, as for a notification the server refuses.
+func (t *roundTripper) unsent(req *http.Request, out outgoing, rec *record, err error) (*http.Response, error) {
+	if busy := (*mcperr.Busy)(nil); errors.As(err, &busy) {
+		if out.notification() {
+			if t.warn != nil {
+				t.warn(fmt.Sprintf("the server was too busy for the %s notification (HTTP %d); the session goes on", cleanText(out.method), busy.Status))
+			}
+			return accepted(req), nil
+		}
+		rec.response(req.Method, busy.Status) // the server answered: no network failure
+		return nil, err
+	}
+	if mcperr.CodeOf(err, "") == mcperr.Protocol {
+		rec.violation(err) // the guard refused what the server asked for
+	} else {
+		rec.transportError(err)
+	}
+	return nil, err
 }
 
 // reportEnd tells t.ended how a DELETE, which ends a session, went: the

@@ -328,23 +328,15 @@ func (h *Handler) relay(w http.ResponseWriter, r *http.Request, target *url.URL,
 	deadline := time.AfterFunc(h.cfg.Timeout, func() { expired.Store(true); cancel() })
 	defer deadline.Stop()
 
-	out, err := http.NewRequestWithContext(ctx, r.Method, target.String(), bytes.NewReader(body))
+	out, err := h.upstream(ctx, r, target, body)
 	if err != nil {
 		h.fail(w, http.StatusBadRequest, ErrBadTarget, "relay: %v", err)
 		return
 	}
-	if len(body) == 0 {
-		out.Body, out.GetBody, out.ContentLength = http.NoBody, nil, 0
-	}
-	for k, vs := range r.Header {
-		if h.forwarded(k) {
-			out.Header[k] = vs
-		}
-	}
 	resp, err := h.client.Do(out)
 	if err != nil {
 		if expired.Load() {
-			h.fail(w, http.StatusGatewayTimeout, ErrUpstreamTimeout, "relay: %s did not answer within %v", originOf(target), h.cfg.Timeout)
+			h.timedOut(w, target)
 			return
 		}
 		h.fail(w, http.StatusBadGateway, ErrUpstreamFailed, "relay: %s could not be reached", originOf(target))
@@ -369,17 +361,41 @@ func (h *Handler) relay(w http.ResponseWriter, r *http.Request, target *url.URL,
 		h.stream(w, resp, cancel)
 		return
 	}
+	h.whole(w, resp, target, &expired)
+}
+
+// upstream is the request to target that relays r (its body read into
+// body), with the headers the relay forwards.
+func (h *Handler) upstream(ctx context.Context, r *http.Request, target *url.URL, body []byte) (*http.Request, error) {
+	out, err := http.NewRequestWithContext(ctx, r.Method, target.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if len(body) == 0 {
+		out.Body, out.GetBody, out.ContentLength = http.NoBody, nil, 0
+	}
+	for k, vs := range r.Header {
+		if h.forwarded(k) {
+			out.Header[k] = vs
+		}
+	}
+	return out, nil
+}
+
+// whole passes on an answer that is not an event stream, read whole up to
+// MaxResponseBytes; expired says the exchange's timer ran out.
+func (h *Handler) whole(w http.ResponseWriter, resp *http.Response, target *url.URL, expired *atomic.Bool) {
 	if resp.ContentLength > h.cfg.MaxResponseBytes {
-		h.fail(w, http.StatusBadGateway, ErrResponseTooLarge, "relay: the answer of %s is over %d bytes", originOf(target), h.cfg.MaxResponseBytes)
+		h.tooLarge(w, target)
 		return
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, h.cfg.MaxResponseBytes+1))
 	switch {
 	case int64(len(data)) > h.cfg.MaxResponseBytes:
-		h.fail(w, http.StatusBadGateway, ErrResponseTooLarge, "relay: the answer of %s is over %d bytes", originOf(target), h.cfg.MaxResponseBytes)
+		h.tooLarge(w, target)
 		return
 	case err != nil && expired.Load():
-		h.fail(w, http.StatusGatewayTimeout, ErrUpstreamTimeout, "relay: %s did not answer within %v", originOf(target), h.cfg.Timeout)
+		h.timedOut(w, target)
 		return
 	case err != nil:
 		h.fail(w, http.StatusBadGateway, ErrUpstreamFailed, "relay: the answer of %s broke off", originOf(target))
@@ -390,6 +406,14 @@ func (h *Handler) relay(w http.ResponseWriter, r *http.Request, target *url.URL,
 	}
 	w.WriteHeader(resp.StatusCode)
 	w.Write(data)
+}
+
+func (h *Handler) timedOut(w http.ResponseWriter, target *url.URL) {
+	h.fail(w, http.StatusGatewayTimeout, ErrUpstreamTimeout, "relay: %s did not answer within %v", originOf(target), h.cfg.Timeout)
+}
+
+func (h *Handler) tooLarge(w http.ResponseWriter, target *url.URL) {
+	h.fail(w, http.StatusBadGateway, ErrResponseTooLarge, "relay: the answer of %s is over %d bytes", originOf(target), h.cfg.MaxResponseBytes)
 }
 
 // stream passes an event stream on chunk by chunk, flushing each, until

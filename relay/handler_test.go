@@ -252,6 +252,18 @@ func TestLimits(t *testing.T) {
 				io.WriteString(w, "data: "+strings.Repeat("y", 300)+"\n\n")
 				w.(http.Flusher).Flush()
 			}
+		case "/bigchunked": // no Content-Length: the limit shows only while reading
+			for range 2 {
+				io.WriteString(w, strings.Repeat("x", 600))
+				w.(http.Flusher).Flush()
+			}
+		case "/cut": // promises more than it sends
+			w.Header().Set("Content-Length", "100")
+			io.WriteString(w, "short")
+		case "/slowbody":
+			io.WriteString(w, "part")
+			w.(http.Flusher).Flush()
+			fallthrough
 		case "/slow":
 			select {
 			case <-release:
@@ -271,6 +283,20 @@ func TestLimits(t *testing.T) {
 	resp = do(t, "GET", via(r.URL, up.URL+"/big"), nil, nil)
 	if resp.StatusCode != http.StatusBadGateway || resp.Header.Get(relay.ErrorHeader) != relay.ErrResponseTooLarge {
 		t.Errorf("big answer: %d %q; want 502 %q", resp.StatusCode, resp.Header.Get(relay.ErrorHeader), relay.ErrResponseTooLarge)
+	}
+	for _, tt := range []struct {
+		path   string
+		status int
+		code   string
+	}{
+		{"/bigchunked", http.StatusBadGateway, relay.ErrResponseTooLarge},
+		{"/cut", http.StatusBadGateway, relay.ErrUpstreamFailed},
+		{"/slowbody", http.StatusGatewayTimeout, relay.ErrUpstreamTimeout},
+	} {
+		resp = do(t, "GET", via(r.URL, up.URL+tt.path), nil, nil)
+		if resp.StatusCode != tt.status || resp.Header.Get(relay.ErrorHeader) != tt.code {
+			t.Errorf("%s: %d %q; want %d %q", tt.path, resp.StatusCode, resp.Header.Get(relay.ErrorHeader), tt.status, tt.code)
+		}
 	}
 	resp = do(t, "GET", via(r.URL, up.URL+"/bigstream"), nil, nil)
 	b, _ := io.ReadAll(resp.Body)

@@ -269,10 +269,12 @@ func (a *app) opGetPrompt(ctx context.Context, args jsapi.GetPrompt, _ jsCall) (
 	})
 }
 
+// opCallTool times the call out after timeoutMs, not counting the time the
+// person answers the server's elicitations, as a catalog call.
 func (a *app) opCallTool(ctx context.Context, args jsapi.CallTool, c jsCall) (any, error) {
 	if args.TimeoutMs != nil {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, ms(args.TimeoutMs))
+		ctx, cancel = mcpclient.WithCallTimeout(ctx, ms(args.TimeoutMs))
 		defer cancel()
 	}
 	progress := progressTo(c.onProgress)

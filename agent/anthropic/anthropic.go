@@ -77,20 +77,12 @@ var _ agent.StreamingModel = (*Model)(nil)
 
 // New validates cfg and returns a Model.
 func New(cfg Config) (*Model, error) {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if err := provider.CheckBaseURL("anthropic", cfg.BaseURL); err != nil {
+	var err error
+	if cfg.BaseURL, err = provider.CheckConfig("anthropic", cfg.BaseURL, DefaultBaseURL, cfg.Model, `"claude-sonnet-4-5"`, cfg.HTTPClient); err != nil {
 		return nil, err
 	}
-	if cfg.Model == "" {
-		return nil, mcperr.New(mcperr.InvalidArgument, `anthropic: Config.Model is required (e.g. "claude-sonnet-4-5")`)
-	}
-	if cfg.HTTPClient == nil {
-		return nil, mcperr.New(mcperr.InvalidArgument, "anthropic: Config.HTTPClient is required (in a browser, one that wraps http.DefaultTransport)")
-	}
-	if cfg.APIKey.IsZero() && strings.TrimRight(cfg.BaseURL, "/") == DefaultBaseURL {
-		return nil, mcperr.New(mcperr.InvalidArgument, "anthropic: Config.APIKey is required for %s (or set BaseURL to a proxy that adds it)", DefaultBaseURL)
+	if err := provider.CheckKey("anthropic", cfg.APIKey, cfg.BaseURL, DefaultBaseURL); err != nil {
+		return nil, err
 	}
 	if cfg.MaxTokens < 0 {
 		return nil, mcperr.New(mcperr.InvalidArgument, "anthropic: Config.MaxTokens must not be negative")
@@ -137,16 +129,7 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, st agent.Stream) 
 	if !m.cfg.APIKey.IsZero() {
 		own.Set("x-api-key", m.cfg.APIKey.Reveal())
 	}
-	resp, kind, err := m.client.Exchange(ctx, m.endpoint, m.cfg.Headers, own, body)
-	if err != nil {
-		return agent.Message{}, err
-	}
-	defer resp.Body.Close()
-	st = st.Filled()
-	if kind == "json" {
-		return m.readJSON(ctx, resp, st)
-	}
-	return m.readStream(ctx, resp, st)
+	return m.client.Answer(ctx, m.endpoint, m.cfg.Headers, own, body, st, m.readJSON, m.readStream)
 }
 
 // apiError is the API's error object.
@@ -317,28 +300,12 @@ func (s *streamState) handle(e *event) (done bool, err error) {
 			s.usage.update(e.Message.Usage)
 		}
 	case "content_block_start":
-		if e.Index == nil || e.ContentBlock == nil {
-			return false, s.m.client.Protocol("content_block_start without index or content_block")
-		}
-		if _, dup := s.blocks[*e.Index]; dup || *e.Index < 0 || len(s.blocks) >= maxBlocks {
-			return false, s.m.client.Protocol("content_block_start: bad or repeated index %d", *e.Index)
-		}
-		return false, s.start(*e.Index, e)
+		return false, s.start(e)
 	case "content_block_delta":
-		b, err := s.blockAt(e)
-		if err != nil {
-			return false, err
-		}
-		if e.Delta == nil {
-			return false, s.m.client.Protocol("content_block_delta without a delta")
-		}
-		if err := s.delta(b, e); err != nil {
-			return false, err
-		}
+		return false, s.blockDelta(e)
 	case "content_block_stop":
-		if _, err := s.blockAt(e); err != nil {
-			return false, err
-		}
+		_, err := s.blockAt(e)
+		return false, err
 	case "message_delta":
 		if e.Delta != nil && e.Delta.StopReason != "" {
 			s.stop = e.Delta.StopReason
@@ -357,8 +324,15 @@ func (s *streamState) handle(e *event) (done bool, err error) {
 	return false, nil
 }
 
-// start begins the block at index i.
-func (s *streamState) start(i int, e *event) error {
+// start begins the block of a content_block_start.
+func (s *streamState) start(e *event) error {
+	if e.Index == nil || e.ContentBlock == nil {
+		return s.m.client.Protocol("content_block_start without index or content_block")
+	}
+	i := *e.Index
+	if _, dup := s.blocks[i]; dup || i < 0 || len(s.blocks) >= maxBlocks {
+		return s.m.client.Protocol("content_block_start: bad or repeated index %d", i)
+	}
 	cb := e.ContentBlock
 	b := &block{kind: cb.Type, id: cb.ID, name: cb.Name}
 	s.blocks[i] = b
@@ -391,6 +365,18 @@ func (s *streamState) start(i int, e *event) error {
 		b.data = cb.Data
 	}
 	return nil
+}
+
+// blockDelta applies a content_block_delta to the block it names.
+func (s *streamState) blockDelta(e *event) error {
+	b, err := s.blockAt(e)
+	if err != nil {
+		return err
+	}
+	if e.Delta == nil {
+		return s.m.client.Protocol("content_block_delta without a delta")
+	}
+	return s.delta(b, e)
 }
 
 // delta applies a content_block_delta to its block b.
@@ -500,27 +486,14 @@ func (s *streamState) message() (agent.Message, error) {
 
 func (m *Model) readStream(ctx context.Context, resp *http.Response, st agent.Stream) (agent.Message, error) {
 	s := &streamState{m: m, st: st, blocks: map[int]*block{}}
-	done := false
-	for ev, err := range sse.Scan(resp.Body, maxEvent) {
-		if err != nil {
-			return agent.Message{}, m.client.StreamError(ctx, err)
-		}
-		var e event
-		if err := json.Unmarshal(ev.Data, &e); err != nil {
-			return agent.Message{}, m.client.Protocol("a %q event is not valid JSON: %v", ev.Name, err)
-		}
+	done, err := provider.ReadEvents(ctx, m.client, sse.Scan(resp.Body, maxEvent), func(name string, e *event) (bool, error) {
 		if e.Type == "" {
-			e.Type = ev.Name
+			e.Type = name
 		}
-		if done, err = s.handle(&e); err != nil {
-			return agent.Message{}, err
-		}
-		if done {
-			break
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return agent.Message{}, m.client.NetError(ctx, err, "")
+		return s.handle(e)
+	})
+	if err != nil {
+		return agent.Message{}, err
 	}
 	if !done {
 		return agent.Message{}, mcperr.New(mcperr.Network, "anthropic: the stream ended before message_stop; try again")

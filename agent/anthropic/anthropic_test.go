@@ -288,6 +288,41 @@ func TestErrors(t *testing.T) {
 			wantCode: mcperr.Protocol, wantIn: "never started",
 		},
 		{
+			name: "a block started without its content_block",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				writeSSE(w, head+"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1}\n\n", 64)
+			},
+			wantCode: mcperr.Protocol, wantIn: "without index or content_block",
+		},
+		{
+			name: "a block started twice",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				writeSSE(w, head+"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n", 64)
+			},
+			wantCode: mcperr.Protocol, wantIn: "bad or repeated index 0",
+		},
+		{
+			name: "a delta without its delta",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				writeSSE(w, head+"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0}\n\n", 64)
+			},
+			wantCode: mcperr.Protocol, wantIn: "without a delta",
+		},
+		{
+			name: "a stop for a block that never started",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				writeSSE(w, head+"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":3}\n\n", 64)
+			},
+			wantCode: mcperr.Protocol, wantIn: "never started",
+		},
+		{
+			name: "an error event without its error",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				writeSSE(w, head+"event: error\ndata: {\"type\":\"error\"}\n\n", 64)
+			},
+			wantCode: mcperr.Protocol, wantIn: "an error event without an error",
+		},
+		{
 			name: "input_json_delta for a text block",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				writeSSE(w, head+"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\"}}\n\n", 64)

@@ -71,24 +71,16 @@ var modelID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // New validates cfg and returns a Model.
 func New(cfg Config) (*Model, error) {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if err := provider.CheckBaseURL("gemini", cfg.BaseURL); err != nil {
-		return nil, err
-	}
 	id := strings.TrimPrefix(cfg.Model, "models/")
-	if id == "" {
-		return nil, mcperr.New(mcperr.InvalidArgument, `gemini: Config.Model is required (e.g. "gemini-2.5-flash")`)
+	var err error
+	if cfg.BaseURL, err = provider.CheckConfig("gemini", cfg.BaseURL, DefaultBaseURL, id, `"gemini-2.5-flash"`, cfg.HTTPClient); err != nil {
+		return nil, err
 	}
 	if !modelID.MatchString(id) || len(id) > 128 {
 		return nil, mcperr.New(mcperr.InvalidArgument, `gemini: Config.Model must be a model id such as "gemini-2.5-flash" (letters, digits, ".", "_", "-")`)
 	}
-	if cfg.HTTPClient == nil {
-		return nil, mcperr.New(mcperr.InvalidArgument, "gemini: Config.HTTPClient is required (in a browser, one that wraps http.DefaultTransport)")
-	}
-	if cfg.APIKey.IsZero() && provider.Endpoint(cfg.BaseURL, "") == DefaultBaseURL {
-		return nil, mcperr.New(mcperr.InvalidArgument, "gemini: Config.APIKey is required for %s (or set BaseURL to a proxy that adds it)", DefaultBaseURL)
+	if err := provider.CheckKey("gemini", cfg.APIKey, cfg.BaseURL, DefaultBaseURL); err != nil {
+		return nil, err
 	}
 	return &Model{
 		cfg:      cfg,
@@ -125,16 +117,7 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, st agent.Stream) 
 	if !m.cfg.APIKey.IsZero() {
 		own.Set("x-goog-api-key", m.cfg.APIKey.Reveal())
 	}
-	resp, kind, err := m.client.Exchange(ctx, m.endpoint, m.cfg.Headers, own, body)
-	if err != nil {
-		return agent.Message{}, err
-	}
-	defer resp.Body.Close()
-	st = st.Filled()
-	if kind == "json" {
-		return m.readJSON(ctx, resp, st)
-	}
-	return m.readStream(ctx, resp, st)
+	return m.client.Answer(ctx, m.endpoint, m.cfg.Headers, own, body, st, m.readJSON, m.readStream)
 }
 
 // apiError is Google's error object: {"code", "message", "status"}.

@@ -212,20 +212,11 @@ func (s *streamState) message() agent.Message {
 
 func (m *Model) readStream(ctx context.Context, resp *http.Response, st agent.Stream) (agent.Message, error) {
 	s := &streamState{m: m, st: st}
-	for ev, err := range sse.Scan(resp.Body, maxEvent) {
-		if err != nil {
-			return agent.Message{}, m.client.StreamError(ctx, err)
-		}
-		var c chunk
-		if err := json.Unmarshal(ev.Data, &c); err != nil {
-			return agent.Message{}, m.client.Protocol("a stream chunk is not valid JSON: %v", err)
-		}
-		if err := s.add(&c); err != nil {
-			return agent.Message{}, err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return agent.Message{}, m.client.NetError(ctx, err, "")
+	_, err := provider.ReadEvents(ctx, m.client, sse.Scan(resp.Body, maxEvent), func(_ string, c *chunk) (bool, error) {
+		return false, s.add(c)
+	})
+	if err != nil {
+		return agent.Message{}, err
 	}
 	if s.finish == "" {
 		// The stream has no end marker but the finishReason: a clean end

@@ -69,17 +69,9 @@ var _ agent.StreamingModel = (*Model)(nil)
 
 // New validates cfg and returns a Model.
 func New(cfg Config) (*Model, error) {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if err := provider.CheckBaseURL("openai", cfg.BaseURL); err != nil {
+	var err error
+	if cfg.BaseURL, err = provider.CheckConfig("openai", cfg.BaseURL, DefaultBaseURL, cfg.Model, `"gpt-4o-mini", or "llama3.2" for Ollama`, cfg.HTTPClient); err != nil {
 		return nil, err
-	}
-	if cfg.Model == "" {
-		return nil, mcperr.New(mcperr.InvalidArgument, `openai: Config.Model is required (e.g. "gpt-4o-mini", or "llama3.2" for Ollama)`)
-	}
-	if cfg.HTTPClient == nil {
-		return nil, mcperr.New(mcperr.InvalidArgument, "openai: Config.HTTPClient is required (in a browser, one that wraps http.DefaultTransport)")
 	}
 	switch cfg.MaxTokensParam {
 	case "":
@@ -196,16 +188,7 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, st agent.Stream) 
 	if !m.cfg.APIKey.IsZero() {
 		own.Set("Authorization", "Bearer "+m.cfg.APIKey.Reveal())
 	}
-	resp, kind, err := m.client.Exchange(ctx, m.endpoint, m.cfg.Headers, own, body)
-	if err != nil {
-		return agent.Message{}, err
-	}
-	defer resp.Body.Close()
-	st = st.Filled()
-	if kind == "json" {
-		return m.readJSON(ctx, resp, st)
-	}
-	return m.readStream(ctx, resp, st)
+	return m.client.Answer(ctx, m.endpoint, m.cfg.Headers, own, body, st, m.readJSON, m.readStream)
 }
 
 // wireUsage is the API's usage object. Counts are read leniently

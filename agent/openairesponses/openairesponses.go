@@ -72,20 +72,12 @@ var summaries = map[string]bool{"": true, "auto": true, "concise": true, "detail
 
 // New validates cfg and returns a Model.
 func New(cfg Config) (*Model, error) {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if err := provider.CheckBaseURL("openai-responses", cfg.BaseURL); err != nil {
+	var err error
+	if cfg.BaseURL, err = provider.CheckConfig("openai-responses", cfg.BaseURL, DefaultBaseURL, cfg.Model, `"gpt-5-mini"`, cfg.HTTPClient); err != nil {
 		return nil, err
 	}
-	if cfg.Model == "" {
-		return nil, mcperr.New(mcperr.InvalidArgument, `openai-responses: Config.Model is required (e.g. "gpt-5-mini")`)
-	}
-	if cfg.HTTPClient == nil {
-		return nil, mcperr.New(mcperr.InvalidArgument, "openai-responses: Config.HTTPClient is required (in a browser, one that wraps http.DefaultTransport)")
-	}
-	if cfg.APIKey.IsZero() && provider.Endpoint(cfg.BaseURL, "") == DefaultBaseURL {
-		return nil, mcperr.New(mcperr.InvalidArgument, "openai-responses: Config.APIKey is required for %s (or set BaseURL to a proxy that adds it)", DefaultBaseURL)
+	if err := provider.CheckKey("openai-responses", cfg.APIKey, cfg.BaseURL, DefaultBaseURL); err != nil {
+		return nil, err
 	}
 	if !summaries[cfg.ReasoningSummary] {
 		return nil, mcperr.New(mcperr.InvalidArgument, `openai-responses: Config.ReasoningSummary must be "auto", "concise", "detailed" or empty`)
@@ -125,16 +117,7 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, st agent.Stream) 
 	if !m.cfg.APIKey.IsZero() {
 		own.Set("Authorization", "Bearer "+m.cfg.APIKey.Reveal())
 	}
-	resp, kind, err := m.client.Exchange(ctx, m.endpoint, m.cfg.Headers, own, body)
-	if err != nil {
-		return agent.Message{}, err
-	}
-	defer resp.Body.Close()
-	st = st.Filled()
-	if kind == "json" {
-		return m.readJSON(ctx, resp, st)
-	}
-	return m.readStream(ctx, resp, st)
+	return m.client.Answer(ctx, m.endpoint, m.cfg.Headers, own, body, st, m.readJSON, m.readStream)
 }
 
 // apiError is the API's error object (in an error body, a response.failed

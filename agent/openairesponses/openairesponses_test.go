@@ -235,6 +235,18 @@ func TestErrors(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html")
 			io.WriteString(w, "<html>")
 		}, mcperr.Protocol, 0, "", "expected an event stream"},
+		{"error event with an error object", func(w http.ResponseWriter, r *http.Request) {
+			writeSSE(w, "event: error\ndata: {\"type\":\"error\",\"error\":{\"code\":\"rate_limit_exceeded\",\"message\":\"Slow down.\"}}\n\n", 1<<20)
+		}, mcperr.HTTP, 429, "rate_limit_exceeded", "Slow down."},
+		{"response.failed without an error", func(w http.ResponseWriter, r *http.Request) {
+			writeSSE(w, "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\"}}\n\n", 1<<20)
+		}, mcperr.Protocol, 0, "", "response.failed without an error"},
+		{"response.completed without its response", func(w http.ResponseWriter, r *http.Request) {
+			writeSSE(w, "event: response.completed\ndata: {\"type\":\"response.completed\"}\n\n", 1<<20)
+		}, mcperr.Protocol, 0, "", "response.completed without its response"},
+		{"item added without its item", func(w http.ResponseWriter, r *http.Request) {
+			writeSSE(w, "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0}\n\n", 1<<20)
+		}, mcperr.Protocol, 0, "", "without output_index or item"},
 		{"bad item", func(w http.ResponseWriter, r *http.Request) {
 			writeSSE(w, "event: response.function_call_arguments.delta\ndata: {\"type\":\"response.function_call_arguments.delta\",\"output_index\":3,\"delta\":\"{\"}\n\n", 1<<20)
 		}, mcperr.Protocol, 0, "", "never started"},
@@ -261,6 +273,37 @@ func TestErrors(t *testing.T) {
 				t.Errorf("usage %v reported for a failed answer", got.usage)
 			}
 		})
+	}
+}
+
+// TestArgumentsOnlyInDoneAndSummaryParts: a function call whose arguments
+// come only in function_call_arguments.done gets them; a second reasoning
+// summary part streams after a blank line.
+func TestArgumentsOnlyInDoneAndSummaryParts(t *testing.T) {
+	ev := func(data string) string {
+		var e struct{ Type string }
+		json.Unmarshal([]byte(data), &e)
+		return "event: " + e.Type + "\ndata: " + data + "\n\n"
+	}
+	s := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+		writeSSE(w, ev(`{"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","id":"rs_1","summary":[]}}`)+
+			ev(`{"type":"response.reasoning_summary_text.delta","output_index":0,"summary_index":0,"delta":"First."}`)+
+			ev(`{"type":"response.reasoning_summary_text.delta","output_index":0,"summary_index":1,"delta":"Second."}`)+
+			ev(`{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"add","arguments":""}}`)+
+			ev(`{"type":"response.function_call_arguments.done","output_index":1,"arguments":"{\"a\":2}"}`)+
+			ev(`{"type":"response.completed","response":{"status":"completed","model":"gpt-5-mini"}}`), 1<<20)
+	})
+	var got streamed
+	msg, err := newModel(t, s, nil).Stream(context.Background(), agent.Request{Messages: []agent.Message{{Role: "user", Content: "add"}}}, got.stream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"First.", "\n\nSecond."}, got.reasoning); diff != "" {
+		t.Errorf("reasoning (-want +got):\n%s", diff)
+	}
+	want := []agent.ToolCall{{ID: "call_1", Type: "function", Function: agent.FunctionCall{Name: "add", Arguments: `{"a":2}`}}}
+	if diff := cmp.Diff(want, msg.ToolCalls); diff != "" || msg.FinishReason != "tool_calls" {
+		t.Errorf("finish %q, tool calls (-want +got):\n%s", msg.FinishReason, diff)
 	}
 }
 

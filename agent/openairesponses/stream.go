@@ -214,6 +214,13 @@ func (s *streamState) done(o *out, raw json.RawMessage) error {
 // handle applies one event; end reports response.completed or
 // response.incomplete.
 func (s *streamState) handle(e *event) (end bool, err error) {
+	if apply, ok := itemEvents[e.Type]; ok {
+		o, err := s.at(e)
+		if err != nil {
+			return false, err
+		}
+		return false, apply(s, o, e)
+	}
 	switch e.Type {
 	case "response.created", "response.in_progress":
 		if e.Response != nil && e.Response.Model != "" {
@@ -224,43 +231,53 @@ func (s *streamState) handle(e *event) (end bool, err error) {
 			return false, s.m.client.Protocol("response.output_item.added without output_index or item")
 		}
 		_, err = s.start(*e.OutputIndex, e.Item)
-	case "response.output_text.delta", "response.refusal.delta":
-		var o *out
-		if o, err = s.at(e); err == nil {
-			o.text = true
-			err = s.addText(e.Delta)
+	case "response.completed", "response.incomplete", "response.failed", "error":
+		return s.ended(e)
+	}
+	// Other events (content parts, annotations, events added later) carry
+	// nothing the agent shows.
+	return false, err
+}
+
+// itemEvents apply the events about an output item that
+// response.output_item.added started, by type.
+var itemEvents = map[string]func(s *streamState, o *out, e *event) error{
+	"response.output_text.delta": textDelta,
+	"response.refusal.delta":     textDelta,
+	"response.function_call_arguments.delta": func(s *streamState, o *out, e *event) error {
+		return s.addArgs(o, e.Delta)
+	},
+	"response.function_call_arguments.done": func(s *streamState, o *out, e *event) error {
+		if o.kind != "function_call" || o.args.Len() > 0 {
+			return nil // the deltas brought them
 		}
-	case "response.function_call_arguments.delta":
-		var o *out
-		if o, err = s.at(e); err == nil {
-			err = s.addArgs(o, e.Delta)
-		}
-	case "response.function_call_arguments.done":
-		var o *out
-		if o, err = s.at(e); err == nil && o.kind == "function_call" && o.args.Len() == 0 {
-			err = s.addArgs(o, e.Arguments)
-		}
-	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-		var o *out
-		if o, err = s.at(e); err == nil {
-			d := e.Delta
-			if e.Type == "response.reasoning_summary_text.delta" && e.SummaryIndex != o.summary && d != "" {
-				o.summary, d = e.SummaryIndex, "\n\n"+d // a new summary part
-			}
-			o.streamed = o.streamed || d != ""
-			err = s.addReasoning(d)
-		}
-	case "response.output_item.done":
-		var o *out
-		if o, err = s.at(e); err == nil {
-			err = s.done(o, e.Item)
-		}
-	case "response.completed", "response.incomplete":
-		if e.Response == nil {
-			return false, s.m.client.Protocol("%s without its response", e.Type)
-		}
-		s.end(e.Response)
-		return true, nil
+		return s.addArgs(o, e.Arguments)
+	},
+	"response.reasoning_summary_text.delta": reasoningDelta,
+	"response.reasoning_text.delta":         reasoningDelta,
+	"response.output_item.done": func(s *streamState, o *out, e *event) error {
+		return s.done(o, e.Item)
+	},
+}
+
+func textDelta(s *streamState, o *out, e *event) error {
+	o.text = true
+	return s.addText(e.Delta)
+}
+
+func reasoningDelta(s *streamState, o *out, e *event) error {
+	d := e.Delta
+	if e.Type == "response.reasoning_summary_text.delta" && e.SummaryIndex != o.summary && d != "" {
+		o.summary, d = e.SummaryIndex, "\n\n"+d // a new summary part
+	}
+	o.streamed = o.streamed || d != ""
+	return s.addReasoning(d)
+}
+
+// ended applies the event that ends the stream: the response, complete or
+// incomplete (end), or its failure.
+func (s *streamState) ended(e *event) (end bool, err error) {
+	switch e.Type {
 	case "response.failed":
 		if e.Response == nil || e.Response.Error == nil {
 			return false, s.m.client.Protocol("response.failed without an error")
@@ -272,9 +289,11 @@ func (s *streamState) handle(e *event) (end bool, err error) {
 		}
 		return false, s.m.streamError(&apiError{Message: e.Message, Code: e.Code})
 	}
-	// Other events (content parts, annotations, events added later) carry
-	// nothing the agent shows.
-	return false, err
+	if e.Response == nil {
+		return false, s.m.client.Protocol("%s without its response", e.Type)
+	}
+	s.end(e.Response)
+	return true, nil
 }
 
 // end takes the final response's model, usage and why it ended.
@@ -347,27 +366,14 @@ func (s *streamState) message() agent.Message {
 
 func (m *Model) readStream(ctx context.Context, resp *http.Response, st agent.Stream) (agent.Message, error) {
 	s := &streamState{m: m, st: st, items: map[int]*out{}}
-	end := false
-	for ev, err := range sse.Scan(resp.Body, maxEvent) {
-		if err != nil {
-			return agent.Message{}, m.client.StreamError(ctx, err)
-		}
-		var e event
-		if err := json.Unmarshal(ev.Data, &e); err != nil {
-			return agent.Message{}, m.client.Protocol("a %q event is not valid JSON: %v", ev.Name, err)
-		}
+	end, err := provider.ReadEvents(ctx, m.client, sse.Scan(resp.Body, maxEvent), func(name string, e *event) (bool, error) {
 		if e.Type == "" {
-			e.Type = ev.Name
+			e.Type = name
 		}
-		if end, err = s.handle(&e); err != nil {
-			return agent.Message{}, err
-		}
-		if end {
-			break
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return agent.Message{}, m.client.NetError(ctx, err, "")
+		return s.handle(e)
+	})
+	if err != nil {
+		return agent.Message{}, err
 	}
 	if !end {
 		return agent.Message{}, mcperr.New(mcperr.Network, "openai-responses: the stream ended before response.completed; try again")
