@@ -128,3 +128,29 @@ func TestWebCopiesNoGoSentence(t *testing.T) {
 		}
 	}
 }
+
+// TestWebBuildsNoTargetByHand: the page names a host callback's target
+// with jsapi.js's target(kind, id), never by writing "<kind>:" itself, so
+// the format has one owner (Target).
+func TestWebBuildsNoTargetByHand(t *testing.T) {
+	root := filepath.Join("..", "web")
+	byHand := regexp.MustCompile("[`\"'](" + strings.Join(TargetKinds, "|") + ")" + regexp.QuoteMeta(TargetSep) + `(\$\{|["'` + "`" + `]\s*\+)`)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".js") || filepath.Base(p) == "jsapi.js" {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if byHand.MatchString(line) {
+				t.Errorf("%s:%d builds a host callback's target by hand: use target(kind, id) from jsapi.js", p, i+1)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

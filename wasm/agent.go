@@ -99,7 +99,7 @@ func (a *app) compact(id string, o *jsapi.CompactOptions) *agent.Compact {
 			if err != nil {
 				return "", err
 			}
-			v, err := a.host.await(ctx, "summarize", "agent:"+id, string(b))
+			v, err := a.host.await(ctx, "summarize", jsapi.Target("agent", id), string(b))
 			if err != nil {
 				return "", err
 			}
@@ -135,7 +135,7 @@ func (a *app) customModel(ctx context.Context, req agent.Request, onText func(st
 	if err != nil {
 		return agent.Message{}, err
 	}
-	v, err := a.host.await(ctx, "model", "run:"+run, string(b))
+	v, err := a.host.await(ctx, "model", jsapi.Target("run", run), string(b))
 	if err != nil {
 		return agent.Message{}, err
 	}

@@ -39,7 +39,7 @@ type catalogEntry struct {
 	webmcp  map[string]*webmcpServer       // server id → the page's own WebMCP tools (entry webmcp: true)
 }
 
-func catalogTarget(id string) string { return "catalog:" + id }
+func catalogTarget(id string) string { return jsapi.Target("catalog", id) }
 
 // serverClient is the id of the client of server in catalog id: the page
 // knows it without asking.

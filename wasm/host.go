@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sync"
 
+	"github.com/mcpwasm/mcpwasm/jsapi"
 	"github.com/mcpwasm/mcpwasm/jsbridge"
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
@@ -15,7 +16,7 @@ import (
 // host is mcp.js's host object: the callbacks of jsapi.Hosts.
 type host struct{ v jsbridge.Value }
 
-func target(id string) string { return "client:" + id }
+func target(id string) string { return jsapi.Target("client", id) }
 
 // eventTo sends an event to any target ("catalog:<id>", …).
 func (h host) eventTo(target, typ string, data any) {

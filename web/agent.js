@@ -3,6 +3,7 @@
 // called back, and keeps its stored conversations (conversation.js).
 import { MCPError, invalid } from "./errors.js";
 import { Conversation, checkConversationId, runTurn } from "./conversation.js";
+import { target } from "./jsapi.js";
 
 /** An agent: runs turns of a model over a catalog's tools. */
 export class Agent {
@@ -21,7 +22,7 @@ export class Agent {
     this.#id = id;
     this.#model = model;
     if (summarize) {
-      mcp._target(`agent:${id}`, {
+      mcp._target(target("agent", id), {
         _summarize: async ({ previous, messages }) => {
           const summary = await summarize(messages, { previous });
           if (typeof summary !== "string") throw invalid("compact.summarize must resolve to a string (the summary)");
@@ -67,7 +68,7 @@ export class Agent {
     input = this.#withViewContext(input);
     const run = this.#mcp._newId();
     const model = this.#model;
-    this.#mcp._target(`run:${run}`, {
+    this.#mcp._target(target("run", run), {
       _model: async (req) => {
         if (!model) throw new MCPError("protocol", "this agent has no model function");
         const msg = await model({ ...req, signal });
@@ -79,7 +80,7 @@ export class Agent {
       try { onEvent(JSON.parse(json)); } catch (e) { console.error("mcp: onEvent threw", e); }
     });
     const done = this.#mcp._invoke("agent.run", { id: this.#id, run, input, conversation }, signal, events)
-      .finally(() => this.#mcp._target(`run:${run}`, null));
+      .finally(() => this.#mcp._target(target("run", run), null));
     return { done };
   }
 
@@ -100,6 +101,6 @@ export class Agent {
   /** Forgets the agent. */
   close() {
     try { this.#mcp._invokeSync("agent.close", { id: this.#id }); } catch { /* already gone */ }
-    this.#mcp._target(`agent:${this.#id}`, null);
+    this.#mcp._target(target("agent", this.#id), null);
   }
 }

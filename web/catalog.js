@@ -1,7 +1,7 @@
 // catalog.js — many MCP servers behind one tool list (mcp.catalog()); its
 // agents (agent.js) run a model's turns over it, webmcp.js joins it to the
 // page's WebMCP.
-import { AGENT_OPTIONS, CLIENT_OPTIONS } from "./jsapi.js";
+import { AGENT_OPTIONS, CLIENT_OPTIONS, target } from "./jsapi.js";
 import { MCPError, invalid } from "./errors.js";
 import { checkFunctions, clientOptionsJSON, functionsAs } from "./options.js";
 import { addProblem, callProblem, clientProblem, entryRelayProblem, optionsProblem, policyRefusal, readEntry, sentence } from "./rules.js";
@@ -240,7 +240,7 @@ export class Catalog extends EventTarget {
     await this.#call("catalog.close");
     this.#closed = true;
     for (const c of this.#servers.values()) c._gone();
-    this.#mcp._target(`catalog:${this.#id}`, null);
+    this.#mcp._target(target("catalog", this.#id), null);
   }
 
   /** The tools of server id its views may call (apps/host.js's tools/list). */

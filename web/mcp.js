@@ -18,7 +18,7 @@
 // checked by rules.js from Go's tables before anything is sent, so that the
 // factories throw at once in every runtime; Go checks them again from the
 // same tables.
-import { CLIENT_OPTIONS, CATALOG_OPTIONS, OPS, POLICY_OWNERS } from "./jsapi.js";
+import { CLIENT_OPTIONS, CATALOG_OPTIONS, OPS, POLICY_OWNERS, target } from "./jsapi.js";
 import { CallbackReceiver, CALLBACK_KEY } from "./auth.js";
 import { invokeJSON, listenGrants } from "./boot.js";
 import { clientProblem, policyProblem, policyRefusal, readEntry, sentence } from "./rules.js";
@@ -276,8 +276,8 @@ class MCP {
   /** The page's object for client id (of a client or a catalog's server). */
   _wrap(id, url, options) {
     const c = new Client(this, id, url, options, this.#receiver);
-    this.#host.targets.set(`client:${id}`, c);
-    c._forget = () => this.#host.targets.delete(`client:${id}`);
+    this.#host.targets.set(target("client", id), c);
+    c._forget = () => this.#host.targets.delete(target("client", id));
     return c;
   }
 
@@ -343,7 +343,7 @@ class MCP {
     });
     cat = new Catalog(this, id, allowed, warnings, config.approve, config.maxServers, config.onElicitation, policies);
     if (created) cat._created(created);
-    this.#host.targets.set(`catalog:${id}`, cat);
+    this.#host.targets.set(target("catalog", id), cat);
     for (const w of cat.warnings) console.warn(`mcp: catalog(): ${w}`);
     return cat;
   }
