@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/mcpwasm/mcpwasm/devkit/headless"
 )
@@ -240,6 +241,13 @@ func (w *cdpTab) Click(ctx context.Context, selector string) error {
 func documentGone(err error) bool {
 	m := err.Error()
 	return strings.Contains(m, "Cannot find context with specified id") || strings.Contains(m, "Execution context was destroyed")
+}
+
+func (w *cdpTab) Press(ctx context.Context, key string) error {
+	if _, err := keyCode(key); err != nil {
+		return err
+	}
+	return w.run(ctx, chromedp.KeyEvent(map[string]string{"Enter": kb.Enter, "Escape": kb.Escape, "Tab": kb.Tab}[key]))
 }
 
 func (w *cdpTab) NewTab(ctx context.Context) (Window, error) {

@@ -78,6 +78,11 @@ type Window interface {
 	// ClickIn waits until an element matching selector is in that frame's
 	// document, then clicks it with user activation.
 	ClickIn(ctx context.Context, frames []string, selector string) error
+	// Press presses and releases a key ("Enter", "Escape", "Tab") as a
+	// person does, at the element that has the focus: the browser's own
+	// handling follows (a form's implicit submission, a dialog's close
+	// watcher, the focus order).
+	Press(ctx context.Context, key string) error
 	// NewTab opens another tab sharing this window's storage and its
 	// preload scripts.
 	NewTab(ctx context.Context) (Window, error)
@@ -129,6 +134,28 @@ func StartWith(ctx context.Context, name string, o Options) (Browser, error) {
 		return startWebKit(ctx)
 	}
 	return nil, fmt.Errorf("engine: unknown engine %q (want one of %s)", name, strings.Join(Names, ", "))
+}
+
+// keyCodes are the WebDriver key codes (WebDriver §17.4.2) of the keys
+// Press takes.
+var keyCodes = map[string]string{"Enter": "\uE007", "Escape": "\uE00C", "Tab": "\uE004"}
+
+// keyCode is key's WebDriver code, or an error naming the keys there are.
+func keyCode(key string) (string, error) {
+	c, ok := keyCodes[key]
+	if !ok {
+		return "", fmt.Errorf("engine: Press takes Enter, Escape or Tab, not %q", key)
+	}
+	return c, nil
+}
+
+// keyActions is the WebDriver action sequence (classic and BiDi alike)
+// that presses and releases the key whose code is c.
+func keyActions(c string) []any {
+	return []any{map[string]any{"type": "key", "id": "keyboard", "actions": []any{
+		map[string]any{"type": "keyDown", "value": c},
+		map[string]any{"type": "keyUp", "value": c},
+	}}}
 }
 
 // JSError is an exception a script threw or a promise it rejected with.

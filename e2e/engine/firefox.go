@@ -400,6 +400,14 @@ func (w *bidiWindow) ClickIn(ctx context.Context, frames []string, selector stri
 	return w.callActivated(ctx, id, "(s) => { document.querySelector(s).click(); }", map[string]any{"type": "string", "value": selector})
 }
 
+func (w *bidiWindow) Press(ctx context.Context, key string) error {
+	c, err := keyCode(key)
+	if err != nil {
+		return err
+	}
+	return w.f.bidi.call(ctx, "input.performActions", map[string]any{"context": w.id, "actions": keyActions(c)}, nil)
+}
+
 func (w *bidiWindow) NewTab(ctx context.Context) (Window, error) { return w.f.open(ctx, w.uc) }
 
 func (w *bidiWindow) Errors(context.Context) ([]string, error) {

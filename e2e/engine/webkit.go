@@ -461,6 +461,16 @@ func (w *wdWindow) ClickIn(ctx context.Context, frames []string, selector string
 	}
 }
 
+func (w *wdWindow) Press(ctx context.Context, key string) error {
+	c, err := keyCode(key)
+	if err != nil {
+		return err
+	}
+	return w.in(ctx, func() error {
+		return w.s.do(ctx, "POST", "/actions", map[string]any{"actions": keyActions(c)}, nil)
+	})
+}
+
 func (w *wdWindow) NewTab(ctx context.Context) (Window, error) {
 	var r struct {
 		Handle string `json:"handle"`

@@ -246,45 +246,38 @@ func (d *demoWorld) fill(sel, v string) {
 	})(document.querySelector(%q), %q)`, sel, v), nil)
 }
 
-// enter presses Enter in the field sel matches: its keydown reaches the
-// page's handlers, and unless one of them took it, the field's form is
-// submitted as the browser's implicit submission does.
+// enter focuses the field sel matches and presses Enter there, as a
+// person does: the page's handlers and then the browser's implicit
+// submission of the field's form.
 func (d *demoWorld) enter(sel string) {
 	d.t.Helper()
 	d.shown(sel)
-	d.eval(fmt.Sprintf(`((e) => {
-		e.focus();
-		const taken = !e.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", code: "Enter", bubbles: true, cancelable: true }));
-		if (!taken && e.form && !(e instanceof HTMLTextAreaElement)) e.form.requestSubmit();
-	})(document.querySelector(%q))`, sel), nil)
+	d.eval(fmt.Sprintf(`document.querySelector(%q).focus()`, sel), nil)
+	d.press("Enter")
 }
 
-// escape presses Escape: its keydown reaches the focused element, and
-// unless the page took it, the open modal dialog gets its cancel event
-// and, not cancelled, closes, as a browser's close watcher does.
+// escape presses Escape where the focus is: the page's handlers, then
+// the browser's close watcher of an open modal dialog.
 func (d *demoWorld) escape() {
 	d.t.Helper()
-	d.eval(`(() => {
-		const e = document.activeElement ?? document.body;
-		if (!e.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", code: "Escape", bubbles: true, cancelable: true }))) return;
-		const dialog = [...document.querySelectorAll("dialog[open]")].at(-1);
-		if (dialog && dialog.dispatchEvent(new Event("cancel", { cancelable: true }))) dialog.close();
-	})()`, nil)
+	d.press("Escape")
 }
 
-// nextTabStop is the id of the element Tab moves the focus to from the
-// element sel matches: the next focusable, rendered element in document
-// order (the demo page sets no positive tabindex, which it checks).
+// nextTabStop focuses the element sel matches, presses Tab and returns
+// the id of the element the browser moved the focus to.
 func (d *demoWorld) nextTabStop(sel string) string {
 	d.t.Helper()
-	return d.js(fmt.Sprintf(`(() => {
-		if (document.querySelector("[tabindex]:not([tabindex='0']):not([tabindex='-1'])")) return "a positive tabindex, which this check does not follow";
-		const all = [...document.querySelectorAll("a[href], button, input, select, textarea, [tabindex='0']")]
-			.filter((e) => !e.disabled && e.getClientRects().length > 0 && getComputedStyle(e).visibility !== "hidden");
-		const from = document.querySelector(%q);
-		const next = all.find((e) => from.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING);
-		return next ? next.id || next.outerHTML.slice(0, 80) : "none";
-	})()`, sel))
+	d.eval(fmt.Sprintf(`document.querySelector(%q).focus()`, sel), nil)
+	d.press("Tab")
+	return d.js(`document.activeElement ? document.activeElement.id || document.activeElement.outerHTML.slice(0, 80) : "none"`)
+}
+
+// press presses key in the window (engine.Window.Press).
+func (d *demoWorld) press(key string) {
+	d.t.Helper()
+	if err := d.win.Press(d.ctx, key); err != nil {
+		d.t.Fatalf("pressing %s: %v", key, err)
+	}
 }
 
 // logLines is the demo page's event log, one "level kind text" a line.
