@@ -1,4 +1,4 @@
-package e2e
+package xengine
 
 import (
 	"fmt"
@@ -14,25 +14,26 @@ import (
 // editCallback rewrites the query of the redirect the AS's authorization
 // endpoint answers with (AutoApprove: straight back to the callback page
 // with a code), as a hostile or broken AS would send it.
-func editCallback(fn func(e *hostileAuthEnv, q url.Values)) authTamper {
-	return authTamper{AS: func(e *hostileAuthEnv, h http.Handler) http.Handler {
-		return hostile.Tamper(h, authserver.AuthorizePath, func(status int, hd http.Header, body []byte) (int, []byte) {
-			u, err := url.Parse(hd.Get("Location"))
-			if err != nil || hd.Get("Location") == "" {
+func editCallback(fn func(h *hostileWorld, q url.Values)) authTamper {
+	return authTamper{AS: func(h *hostileWorld, hd http.Handler) http.Handler {
+		return hostile.Tamper(hd, authserver.AuthorizePath, func(status int, hdr http.Header, body []byte) (int, []byte) {
+			u, err := url.Parse(hdr.Get("Location"))
+			if err != nil || hdr.Get("Location") == "" {
 				return status, body
 			}
 			q := u.Query()
-			fn(e, q)
+			fn(h, q)
 			u.RawQuery = q.Encode()
-			hd.Set("Location", u.String())
+			hdr.Set("Location", u.String())
 			return status, body
 		})
 	}}
 }
 
 // TestHostileCallback: the authorization response that comes back through
-// oauth/callback.html is hostile. The replay of a used callback URL is
-// TestReplayedCallbackIsRejected (auth_test.go).
+// oauth/callback.html is hostile. No token request is made, the callback
+// page shows nothing from the URL as markup, nothing is stored, and the
+// runtime still works.
 func TestHostileCallback(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -42,20 +43,20 @@ func TestHostileCallback(t *testing.T) {
 		msg    string
 	}{
 		{name: "callback with the wrong state → not taken, no token request, declined when the window closes",
-			tamper: editCallback(func(_ *hostileAuthEnv, q url.Values) { q.Set("state", "WRONGSTATEWRONGSTATEWRONGS") }),
+			tamper: editCallback(func(_ *hostileWorld, q url.Values) { q.Set("state", "WRONGSTATEWRONGSTATEWRONGS") }),
 			opts:   `{ authTimeoutMs: 20000, severedPopupTimeoutMs: 3000 }`, code: "declined"},
 		{name: "callback without state → not taken, no token request, timeout",
-			tamper: editCallback(func(_ *hostileAuthEnv, q url.Values) { q.Del("state") }),
+			tamper: editCallback(func(_ *hostileWorld, q url.Values) { q.Del("state") }),
 			// Long enough for the popup to reach the callback page on 2 busy cores.
 			opts: `{ authTimeoutMs: 12000 }`, code: "timeout"},
 		{name: "callback iss names another issuer → state_mismatch",
-			tamper: editCallback(func(e *hostileAuthEnv, q url.Values) { q.Set("iss", e.Attacker.URL) }),
+			tamper: editCallback(func(h *hostileWorld, q url.Values) { q.Set("iss", h.Attacker.URL) }),
 			opts:   `{ authTimeoutMs: 20000 }`, code: "state_mismatch", msg: "issuer"},
 		{name: "callback without iss from an AS that advertises it → state_mismatch",
-			tamper: editCallback(func(_ *hostileAuthEnv, q url.Values) { q.Del("iss") }),
+			tamper: editCallback(func(_ *hostileWorld, q url.Values) { q.Del("iss") }),
 			opts:   `{ authTimeoutMs: 20000 }`, code: "state_mismatch", msg: "iss"},
 		{name: "callback error_description with markup → declined, shown as text, no script",
-			tamper: editCallback(func(_ *hostileAuthEnv, q url.Values) {
+			tamper: editCallback(func(_ *hostileWorld, q url.Values) {
 				q.Del("code")
 				q.Set("error", "access_denied")
 				q.Set("error_description", xssPayload)
@@ -64,26 +65,21 @@ func TestHostileCallback(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newHostileAuthEnv(t, devserver.AuthConfig{AutoApprove: true}, c.tamper)
-			r := e.login(c.opts)
-			if c.msg != "" {
-				wantErr(t, r, c.code, c.msg)
-			} else {
-				wantErr(t, r, c.code)
-			}
+			h := newHostileWorld(t, devserver.AuthConfig{AutoApprove: true}, c.tamper)
+			r := h.login(c.opts)
+			wantErr(t, r, c.code, c.msg)
 			if r.Error != nil {
 				sanitised(t, r.Error.Message)
 			}
-			if n := e.snapshot()["token"]; n != 0 {
+			if n := h.snapshot()["token"]; n != 0 {
 				t.Errorf("%d token request(s); want 0", n)
 			}
 			// What the callback page showed, as a person saw it.
 			var seen []struct {
 				Href   string `json:"href"`
-				Text   string `json:"text"`
 				Images int    `json:"images"`
 			}
-			e.eval(`window.__popupSeen.filter((s) => s.href.includes("/oauth/callback.html"))`, &seen)
+			h.eval(`window.__popupSeen.filter((s) => s.href.includes("/oauth/callback.html"))`, &seen)
 			if len(seen) == 0 {
 				t.Errorf("the popup was never seen on the callback page")
 			}
@@ -92,38 +88,39 @@ func TestHostileCallback(t *testing.T) {
 					t.Errorf("the callback page rendered %d image(s) from the URL", s.Images)
 				}
 			}
-			e.noGrant(false)
-			e.noScript()
-			e.popupsClosed()
-			e.attackerSawNothing()
-			e.stillUsable(e.Good)
+			h.noGrant(false)
+			h.noScript()
+			h.popupsClosed()
+			h.attackerSawNothing()
+			h.stillUsable()
 		})
 	}
 }
 
 // TestHostileCallbackTwoCodes: while a sign-in waits on the consent page,
-// two callback URLs with its state and different (forged) codes are
-// delivered through mcp.handleCallback at once. One is taken, the other is
-// not; one token request in all (the AS refuses the forged code, so the
-// sign-in ends token_failed), and a third delivery is not taken either.
+// callback URLs with its state and forged codes are delivered through
+// mcp.handleCallback. The replay of a used callback URL is
+// TestReplayedCallbackIsRejected.
 func TestHostileCallbackTwoCodes(t *testing.T) {
 	// start opens the consent page and returns callback URLs for its state.
-	start := func(t *testing.T) (*hostileAuthEnv, func(code string) string) {
-		e := newHostileAuthEnv(t, devserver.AuthConfig{}, authTamper{})
-		e.openConsent(`{ authTimeoutMs: 20000 }`)
-		state := e.lastState()
+	start := func(t *testing.T) (*hostileWorld, func(code string) string) {
+		h := newHostileWorld(t, devserver.AuthConfig{}, authTamper{})
+		if _, r := h.consentPopup(`{ authTimeoutMs: 20000 }`); r != nil {
+			t.Fatalf("the consent page did not show: %s", r)
+		}
+		state := h.lastState()
 		if state == "" {
 			t.Fatal("the AS saw no state")
 		}
-		return e, func(code string) string {
-			return fmt.Sprintf("%s/oauth/callback.html?%s", e.PageURL, url.Values{"code": {code}, "state": {state}, "iss": {e.AS.Issuer()}}.Encode())
+		return h, func(code string) string {
+			return fmt.Sprintf("%s/oauth/callback.html?%s", h.PageURL, url.Values{"code": {code}, "state": {state}, "iss": {h.AS.Issuer()}}.Encode())
 		}
 	}
 	t.Run("two codes for one state → one taken, the other not, 1 token request, token_failed", func(t *testing.T) {
 		t.Parallel()
-		e, cb := start(t)
+		h, cb := start(t)
 		var got []string
-		e.eval(fmt.Sprintf(`(async () => {
+		h.eval(fmt.Sprintf(`(async () => {
 			const rs = await Promise.allSettled([mcp.handleCallback(%q), mcp.handleCallback(%q)]);
 			return rs.map((r) => r.status === "fulfilled" ? String(r.value) : r.reason.code);
 		})()`, cb("forged-code-one"), cb("forged-code-two")), &got)
@@ -139,34 +136,33 @@ func TestHostileCallbackTwoCodes(t *testing.T) {
 		if taken != 1 || refused != 1 {
 			t.Errorf("handleCallback() of two codes = %v; want one taken and one false", got)
 		}
-		r := e.awaitLogin()
-		wantErr(t, r, "token_failed")
-		if n := e.snapshot()["token"]; n != 1 {
+		wantErr(t, h.awaitLogin(), "token_failed")
+		if n := h.snapshot()["token"]; n != 1 {
 			t.Errorf("%d token requests; want 1", n)
 		}
-		e.popupsClosed()
+		h.popupsClosed()
 		var again bool
-		e.eval(fmt.Sprintf(`mcp.handleCallback(%q)`, cb("forged-code-three")), &again)
+		h.eval(fmt.Sprintf(`mcp.handleCallback(%q)`, cb("forged-code-three")), &again)
 		if again {
 			t.Error("a third callback with the ended sign-in's state was taken")
 		}
-		if n := e.snapshot()["token"]; n != 1 {
+		if n := h.snapshot()["token"]; n != 1 {
 			t.Errorf("%d token requests after a third callback; want still 1", n)
 		}
-		e.noGrant(false)
-		e.noScript()
-		e.stillUsable(e.Good)
+		h.noGrant(false)
+		h.noScript()
+		h.stillUsable()
 	})
 	t.Run("handleCallback of a forged code for a waiting popup sign-in → rejects token_failed", func(t *testing.T) {
 		t.Parallel()
-		e, cb := start(t)
+		h, cb := start(t)
 		var got string
-		e.eval(fmt.Sprintf(`mcp.handleCallback(%q).then((v) => String(v), (e) => e.code)`, cb("forged-code")), &got)
+		h.eval(fmt.Sprintf(`mcp.handleCallback(%q).then((v) => String(v), (e) => e.code)`, cb("forged-code")), &got)
 		if got != "token_failed" {
 			t.Errorf("handleCallback() = %s; want a token_failed rejection", got)
 		}
-		wantErr(t, e.awaitLogin(), "token_failed")
-		e.popupsClosed()
-		e.noGrant(false)
+		wantErr(t, h.awaitLogin(), "token_failed")
+		h.popupsClosed()
+		h.noGrant(false)
 	})
 }
