@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
@@ -74,18 +75,22 @@ func TestHostileCallback(t *testing.T) {
 			if n := h.snapshot()["token"]; n != 0 {
 				t.Errorf("%d token request(s); want 0", n)
 			}
-			// What the callback page showed, as a person saw it.
-			var seen []struct {
-				Href   string `json:"href"`
-				Images int    `json:"images"`
+			// The popup reached the callback page (the server served it)
+			// and nothing from the URL became markup there: no injected
+			// image was fetched, and none was in the page while the spy
+			// could see it (an engine may throttle the spy's timer while
+			// the popup has the focus, so it may not see the page at all).
+			if h.Page.Count(func(q hostile.Request) bool { return q.Path == "/oauth/callback.html" }) == 0 {
+				t.Errorf("the popup never loaded the callback page")
 			}
-			h.eval(`window.__popupSeen.filter((s) => s.href.includes("/oauth/callback.html"))`, &seen)
-			if len(seen) == 0 {
-				t.Errorf("the popup was never seen on the callback page")
+			if n := h.Page.Count(func(q hostile.Request) bool { return strings.HasSuffix(q.Path, "/x") }); n != 0 {
+				t.Errorf("the callback page fetched an injected image %d time(s)", n)
 			}
-			for _, s := range seen {
-				if s.Images != 0 {
-					t.Errorf("the callback page rendered %d image(s) from the URL", s.Images)
+			var images []int
+			h.eval(`window.__popupSeen.filter((s) => s.href.includes("/oauth/callback.html")).map((s) => s.images)`, &images)
+			for _, n := range images {
+				if n != 0 {
+					t.Errorf("the callback page rendered %d image(s) from the URL", n)
 				}
 			}
 			h.noGrant(false)

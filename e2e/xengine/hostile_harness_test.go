@@ -494,6 +494,14 @@ func (h *hostileWorld) runSteps(url, extra, script string) []step {
 	return out
 }
 
+// lazyPopupBlocked is where a sign-in window that the client opens itself
+// after a server's answer (connect() of an interactive client, in a click)
+// is blocked, and why: such a call ends popup_blocked there.
+var lazyPopupBlocked = map[string]string{
+	"firefox": "Firefox's popup blocker lets window.open through only while the click is being handled; a window opened 100 ms later, after a request, is blocked",
+	"webkit":  "WebKit's popup blocker lets window.open through only while the click is being handled, not after the request that meets the 401",
+}
+
 // callResult is how a click's tool call settled.
 type callResult struct {
 	Code    string `json:"code"` // "ok" or the MCPError code
