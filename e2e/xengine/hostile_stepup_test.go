@@ -46,13 +46,17 @@ func TestHostileAuthLoops(t *testing.T) {
 		if n := h.AS.Count("authorize"); n > 2 {
 			t.Errorf("%d authorization requests (outcomes %v); want at most 2: the first sign-in and one retry", n, outcomes)
 		}
-		want := "auth_required"
+		// Where the engine blocks the window the client opens itself,
+		// the clicks after the first end popup_blocked or auth_required
+		// (both ask for authorize() from a click); at least one must be
+		// the block, or the expectation is out of date.
 		if why, ok := lazyPopupBlocked[browser.Name()]; ok {
-			want = "popup_blocked"
 			t.Logf("in %s the retry's sign-in window is blocked: %s", browser.Name(), why)
-		}
-		if last := outcomes[len(outcomes)-1]; last != want {
-			t.Errorf("callTool() outcomes %v; want them to end %s", outcomes, want)
+			if last := outcomes[len(outcomes)-1]; (last != "auth_required" && last != "popup_blocked") || !slices.Contains(outcomes, "popup_blocked") {
+				t.Errorf("callTool() outcomes %v; want them to end auth_required or popup_blocked, with a popup_blocked among them (else remove %s from lazyPopupBlocked)", outcomes, browser.Name())
+			}
+		} else if last := outcomes[len(outcomes)-1]; last != "auth_required" {
+			t.Errorf("callTool() outcomes %v; want them to end auth_required", outcomes)
 		}
 		var state string
 		h.eval(`c.state`, &state)
