@@ -1,4 +1,4 @@
-package e2e
+package xengine
 
 import (
 	"bytes"
@@ -16,22 +16,6 @@ import (
 	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
-// callInGesture is a person clicking the app's "call the tool" button: the
-// app connects first when the client is not connected, then calls
-// c.callTool("echo"). It waits (bounded) for the outcome: "ok" or the
-// MCPError code.
-func (h *hostileAuthEnv) callInGesture() jsErr {
-	h.t.Helper()
-	h.gesture(`void (window.called = null, (c.state === "connected" ? Promise.resolve() : c.connect()).then(() => c.callTool("echo", { text: "x" })).then(() => { called = { code: "ok" }; },
-		(e) => { called = { code: e.code, status: e.status ?? 0, message: e.message + " — " + (e.detail ?? "") }; }))`)
-	var r jsErr
-	h.eval(`(async () => {
-		for (let i = 0; i < 600 && !window.called; i++) await new Promise((r) => setTimeout(r, 50));
-		return window.called ?? { code: "test_timeout", message: "callTool() did not settle in 30s" };
-	})()`, &r)
-	return r
-}
-
 // TestHostileAuthLoops: an MCP server that keeps refusing after a
 // successful sign-in must not make the client sign in again and again.
 // The client is interactive and every call comes from a click, so nothing
@@ -40,47 +24,56 @@ func TestHostileAuthLoops(t *testing.T) {
 	t.Run("401 forever after a successful sign-in → at most 2 sign-ins, auth_required, no loop", func(t *testing.T) {
 		t.Parallel()
 		var reject atomic.Bool
-		e := newHostileAuthEnv(t, devserver.AuthConfig{AutoApprove: true}, authTamper{MCP: func(_ *hostileAuthEnv, h http.Handler) http.Handler {
+		h := newHostileWorld(t, devserver.AuthConfig{AutoApprove: true}, authTamper{MCP: func(_ *hostileWorld, hd http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if reject.Load() {
 					// Every token is refused: the demo answers 401 with its challenge.
 					r.Header.Del("Authorization")
 				}
-				h.ServeHTTP(w, r)
+				hd.ServeHTTP(w, r)
 			})
 		}})
-		if r := e.login(`{ interactive: true }`); !r.OK {
-			t.Fatalf("the first sign-in: %+v", r)
+		if r := h.login(`{ interactive: true }`); !r.OK {
+			t.Fatalf("the first sign-in: %s", r)
 		}
 		reject.Store(true)
 		var outcomes []string
 		for range 3 {
-			r := e.callInGesture()
-			t.Logf("a click: %s (%s); authorization requests so far %d", r.Code, r.Message, e.AS.Count("authorize"))
+			r := h.callInGesture()
+			t.Logf("a click: %s (%s); authorization requests so far %d", r.Code, r.Message, h.AS.Count("authorize"))
 			outcomes = append(outcomes, r.Code)
 		}
-		if n := e.AS.Count("authorize"); n > 2 {
+		if n := h.AS.Count("authorize"); n > 2 {
 			t.Errorf("%d authorization requests (outcomes %v); want at most 2: the first sign-in and one retry", n, outcomes)
 		}
-		if last := outcomes[len(outcomes)-1]; last != "auth_required" {
+		// Where the engine blocks the window the client opens itself,
+		// the clicks after the first end popup_blocked or auth_required
+		// (both ask for authorize() from a click); at least one must be
+		// the block, or the expectation is out of date.
+		if why, ok := lazyPopupBlocked[browser.Name()]; ok {
+			t.Logf("in %s the retry's sign-in window is blocked: %s", browser.Name(), why)
+			if last := outcomes[len(outcomes)-1]; (last != "auth_required" && last != "popup_blocked") || !slices.Contains(outcomes, "popup_blocked") {
+				t.Errorf("callTool() outcomes %v; want them to end auth_required or popup_blocked, with a popup_blocked among them (else remove %s from lazyPopupBlocked)", outcomes, browser.Name())
+			}
+		} else if last := outcomes[len(outcomes)-1]; last != "auth_required" {
 			t.Errorf("callTool() outcomes %v; want them to end auth_required", outcomes)
 		}
 		var state string
-		e.eval(`c.state`, &state)
+		h.eval(`c.state`, &state)
 		if state != "needs_auth" && state != "failed" {
 			t.Errorf("client.state = %q; want needs_auth or failed", state)
 		}
-		e.noMoreRequests("authorize", "token")
-		e.popupsClosed()
-		e.noScript()
-		e.stillUsable(e.Good)
+		h.quietAfterwards("authorize", "token")
+		h.popupsClosed()
+		h.noScript()
+		h.stillUsable()
 	})
 
 	t.Run("403 asking for one more new scope each time → at most 3 step-up sign-ins, then insufficient_scope", func(t *testing.T) {
 		t.Parallel()
 		var forbidden atomic.Int32
-		e := newHostileAuthEnv(t, devserver.AuthConfig{AutoApprove: true}, authTamper{
-			MCP: func(e *hostileAuthEnv, h http.Handler) http.Handler {
+		h := newHostileWorld(t, devserver.AuthConfig{AutoApprove: true}, authTamper{
+			MCP: func(h *hostileWorld, hd http.Handler) http.Handler {
 				forbid := cors.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					n := int(forbidden.Add(1))
 					scopes := []string{authserver.ScopeTools}
@@ -88,7 +81,7 @@ func TestHostileAuthLoops(t *testing.T) {
 						scopes = append(scopes, fmt.Sprint("extra", i))
 					}
 					w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`,
-						strings.Join(scopes, " "), e.MCPBase+demo.ProtectedResourceMetadataPath+demo.StreamablePath))
+						strings.Join(scopes, " "), h.MCPBase+demo.ProtectedResourceMetadataPath+demo.StreamablePath))
 					http.Error(w, "insufficient scope", http.StatusForbidden)
 				}), cors.Options{})
 				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -100,13 +93,13 @@ func TestHostileAuthLoops(t *testing.T) {
 							return
 						}
 					}
-					h.ServeHTTP(w, r)
+					hd.ServeHTTP(w, r)
 				})
 			},
 			// The AS grants what it knows of the requested scopes (as real
 			// servers do), so the sign-ins succeed and only the MCP server's
 			// demands grow.
-			AS: func(_ *hostileAuthEnv, h http.Handler) http.Handler {
+			AS: func(_ *hostileWorld, hd http.Handler) http.Handler {
 				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					if r.URL.Path == authserver.AuthorizePath {
 						q := r.URL.Query()
@@ -119,29 +112,28 @@ func TestHostileAuthLoops(t *testing.T) {
 						q.Set("scope", strings.Join(keep, " "))
 						r.URL.RawQuery = q.Encode()
 					}
-					h.ServeHTTP(w, r)
+					hd.ServeHTTP(w, r)
 				})
 			},
 		})
-		if r := e.login(`{ interactive: true }`); !r.OK {
-			t.Fatalf("the first sign-in: %+v", r)
+		if r := h.login(`{ interactive: true }`); !r.OK {
+			t.Fatalf("the first sign-in: %s", r)
 		}
 		var outcomes []string
 		for range 5 {
-			r := e.callInGesture()
-			t.Logf("a click: %s (%s); authorization requests so far %d", r.Code, r.Message, e.AS.Count("authorize"))
+			r := h.callInGesture()
+			t.Logf("a click: %s (%s); authorization requests so far %d", r.Code, r.Message, h.AS.Count("authorize"))
 			outcomes = append(outcomes, r.Code)
 		}
-		stepUps := e.AS.Count("authorize") - 1
-		if stepUps > 3 {
+		if stepUps := h.AS.Count("authorize") - 1; stepUps > 3 {
 			t.Errorf("%d step-up sign-ins for 5 calls (outcomes %v); want at most 3", stepUps, outcomes)
 		}
 		if last := outcomes[len(outcomes)-1]; last != "insufficient_scope" {
 			t.Errorf("callTool() outcomes %v; want them to end insufficient_scope", outcomes)
 		}
-		e.noMoreRequests("authorize", "token")
-		e.popupsClosed()
-		e.noScript()
-		e.stillUsable(e.Good)
+		h.quietAfterwards("authorize", "token")
+		h.popupsClosed()
+		h.noScript()
+		h.stillUsable()
 	})
 }

@@ -1,4 +1,4 @@
-package e2e
+package xengine
 
 import (
 	"io"
@@ -7,44 +7,27 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"unicode"
 
 	"github.com/mcpwasm/mcpwasm/demo/authserver"
 	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 	"github.com/mcpwasm/mcpwasm/devkit/hostile"
 )
 
-// xssPayload is markup that, if any page inserted it as HTML, would set
-// the traps of the page and of its popup.
-const xssPayload = `<img src=x onerror="window.opener&&(window.opener.__pwned=1);window.__pwned=1">`
-
 // tamperToken rewrites the demo AS's token responses.
 func tamperToken(edit func(status int, header http.Header, body []byte) (int, []byte)) authTamper {
-	return authTamper{AS: func(_ *hostileAuthEnv, h http.Handler) http.Handler {
-		return hostile.Tamper(h, authserver.TokenPath, edit)
+	return authTamper{AS: func(_ *hostileWorld, hd http.Handler) http.Handler {
+		return hostile.Tamper(hd, authserver.TokenPath, edit)
 	}}
 }
 
 func editToken(fn func(m map[string]any)) authTamper { return tamperToken(hostile.EditJSON(fn)) }
-
-// sanitised fails when a message a page shows holds control characters or
-// is unbounded.
-func sanitised(t *testing.T, msg string) {
-	t.Helper()
-	if strings.IndexFunc(msg, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }) >= 0 {
-		t.Errorf("the message holds control characters: %q", msg)
-	}
-	if len(msg) > 1000 {
-		t.Errorf("the message is %d bytes long; want it bounded", len(msg))
-	}
-}
 
 // TestHostileToken: the sign-in is approved at once (AutoApprove) and the
 // token endpoint's answer is hostile. authorize() rejects token_failed
 // after one token request; no grant is stored, the bad token is never sent
 // anywhere, no script runs, the popup is closed.
 func TestHostileToken(t *testing.T) {
-	onlyInPass(t, "main", hostileInGoCore)
+	goCoreOnly(t)
 	for _, c := range []struct {
 		name   string
 		tamper authTamper
@@ -84,78 +67,71 @@ func TestHostileToken(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newHostileAuthEnv(t, devserver.AuthConfig{AutoApprove: true}, c.tamper)
-			r := e.login(`{ authTimeoutMs: 15000 }`)
+			h := newHostileWorld(t, devserver.AuthConfig{AutoApprove: true}, c.tamper)
+			r := h.login(`{ authTimeoutMs: 15000 }`)
 			wantErr(t, r, "token_failed", c.msg)
 			if r.Error != nil {
 				sanitised(t, r.Error.Message)
 			}
-			if n := e.snapshot()["token"]; n != 1 {
+			if n := h.snapshot()["token"]; n != 1 {
 				t.Errorf("%d token requests; want exactly 1", n)
 			}
 			// Nothing held: a later connect needs a sign-in and sends no token.
 			var next string
-			e.eval(`c.connect().then(() => "ok", (e) => e.code)`, &next)
+			h.eval(`c.connect().then(() => "ok", (e) => e.code)`, &next)
 			if next != "auth_required" {
 				t.Errorf("connect() after the failed sign-in = %q; want auth_required", next)
 			}
 			if c.bad != "" {
-				for name, rec := range map[string]*hostile.Recorder{"MCP": e.MCP, "page": e.Page, "attacker": e.Attacker.Recorder} {
+				for name, rec := range map[string]*hostile.Recorder{"MCP": h.MCP, "page": h.Page, "attacker": h.Attacker.Recorder} {
 					if rec.Contains(c.bad) {
 						t.Errorf("the %s origin received the rejected token", name)
 					}
 				}
 			}
-			for _, q := range e.MCP.Requests() {
+			for _, q := range h.MCP.Requests() {
 				if q.Header.Get("X-Injected") != "" || q.Header.Get("Authorization") != "" {
 					t.Errorf("the MCP server got Authorization %q X-Injected %q", q.Header.Get("Authorization"), q.Header.Get("X-Injected"))
 				}
 			}
-			e.noGrant(false)
-			e.noScript()
-			e.popupsClosed()
-			e.attackerSawNothing()
-			e.stillUsable(e.Good)
+			h.noGrant(false)
+			h.noScript()
+			h.popupsClosed()
+			h.attackerSawNothing()
+			h.stillUsable()
 		})
 	}
 }
 
 // TestHostileTokenEndpointNeverAnswers: the first token request is held
-// open forever; with authTimeoutMs 3000 authorize() rejects timeout, and
-// the next authorize() signs in.
+// open forever; with authTimeoutMs 12000 authorize() rejects timeout, and
+// the next authorize() from a click signs in.
 func TestHostileTokenEndpointNeverAnswers(t *testing.T) {
-	t.Run("token endpoint never answers, authTimeoutMs 12000 → timeout, the next authorize() works", func(t *testing.T) {
-		t.Parallel()
-		done := make(chan struct{})
-		var held atomic.Bool
-		e := newHostileAuthEnv(t, devserver.AuthConfig{AutoApprove: true}, authTamper{AS: func(_ *hostileAuthEnv, h http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path == authserver.TokenPath && r.Method == http.MethodPost && held.CompareAndSwap(false, true) {
-					hostile.Hang(r, done)
-					return
-				}
-				h.ServeHTTP(w, r)
-			})
-		}})
-		t.Cleanup(func() { close(done) })
-		// Long enough for the popup to reach the token request on 2 busy cores.
-		r := e.login(`{ authTimeoutMs: 12000 }`)
-		wantErr(t, r, "timeout")
-		e.popupsClosed()
-		e.noGrant(false)
-		popups := e.expectPopup()
-		e.gesture(`void (result = null, c.authorize().then(() => { result = { ok: true, state: c.state }; },
-			(e) => { result = { error: { code: e.code, message: e.message + " — " + (e.detail ?? "") }, state: c.state }; }))`)
-		<-popups
-		if r := e.awaitLogin(); !r.OK || r.State != "connected" {
-			t.Errorf("the next authorize() = %+v (error %+v); want connected", r, r.Error)
-		}
-		if n := e.snapshot()["token"]; n != 2 {
-			t.Errorf("%d token requests; want 2 (the held one and the next sign-in's)", n)
-		}
-		e.noScript()
-		e.stillUsable(e.Good)
-	})
+	done := make(chan struct{})
+	var held atomic.Bool
+	h := newHostileWorld(t, devserver.AuthConfig{AutoApprove: true}, authTamper{AS: func(_ *hostileWorld, hd http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == authserver.TokenPath && r.Method == http.MethodPost && held.CompareAndSwap(false, true) {
+				hostile.Hang(r, done)
+				return
+			}
+			hd.ServeHTTP(w, r)
+		})
+	}})
+	t.Cleanup(func() { close(done) })
+	// Long enough for the popup to reach the token request on 2 busy cores.
+	wantErr(t, h.login(`{ authTimeoutMs: 12000 }`), "timeout")
+	h.popupsClosed()
+	h.noGrant(false)
+	h.startAuthorize()
+	if r := h.awaitLogin(); !r.OK || r.State != "connected" {
+		t.Errorf("the next authorize() = %s; want connected", r)
+	}
+	if n := h.snapshot()["token"]; n != 2 {
+		t.Errorf("%d token requests; want 2 (the held one and the next sign-in's)", n)
+	}
+	h.noScript()
+	h.stillUsable()
 }
 
 // cfPrefix makes the demo authorization server's tokens look like those of
@@ -171,13 +147,13 @@ const cfPrefix = "alice:6YKn06W2SZ9t274e:"
 func colonTokens() authTamper {
 	unprefix := func(s string) string { return strings.TrimPrefix(s, cfPrefix) }
 	return authTamper{
-		AS: func(e *hostileAuthEnv, h http.Handler) http.Handler {
-			h = hostile.Tamper(h, authserver.TokenPath, hostile.EditJSON(func(m map[string]any) {
+		AS: func(h *hostileWorld, hd http.Handler) http.Handler {
+			hd = hostile.Tamper(hd, authserver.TokenPath, hostile.EditJSON(func(m map[string]any) {
 				if at, ok := m["access_token"].(string); ok {
 					m["access_token"] = cfPrefix + at
 					m["token_type"] = "bearer"
 					m["scope"] = ""
-					m["resource"] = e.MCPURL
+					m["resource"] = h.MCPURL
 				}
 				if rt, ok := m["refresh_token"].(string); ok {
 					m["refresh_token"] = cfPrefix + rt
@@ -197,15 +173,15 @@ func colonTokens() authTamper {
 						r.Form, r.PostForm = nil, nil
 					}
 				}
-				h.ServeHTTP(w, r)
+				hd.ServeHTTP(w, r)
 			})
 		},
-		MCP: func(_ *hostileAuthEnv, h http.Handler) http.Handler {
+		MCP: func(_ *hostileWorld, hd http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer "+cfPrefix) {
 					r.Header.Set("Authorization", "Bearer "+unprefix(strings.TrimPrefix(a, "Bearer ")))
 				}
-				h.ServeHTTP(w, r)
+				hd.ServeHTTP(w, r)
 			})
 		},
 	}
@@ -233,16 +209,16 @@ func TestHostileTokenShapesThatSignIn(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newHostileAuthEnv(t, devserver.AuthConfig{AutoApprove: true}, c.tamper)
-			if r := e.login(`{ authTimeoutMs: 15000 }`); !r.OK || r.State != "connected" {
-				t.Fatalf("authorize() = %+v (error %+v); want connected", r, r.Error)
+			h := newHostileWorld(t, devserver.AuthConfig{AutoApprove: true}, c.tamper)
+			if r := h.login(`{ authTimeoutMs: 15000 }`); !r.OK || r.State != "connected" {
+				t.Fatalf("authorize() = %s; want connected", r)
 			}
 			var got struct {
 				Tools []string `json:"tools"`
 				Error *jsErr   `json:"error"`
 				State string   `json:"state"`
 			}
-			e.eval(`(async () => {
+			h.eval(`(async () => {
 				try {
 					const tools = (await c.listTools()).map((t) => t.name);
 					await c.logout();
@@ -256,7 +232,7 @@ func TestHostileTokenShapesThatSignIn(t *testing.T) {
 				t.Errorf("state after logout() = %q; want needs_auth", got.State)
 			}
 			sent := 0
-			for _, q := range e.MCP.Requests() {
+			for _, q := range h.MCP.Requests() {
 				if a := q.Header.Get("Authorization"); a != "" {
 					sent++
 					if !strings.HasPrefix(a, c.prefix) {
@@ -270,7 +246,7 @@ func TestHostileTokenShapesThatSignIn(t *testing.T) {
 			// The first revocation (the refresh token) revokes the whole
 			// grant at the demo server; the access token's finds nothing.
 			revoked := 0
-			for _, ev := range e.AS.Events() {
+			for _, ev := range h.AS.Events() {
 				if ev.Kind == authserver.EventRevoke && ev.Detail == "revoked" {
 					revoked++
 				}
@@ -278,9 +254,9 @@ func TestHostileTokenShapesThatSignIn(t *testing.T) {
 			if revoked == 0 {
 				t.Error("logout() revoked nothing at the authorization server; want the grant revoked (the token the server issued, without the prefix)")
 			}
-			e.noScript()
-			e.popupsClosed()
-			e.attackerSawNothing()
+			h.noScript()
+			h.popupsClosed()
+			h.attackerSawNothing()
 		})
 	}
 }

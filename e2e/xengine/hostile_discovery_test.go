@@ -1,4 +1,4 @@
-package e2e
+package xengine
 
 import (
 	"fmt"
@@ -19,26 +19,26 @@ var (
 )
 
 // editASM rewrites the authorization server metadata document.
-func editASM(fn func(e *hostileAuthEnv, m map[string]any)) func(*hostileAuthEnv, http.Handler) http.Handler {
-	return func(e *hostileAuthEnv, h http.Handler) http.Handler {
-		return hostile.Tamper(h, asmPath, hostile.EditJSON(func(m map[string]any) { fn(e, m) }))
+func editASM(fn func(h *hostileWorld, m map[string]any)) func(*hostileWorld, http.Handler) http.Handler {
+	return func(h *hostileWorld, hd http.Handler) http.Handler {
+		return hostile.Tamper(hd, asmPath, hostile.EditJSON(func(m map[string]any) { fn(h, m) }))
 	}
 }
 
 // editPRM rewrites both protected resource metadata documents (the
 // path-inserted one and the root one), so that no probe finds a good one.
-func editPRM(fn func(e *hostileAuthEnv, m map[string]any)) func(*hostileAuthEnv, http.Handler) http.Handler {
-	return func(e *hostileAuthEnv, h http.Handler) http.Handler {
+func editPRM(fn func(h *hostileWorld, m map[string]any)) func(*hostileWorld, http.Handler) http.Handler {
+	return func(h *hostileWorld, hd http.Handler) http.Handler {
 		for _, p := range prmPaths {
-			h = hostile.Tamper(h, p, hostile.EditJSON(func(m map[string]any) { fn(e, m) }))
+			hd = hostile.Tamper(hd, p, hostile.EditJSON(func(m map[string]any) { fn(h, m) }))
 		}
-		return h
+		return hd
 	}
 }
 
 // rawASM replaces the authorization server metadata response.
-func rawASM(edit func(status int, header http.Header, body []byte) (int, []byte)) func(*hostileAuthEnv, http.Handler) http.Handler {
-	return func(e *hostileAuthEnv, h http.Handler) http.Handler { return hostile.Tamper(h, asmPath, edit) }
+func rawASM(edit func(status int, header http.Header, body []byte) (int, []byte)) func(*hostileWorld, http.Handler) http.Handler {
+	return func(_ *hostileWorld, hd http.Handler) http.Handler { return hostile.Tamper(hd, asmPath, edit) }
 }
 
 // TestHostileDiscovery: the MCP server answers 401 and its metadata (or
@@ -47,35 +47,34 @@ func rawASM(edit func(status int, header http.Header, body []byte) (int, []byte)
 // stored, no script run, nothing sent to the attacker, and the runtime
 // still usable.
 func TestHostileDiscovery(t *testing.T) {
-	onlyInPass(t, "main", hostileInGoCore)
-	type tc struct {
+	goCoreOnly(t)
+	for _, c := range []struct {
 		name   string
 		tamper authTamper
 		msg    string // part of the message
-	}
-	cases := []tc{
+	}{
 		{name: "authorization_endpoint javascript: → discovery_failed",
-			tamper: authTamper{AS: editASM(func(_ *hostileAuthEnv, m map[string]any) {
+			tamper: authTamper{AS: editASM(func(_ *hostileWorld, m map[string]any) {
 				m["authorization_endpoint"] = "javascript:window.opener&&(window.opener.__pwned=1);window.__pwned=1//"
 			})}, msg: "authorization_endpoint"},
 		{name: "token_endpoint data: → discovery_failed",
-			tamper: authTamper{AS: editASM(func(_ *hostileAuthEnv, m map[string]any) {
+			tamper: authTamper{AS: editASM(func(_ *hostileWorld, m map[string]any) {
 				m["token_endpoint"] = "data:application/json,{\"access_token\":\"x\",\"token_type\":\"Bearer\"}"
 			})}, msg: "token_endpoint"},
 		{name: "authorization_endpoint file: → discovery_failed",
-			tamper: authTamper{AS: editASM(func(_ *hostileAuthEnv, m map[string]any) {
+			tamper: authTamper{AS: editASM(func(_ *hostileWorld, m map[string]any) {
 				m["authorization_endpoint"] = "file:///etc/passwd"
 			})}, msg: "authorization_endpoint"},
 		{name: "authorization_endpoint http on a public host → discovery_failed",
-			tamper: authTamper{AS: editASM(func(_ *hostileAuthEnv, m map[string]any) {
+			tamper: authTamper{AS: editASM(func(_ *hostileWorld, m map[string]any) {
 				m["authorization_endpoint"] = "http://example.com/authorize"
 			})}, msg: "https"},
 		{name: "AS metadata issuer names another server → discovery_failed",
-			tamper: authTamper{AS: editASM(func(e *hostileAuthEnv, m map[string]any) {
-				m["issuer"] = e.Attacker.URL
+			tamper: authTamper{AS: editASM(func(h *hostileWorld, m map[string]any) {
+				m["issuer"] = h.Attacker.URL
 			})}, msg: "issuer"},
 		{name: "AS metadata of 2 MiB → discovery_failed",
-			tamper: authTamper{AS: editASM(func(_ *hostileAuthEnv, m map[string]any) {
+			tamper: authTamper{AS: editASM(func(_ *hostileWorld, m map[string]any) {
 				m["padding"] = strings.Repeat("x", 2<<20)
 			})}, msg: "larger"},
 		{name: "AS metadata truncated JSON → discovery_failed",
@@ -83,31 +82,31 @@ func TestHostileDiscovery(t *testing.T) {
 				return status, body[:len(body)/2]
 			})}, msg: "JSON"},
 		{name: "AS metadata as an HTML page → discovery_failed",
-			tamper: authTamper{AS: rawASM(func(_ int, h http.Header, _ []byte) (int, []byte) {
-				h.Set("Content-Type", "text/html; charset=utf-8")
+			tamper: authTamper{AS: rawASM(func(_ int, hd http.Header, _ []byte) (int, []byte) {
+				hd.Set("Content-Type", "text/html; charset=utf-8")
 				return http.StatusOK, []byte(`<!doctype html><title>metadata</title><script>window.opener&&(window.opener.__pwned=1);window.__pwned=1</script>`)
 			})}, msg: "content type"},
 		{name: "PRM resource names another server → discovery_failed",
-			tamper: authTamper{MCP: editPRM(func(e *hostileAuthEnv, m map[string]any) {
-				m["resource"] = e.Attacker.URL + demo.StreamablePath
+			tamper: authTamper{MCP: editPRM(func(h *hostileWorld, m map[string]any) {
+				m["resource"] = h.Attacker.URL + demo.StreamablePath
 			})}, msg: "resource"},
 		{name: "AS metadata without S256 in code_challenge_methods_supported → discovery_failed",
-			tamper: authTamper{AS: editASM(func(_ *hostileAuthEnv, m map[string]any) {
+			tamper: authTamper{AS: editASM(func(_ *hostileWorld, m map[string]any) {
 				m["code_challenge_methods_supported"] = []string{"plain"}
 			})}, msg: "S256"},
 		{name: "PRM URL redirected to the attacker origin → discovery_failed",
-			tamper: authTamper{MCP: func(e *hostileAuthEnv, h http.Handler) http.Handler {
+			tamper: authTamper{MCP: func(h *hostileWorld, hd http.Handler) http.Handler {
 				for _, p := range prmPaths {
-					h = hostile.Redirect(h, p, http.StatusFound, func(r *http.Request) string { return e.Attacker.URL + r.URL.Path })
+					hd = hostile.Redirect(hd, p, http.StatusFound, func(r *http.Request) string { return h.Attacker.URL + r.URL.Path })
 				}
-				return h
+				return hd
 			}}},
 		{name: "AS metadata URL redirected to the attacker origin → discovery_failed",
-			tamper: authTamper{AS: func(e *hostileAuthEnv, h http.Handler) http.Handler {
-				return hostile.Redirect(h, asmPath, http.StatusFound, func(r *http.Request) string { return e.Attacker.URL + r.URL.Path })
+			tamper: authTamper{AS: func(h *hostileWorld, hd http.Handler) http.Handler {
+				return hostile.Redirect(hd, asmPath, http.StatusFound, func(r *http.Request) string { return h.Attacker.URL + r.URL.Path })
 			}}},
 		{name: "PRM scopes_supported with 100000 entries → discovery_failed",
-			tamper: authTamper{MCP: editPRM(func(_ *hostileAuthEnv, m map[string]any) {
+			tamper: authTamper{MCP: editPRM(func(_ *hostileWorld, m map[string]any) {
 				scopes := make([]string, 100000)
 				for i := range scopes {
 					scopes[i] = fmt.Sprint("s", i)
@@ -115,40 +114,30 @@ func TestHostileDiscovery(t *testing.T) {
 				m["scopes_supported"] = scopes
 			})}, msg: "scopes_supported"},
 		{name: "PRM authorization_servers with 10000 entries → discovery_failed",
-			tamper: authTamper{MCP: editPRM(func(e *hostileAuthEnv, m map[string]any) {
+			tamper: authTamper{MCP: editPRM(func(h *hostileWorld, m map[string]any) {
 				as := make([]string, 10000)
-				as[0] = e.ASURL
+				as[0] = h.ASURL
 				for i := 1; i < len(as); i++ {
-					as[i] = fmt.Sprintf("%s/as%d", e.Attacker.URL, i)
+					as[i] = fmt.Sprintf("%s/as%d", h.Attacker.URL, i)
 				}
 				m["authorization_servers"] = as
 			})}, msg: "authorization_servers"},
-	}
-	for _, c := range cases {
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := newHostileAuthEnv(t, devserver.AuthConfig{}, c.tamper)
+			h := newHostileWorld(t, devserver.AuthConfig{}, c.tamper)
 			// A bounded sign-in: a defect that lets the flow go on ends
 			// as a timeout instead of hanging the case.
-			r := e.login(`{ authTimeoutMs: 8000 }`)
-			if c.msg != "" {
-				wantErr(t, r, "discovery_failed", c.msg)
-			} else {
-				wantErr(t, r, "discovery_failed")
-			}
-			e.popupsClosed()
-			for _, u := range e.popups.URLs() {
-				if u != "about:blank" && u != "" {
-					t.Errorf("the sign-in window left about:blank for %q", u)
-				}
-			}
-			if n := e.AS.Count("authorize"); n != 0 {
+			wantErr(t, h.login(`{ authTimeoutMs: 8000 }`), "discovery_failed", c.msg)
+			h.popupsClosed()
+			h.popupStayedBlank()
+			if n := h.AS.Count("authorize"); n != 0 {
 				t.Errorf("%d authorization request(s) reached the AS; want 0", n)
 			}
-			e.noGrant(true)
-			e.noScript()
-			e.attackerSawNothing()
-			e.stillUsable(e.Good)
+			h.noGrant(true)
+			h.noScript()
+			h.attackerSawNothing()
+			h.stillUsable()
 		})
 	}
 }
