@@ -187,7 +187,16 @@ func (f *firefox) open(ctx context.Context, uc string) (*bidiWindow, error) {
 	var c struct {
 		Context string `json:"context"`
 	}
-	if err := f.bidi.call(ctx, "browsingContext.create", map[string]any{"type": "tab", "userContext": uc}, &c); err != nil {
+	create := func() error {
+		return f.bidi.call(ctx, "browsingContext.create", map[string]any{"type": "tab", "userContext": uc}, &c)
+	}
+	err := create()
+	if err != nil && strings.Contains(err.Error(), "DiscardedBrowsingContextError") {
+		// Firefox refuses a new tab now and then while another window
+		// closes at the same moment; a second ask is answered.
+		err = create()
+	}
+	if err != nil {
 		return nil, err
 	}
 	return f.window(c.Context, uc), nil

@@ -163,10 +163,6 @@ func newHostileWorld(t *testing.T, ac devserver.AuthConfig, tamper authTamper) *
 func (h *hostileWorld) openWindow() {
 	h.t.Helper()
 	win, err := browser.NewWindow(h.ctx)
-	if err != nil && strings.Contains(err.Error(), "DiscardedBrowsingContextError") {
-		h.t.Logf("opening a window again: %v", err)
-		win, err = browser.NewWindow(h.ctx)
-	}
 	if err != nil {
 		h.t.Fatalf("opening a window: %v", err)
 	}
