@@ -82,6 +82,19 @@ func TestReadmePlainPage(t *testing.T) {
 		})
 	})
 
+	// A page that never gets ready says which of its requests failed.
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for p, status := range statuses {
+			if status >= 400 {
+				t.Logf("GET /app/%s: %d", p, status)
+			}
+		}
+	})
 	w.navigate(w.win, w.PageURL+"/app/index.html")
 	w.until("the Sign in button", `!document.querySelector("#sign-in").hidden`)
 	wait, err := w.win.ExpectPopup(w.ctx)
@@ -115,8 +128,11 @@ func TestReadmePlainPage(t *testing.T) {
 			t.Errorf("the page never loaded /app/%s", f)
 		}
 	}
-	if runtimeMode() != "main" && statuses["worker.js"] == 0 {
+	switch main := runtimeMode() == "main"; {
+	case !main && statuses["worker.js"] == 0:
 		t.Errorf("the page never loaded /app/worker.js: load() ran on the main thread instead of a worker")
+	case main && statuses["worker.js"] != 0:
+		t.Errorf("the page loaded /app/worker.js in the main runtime's pass: boot.js did not set load()'s runtime")
 	}
 	w.noPageErrors()
 }
