@@ -1,6 +1,7 @@
 package xengine
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path"
@@ -187,4 +188,25 @@ func buildReadmeApp(t *testing.T, b *npmapp.Build, mainJSX string) string {
 		t.Fatalf("vite build of README.md's React main.jsx: %v\n%s", err, out)
 	}
 	return dist
+}
+
+// consentClick clicks button (#approve, #deny) on the consent page in
+// popup. Chromium's driver may still hold the execution context of the
+// popup's first document (about:blank, which the sign-in navigates to
+// the authorization server) and say so before it clicks anything; the
+// click is then tried again, as demoWorld.click does for a stale element.
+func (w *world) consentClick(popup engine.Window, button string) {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(w.ctx, waitLimit)
+	defer cancel()
+	for attempt := 1; ; attempt++ {
+		err := popup.Click(ctx, button)
+		if err == nil {
+			return
+		}
+		if attempt == 3 || !strings.Contains(err.Error(), "Cannot find context with specified id") {
+			w.t.Fatalf("clicking %s on the consent page: %v", button, err)
+		}
+		w.t.Logf("clicking %s on the consent page: %v; trying again", button, err)
+	}
 }

@@ -106,9 +106,7 @@ func TestReadmePlainPage(t *testing.T) {
 	if name := w.consentName(popup); name != "My App" {
 		t.Errorf("the consent page names the client %q; want the README's clientName \"My App\"", name)
 	}
-	if err := popup.Click(w.ctx, "#approve"); err != nil {
-		t.Fatalf("clicking #approve on the consent page: %v", err)
-	}
+	w.consentClick(popup, "#approve")
 	w.until("the tool's result", `/\b42\b/.test(document.querySelector("#out").textContent)`)
 
 	mu.Lock()
@@ -169,9 +167,7 @@ func TestReadmeReactComponent(t *testing.T) {
 		if name := w.consentName(popup); name != "My App" {
 			t.Errorf("the consent page names the client %q; want the README's clientName \"My App\"", name)
 		}
-		if err := popup.Click(w.ctx, button); err != nil {
-			t.Fatalf("clicking %s on the consent page: %v", button, err)
-		}
+		w.consentClick(popup, button)
 	}
 	signIn("#deny")
 	w.until("the declined message with the Sign in button", hasSignIn+` && /declined/i.test(document.body.innerText)`)
