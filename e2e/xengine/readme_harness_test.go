@@ -191,22 +191,12 @@ func buildReadmeApp(t *testing.T, b *npmapp.Build, mainJSX string) string {
 }
 
 // consentClick clicks button (#approve, #deny) on the consent page in
-// popup. Chromium's driver may still hold the execution context of the
-// popup's first document (about:blank, which the sign-in navigates to
-// the authorization server) and say so before it clicks anything; the
-// click is then tried again, as demoWorld.click does for a stale element.
+// popup.
 func (w *world) consentClick(popup engine.Window, button string) {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(w.ctx, waitLimit)
 	defer cancel()
-	for attempt := 1; ; attempt++ {
-		err := popup.Click(ctx, button)
-		if err == nil {
-			return
-		}
-		if attempt == 3 || !strings.Contains(err.Error(), "Cannot find context with specified id") {
-			w.t.Fatalf("clicking %s on the consent page: %v", button, err)
-		}
-		w.t.Logf("clicking %s on the consent page: %v; trying again", button, err)
+	if err := popup.Click(ctx, button); err != nil {
+		w.t.Fatalf("clicking %s on the consent page: %v", button, err)
 	}
 }
