@@ -110,7 +110,7 @@ func TestAgentNeedsSignIn(t *testing.T) {
 			}
 			o := w.awaitRun()
 			var opened int
-			w.eval(`opened`, &opened)
+			opened = len(w.opensIn(w.win))
 			if approve {
 				if o.Text != "Results: 2 + 40 = 42" {
 					t.Errorf("the answer after signing in = %+v", o)

@@ -127,9 +127,6 @@ func TestAgentPolicyDeniesServer(t *testing.T) {
 func TestDeclinedServerAsksAgain(t *testing.T) {
 	w := newWorld(t, devserver.AuthConfig{})
 	w.eval(fmt.Sprintf(`void (() => {
-		window.opened = 0;
-		const open = window.open;
-		window.open = (...a) => { opened++; return open.apply(window, a); };
 		window.cat = mcp.catalog({ servers: { secure: { url: %q } } });
 		window.catAuth = [];
 		cat.addEventListener("authrequired", (e) => catAuth.push(e.detail));
@@ -179,7 +176,7 @@ func TestDeclinedServerAsksAgain(t *testing.T) {
 		// The catalog's events cross on their own.
 		for (let i = 0; i < 60 && catAuth.length < 2; i++) await new Promise((res) => setTimeout(res, 50));
 		await new Promise((res) => setTimeout(res, 100)); // and no third one
-		return { ...r, catAuth, opened, state: cat.status("secure").state };
+		return { ...r, catAuth, opened: __e2eOpens.length, state: cat.status("secure").state };
 	})()`, &got)
 	say := "The user declined to sign in to secure, so its tools cannot be used now. The user can still sign in to secure from the app"
 	if strings.Count(got.Text, say) != 2 {
@@ -199,7 +196,7 @@ func TestDeclinedServerAsksAgain(t *testing.T) {
 	if !w.signedIn(w.catalogSignIn("#approve")) {
 		return
 	}
-	w.eval(`(async () => { const r = await turn(); return { ...r, catAuth: [], opened, state: cat.status("secure").state }; })()`, &got)
+	w.eval(`(async () => { const r = await turn(); return { ...r, catAuth: [], opened: __e2eOpens.length, state: cat.status("secure").state }; })()`, &got)
 	if got.Text != "Results: 2 + 40 = 42 | 2 + 40 = 42" || len(got.Events) != 0 || got.Opened != 2 {
 		t.Errorf("after signing in: %q, authrequired %+v, %d windows; want both sums, none, 2", got.Text, got.Events, got.Opened)
 	}

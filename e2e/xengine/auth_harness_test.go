@@ -55,9 +55,7 @@ func (w *world) personTakes(d time.Duration) {
 
 // watchPage records, in win's page from now on, the page's console.info
 // and console.warn lines (window.__said: web/auth.js and web/client.js
-// tell the page's developer there) and every window the page opens
-// (window.__opened: how many the browser let it open; window.__lastOpened:
-// the last one's handle).
+// tell the page's developer there).
 func (w *world) watchPage(win engine.Window) {
 	w.t.Helper()
 	w.evalIn(win, `void (() => {
@@ -66,9 +64,6 @@ func (w *world) watchPage(win engine.Window) {
 			const f = console[k];
 			console[k] = (...a) => { __said.push(k + ": " + a.join(" ")); f.apply(console, a); };
 		}
-		window.__opened = 0;
-		const open = window.open;
-		window.open = function (...a) { const x = open.apply(window, a); if (x) { __opened++; window.__lastOpened = x; } return x; };
 	})()`, nil)
 }
 
@@ -79,14 +74,6 @@ func (w *world) said(win engine.Window) string {
 	var lines []string
 	w.evalIn(win, `window.__said ?? []`, &lines)
 	return strings.Join(lines, "\n")
-}
-
-// opened returns how many windows the page opened since watchPage.
-func (w *world) opened() int {
-	w.t.Helper()
-	var n int
-	w.eval(`window.__opened`, &n)
-	return n
 }
 
 // awaitPage waits for the page's expression expr to be truthy, and

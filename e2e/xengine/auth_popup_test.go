@@ -229,7 +229,7 @@ func TestAbortClosesThePopupAndReleases(t *testing.T) {
 	if r := w.awaitLogin(); r.Error == nil || r.Error.Code != "aborted" {
 		t.Fatalf("aborted authorize() = %s; want aborted", r)
 	}
-	w.awaitPage("the page to close the sign-in window", "window.__lastOpened?.closed", nil)
+	w.awaitPage("the page to close the sign-in window", "globalThis.__e2eLastOpened?.closed", nil)
 	if r := w.reauthorize(); !r.OK || r.State != "connected" {
 		t.Fatalf("authorize() after an abort = %s; want connected", r)
 	}

@@ -99,7 +99,7 @@ func TestCatalogOfThreeServers(t *testing.T) {
 		t.Errorf("a call before sign-in = %+v; want the needs-sign-in text", r)
 	}
 	var opened int
-	w.eval(`opened`, &opened)
+	opened = len(w.opensIn(w.win))
 	if opened != 0 || countEvents(w.catalogEvents(), "authrequired") != 0 {
 		t.Errorf("before sign-in: %d popups, another authrequired; want none", opened)
 	}
@@ -165,7 +165,7 @@ func TestCatalogOfThreeServers(t *testing.T) {
 	names = w.catalogTools()
 	reloadTime := time.Since(start)
 	d := w.diff(reload)
-	w.eval(`opened`, &opened)
+	opened = len(w.opensIn(w.win))
 	if !anyPrefixed(names, "secure_") || opened != 0 || d["authorize"]+d["token"]+d["register"] != 0 {
 		t.Errorf("after a reload: tools %v, %d popups, requests %v; want secure_* without sign-in", names, opened, d)
 	}
@@ -207,7 +207,7 @@ func TestCatalogDeclineLatch(t *testing.T) {
 		}
 	}
 	var opened int
-	w.eval(`opened`, &opened)
+	opened = len(w.opensIn(w.win))
 	if opened != 1 {
 		t.Errorf("popups = %d; want 1 (none after the decline)", opened)
 	}

@@ -135,12 +135,8 @@ func everythingServer(t *testing.T) string {
 }
 
 // watchCatalogJS makes window.cat over servers (a JS object literal of
-// catalog options), records its events in window.catEvents and counts
-// every window.open in window.opened.
+// catalog options) and records its events in window.catEvents.
 const watchCatalogJS = `(() => {
-	window.opened = 0;
-	const open = window.open.bind(window);
-	window.open = (...a) => { opened++; return open(...a); };
 	window.catEvents = [];
 	window.cat = mcp.catalog(%s);
 	for (const t of ["statuschange", "toolschanged", "authrequired", "warning"]) {
@@ -205,17 +201,14 @@ func (w *world) catalogCall(name, args string) pageToolResult {
 }
 
 // standinAgentJS makes window.cat over servers (a JS object literal) and
-// window.agent over the stand-in model at modelURL, counting window.open
-// in window.opened; more are further catalog options ("approve: …").
+// window.agent over the stand-in model at modelURL; more are further
+// catalog options ("approve: …").
 func standinAgentJS(servers, modelURL string, more ...string) string {
 	opt := ""
 	for _, m := range more {
 		opt += ", " + m
 	}
 	return fmt.Sprintf(`(() => {
-		window.opened = 0;
-		const open = window.open.bind(window);
-		window.open = (...a) => { opened++; return open(...a); };
 		window.cat = mcp.catalog({ servers: %s%s });
 		window.agent = cat.agent({ model: mcp.models.openai({ baseURL: %q, model: "mcpwasm-standin" }) });
 	})()`, servers, opt, modelURL)

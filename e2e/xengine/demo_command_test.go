@@ -93,7 +93,7 @@ func TestDemoCommandOnOtherPorts(t *testing.T) {
 }
 
 // bootedWebDir is the build of web/ as the devserver command's -web
-// directory, with the demo page given /e2e/boot.js (and opens.js) first,
+// directory, with the demo page given /e2e/boot.js first,
 // as newDemoWorld serves it; boot.js sets the runtime mode itself when
 // the engine preloaded nothing.
 func bootedWebDir(t *testing.T, preloaded bool) string {
@@ -132,7 +132,7 @@ func bootedWebDir(t *testing.T, preloaded bool) string {
 	if err := os.MkdirAll(filepath.Join(dir, "e2e"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for name, body := range map[string]string{"demo/index.html": string(index), "e2e/boot.js": boot, "e2e/opens.js": opensJS} {
+	for name, body := range map[string]string{"demo/index.html": string(index), "e2e/boot.js": boot} {
 		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}

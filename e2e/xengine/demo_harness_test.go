@@ -33,7 +33,7 @@ type demoWorld struct {
 }
 
 // newDemoWorld serves the demo page (web/demo/ over web/) with boot.js
-// and opens.js as its first scripts; auth puts the demo server behind
+// as its first script; auth puts the demo server behind
 // the demo authorization server, else it needs no sign-in.
 func newDemoWorld(t *testing.T, auth bool) *demoWorld {
 	t.Helper()
@@ -50,11 +50,6 @@ func newSiteWorld(t *testing.T, auth bool, site fs.FS, routes func(w *world, mux
 	t.Helper()
 	d := &demoWorld{}
 	w := newServersWith(t, devserver.AuthConfig{}, site, func(w *world, mux *http.ServeMux) {
-		mux.HandleFunc("GET /e2e/opens.js", func(rw http.ResponseWriter, r *http.Request) {
-			rw.Header().Set("Content-Type", "text/javascript; charset=utf-8")
-			rw.Header().Set("Cache-Control", "no-store")
-			fmt.Fprint(rw, opensJS)
-		})
 		if routes != nil {
 			routes(w, mux)
 		}
@@ -79,19 +74,8 @@ func newSiteWorld(t *testing.T, auth bool, site fs.FS, routes func(w *world, mux
 	return d
 }
 
-// opensJS counts the windows a page asks for (window.open), so that a
-// scenario can say the page opened none by itself: a positive count, not
-// a wait for a window that does not come.
-const opensJS = `(() => {
-  const open = window.open;
-  globalThis.__e2eOpens = [];
-  window.open = function (...a) { globalThis.__e2eOpens.push(String(a[0])); return open.apply(this, a); };
-})();
-`
-
 // withBoot is site with the page at name (and its precompressed
-// siblings hidden) given /e2e/boot.js and /e2e/opens.js as its first
-// scripts: WebKit's classic WebDriver preloads nothing, so the page
+// siblings hidden) given /e2e/boot.js as its first script: WebKit's classic WebDriver preloads nothing, so the page
 // itself must load the error collector and the runtime mode.
 func withBoot(site fs.FS, name string) (fs.FS, error) {
 	b, err := fs.ReadFile(site, name)
@@ -101,7 +85,7 @@ func withBoot(site fs.FS, name string) (fs.FS, error) {
 	if !bytes.Contains(b, []byte("<head>")) {
 		return nil, fmt.Errorf("%s has no <head> to put boot.js in", name)
 	}
-	b = bytes.Replace(b, []byte("<head>"), []byte(`<head><script src="/e2e/boot.js"></script><script src="/e2e/opens.js"></script>`), 1)
+	b = bytes.Replace(b, []byte("<head>"), []byte(`<head><script src="/e2e/boot.js"></script>`), 1)
 	return booted{site, name, fstest.MapFS{name: {Data: b, Mode: 0o644, ModTime: time.Now()}}}, nil
 }
 

@@ -148,14 +148,6 @@ func checkDPoPWire(t *testing.T, wire *wireLog, when string, from int) (nonces i
 const openDBJS = `void (window.openDB = () => new Promise((res, rej) => {
 	const r = indexedDB.open("mcpwasm"); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); }))`
 
-// countWindowsJS makes the page count the windows it opens
-// (window.opened): every sign-in window of mcp.js is a window.open.
-const countWindowsJS = `void (() => {
-	const open = window.open;
-	window.opened = [];
-	window.open = function (...a) { window.opened.push(String(a[0])); return open.apply(this, a); };
-})()`
-
 // idjagWorld is enterprise-managed authorization end to end, each on its
 // own loopback origin: the world's page and window, the demo identity
 // provider (the page's single sign-on), a demo authorization server
@@ -197,7 +189,6 @@ func newIDJAGWorld(t *testing.T) *idjagWorld {
 	})
 	w.open()
 	w.navigate(w.win, w.PageURL+"/e2e/blank.html")
-	w.eval(countWindowsJS, nil)
 	w.load(w.win)
 	return e
 }
@@ -219,12 +210,4 @@ func (e *idjagWorld) newClient(app string) {
 			return (await r.json()).id_token;
 		},
 	}))`, nil)
-}
-
-// windowsOpened lists the windows the page opened (countWindowsJS).
-func (w *world) windowsOpened() []string {
-	w.t.Helper()
-	var opened []string
-	w.eval(`window.opened`, &opened)
-	return opened
 }

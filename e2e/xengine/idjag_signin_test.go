@@ -41,7 +41,7 @@ func TestIDJAGSignInWithoutPopup(t *testing.T) {
 	if n := e.AS.Count(authserver.EventAuthorize); n != 0 {
 		t.Errorf("%d authorization requests; want none", n)
 	}
-	if opened := e.windowsOpened(); len(opened) != 0 {
+	if opened := e.opensIn(e.win); len(opened) != 0 {
 		t.Errorf("windows opened: %v; want none", opened)
 	}
 	e.noPageErrors()
@@ -74,7 +74,7 @@ func TestIDJAGIdPRefuses(t *testing.T) {
 	if n := e.AS.Count(authserver.EventTokenIDJAG); n != 0 {
 		t.Errorf("%d JWT bearer grants after a refused exchange; want none", n)
 	}
-	if opened := e.windowsOpened(); len(opened) != 0 {
+	if opened := e.opensIn(e.win); len(opened) != 0 {
 		t.Errorf("windows opened: %v; want none", opened)
 	}
 }

@@ -138,6 +138,19 @@ const bootJS = `(() => {
   addEventListener("unhandledrejection", (e) => errs.push("unhandled rejection: " + (e.reason?.stack || e.reason)));
   const ce = console.error;
   console.error = (...a) => { errs.push("console.error: " + a.join(" ")); ce.apply(console, a); };
+  // Every window.open of the page, in order, with whether the browser let
+  // it open (every sign-in window of mcp.js is one); the last window it
+  // opened in __e2eLastOpened.
+  if (!globalThis.__e2eOpens) {
+    const opens = globalThis.__e2eOpens = [];
+    const open = window.open;
+    window.open = function (...a) {
+      const x = open.apply(this, a);
+      opens.push({ url: String(a[0] ?? ""), opened: !!x });
+      if (x) globalThis.__e2eLastOpened = x;
+      return x;
+    };
+  }
 })();
 `
 
@@ -495,6 +508,33 @@ func (w *world) track(win engine.Window) {
 	w.windows = append(w.windows, win)
 	n := len(w.windows)
 	w.t.Cleanup(func() { w.closeWindow(win, n) })
+}
+
+// openCall is one window.open of a page (bootJS records them).
+type openCall struct {
+	URL    string `json:"url"`
+	Opened bool   `json:"opened"` // the browser let it open
+}
+
+// opensIn lists the window.open calls of win's page since it loaded.
+func (w *world) opensIn(win engine.Window) []openCall {
+	w.t.Helper()
+	var calls []openCall
+	w.evalIn(win, `globalThis.__e2eOpens ?? []`, &calls)
+	return calls
+}
+
+// opened is how many windows the browser let the scenario's page open
+// since it loaded.
+func (w *world) opened() int {
+	w.t.Helper()
+	n := 0
+	for _, c := range w.opensIn(w.win) {
+		if c.Opened {
+			n++
+		}
+	}
+	return n
 }
 
 // newTab opens another tab of the scenario's window (its storage, its

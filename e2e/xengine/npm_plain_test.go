@@ -13,7 +13,7 @@ import (
 // import), connects to the server given in ?server= (a key of the dev
 // server's config) and calls add; #sign-in signs in.
 const plainPage = `<!doctype html><meta charset="utf-8"><title>plain</title>
-<script src="/e2e/boot.js"></script><script src="/e2e/opens.js"></script>
+<script src="/e2e/boot.js"></script>
 <script type="module" src="/plain.js"></script>
 <body><button id="sign-in">Sign in</button><output id="state"></output><output id="result"></output></body>`
 

@@ -58,7 +58,7 @@ func reactApp(t *testing.T) *npmapp.Build {
 // SPA fallback every single-page app host has (the app's route
 // /oauth/callback answers with its index.html), under the strict
 // Content-Security-Policy of docs/JSAPI.md; its index.html gets boot.js
-// and opens.js first.
+// first.
 func appWorld(t *testing.T) *demoWorld {
 	t.Helper()
 	return appWorldOf(t, reactApp(t).Prod)
