@@ -109,8 +109,7 @@ func TestAgentNeedsSignIn(t *testing.T) {
 				w.closeAsAPerson(popup)
 			}
 			o := w.awaitRun()
-			var opened int
-			opened = len(w.opensIn(w.win))
+			opened := len(w.opensIn(w.win))
 			if approve {
 				if o.Text != "Results: 2 + 40 = 42" {
 					t.Errorf("the answer after signing in = %+v", o)

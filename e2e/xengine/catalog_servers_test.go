@@ -98,8 +98,7 @@ func TestCatalogOfThreeServers(t *testing.T) {
 	if r := w.catalogCall("secure_add", `{a: 1, b: 2}`); !r.IsError || !strings.Contains(r.Text, "needs the user to sign in") {
 		t.Errorf("a call before sign-in = %+v; want the needs-sign-in text", r)
 	}
-	var opened int
-	opened = len(w.opensIn(w.win))
+	opened := len(w.opensIn(w.win))
 	if opened != 0 || countEvents(w.catalogEvents(), "authrequired") != 0 {
 		t.Errorf("before sign-in: %d popups, another authrequired; want none", opened)
 	}
@@ -206,8 +205,7 @@ func TestCatalogDeclineLatch(t *testing.T) {
 			t.Errorf("a call after the decline = %+v; want the declined text", r)
 		}
 	}
-	var opened int
-	opened = len(w.opensIn(w.win))
+	opened := len(w.opensIn(w.win))
 	if opened != 1 {
 		t.Errorf("popups = %d; want 1 (none after the decline)", opened)
 	}
