@@ -97,20 +97,18 @@ func (c *Client) connectOnce(ctx context.Context, co ConnectOptions) error {
 	if err == nil {
 		c.session = cs
 	}
-	if err != nil {
-		// Named for its server before the connects that joined this one
-		// read it, so that each says the same sentence.
-		err = mcperr.AtServer(err, Host(c.url))
-	}
-	c.connErr = err
 	// The outcome reaches the state machine in the same step that ends
-	// this connect: a connect started next sees it already applied.
+	// this connect: a connect started next sees it already applied. A
+	// failure is named for its server before the connects that joined
+	// this one read it (connErr), so that each says the same sentence.
 	var applied func()
 	if err != nil {
+		err = mcperr.AtServer(err, Host(c.url))
 		applied = c.applyLocked(inConnectFailed, err)
 	} else {
 		applied = c.applyLocked(inConnected, nil)
 	}
+	c.connErr = err
 	c.mu.Unlock()
 	close(ch)
 	applied()
