@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -87,16 +86,10 @@ func pieces(msgs ...string) []string {
 	return out
 }
 
-// copiesAllowed are the Go messages a file still copies while another
-// change moves it to jsapi.js: each must still be there (remove it once
-// it is not).
-var copiesAllowed = map[string][]string{}
-
-// TestWebCopiesNoGoSentence: no module of web/ but the generated
-// jsapi.js writes a sentence that Go owns; a copy would drift.
-func TestWebCopiesNoGoSentence(t *testing.T) {
-	sentences := goSentences()
-	seen := map[string]bool{}
+// eachWebModule calls f with each module of web/ but the generated
+// jsapi.js: its path below web/ and its source.
+func eachWebModule(t *testing.T, f func(rel, src string)) {
+	t.Helper()
 	root := filepath.Join("..", "web")
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".js") || filepath.Base(p) == "jsapi.js" {
@@ -107,50 +100,37 @@ func TestWebCopiesNoGoSentence(t *testing.T) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
-		for _, s := range sentences {
-			if !strings.Contains(string(b), s) {
-				continue
-			}
-			if slices.Contains(pieces(copiesAllowed[rel]...), s) {
-				seen[rel] = true
-				continue
-			}
-			t.Errorf("web/%s copies Go's %q: take it from jsapi.js", rel, s)
-		}
+		f(rel, string(b))
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for f := range copiesAllowed {
-		if !seen[f] {
-			t.Errorf("web/%s no longer copies %q: remove it from copiesAllowed", f, copiesAllowed[f][0])
+}
+
+// TestWebCopiesNoGoSentence: no module of web/ but the generated
+// jsapi.js writes a sentence that Go owns; a copy would drift.
+func TestWebCopiesNoGoSentence(t *testing.T) {
+	sentences := goSentences()
+	eachWebModule(t, func(rel, src string) {
+		for _, s := range sentences {
+			if strings.Contains(src, s) {
+				t.Errorf("web/%s copies Go's %q: take it from jsapi.js", rel, s)
+			}
 		}
-	}
+	})
 }
 
 // TestWebBuildsNoTargetByHand: the page names a host callback's target
 // with jsapi.js's target(kind, id), never by writing "<kind>:" itself, so
 // the format has one owner (Target).
 func TestWebBuildsNoTargetByHand(t *testing.T) {
-	root := filepath.Join("..", "web")
 	byHand := regexp.MustCompile("[`\"'](" + strings.Join(TargetKinds, "|") + ")" + regexp.QuoteMeta(TargetSep) + `(\$\{|["'` + "`" + `]\s*\+)`)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".js") || filepath.Base(p) == "jsapi.js" {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		for i, line := range strings.Split(string(b), "\n") {
+	eachWebModule(t, func(rel, src string) {
+		for i, line := range strings.Split(src, "\n") {
 			if byHand.MatchString(line) {
-				t.Errorf("%s:%d builds a host callback's target by hand: use target(kind, id) from jsapi.js", p, i+1)
+				t.Errorf("web/%s:%d builds a host callback's target by hand: use target(kind, id) from jsapi.js", rel, i+1)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
