@@ -41,7 +41,7 @@ run_pass() {
   local engine=${1%.*} mode=${1#*.} s status
   s=$(date +%s)
   (cd e2e/xengine && MCPWASM_E2E_ENGINE=$engine MCPWASM_E2E_RUNTIME=$mode MCPWASM_E2E_WEB="$tmp/web" MCPWASM_E2E_APP="$tmp/app" \
-    "$tmp/xengine.test" -test.count=1 -test.v -test.timeout=30m) >"$tmp/$1.log" 2>&1
+    "$tmp/xengine.test" -test.count=1 -test.v -test.timeout=45m) >"$tmp/$1.log" 2>&1
   status=$?
   echo "$status $(( $(date +%s) - s ))" >"$tmp/$1.status"
 }
