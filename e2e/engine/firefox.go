@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -68,6 +69,24 @@ type firefox struct {
 	profile string
 	version string
 	bidi    *bidiConn
+	// windows serializes making and closing tabs and user contexts:
+	// Firefox has refused a tab while another window closed, and has
+	// died when two windows were made as a third went away.
+	windows sync.Mutex
+	mu      sync.Mutex
+	said    []string // Firefox's last lines on stderr
+}
+
+// lastWords says how Firefox ended, with its last lines on stderr, for
+// an error about a lost connection.
+func (f *firefox) lastWords() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	state := "still running"
+	if err := f.cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		state = "gone (" + err.Error() + ")"
+	}
+	return fmt.Sprintf("Firefox is %s; its last lines:\n%s", state, strings.Join(f.said, "\n"))
 }
 
 func startFirefox(ctx context.Context) (Browser, error) {
@@ -110,8 +129,15 @@ func startFirefox(ctx context.Context) (Browser, error) {
 				case found <- strings.TrimSpace(line[i+len("WebDriver BiDi listening on "):]):
 				default:
 				}
-			} else if os.Getenv("MCPWASM_E2E_DEBUG") != "" {
-				fmt.Fprintln(os.Stderr, "firefox:", line)
+			} else {
+				f.mu.Lock()
+				if f.said = append(f.said, line); len(f.said) > 30 {
+					f.said = f.said[1:]
+				}
+				f.mu.Unlock()
+				if os.Getenv("MCPWASM_E2E_DEBUG") != "" {
+					fmt.Fprintln(os.Stderr, "firefox:", line)
+				}
 			}
 		}
 	}()
@@ -127,6 +153,7 @@ func startFirefox(ctx context.Context) (Browser, error) {
 		f.Close()
 		return nil, err
 	}
+	f.bidi.lastWords = f.lastWords
 	var sess struct {
 		Capabilities struct {
 			BrowserName    string `json:"browserName"`
@@ -169,6 +196,8 @@ func (f *firefox) Close() error {
 }
 
 func (f *firefox) NewWindow(ctx context.Context) (Window, error) {
+	f.windows.Lock()
+	defer f.windows.Unlock()
 	var uc struct {
 		UserContext string `json:"userContext"`
 	}
@@ -417,7 +446,11 @@ func (w *bidiWindow) Press(ctx context.Context, key string) error {
 	return w.f.bidi.call(ctx, "input.performActions", map[string]any{"context": w.id, "actions": keyActions(c)}, nil)
 }
 
-func (w *bidiWindow) NewTab(ctx context.Context) (Window, error) { return w.f.open(ctx, w.uc) }
+func (w *bidiWindow) NewTab(ctx context.Context) (Window, error) {
+	w.f.windows.Lock()
+	defer w.f.windows.Unlock()
+	return w.f.open(ctx, w.uc)
+}
 
 func (w *bidiWindow) Errors(context.Context) ([]string, error) {
 	w.mu.Lock()
@@ -428,6 +461,8 @@ func (w *bidiWindow) Errors(context.Context) ([]string, error) {
 func (w *bidiWindow) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	w.f.windows.Lock()
+	defer w.f.windows.Unlock()
 	err := w.f.bidi.call(ctx, "browsingContext.close", map[string]any{"context": w.id}, nil)
 	if w.ownsUC {
 		// Closes the tabs left in it, and forgets its storage.
@@ -446,6 +481,9 @@ type bidiConn struct {
 	waiters []ctxWaiter
 	known   map[string]bool
 	err     error
+	// lastWords, when set, says what became of the browser, for an error
+	// about a lost connection.
+	lastWords func() string
 }
 
 type ctxWaiter struct {
@@ -606,6 +644,14 @@ func (c *bidiConn) onLog(context string, fn func(string)) {
 	c.mu.Unlock()
 }
 
+// whatBecame is lastWords on a line of its own, or nothing.
+func (c *bidiConn) whatBecame() string {
+	if c.lastWords == nil {
+		return ""
+	}
+	return "\n" + c.lastWords()
+}
+
 // call sends a command and decodes its result into out.
 func (c *bidiConn) call(ctx context.Context, method string, params any, out any) error {
 	id := c.nextID.Add(1)
@@ -613,7 +659,7 @@ func (c *bidiConn) call(ctx context.Context, method string, params any, out any)
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
-		return fmt.Errorf("engine: WebDriver BiDi connection lost: %w", c.err)
+		return fmt.Errorf("engine: WebDriver BiDi connection lost: %w%s", c.err, c.whatBecame())
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
@@ -624,7 +670,7 @@ func (c *bidiConn) call(ctx context.Context, method string, params any, out any)
 	select {
 	case m, ok := <-ch:
 		if !ok {
-			return fmt.Errorf("engine: %s: WebDriver BiDi connection lost", method)
+			return fmt.Errorf("engine: %s: WebDriver BiDi connection lost%s", method, c.whatBecame())
 		}
 		if m.Type == "error" {
 			return fmt.Errorf("engine: %s: %s: %s", method, m.Error, m.Message)
