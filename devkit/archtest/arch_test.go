@@ -158,29 +158,7 @@ func allowedImports(t *testing.T) map[string][]string {
 // import anything.
 func TestImportsMatchTheArchitecture(t *testing.T) {
 	allowed := allowedImports(t)
-	const module = "github.com/mcpwasm/mcpwasm/"
-	actual := map[string]map[string]bool{}
-	for _, env := range [][]string{nil, {"GOOS=js", "GOARCH=wasm"}} {
-		cmd := exec.Command("go", "list", "-e", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...")
-		cmd.Dir = repoRoot(t)
-		cmd.Env = append(os.Environ(), env...)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go list: %v", err)
-		}
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			f := strings.Fields(line)
-			pkg := strings.TrimPrefix(f[0], module)
-			if actual[pkg] == nil {
-				actual[pkg] = map[string]bool{}
-			}
-			for _, imp := range f[1:] {
-				if strings.HasPrefix(imp, module) {
-					actual[pkg][strings.TrimPrefix(imp, module)] = true
-				}
-			}
-		}
-	}
+	actual := moduleImports(t)
 	for pkg, imps := range actual {
 		if strings.HasPrefix(pkg, "cmd/") || pkg == "e2e" || strings.HasPrefix(pkg, "e2e/") {
 			continue
@@ -211,7 +189,33 @@ func TestImportsMatchTheArchitecture(t *testing.T) {
 // for the browser), so the dev and test harnesses can never become part of
 // what an embedder ships.
 func TestTreeRunsOneWay(t *testing.T) {
+	for pkg, imps := range moduleImports(t) {
+		var forbidden []string
+		switch {
+		case strings.HasPrefix(pkg, "cmd/"), strings.HasPrefix(pkg, "e2e"), strings.HasPrefix(pkg, "devkit/"):
+			continue
+		case strings.HasPrefix(pkg, "demo"):
+			forbidden = []string{"devkit/"}
+		default:
+			forbidden = []string{"devkit/", "demo"}
+		}
+		for imp := range imps {
+			for _, fb := range forbidden {
+				if strings.HasPrefix(imp, fb) {
+					t.Errorf("%s imports %s: the import graph runs product → demo → devkit, never back", pkg, imp)
+				}
+			}
+		}
+	}
+}
+
+// moduleImports maps each package of this module to the module's
+// packages it imports (not its tests'), natively and as built for the
+// browser, both relative to the module's path.
+func moduleImports(t *testing.T) map[string]map[string]bool {
+	t.Helper()
 	const module = "github.com/mcpwasm/mcpwasm/"
+	actual := map[string]map[string]bool{}
 	for _, env := range [][]string{nil, {"GOOS=js", "GOARCH=wasm"}} {
 		cmd := exec.Command("go", "list", "-e", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...")
 		cmd.Dir = repoRoot(t)
@@ -223,26 +227,15 @@ func TestTreeRunsOneWay(t *testing.T) {
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 			f := strings.Fields(line)
 			pkg := strings.TrimPrefix(f[0], module)
-			var forbidden []string
-			switch {
-			case strings.HasPrefix(pkg, "cmd/"), strings.HasPrefix(pkg, "e2e"), strings.HasPrefix(pkg, "devkit/"):
-				continue
-			case strings.HasPrefix(pkg, "demo"):
-				forbidden = []string{"devkit/"}
-			default:
-				forbidden = []string{"devkit/", "demo"}
+			if actual[pkg] == nil {
+				actual[pkg] = map[string]bool{}
 			}
 			for _, imp := range f[1:] {
-				rel, ok := strings.CutPrefix(imp, module)
-				if !ok {
-					continue
-				}
-				for _, fb := range forbidden {
-					if strings.HasPrefix(rel, fb) {
-						t.Errorf("%s imports %s: the import graph runs product → demo → devkit, never back", pkg, rel)
-					}
+				if rel, ok := strings.CutPrefix(imp, module); ok {
+					actual[pkg][rel] = true
 				}
 			}
 		}
 	}
+	return actual
 }
