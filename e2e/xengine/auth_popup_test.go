@@ -19,17 +19,8 @@ import (
 func TestPopupSignInThenReload(t *testing.T) {
 	parallel(t)
 	w := newWorld(t, devserver.AuthConfig{})
-	var pre struct {
-		Error jsErr  `json:"error"`
-		State string `json:"state"`
-	}
-	w.eval(fmt.Sprintf(`(async () => {
-		const c = mcp.client(%q);
-		const r = await c.connect().then(() => ({}), %s);
-		return { ...r, state: c.state };
-	})()`, w.MCPURL, catchJS), &pre)
-	if pre.Error.Code != "auth_required" || pre.State != "needs_auth" {
-		t.Fatalf("connect() without a grant: %+v, state %q; want auth_required, needs_auth", pre.Error, pre.State)
+	if e, state := w.connected(w.MCPURL, `{}`); e.Code != "auth_required" || state != "needs_auth" {
+		t.Fatalf("connect() without a grant: %+v, state %q; want auth_required, needs_auth", e, state)
 	}
 	before := w.snapshot()
 	r := w.approve(w.consentPopupOf(func() {

@@ -644,6 +644,23 @@ func (w *world) popup(wait engine.Popup, what string) engine.Window {
 // expiry of TestTwoTabsOneRefreshForOneExpiry, under a minute.
 const waitLimit = 2 * time.Minute
 
+// connected is the outcome of a new client's connect() in the scenario's
+// page: the error it rejected with (zero when it connected) and the
+// client's state after it. opts is a JS object literal of client options.
+func (w *world) connected(url, opts string) (jsErr, string) {
+	w.t.Helper()
+	var got struct {
+		Error jsErr  `json:"error"`
+		State string `json:"state"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const c = mcp.client(%q, %s);
+		const r = await c.connect().then(() => ({}), %s);
+		return { ...r, state: c.state };
+	})()`, url, opts, catchJS), &got)
+	return got.Error, got.State
+}
+
 // jsErr is what the page reports for a rejected call.
 type jsErr struct {
 	Name    string `json:"name"`

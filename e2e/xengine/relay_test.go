@@ -35,14 +35,10 @@ func relayWorld(t *testing.T, ac devserver.AuthConfig) (*world, string) {
 func TestRelayNoCORSFails(t *testing.T) {
 	w, _ := relayWorld(t, devserver.AuthConfig{})
 	var got struct {
-		Error jsErr  `json:"error"`
-		State string `json:"state"`
+		Error jsErr
+		State string
 	}
-	w.eval(fmt.Sprintf(`(async () => {
-		const c = mcp.client(%q);
-		const r = await c.connect().then(() => ({}), %s);
-		return { ...r, state: c.state };
-	})()`, w.MCPURL, catchJS), &got)
+	got.Error, got.State = w.connected(w.MCPURL, `{}`)
 	if got.Error.Code != "network" || !strings.Contains(got.Error.Message, "the client option relay") {
 		t.Errorf("connect() without the relay: %+v; want a network error that names the client option relay", got.Error)
 	}
@@ -167,15 +163,8 @@ func TestRelayPageWideAlways(t *testing.T) {
 // refusal, and that server never hears from the page.
 func TestRelayRefusesAnUnlistedServer(t *testing.T) {
 	w, relayURL := relayWorld(t, devserver.AuthConfig{})
-	var got struct {
-		Error jsErr  `json:"error"`
-		State string `json:"state"`
-	}
-	w.eval(fmt.Sprintf(`(async () => {
-		const c = mcp.client(%q, { relay: %q, relayMode: "always" });
-		const r = await c.connect().then(() => ({}), %s);
-		return { ...r, state: c.state };
-	})()`, w.MCP2URL, relayURL, catchJS), &got)
+	var got struct{ Error jsErr }
+	got.Error, _ = w.connected(w.MCP2URL, fmt.Sprintf(`{ relay: %q, relayMode: "always" }`, relayURL))
 	if got.Error.Code != "network" || !strings.Contains(got.Error.Message, "target_not_allowed") {
 		t.Errorf("connect() through a relay that does not list the server: %+v; want a network error with the relay's target_not_allowed", got.Error)
 	}
