@@ -75,6 +75,7 @@ func NewServer(opts Options) *mcp.Server {
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Logging:   &mcp.LoggingCapabilities{},
 		},
+		CompletionHandler: complete,
 	})
 	if opts.OnRequest != nil {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {

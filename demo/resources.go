@@ -94,3 +94,32 @@ func (d *demo) addPrompts() {
 		}, nil
 	})
 }
+
+// Audiences are the explain prompt's suggested audiences, and Names the
+// greeting template's suggested names: what completion/complete offers.
+var (
+	Audiences = []string{"a curious beginner", "a child", "a designer", "an engineer", "an executive"}
+	Names     = []string{"Ada", "Alan", "Barbara", "Grace", "Linus"}
+)
+
+// complete answers completion/complete for the explain prompt's audience
+// and the greeting template's name: the suggestions that start with what
+// was typed, ignoring case.
+func complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := req.Params
+	var from []string
+	switch {
+	case p.Ref == nil:
+	case p.Ref.Type == "ref/prompt" && p.Ref.Name == PromptExplain && p.Argument.Name == "audience":
+		from = Audiences
+	case p.Ref.Type == "ref/resource" && p.Ref.URI == GreetingTemplate && p.Argument.Name == "name":
+		from = Names
+	}
+	values := []string{}
+	for _, v := range from {
+		if strings.HasPrefix(strings.ToLower(v), strings.ToLower(p.Argument.Value)) {
+			values = append(values, v)
+		}
+	}
+	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values, Total: len(values)}}, nil
+}

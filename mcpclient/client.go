@@ -52,7 +52,7 @@ const (
 // DOM event of the same type. Data never holds secrets.
 type Event struct {
 	// Type is "statechange", "toolschanged", "resourceschanged",
-	// "promptschanged", "log" or "warning".
+	// "resourceupdated", "promptschanged", "log" or "warning".
 	Type string
 	// Data is the event's detail, JSON-marshalable.
 	Data any
@@ -156,8 +156,9 @@ type Client struct {
 	rawCaps    json.RawMessage     // the server's capabilities as it sent them
 	ending     *sessionEnd         // the DELETE that Logout waits to hear of
 
-	elicitWaits urlWaits   // URL-mode elicitations a retried call waits on
-	clocks      callClocks // the timeouts of running calls, paused while the user answers
+	elicitWaits urlWaits        // URL-mode elicitations a retried call waits on
+	clocks      callClocks      // the timeouts of running calls, paused while the user answers
+	subs        map[string]bool // the resources the page subscribed to, subscribed again on each new session
 
 	re reconnector // the reconnect loop of state reconnecting
 }

@@ -116,6 +116,7 @@ func (c *Client) connectOnce(ctx context.Context, co ConnectOptions) error {
 		return err
 	}
 	go c.watch(cs)
+	go c.resubscribe(cs)
 	return nil
 }
 
@@ -307,6 +308,7 @@ func (c *Client) connectWith(ctx context.Context, kind Transport, version string
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { c.emit("toolschanged", nil) },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { c.emit("resourceschanged", nil) },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { c.emit("promptschanged", nil) },
+		ResourceUpdatedHandler:     c.resourceUpdated,
 	}
 	if c.opts.Apps {
 		mo.Capabilities.AddExtension(UIExtension, map[string]any{"mimeTypes": []string{UIMimeType}})

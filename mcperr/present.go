@@ -108,6 +108,14 @@ func Present(err error) (message, detail string) {
 	if code == Network && errors.As(err, &cut) {
 		return render(CutMessage, server, 0, "", 0), detail
 	}
+	var unoffered *Unoffered
+	if code == Protocol && errors.As(err, &unoffered) {
+		next := unoffered.Next
+		if next != "" {
+			next = strings.ToUpper(next[:1]) + next[1:]
+		}
+		return sentence(strings.NewReplacer("{Server}", phrase(server, true), "{feature}", unoffered.Feature, "{Next}", next).Replace(UnofferedMessage)), detail
+	}
 	tmpl, ok := Messages[code]
 	unnamed := server == "" && strings.Contains(strings.ToLower(tmpl), "{server}") && code != Aborted && code != Timeout && code != RedirectUnhandled
 	if !ok || unnamed {

@@ -60,6 +60,8 @@ func TestPresent(t *testing.T) {
 			"The sign-in to the server at mcp.example.com came back to http://127.0.0.1:5173/assets/oauth/callback.html, but no page there finished it. Import mcpwasm/callback on that page, or pass a redirectUri whose page does.", "no callback receiver"},
 		{mcperr.AtServer(&mcperr.Error{Code: mcperr.Network, Msg: "mcp: calling tools/call", Err: &mcperr.Cut{Err: errors.New("TypeError: network error")}}, "mcp.example.com"),
 			"The connection to the server at mcp.example.com ended in the middle of its answer (the network or the server failed). The request reached the server and may have run there; check before repeating anything that changes data.", "TypeError: network error"},
+		{mcperr.AtServer(&mcperr.Unoffered{Feature: "completions", Next: "let the person type the value"}, "mcp.example.com"),
+			"The server at mcp.example.com does not offer completions. Let the person type the value.", "its capabilities do not declare them"},
 	} {
 		msg, detail := mcperr.Present(tc.err)
 		if msg != tc.msg || !strings.Contains(detail, tc.inDetai) {
