@@ -86,6 +86,29 @@ type (
 		Name      string            `json:"name"`
 		Arguments map[string]string `json:"arguments,omitempty"`
 	}
+	// Complete asks for an argument's completions (completion/complete).
+	Complete struct {
+		ID       string            `json:"id" page:"id"`
+		Ref      CompleteRef       `json:"ref"`
+		Argument CompleteArgument  `json:"argument"`
+		Context  map[string]string `json:"context,omitempty"`
+	}
+	// CompleteRef is a completion's prompt or resource template.
+	CompleteRef struct {
+		Type string `json:"type"`
+		Name string `json:"name,omitempty"`
+		URI  string `json:"uri,omitempty"`
+	}
+	// CompleteArgument is the argument being completed and what was typed.
+	CompleteArgument struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	}
+	// Subscribe names a resource to subscribe to or unsubscribe from.
+	Subscribe struct {
+		ID  string `json:"id" page:"id"`
+		URI string `json:"uri"`
+	}
 	// CallTool calls a tool.
 	CallTool struct {
 		ID        string          `json:"id" page:"id"`
@@ -364,6 +387,9 @@ var Ops = []Op{
 	{"client.listPrompts", ClientRef{}, Any{}, "every prompt", false},
 	{"client.readResource", ReadResource{}, Any{}, "reads a resource", false},
 	{"client.getPrompt", GetPrompt{}, Any{}, "renders a prompt", false},
+	{"client.complete", Complete{}, Any{}, "completions for a prompt's or resource template's argument", false},
+	{"client.subscribe", Subscribe{}, nil, "a resourceupdated event per change of a resource, across reconnects", false},
+	{"client.unsubscribe", Subscribe{}, nil, "ends a subscription", false},
 	{"client.ping", ClientRef{}, nil, "checks that the server answers", false},
 	{"client.callTool", CallTool{}, Any{}, "calls a tool (signal, onProgress)", false},
 	{"callback.deliver", Deliver{}, Delivered{}, "a sign-in result from any courier", false},

@@ -72,34 +72,41 @@ func (a *app) handlers() map[string]handler {
 		"client.listPrompts":           op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return e.c.ListPrompts(ctx) })),
 		"client.readResource":          op(a.opReadResource),
 		"client.getPrompt":             op(a.opGetPrompt),
-		"client.ping":                  op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return nil, e.c.Ping(ctx) })),
-		"client.callTool":              op(a.opCallTool),
-		"callback.deliver":             op(a.opDeliver),
-		"grants.apply":                 op(a.opApply),
-		"storage.clear":                op(a.opClear),
-		"storage.status":               op(a.opStorageStatus),
-		"network.changed":              op(a.opNetworkChanged),
-		"catalog.new":                  op(a.opNewCatalog),
-		"catalog.add":                  op(a.opCatalogAdd),
-		"catalog.remove":               op(a.opCatalogRemove),
-		"catalog.enable":               op(a.opCatalogEnable),
-		"catalog.disable":              op(a.opCatalogDisable),
-		"catalog.authorize":            op(a.opCatalogAuthorize),
-		"catalog.tools":                op(a.opCatalogTools),
-		"catalog.toolsFor":             op(a.opCatalogToolsFor),
-		"catalog.callTool":             op(a.opCatalogCallTool),
-		"catalog.viewTools":            op(a.opCatalogViewTools),
-		"catalog.viewCall":             op(a.opCatalogViewCall),
-		"catalog.handleToolCalls":      op(a.opCatalogToolCalls),
-		"catalog.close":                op(a.opCatalogClose),
-		"catalog.webmcpChanged":        op(a.opCatalogWebMCPChanged),
-		"agent.new":                    op(a.opNewAgent),
-		"agent.run":                    op(a.opAgentRun),
-		"agent.close":                  op(a.opAgentClose),
-		"agent.conversation":           op(a.opConversation),
-		"agent.conversations":          op(a.opConversations),
-		"agent.renameConversation":     op(a.opRenameConversation),
-		"agent.deleteConversation":     op(a.opDeleteConversation),
+		"client.complete":              op(a.opComplete),
+		"client.subscribe": op(func(ctx context.Context, args jsapi.Subscribe, _ jsCall) (any, error) {
+			return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) { return nil, e.c.Subscribe(ctx, args.URI) })
+		}),
+		"client.unsubscribe": op(func(ctx context.Context, args jsapi.Subscribe, _ jsCall) (any, error) {
+			return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) { return nil, e.c.Unsubscribe(ctx, args.URI) })
+		}),
+		"client.ping":              op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return nil, e.c.Ping(ctx) })),
+		"client.callTool":          op(a.opCallTool),
+		"callback.deliver":         op(a.opDeliver),
+		"grants.apply":             op(a.opApply),
+		"storage.clear":            op(a.opClear),
+		"storage.status":           op(a.opStorageStatus),
+		"network.changed":          op(a.opNetworkChanged),
+		"catalog.new":              op(a.opNewCatalog),
+		"catalog.add":              op(a.opCatalogAdd),
+		"catalog.remove":           op(a.opCatalogRemove),
+		"catalog.enable":           op(a.opCatalogEnable),
+		"catalog.disable":          op(a.opCatalogDisable),
+		"catalog.authorize":        op(a.opCatalogAuthorize),
+		"catalog.tools":            op(a.opCatalogTools),
+		"catalog.toolsFor":         op(a.opCatalogToolsFor),
+		"catalog.callTool":         op(a.opCatalogCallTool),
+		"catalog.viewTools":        op(a.opCatalogViewTools),
+		"catalog.viewCall":         op(a.opCatalogViewCall),
+		"catalog.handleToolCalls":  op(a.opCatalogToolCalls),
+		"catalog.close":            op(a.opCatalogClose),
+		"catalog.webmcpChanged":    op(a.opCatalogWebMCPChanged),
+		"agent.new":                op(a.opNewAgent),
+		"agent.run":                op(a.opAgentRun),
+		"agent.close":              op(a.opAgentClose),
+		"agent.conversation":       op(a.opConversation),
+		"agent.conversations":      op(a.opConversations),
+		"agent.renameConversation": op(a.opRenameConversation),
+		"agent.deleteConversation": op(a.opDeleteConversation),
 	}
 }
 
@@ -266,6 +273,13 @@ func (a *app) opReadResource(ctx context.Context, args jsapi.ReadResource, _ jsC
 func (a *app) opGetPrompt(ctx context.Context, args jsapi.GetPrompt, _ jsCall) (any, error) {
 	return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) {
 		return e.c.GetPrompt(ctx, args.Name, args.Arguments)
+	})
+}
+
+func (a *app) opComplete(ctx context.Context, args jsapi.Complete, _ jsCall) (any, error) {
+	return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) {
+		ref := mcpclient.CompleteRef{Type: args.Ref.Type, Name: args.Ref.Name, URI: args.Ref.URI}
+		return e.c.Complete(ctx, ref, args.Argument.Name, args.Argument.Value, args.Context)
 	})
 }
 

@@ -7,8 +7,8 @@ import { callProblem } from "./rules.js";
 
 /**
  * A connection to one MCP server. Events: statechange, toolschanged,
- * resourceschanged, promptschanged, log, tokenrefreshed, storageerror,
- * storagefallback, warning, elicitationcomplete.
+ * resourceschanged, resourceupdated, promptschanged, log, tokenrefreshed,
+ * storageerror, storagefallback, warning, elicitationcomplete.
  */
 export class Client extends EventTarget {
   #mcp;
@@ -20,6 +20,7 @@ export class Client extends EventTarget {
   #login = null; // LoginWindow of the running sign-in
   #unwatch = null;
   #dismissed = null; // {resolve, reject} of the running sign-in's authDismissed
+  #subs = new Set(); // the resources subscribed to: a remade client subscribes to them again
   /** Handles elicitation/create: async (params) => ({ action, content }). Set before connect(). */
   onElicitation = null;
   /** Handles sampling/createMessage: async (params) => ({ role, content, model, stopReason }). Set before connect(). */
@@ -51,11 +52,26 @@ export class Client extends EventTarget {
     return this.#mcp._invoke(op, { id: this.#id, ...args }, signal, onProgress);
   }
 
-  /** Makes this client again in a new runtime when the last one ended (mcp.js's _remake). */
+  /**
+   * Makes this client again in a new runtime when the last one ended
+   * (mcp.js's _remake); says whether it did, so that the caller subscribes
+   * the new client again once it connects.
+   */
   #remake() {
-    if (!this.#lost || this.#closed) return;
+    if (!this.#lost || this.#closed) return false;
     this._remake();
     this.#lost = null;
+    return true;
+  }
+
+  // The new runtime's client knows none of the page's subscriptions: they
+  // are made again, and one the server refuses now is a warning event.
+  #resubscribe() {
+    for (const uri of this.#subs) {
+      this.#call("client.subscribe", { uri }).catch((e) => {
+        this._event("warning", { message: `subscribing again to ${uri} in the new runtime failed: ${e.message}; subscribe() again to retry` });
+      });
+    }
   }
 
   #handlers() {
@@ -72,8 +88,9 @@ export class Client extends EventTarget {
 
   /** Connects and initializes; rejects "auth_required" when a sign-in is needed. */
   async connect({ signal } = {}) {
-    this.#remake();
+    const remade = this.#remake();
     this.#session(await this.#call("client.connect", this.#handlers(), signal));
+    if (remade) this.#resubscribe();
   }
 
   /**
@@ -86,8 +103,11 @@ export class Client extends EventTarget {
     if (this.#closed) return Promise.reject(closedError());
     const popup = this._popup();
     const lw = this._login;
-    this.#remake();
-    return this.#call("client.authorize", { popup, ...this.#handlers() }, signal).then((s) => this.#session(s), (e) => {
+    const remade = this.#remake();
+    return this.#call("client.authorize", { popup, ...this.#handlers() }, signal).then((s) => {
+      this.#session(s);
+      if (remade) this.#resubscribe();
+    }, (e) => {
       this._closeAuthOf(lw);
       throw e;
     });
@@ -154,6 +174,51 @@ export class Client extends EventTarget {
       return Promise.reject(invalid("getPrompt(): arguments must be an object of strings"));
     }
     return this.#call("client.getPrompt", { name, arguments: args }, signal);
+  }
+
+  /**
+   * Values the server suggests for argument (`{name, value}`: what the
+   * person typed so far) of ref (`{type: "ref/prompt", name}` or
+   * `{type: "ref/resource", uri}`, a resource template's URI template);
+   * context holds the arguments already chosen. Resolves
+   * `{values, total?, hasMore?}`.
+   */
+  complete(ref, argument, { context, signal } = {}) {
+    if (ref === null || typeof ref !== "object" || (ref.type !== "ref/prompt" && ref.type !== "ref/resource")) {
+      return Promise.reject(invalid('complete(): ref must be {type: "ref/prompt", name} or {type: "ref/resource", uri}'));
+    }
+    if (ref.type === "ref/prompt" && (typeof ref.name !== "string" || ref.name === "")) {
+      return Promise.reject(invalid("complete(): a ref/prompt reference needs the prompt's name"));
+    }
+    if (ref.type === "ref/resource" && (typeof ref.uri !== "string" || ref.uri === "")) {
+      return Promise.reject(invalid("complete(): a ref/resource reference needs the resource template's uri"));
+    }
+    if (argument === null || typeof argument !== "object" || typeof argument.name !== "string" || argument.name === "" || typeof argument.value !== "string") {
+      return Promise.reject(invalid("complete(): argument must be {name, value}, both strings (value may be empty)"));
+    }
+    if (context !== undefined && (context === null || typeof context !== "object" || Array.isArray(context) || Object.values(context).some((v) => typeof v !== "string"))) {
+      return Promise.reject(invalid("complete(): context must be an object of strings (the arguments already chosen)"));
+    }
+    const r = { type: ref.type, ...(ref.type === "ref/prompt" ? { name: ref.name } : { uri: ref.uri }) };
+    return this.#call("client.complete", { ref: r, argument: { name: argument.name, value: argument.value }, context }, signal);
+  }
+
+  /**
+   * Asks the server to say when the resource at uri changes: a
+   * resourceupdated event ({uri}) per change, also after a reconnect.
+   * Rejects "protocol" when the server offers no subscriptions.
+   */
+  async subscribe(uri, { signal } = {}) {
+    if (typeof uri !== "string" || uri === "") throw invalid("subscribe(): uri must be a non-empty string");
+    await this.#call("client.subscribe", { uri }, signal);
+    this.#subs.add(uri);
+  }
+
+  /** Ends subscribe(uri); a uri never subscribed to is no error. */
+  async unsubscribe(uri, { signal } = {}) {
+    if (typeof uri !== "string" || uri === "") throw invalid("unsubscribe(): uri must be a non-empty string");
+    this.#subs.delete(uri);
+    await this.#call("client.unsubscribe", { uri }, signal);
   }
 
   async ping({ signal } = {}) { await this.#call("client.ping", {}, signal); }

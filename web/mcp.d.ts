@@ -323,6 +323,21 @@ export interface Prompt {
   arguments?: { name: string; title?: string; description?: string; required?: boolean }[];
 }
 
+/** What a completed argument belongs to: a prompt, or a resource template (its URI template). */
+export type CompleteRef = { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };
+
+export interface CompleteOptions extends CallOptions {
+  /** The values of the arguments already chosen, by name. */
+  context?: Record<string, string>;
+}
+
+/** A server's suggestions for an argument (at most 100; hasMore when it has more). */
+export interface Completion {
+  values: string[];
+  total?: number;
+  hasMore?: boolean;
+}
+
 export interface GetPromptResult {
   description?: string;
   messages: { role: "user" | "assistant"; content: Content }[];
@@ -406,6 +421,8 @@ export interface ClientEventMap {
   storageerror: CustomEvent<{ resource: string; message: string }>;
   toolschanged: CustomEvent<Record<string, never>>;
   resourceschanged: CustomEvent<Record<string, never>>;
+  /** A resource subscribed to (or a part of it) changed: read it again to see how. */
+  resourceupdated: CustomEvent<{ uri: string }>;
   promptschanged: CustomEvent<Record<string, never>>;
   log: CustomEvent<LogDetail>;
   /** Something failed that ends nothing (a notification the server refused); also console.warn. */
@@ -457,6 +474,20 @@ export interface Client extends EventTarget {
   readResource(uri: string, options?: CallOptions): Promise<ReadResourceResult>;
   listPrompts(options?: CallOptions): Promise<Prompt[]>;
   getPrompt(name: string, args?: Record<string, string>, options?: CallOptions): Promise<GetPromptResult>;
+  /**
+   * Values the server suggests for a prompt's or resource template's
+   * argument, given what the person typed so far (completion/complete).
+   * Rejects "protocol" when the server offers no completions.
+   */
+  complete(ref: CompleteRef, argument: { name: string; value: string }, options?: CompleteOptions): Promise<Completion>;
+  /**
+   * A resourceupdated event per change of the resource at uri, until
+   * unsubscribe(uri); it lasts across reconnects. Rejects "protocol" when
+   * the server offers no subscriptions.
+   */
+  subscribe(uri: string, options?: CallOptions): Promise<void>;
+  /** Ends subscribe(uri); a uri never subscribed to is no error. */
+  unsubscribe(uri: string, options?: CallOptions): Promise<void>;
   ping(options?: CallOptions): Promise<void>;
   /** Ends the session; every later call rejects "closed". */
   close(): Promise<void>;

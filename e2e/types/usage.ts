@@ -3,7 +3,7 @@
 import {
   load, preload, MCPError, type Client, type CallToolResult, type MCPErrorCode, type ClientState,
   type Catalog, type CatalogTool, type ServerStatus, type ApprovalRequest, type ApprovalAnswer, type ApprovalPolicy,
-  type Agent, type AgentEvent, type AgentResult, type ChatMessage,
+  type Agent, type AgentEvent, type AgentResult, type ChatMessage, type Completion,
 } from "../../web/mcp.js";
 
 async function demo(): Promise<void> {
@@ -54,6 +54,14 @@ async function demo(): Promise<void> {
   const text: string | undefined = read.contents[0].text;
   await client.listPrompts();
   await client.getPrompt("explain", { topic: "x" });
+  const done: Completion = await client.complete({ type: "ref/prompt", name: "explain" }, { name: "audience", value: "a" }, { context: { topic: "x" } });
+  const firstValue: string | undefined = done.values[0];
+  await client.complete({ type: "ref/resource", uri: "demo://greeting/{name}" }, { name: "name", value: "" });
+  // @ts-expect-error a prompt reference needs its name
+  await client.complete({ type: "ref/prompt" }, { name: "a", value: "" });
+  client.addEventListener("resourceupdated", (ev) => void ev.detail.uri.length);
+  await client.subscribe("demo://readme");
+  await client.unsubscribe("demo://readme");
   await client.ping();
   await client.logout();
   await client.close();
