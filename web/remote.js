@@ -8,7 +8,7 @@
 // call {id, op, args, signal?, progress?}, abort {id},
 // hostReply {id, value | error}, bye, and the test hooks crash, die and
 // skew {ms}, each with {test: true}.
-// Worker → page: ready {version, runtimeId, alive (the name of a Web Lock
+// Worker → page: hi (at once, on hello), ready {version, runtimeId, alive (the name of a Web Lock
 // the worker holds while it lives, or null)}, failed {error}, stale,
 // nokeys {reason} (the worker cannot keep WebCrypto keys in IndexedDB),
 // progress {loaded, total} (load) or {id, json} (a call), result {id,
@@ -54,42 +54,86 @@ export class Refused extends Error {
 class Connection {
   pending = new Map(); // call id → {resolve, reject, onProgress, signal, abort}
   ended = false;
+  held = null; // messages posted before a SharedWorker was heard from
+  attempts = 0;
 
   constructor(mode, hello, remote) {
     this.remote = remote;
+    this.mode = mode;
+    if (mode === "shared-worker") this.held = [];
+    this.hello = hello;
+    this.kind = mode === "shared-worker" ? "SharedWorker" : "Worker";
+    this.ready = new Promise((resolve, reject) => { this.settle = { resolve, reject }; });
+    this.#attach();
+  }
+
+  /**
+   * Starts the worker (or joins the SharedWorker) and says hello. A worker
+   * answers hello with "hi" at once. A SharedWorker that is ending (its
+   * last tab went, or it closed itself) can still be joined in Firefox and
+   * then never answers: calls are held here until "hi", and after a second
+   * without it the connection joins the SharedWorker again, so that calls
+   * go to one that answers, never twice. A dedicated Worker is always new.
+   */
+  #attach() {
     const url = new URL("./worker.js", import.meta.url);
-    const kind = mode === "shared-worker" ? "SharedWorker" : "Worker";
-    this.kind = kind;
+    const kind = this.kind;
     let w;
     // The literal new (Shared)Worker(new URL("./worker.js", import.meta.url),
     // { type: "module" }) is the pattern that bundlers turn into a worker chunk.
     try {
-      w = mode === "shared-worker"
+      w = this.mode === "shared-worker"
         ? new SharedWorker(new URL("./worker.js", import.meta.url), { type: "module", name: "mcpwasm" })
         : new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "mcpwasm" });
     } catch (e) {
       throw new Refused(`${kind} ${url} refused: ${e.message}`);
     }
+    const port = this.mode === "shared-worker" ? w.port : w;
     this.worker = w;
-    this.port = mode === "shared-worker" ? w.port : w;
-    this.ready = new Promise((resolve, reject) => { this.settle = { resolve, reject }; });
-    w.addEventListener("error", (ev) => {
+    this.port = port;
+    const mine = (f) => (ev) => { if (this.port === port) f(ev); };
+    w.addEventListener("error", mine((ev) => {
       const reason = ev?.message || "the worker script could not start (Content-Security-Policy worker-src, or the script is missing)";
       if (this.settle) return this.settle.reject(new Refused(`${kind} ${url} refused: ${reason}`));
       this.end({ code: "closed", message: `the mcpwasm runtime crashed (${reason}); the next call starts a new one` });
-    });
-    this.port.addEventListener("message", (ev) => this.#message(ev.data));
-    this.port.addEventListener("close", () => this.end({ code: "closed", message: "the mcpwasm runtime ended; call connect() to start a new one" }));
-    this.port.start?.();
-    this.post({ t: "hello", ...hello, protocol: PROTOCOL });
+    }));
+    port.addEventListener("message", mine((ev) => this.#message(ev.data)));
+    port.addEventListener("close", mine(() => this.end({ code: "closed", message: "the mcpwasm runtime ended; call connect() to start a new one" })));
+    port.start?.();
+    port.postMessage({ t: "hello", ...this.hello, protocol: PROTOCOL });
+    if (this.held === null) return;
+    this.attempts++;
+    // Slower each time: a worker that is only slow to start still answers.
+    this.silence = setTimeout(() => {
+      if (this.held === null || this.ended) return;
+      try { port.close?.(); } catch { /* gone */ }
+      try {
+        this.#attach();
+      } catch (e) {
+        this.end(wireError(e, "closed"));
+      }
+    }, 1000 * 2 ** Math.min(this.attempts - 1, 4));
+  }
+
+  /** The worker answered: the held messages go to it, in order. */
+  #heard() {
+    if (this.held === null) return;
+    clearTimeout(this.silence);
+    const held = this.held;
+    this.held = null;
+    for (const m of held) this.port.postMessage(m);
   }
 
   post(m) {
-    this.port.postMessage(m);
+    if (this.held !== null) this.held.push(m);
+    else this.port.postMessage(m);
   }
 
   #message(m) {
+    if (m?.t !== undefined) this.#heard();
     switch (m?.t) {
+      case "hi":
+        return;
       case "ready":
         this.remote.runtimeId = m.runtimeId;
         if (typeof m.alive === "string") this.#watch(m.alive);
@@ -159,6 +203,7 @@ class Connection {
   end(wire) {
     if (this.ended) return;
     this.ended = true;
+    clearTimeout(this.silence);
     this.unwatch?.abort();
     const err = this.remote.error(wire);
     this.settle?.reject(err);

@@ -212,6 +212,8 @@ class Tab {
       const m = ev.data;
       // Replies act at once; everything else in order, after the runtime starts.
       if (m?.t === "hostReply") return this.#hostReply(m);
+      // The page holds its calls until this worker is heard from (see remote.js).
+      if (m?.t === "hello") this.post({ t: "hi" });
       this.queue = this.queue.then(() => this.#handle(m)).catch((e) => console.error("mcp worker:", e));
     };
     port.addEventListener?.("close", () => this.bye());

@@ -279,3 +279,35 @@ func TestKilledWorkerClientsComeBack(t *testing.T) {
 		t.Errorf("coming back: requests %v; want no sign-in or token request", d)
 	}
 }
+
+// TestConnectAtOnceAfterTheWorkerEnds: a connect() made as soon as the
+// page hears its worker runtime ended reaches a new runtime. Firefox can
+// join a new SharedWorker to the one still ending, which never answers:
+// the page then joins again until a worker answers.
+func TestConnectAtOnceAfterTheWorkerEnds(t *testing.T) {
+	parallel(t)
+	w := newWorld(t, devserver.AuthConfig{})
+	var mode string
+	w.eval(`mcp.runtime`, &mode)
+	if mode == "main" {
+		t.Skipf("runtime main: no worker runtime to end (the worker runtimes run this in each engine's auto pass)")
+	}
+	var got struct {
+		Sum   float64 `json:"sum"`
+		State string  `json:"state"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const c = mcp.client(%q);
+		await c.connect();
+		await new Promise((gone) => {
+			c.addEventListener("statechange", (e) => { if (e.detail.state === "failed") gone(); });
+			mcp._killWorkerForTest();
+		});
+		await c.connect();
+		const r = await c.callTool("add", { a: 2, b: 3 });
+		return { sum: r.structuredContent.sum, state: c.state };
+	})()`, w.OpenURL), &got)
+	if got.Sum != 5 || got.State != "connected" {
+		t.Errorf("after the worker ended, connect() at once then add(2, 3) = %v, state %s; want 5, connected", got.Sum, got.State)
+	}
+}
