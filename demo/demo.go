@@ -66,7 +66,7 @@ func NewServer(opts Options) *mcp.Server {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "mcpwasm demo server", Version: Version}, &mcp.ServerOptions{
+	s := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "mcpwasm demo server", Version: Version, Icons: []mcp.Icon{Icon}}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       logger,
 		Capabilities: &mcp.ServerCapabilities{

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/url"
 	"strings"
@@ -69,6 +70,7 @@ func (d *demo) addResources() {
 
 func (d *demo) addPrompts() {
 	d.server.AddPrompt(&mcp.Prompt{
+		Icons:       []mcp.Icon{Icon},
 		Name:        PromptExplain,
 		Title:       "Explain a topic",
 		Description: "Asks the model to explain a topic for a given audience.",
@@ -122,4 +124,12 @@ func complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult,
 		}
 	}
 	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values, Total: len(values)}}, nil
+}
+
+// Icon is the demo server's icon (of the server and its prompt): an SVG
+// as a data: URI, which a page shows without fetching anything.
+var Icon = mcp.Icon{
+	Source:   "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString([]byte(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#4b6bfb"/><path d="M4 11V5l4 4 4-4v6" stroke="#fff" fill="none" stroke-width="1.5"/></svg>`)),
+	MIMEType: "image/svg+xml",
+	Sizes:    []string{"any"},
 }

@@ -347,6 +347,9 @@ func (c *Client) connectWith(ctx context.Context, kind Transport, version string
 	}()
 	if ir := cs.InitializeResult(); ir != nil {
 		c.opts.Hints.put(c.url, hint{transport: kind, version: ir.ProtocolVersion})
+		if ir.ServerInfo != nil {
+			ir.ServerInfo.Icons = c.safeIcons("the server", ir.ServerInfo.Icons)
+		}
 	}
 	c.mu.Lock()
 	c.caps, c.impl, c.rawCaps = advertised(mo), impl, c.hello.capabilities()

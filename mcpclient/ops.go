@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
@@ -112,6 +113,9 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 			if err != nil {
 				return nil, "", err
 			}
+			for _, x := range r.Tools {
+				x.Icons = c.safeIcons(fmt.Sprintf("tool %q", x.Name), x.Icons)
+			}
 			return r.Tools, r.NextCursor, nil
 		})
 	})
@@ -124,6 +128,9 @@ func (c *Client) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
 			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cur})
 			if err != nil {
 				return nil, "", err
+			}
+			for _, x := range r.Resources {
+				x.Icons = c.safeIcons(fmt.Sprintf("resource %q", x.Name), x.Icons)
 			}
 			return r.Resources, r.NextCursor, nil
 		})
@@ -138,6 +145,9 @@ func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemp
 			if err != nil {
 				return nil, "", err
 			}
+			for _, x := range r.ResourceTemplates {
+				x.Icons = c.safeIcons(fmt.Sprintf("resource template %q", x.Name), x.Icons)
+			}
 			return r.ResourceTemplates, r.NextCursor, nil
 		})
 	})
@@ -150,6 +160,9 @@ func (c *Client) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
 			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cur})
 			if err != nil {
 				return nil, "", err
+			}
+			for _, x := range r.Prompts {
+				x.Icons = c.safeIcons(fmt.Sprintf("prompt %q", x.Name), x.Icons)
 			}
 			return r.Prompts, r.NextCursor, nil
 		})

@@ -238,10 +238,25 @@ export interface Progress {
   message?: string;
 }
 
+/**
+ * An icon of a server, tool, prompt, resource or template: an https URL or
+ * an image data: URI (others never reach the page). Show it with <img>,
+ * which runs no script, even in an SVG.
+ */
+export interface Icon {
+  src: string;
+  mimeType?: string;
+  /** "48x48", "any", … */
+  sizes?: string[];
+  /** The background it is drawn for. */
+  theme?: "light" | "dark";
+}
+
 export interface Implementation {
   name: string;
   title?: string;
   version: string;
+  icons?: Icon[];
   [key: string]: unknown;
 }
 
@@ -254,6 +269,7 @@ export interface Tool {
   inputSchema: JSONSchema;
   outputSchema?: JSONSchema;
   annotations?: Record<string, unknown>;
+  icons?: Icon[];
   _meta?: Record<string, unknown>;
   /** The tool's view (MCP Apps), when the server names a ui:// resource. */
   ui?: ToolUI;
@@ -287,6 +303,7 @@ export interface Resource {
   description?: string;
   mimeType?: string;
   size?: number;
+  icons?: Icon[];
   [key: string]: unknown;
 }
 
@@ -296,6 +313,7 @@ export interface ResourceTemplate {
   title?: string;
   description?: string;
   mimeType?: string;
+  icons?: Icon[];
   [key: string]: unknown;
 }
 
@@ -320,6 +338,7 @@ export interface Prompt {
   name: string;
   title?: string;
   description?: string;
+  icons?: Icon[];
   arguments?: { name: string; title?: string; description?: string; required?: boolean }[];
 }
 

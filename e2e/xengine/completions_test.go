@@ -144,3 +144,40 @@ func TestResourceSubscriptions(t *testing.T) {
 		}
 	}
 }
+
+// TestIcons: the icons of the demo server and of its prompt reach the
+// page as the server sent them (an image data: URI), and an <img> of the
+// server's icon loads under the page's rules.
+func TestIcons(t *testing.T) {
+	parallel(t)
+	w := newWorld(t, devserver.AuthConfig{})
+	var got struct {
+		Server []demoIcon `json:"server"`
+		Prompt []demoIcon `json:"prompt"`
+		Shown  bool       `json:"shown"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const c = mcp.client(%q);
+		await c.connect();
+		const prompt = (await c.listPrompts()).find((p) => p.name === %q);
+		const img = new Image();
+		const shown = await new Promise((r) => { img.onload = () => r(img.naturalWidth > 0); img.onerror = () => r(false); img.src = c.serverInfo.icons[0].src; });
+		return { server: c.serverInfo.icons, prompt: prompt.icons, shown };
+	})()`, w.OpenURL, demo.PromptExplain), &got)
+	want := demoIcon{Src: demo.Icon.Source, MIMEType: "image/svg+xml", Sizes: []string{"any"}}
+	if len(got.Server) != 1 || !reflect.DeepEqual(got.Server[0], want) {
+		t.Errorf("serverInfo.icons = %+v; want [%+v]", got.Server, want)
+	}
+	if len(got.Prompt) != 1 || !reflect.DeepEqual(got.Prompt[0], want) {
+		t.Errorf("the prompt's icons = %+v; want [%+v]", got.Prompt, want)
+	}
+	if !got.Shown {
+		t.Errorf("an <img> of the server's icon did not load")
+	}
+}
+
+type demoIcon struct {
+	Src      string   `json:"src"`
+	MIMEType string   `json:"mimeType"`
+	Sizes    []string `json:"sizes"`
+}
