@@ -98,6 +98,13 @@ func TestDemoPage(t *testing.T) {
 	d.shown(`#resources button[data-uri]`)
 	d.shown(`#prompts button[data-prompt]`)
 
+	// The server's icon shows by its name; the prompt form offers the
+	// server's completions of what is typed (completion/complete).
+	d.shown(`#server-name img.icon`)
+	d.click(`#prompts button[data-prompt="explain"]`)
+	d.fill(`#prompt-fields input[name="audience"]`, "a c")
+	d.until("the audience's suggestions", `[...document.querySelectorAll("#prompt-fields datalist option")].map((o) => o.value).join("|") === "a curious beginner|a child"`)
+
 	// add: the defaults are placeholders, not values; an empty form sends
 	// them.
 	a, b := `#tool-form input[name="a"]`, `#tool-form input[name="b"]`

@@ -13,7 +13,7 @@
 // page shows a neutral "Sign in required" notice with the Sign in button,
 // and logs it as info. Only real failures show the red error banner.
 import { MCPError } from "./mcp.js";
-import { $, h, describeError, announce, pretty, validServerURL, SIGN_IN_CODES } from "./util.js";
+import { $, h, describeError, announce, iconOf, pretty, validServerURL, SIGN_IN_CODES } from "./util.js";
 import { addLog } from "./log.js";
 
 export const session = new EventTarget();
@@ -261,7 +261,7 @@ function onDisconnected() {
 
 function renderServerInfo(c) {
   const info = c.serverInfo ?? {};
-  $("#server-name").textContent = info.title && info.title !== info.name ? `${info.title} (${info.name})` : info.name || "unknown";
+  $("#server-name").replaceChildren(iconOf(info.icons) ?? "", info.title && info.title !== info.name ? `${info.title} (${info.name})` : info.name || "unknown");
   $("#server-version").textContent = info.version || "—";
   $("#server-protocol").textContent = c.protocolVersion || "—";
   const caps = Object.keys(c.capabilities ?? {}).filter((k) => k !== "experimental");

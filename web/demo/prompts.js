@@ -1,6 +1,6 @@
 // prompts.js — the explorer's prompts: the list, the argument form of the
 // selected prompt, and the messages it expands to.
-import { $, h, describeError, errorBox } from "./util.js";
+import { $, h, describeError, errorBox, iconOf } from "./util.js";
 import { renderMessage } from "./content.js";
 import { addLog } from "./log.js";
 import { session, currentClient } from "./connect.js";
@@ -26,7 +26,7 @@ async function refreshPrompts() {
   if (currentClient() !== c) return;
   list.replaceChildren(...(prompts.length ? prompts.map((p) => h("li", {},
     h("button", { type: "button", class: "item", dataset: { prompt: p.name }, onclick: () => selectPrompt(p.name) },
-      h("span", { class: "item-title", text: p.title || p.name }),
+      h("span", { class: "item-title" }, iconOf(p.icons), p.title || p.name),
       h("code", { class: "item-sub", text: p.name }),
       p.description && h("span", { class: "item-desc", text: p.description })))) : [h("li", { class: "empty", text: "No prompts." })]));
   if (selectedPrompt && !prompts.some((p) => p.name === selectedPrompt.name)) {
@@ -48,20 +48,54 @@ function selectPrompt(name) {
   $("#prompt-description").hidden = !p.description;
   const fields = $("#prompt-fields");
   fields.replaceChildren();
+  const completes = !!currentClient()?.capabilities?.completions;
   (p.arguments ?? []).forEach((a, i) => {
     const id = `prompt-arg-${i}`;
     const desc = a.description ? `${id}-desc` : undefined;
+    const list = completes ? h("datalist", { id: `${id}-values` }) : null;
+    const input = h("input", { id, name: a.name, type: "text", required: !!a.required, autocomplete: "off", "aria-describedby": desc, list: list?.id });
+    if (list) {
+      input.addEventListener("input", () => suggest(p, input, list));
+      input.addEventListener("focus", () => suggest(p, input, list), { once: true });
+    }
     fields.append(h("div", { class: "field" },
       h("label", { for: id, class: "field-label" }, a.title || a.name,
         a.required && h("span", { class: "req", "aria-hidden": "true", text: " *" }),
         a.required && h("span", { class: "visually-hidden", text: " (required)" })),
-      h("input", { id, name: a.name, type: "text", required: !!a.required, autocomplete: "off", "aria-describedby": desc }),
+      input, list,
       desc && h("small", { id: desc, class: "hint", text: a.description })));
   });
   if (!(p.arguments ?? []).length) fields.append(h("p", { class: "muted", text: "This prompt takes no arguments." }));
   $("#prompt-form").hidden = false;
   $("#prompt-view").hidden = true;
   fields.querySelector("input")?.focus();
+}
+
+/** The values typed in the prompt form's other fields, for a completion's context. */
+function otherArgs(input) {
+  const args = {};
+  for (const other of $("#prompt-fields").querySelectorAll("input")) {
+    if (other !== input && other.value !== "") args[other.name] = other.value;
+  }
+  return args;
+}
+
+/**
+ * Fills an argument's suggestions (its datalist) with the server's
+ * completions of what is typed; an answer to an older value is dropped.
+ */
+async function suggest(p, input, list) {
+  const c = currentClient();
+  const value = input.value;
+  let values;
+  try {
+    ({ values } = await c.complete({ type: "ref/prompt", name: p.name }, { name: input.name, value }, { context: otherArgs(input) }));
+  } catch (err) {
+    addLog("prompt", `completions of ${input.name}: ${describeError(err).message}`);
+    return;
+  }
+  if (currentClient() !== c || selectedPrompt !== p || input.value !== value) return;
+  list.replaceChildren(...values.map((v) => h("option", { value: v })));
 }
 
 async function getPrompt(e) {

@@ -24,6 +24,17 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/**
+ * An <img> of the first of icons (a server's, a prompt's) this page may
+ * show: its Content-Security-Policy allows images from itself and data:
+ * URIs, so an icon on another origin is not fetched. Decorative: the name
+ * beside it says what it is.
+ */
+export function iconOf(icons) {
+  const icon = (icons ?? []).find((i) => typeof i?.src === "string" && i.src.startsWith("data:image/"));
+  return icon ? h("img", { class: "icon", src: icon.src, alt: "", width: 16, height: 16 }) : null;
+}
+
 export function fmtBytes(n) {
   if (!Number.isFinite(n) || n <= 0) return "0 B";
   const units = ["B", "KB", "MB", "GB"];
