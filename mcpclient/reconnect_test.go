@@ -181,15 +181,7 @@ func TestDisconnectStopsReconnecting(t *testing.T) {
 // fresh one without the caller doing anything: the call that met the 404
 // runs on it.
 func TestCallAfterServerRestart(t *testing.T) {
-	var mu sync.Mutex
-	h := demo.Handler(demo.Options{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		hh := h
-		mu.Unlock()
-		hh.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
+	srv, restart := restartable(t, demo.Handler(demo.Options{}))
 	c, err := New(srv.URL+demo.StreamablePath, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -199,9 +191,7 @@ func TestCallAfterServerRestart(t *testing.T) {
 	if err := c.Connect(ctx, ConnectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	h = demo.Handler(demo.Options{})
-	mu.Unlock()
+	restart(demo.Handler(demo.Options{}))
 	if got, err := echo(t, c, ctx, "after restart"); err != nil || got != "after restart" {
 		t.Fatalf("echo after the restart = %q, %v; want it run on a fresh session", got, err)
 	}
@@ -266,5 +256,23 @@ func TestAnswerCutInsideItsEventStream(t *testing.T) {
 	defer cancel()
 	if got, err := echo(t, c, cctx, long); err != nil || got != long {
 		t.Errorf("echo after the cut: %d characters, %v; want %d", len(got), err, len(long))
+	}
+}
+
+// restartable serves h on loopback until restart replaces it: a server
+// that restarted and knows none of the sessions before.
+func restartable(t *testing.T, h http.Handler) (*httptest.Server, func(http.Handler)) {
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hh := h
+		mu.Unlock()
+		hh.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func(next http.Handler) {
+		mu.Lock()
+		h = next
+		mu.Unlock()
 	}
 }

@@ -54,16 +54,8 @@ func (s *subServer) subscribers() int {
 // a server restart (the client subscribes its new session again), and
 // ends with unsubscribe.
 func TestSubscribeOutlivesTheSession(t *testing.T) {
-	var mu sync.Mutex
 	s := newSubServer()
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { mu.Lock(); defer mu.Unlock(); return s.Server }, nil)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		hh := h
-		mu.Unlock()
-		hh.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
+	srv, restart := restartable(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.Server }, nil))
 	updates := make(chan string, 10)
 	c := newClient(t, srv.URL, Options{OnEvent: func(e Event) {
 		if e.Type == "resourceupdated" {
@@ -95,9 +87,7 @@ func TestSubscribeOutlivesTheSession(t *testing.T) {
 
 	// The server restarts: the next request meets a 404 and a new session.
 	s2 := newSubServer()
-	mu.Lock()
-	s, h = s2, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s2.Server }, nil)
-	mu.Unlock()
+	restart(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s2.Server }, nil))
 	if _, err := c.ListResources(ctx); err != nil {
 		t.Fatal(err)
 	}
