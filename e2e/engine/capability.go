@@ -64,9 +64,9 @@ var lacks = map[Capability]map[string]string{
 	Offline: {
 		"webkit": "classic WebDriver has no network emulation; take the page offline with SimulateLifecycle and the wire with a server-side fault",
 	},
-	ParallelWindows: {
-		"webkit": "WebKitWebDriver holds one session at a time, and each window with storage of its own is a session: scenarios run one after another",
-	},
+	// WebKit's too: a WebKitWebDriver holds one session, so each window
+	// open at once has a driver of its own.
+	ParallelWindows: {},
 }
 
 // Has reports whether win's engine can do c; when it cannot, why.

@@ -17,7 +17,7 @@
 //	Quota             QuotaSetter                  CDP       —        —       none: the scenario skips
 //	Offline           Network.SetOffline           CDP       BiDi     —       SimulateLifecycle(OfflineEvent) for the
 //	                                                                          page, a server-side fault for the wire
-//	ParallelWindows   Browser.NewWindow, at once   yes       yes      —       scenarios run one after another
+//	ParallelWindows   Browser.NewWindow, at once   yes       yes      yes     scenarios run one after another
 //
 // A scenario asks with Has(win, c) (or Supports(engine, c)), which says why not in words for
 // t.Skipf or t.Logf; a method that cannot do what it is asked returns an

@@ -36,14 +36,27 @@ const elementKey = "element-6066-11e4-a52e-4f735466cecf"
 
 // webkit drives WebKitGTK's MiniBrowser through WebKitWebDriver (W3C
 // classic WebDriver), on an Xvfb display of its own. Each NewWindow is a
-// session of its own: a MiniBrowser with its own (ephemeral) storage.
+// session of its own: a MiniBrowser with its own (ephemeral) storage. A
+// WebKitWebDriver holds one session at a time, so windows open at once
+// each get a driver process of their own, kept for the next window once
+// its session ends.
 type webkit struct {
-	xvfb, driver *exec.Cmd
-	display      string // Xvfb's display number
-	base         string // http://127.0.0.1:port
-	browser      string
-	version      string
-	http         *http.Client
+	xvfb    *exec.Cmd
+	display string // Xvfb's display number
+	browser string
+	http    *http.Client
+
+	mu      sync.Mutex
+	version string
+	idle    []*wdDriver // drivers without a session
+	all     []*wdDriver
+}
+
+// wdDriver is one WebKitWebDriver process.
+type wdDriver struct {
+	cmd  *exec.Cmd
+	base string // http://127.0.0.1:port
+	http *http.Client
 }
 
 func startWebKit(ctx context.Context) (Browser, error) {
@@ -81,69 +94,105 @@ func startWebKit(ctx context.Context) (Browser, error) {
 		return nil, fmt.Errorf("engine: Xvfb did not start a display within 30s")
 	}
 	w.display = d
-	if err := w.startDriver(); err != nil {
+	// One driver at once: a missing or broken WebKitWebDriver shows here,
+	// not in the first scenario.
+	dr, err := w.startDriver()
+	if err != nil {
 		w.Close()
 		return nil, err
 	}
+	w.idle = append(w.idle, dr)
 	return w, nil
 }
 
-// startDriver starts WebKitWebDriver on the display and waits until it is
-// ready.
-func (w *webkit) startDriver() error {
+// startDriver starts a WebKitWebDriver on the display and waits until it
+// is ready.
+func (w *webkit) startDriver() (*wdDriver, error) {
 	driverPath, _ := webkitPaths()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	w.base = fmt.Sprintf("http://127.0.0.1:%d", port)
-	w.driver = exec.Command(driverPath, fmt.Sprintf("--port=%d", port), "--host=127.0.0.1")
-	w.driver.Env = append(os.Environ(), "DISPLAY=:"+w.display)
-	// Its own process group: a restart takes its MiniBrowsers down too.
-	w.driver.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	d := &wdDriver{base: fmt.Sprintf("http://127.0.0.1:%d", port), http: w.http}
+	d.cmd = exec.Command(driverPath, fmt.Sprintf("--port=%d", port), "--host=127.0.0.1")
+	d.cmd.Env = append(os.Environ(), "DISPLAY=:"+w.display)
+	// Its own process group: a restart takes its MiniBrowser down too.
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if os.Getenv("MCPWASM_E2E_DEBUG") != "" {
-		w.driver.Stderr = os.Stderr
+		d.cmd.Stderr = os.Stderr
 	}
-	if err := w.driver.Start(); err != nil {
-		return fmt.Errorf("engine: starting %s: %w", driverPath, err)
+	if err := d.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("engine: starting %s: %w", driverPath, err)
 	}
+	w.mu.Lock()
+	w.all = append(w.all, d)
+	w.mu.Unlock()
 	for i := 0; ; i++ {
 		var st struct {
 			Ready bool `json:"ready"`
 		}
-		if err := w.do(context.Background(), "GET", "/status", nil, &st); err == nil && st.Ready {
-			break
+		if err := d.do(context.Background(), "GET", "/status", nil, &st); err == nil && st.Ready {
+			return d, nil
 		}
 		if i > 300 {
-			return fmt.Errorf("engine: %s not ready within 30s", driverPath)
+			d.stop()
+			return nil, fmt.Errorf("engine: %s not ready within 30s", driverPath)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return nil
 }
 
-// stopDriver ends WebKitWebDriver and the MiniBrowsers it started.
-func (w *webkit) stopDriver() {
-	if w.driver == nil || w.driver.Process == nil {
+// stop ends the WebKitWebDriver and the MiniBrowser it started.
+func (d *wdDriver) stop() {
+	if d.cmd == nil || d.cmd.Process == nil {
 		return
 	}
-	_ = syscall.Kill(-w.driver.Process.Pid, syscall.SIGKILL)
-	_ = w.driver.Wait()
-	w.driver = nil
+	_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+	_ = d.cmd.Wait()
+	d.cmd = nil
 }
 
-func (w *webkit) Name() string    { return "webkit" }
-func (w *webkit) Version() string { return w.version }
+// driver takes an idle driver, or starts one.
+func (w *webkit) driver() (*wdDriver, error) {
+	w.mu.Lock()
+	if n := len(w.idle); n > 0 {
+		d := w.idle[n-1]
+		w.idle = w.idle[:n-1]
+		w.mu.Unlock()
+		return d, nil
+	}
+	w.mu.Unlock()
+	return w.startDriver()
+}
+
+// release gives a driver whose session ended back for the next window.
+func (w *webkit) release(d *wdDriver) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.idle = append(w.idle, d)
+}
+
+func (w *webkit) Name() string { return "webkit" }
+
+func (w *webkit) Version() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.version
+}
 
 func (w *webkit) Close() error {
-	w.stopDriver()
-	for _, c := range []*exec.Cmd{w.xvfb} {
-		if c != nil && c.Process != nil {
-			_ = c.Process.Kill()
-			_ = c.Wait()
-		}
+	w.mu.Lock()
+	all := w.all
+	w.all, w.idle = nil, nil
+	w.mu.Unlock()
+	for _, d := range all {
+		d.stop()
+	}
+	if w.xvfb != nil && w.xvfb.Process != nil {
+		_ = w.xvfb.Process.Kill()
+		_ = w.xvfb.Wait()
 	}
 	return nil
 }
@@ -160,18 +209,18 @@ func (e *wdError) Error() string {
 }
 
 // do sends a WebDriver command and decodes its value into out.
-func (w *webkit) do(ctx context.Context, method, path string, body, out any) error {
+func (d *wdDriver) do(ctx context.Context, method, path string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, w.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, d.base+path, rd)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := w.http.Do(req)
+	resp, err := d.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("engine: WebDriver %s %s: %w", method, path, err)
 	}
@@ -212,27 +261,34 @@ func (w *webkit) NewWindow(ctx context.Context) (Window, error) {
 			"args":   []string{"--automation"},
 		},
 	}}}
+	d, err := w.driver()
+	if err != nil {
+		return nil, err
+	}
 	// Starting MiniBrowser on 2 busy cores has once hung the driver for
 	// minutes: a session that is not created in time restarts the driver
 	// (and says so); launching the browser is not what the tests test.
 	for attempt := 1; ; attempt++ {
 		sctx, cancel := context.WithTimeout(ctx, sessionTimeout)
-		err := w.do(sctx, "POST", "/session", caps, &r)
+		err = d.do(sctx, "POST", "/session", caps, &r)
 		cancel()
 		if err == nil {
 			break
 		}
 		if attempt == 2 || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			w.release(d)
 			return nil, err
 		}
 		fmt.Fprintf(os.Stderr, "engine: WebKitWebDriver created no session within %s; restarting it\n", sessionTimeout)
-		w.stopDriver()
-		if err := w.startDriver(); err != nil {
+		d.stop()
+		if d, err = w.startDriver(); err != nil {
 			return nil, err
 		}
 	}
+	w.mu.Lock()
 	w.version = r.Capabilities.BrowserName + " (WebKitGTK " + r.Capabilities.BrowserVersion + ")"
-	s := &wdSession{w: w, id: r.SessionID}
+	w.mu.Unlock()
+	s := &wdSession{w: w, d: d, id: r.SessionID}
 	if err := s.do(ctx, "POST", "/timeouts", map[string]any{"script": 120000, "pageLoad": 60000}, nil); err != nil {
 		s.delete()
 		return nil, err
@@ -253,19 +309,26 @@ const sessionTimeout = 90 * time.Second
 // so each is sent after switching to the window it is for.
 type wdSession struct {
 	w       *webkit
+	d       *wdDriver // the driver holding the session
 	id      string
 	mu      sync.Mutex
 	current string
 }
 
 func (s *wdSession) do(ctx context.Context, method, path string, body, out any) error {
-	return s.w.do(ctx, method, "/session/"+s.id+path, body, out)
+	return s.d.do(ctx, method, "/session/"+s.id+path, body, out)
 }
 
+// delete ends the session; its driver takes the next window's session,
+// or, when the session would not end, is stopped.
 func (s *wdSession) delete() {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_ = s.do(ctx, "DELETE", "", nil, nil)
+	if err := s.do(ctx, "DELETE", "", nil, nil); err != nil {
+		s.d.stop()
+		return
+	}
+	s.w.release(s.d)
 }
 
 // wdWindow is a window (a handle) of a session.
