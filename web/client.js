@@ -5,6 +5,8 @@ import { MCPError, closedError, errorOf, invalid } from "./errors.js";
 import { LoginWindow, RETURN_KEY } from "./auth.js";
 import { callProblem } from "./rules.js";
 
+const isSkillURI = (uri) => typeof uri === "string" && uri.endsWith("/SKILL.md");
+
 /**
  * A connection to one MCP server. Events: statechange, toolschanged,
  * resourceschanged, resourceupdated, promptschanged, log, tokenrefreshed,
@@ -20,6 +22,7 @@ export class Client extends EventTarget {
   #login = null; // LoginWindow of the running sign-in
   #unwatch = null;
   #dismissed = null; // {resolve, reject} of the running sign-in's authDismissed
+  #dismissedEarly = null; // {url} when the window ended before Go asked (authDismissed comes after openAuth)
   #subs = new Set(); // the resources subscribed to: a remade client subscribes to them again
   /** Handles elicitation/create: async (params) => ({ action, content }). Set before connect(). */
   onElicitation = null;
@@ -221,6 +224,40 @@ export class Client extends EventTarget {
     await this.#call("client.unsubscribe", { uri }, signal);
   }
 
+  /**
+   * The server's skills (the Skills extension): `[{uri, name, description,
+   * frontmatter, files?, dynamic?}]`, none of their files read. Rejects
+   * "protocol" when the server does not declare the extension.
+   */
+  skills({ signal } = {}) { return this.#call("client.skills", {}, signal); }
+
+  /** The server's current entry for the skill whose SKILL.md is at uri. */
+  getSkill(uri, { signal } = {}) {
+    if (!isSkillURI(uri)) return Promise.reject(invalid("getSkill(): uri must be the URI of a skill's SKILL.md (…/SKILL.md)"));
+    return this.#call("client.getSkill", { uri }, signal);
+  }
+
+  /**
+   * Reads the skill's SKILL.md and verifies it against the skill's entry
+   * (size, sha256 digest, frontmatter): resolves the entry with `text`.
+   * Content that fails verification rejects "protocol" and is not used.
+   */
+  loadSkill(uri, { signal } = {}) {
+    if (!isSkillURI(uri)) return Promise.reject(invalid("loadSkill(): uri must be the URI of a skill's SKILL.md (…/SKILL.md)"));
+    return this.#call("client.loadSkill", { uri }, signal);
+  }
+
+  /**
+   * Reads a file of a loaded skill, by its URI or its path in the skill
+   * ("references/FORMS.md"), verified against the skill's entry; a file the
+   * entry does not list rejects.
+   */
+  readSkillFile(skill, file, { signal } = {}) {
+    if (!isSkillURI(skill)) return Promise.reject(invalid("readSkillFile(): skill must be the URI of a loaded skill's SKILL.md"));
+    if (typeof file !== "string" || file === "") return Promise.reject(invalid("readSkillFile(): file must be the file's URI or its path in the skill"));
+    return this.#call("client.readSkillFile", { skill, file }, signal);
+  }
+
   async ping({ signal } = {}) { await this.#call("client.ping", {}, signal); }
 
   /** The catalog that owned this client closed it. */
@@ -265,11 +302,11 @@ export class Client extends EventTarget {
     this._closeAuth();
     const lw = new LoginWindow(() => {
       // A person closed the window: the sign-in ends as declined.
-      if (lw === this.#login) this.#dismissed?.resolve();
+      if (lw === this.#login) this.#settleDismissed(undefined);
     }, this._options.severedPopupTimeoutMs, (url) => {
       // The window reached the redirect URI and nothing there sent the
       // result: the sign-in ends redirect_unhandled.
-      if (lw === this.#login) this.#dismissed?.resolve(url);
+      if (lw === this.#login) this.#settleDismissed(url);
     });
     if (!lw.open(`mcpwasm-login-${Math.random().toString(36).slice(2)}`)) return null;
     this.#login = lw;
@@ -299,7 +336,17 @@ export class Client extends EventTarget {
   // module ran there.
   _authDismissed() {
     this.#dismissed?.reject(new Error("superseded"));
+    const early = this.#dismissedEarly;
+    this.#dismissedEarly = null;
+    if (early) return Promise.resolve(early.url);
     return new Promise((resolve, reject) => { this.#dismissed = { resolve, reject }; });
+  }
+
+  // The window's end reaches Go through authDismissed, which Go asks for
+  // right after openAuth: an end before that waits for it.
+  #settleDismissed(url) {
+    if (this.#dismissed) this.#dismissed.resolve(url);
+    else this.#dismissedEarly = { url };
   }
 
   // host.closeAuth: the sign-in ended. From Go, state names the sign-in
@@ -309,6 +356,7 @@ export class Client extends EventTarget {
     if (state && this.#login && this.#login.state !== state) return;
     this.#dismissed?.reject(new Error("the sign-in ended"));
     this.#dismissed = null;
+    this.#dismissedEarly = null;
     this.#unwatch?.();
     this.#unwatch = null;
     this.#login?.close();

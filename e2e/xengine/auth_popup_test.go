@@ -112,11 +112,15 @@ func TestPopupClosedDeclines(t *testing.T) {
 // TestPopupClosedBeforeItLoadsDeclinesAtOnce: a window closed while it
 // still said "Connecting…" is a person's close, not a Cross-Origin-
 // Opener-Policy severance: with an hour's severed-window timeout, the
-// sign-in still ends declined within awaitLogin's 30 s.
+// sign-in still ends declined within awaitLogin's 30 s. The window closes
+// in a microtask of the click that opened it: a timer may run later than
+// the authorization URL's arrival (Firefox on a busy machine ran it after
+// the window was sent to the authorization server, which then looked like
+// a severance).
 func TestPopupClosedBeforeItLoadsDeclinesAtOnce(t *testing.T) {
 	parallel(t)
 	w := newWorld(t, devserver.AuthConfig{})
-	w.eval(`void (() => { const o = window.open; window.open = function (...a) { const x = o.apply(window, a); setTimeout(() => x?.close()); return x; }; })()`, nil)
+	w.eval(`void (() => { const o = window.open; window.open = function (...a) { const x = o.apply(window, a); queueMicrotask(() => x?.close()); return x; }; })()`, nil)
 	w.startLogin(`{ severedPopupTimeoutMs: 3600000 }`)
 	r := w.awaitLogin()
 	if r.Error == nil || r.Error.Code != "declined" {
