@@ -12,6 +12,7 @@ require (
 	github.com/hack-pad/safejs v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/rs/zerolog v1.28.0
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/oauth2 v0.37.0
 	golang.org/x/sync v0.20.0
 )

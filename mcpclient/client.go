@@ -156,9 +156,11 @@ type Client struct {
 	rawCaps    json.RawMessage     // the server's capabilities as it sent them
 	ending     *sessionEnd         // the DELETE that Logout waits to hear of
 
-	elicitWaits urlWaits        // URL-mode elicitations a retried call waits on
-	clocks      callClocks      // the timeouts of running calls, paused while the user answers
-	subs        map[string]bool // the resources the page subscribed to, subscribed again on each new session
+	elicitWaits urlWaits         // URL-mode elicitations a retried call waits on
+	clocks      callClocks       // the timeouts of running calls, paused while the user answers
+	subs        map[string]bool  // the resources the page subscribed to, subscribed again on each new session
+	skills      map[string]Skill // the server's skill entries last listed or got, by SKILL.md URI
+	loaded      map[string]Skill // the skills loaded, by SKILL.md URI: the entries their files are read against
 
 	re reconnector // the reconnect loop of state reconnecting
 }

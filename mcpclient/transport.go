@@ -148,6 +148,13 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 	if rec.postsEnded() && req.Method == http.MethodPost {
 		return nil, errLegacyEndpoint
 	}
+	raw := rawCallFrom(ctx)
+	if raw != nil && out.method == "ping" {
+		if err := raw.rewrite(req, out.id); err != nil {
+			return nil, err
+		}
+		out.method = raw.method
+	}
 	if out.method == "notifications/cancelled" && req.Header.Get("Mcp-Protocol-Version") >= protocol20260728 {
 		// Protocol 2026-07-28 cancels a request by closing its response
 		// stream (which the abandoned call's context does, see the tap
@@ -189,7 +196,7 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusForbidden && strings.Contains(resp.Header.Get("WWW-Authenticate"), "insufficient_scope") {
 		rec.insufficientScope()
 	}
-	if err := t.handleBody(ctx, resp, call, rec); err != nil {
+	if err := t.handleBody(ctx, resp, call, rec, raw); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -238,10 +245,10 @@ func (t *roundTripper) reportEnd(req *http.Request, resp *http.Response, err err
 // checked; a call answered with anything else is refused, since go-sdk
 // would end the session over it; other bodies are capped. An error is a
 // protocol violation, recorded in rec.
-func (t *roundTripper) handleBody(ctx context.Context, resp *http.Response, call json.RawMessage, rec *record) error {
+func (t *roundTripper) handleBody(ctx context.Context, resp *http.Response, call json.RawMessage, rec *record, raw *rawCall) error {
 	switch mt := mediaType(resp); {
 	case mt == "text/event-stream":
-		tap := &sseTap{rc: resp.Body, taps: t.taps, hello: t.hello, call: call, rec: rec}
+		tap := &sseTap{rc: resp.Body, taps: t.taps, hello: t.hello, call: call, rec: rec, raw: raw}
 		// An abandoned request (aborted, timed out, its connection ended)
 		// closes its stream: in the browser nothing else would, and the
 		// fetch would hold one of the few connections per origin forever.
@@ -249,7 +256,7 @@ func (t *roundTripper) handleBody(ctx context.Context, resp *http.Response, call
 		tap.stop = context.AfterFunc(ctx, func() { _ = tap.rc.Close() })
 		resp.Body = tap
 	case mt == "application/json" && call != nil && ok(resp.StatusCode):
-		if err := checkJSONResponse(resp, call, t.hello); err != nil {
+		if err := checkJSONResponse(resp, call, t.hello, raw); err != nil {
 			rec.violation(err)
 			return err
 		}
