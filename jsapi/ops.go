@@ -104,6 +104,18 @@ type (
 		Name  string `json:"name"`
 		Value string `json:"value"`
 	}
+	// SkillRef names a skill by the URI of its SKILL.md.
+	SkillRef struct {
+		ID  string `json:"id" page:"id"`
+		URI string `json:"uri"`
+	}
+	// SkillFile names a file of a loaded skill: its URI or its path in
+	// the skill.
+	SkillFile struct {
+		ID    string `json:"id" page:"id"`
+		Skill string `json:"skill"`
+		File  string `json:"file"`
+	}
 	// Subscribe names a resource to subscribe to or unsubscribe from.
 	Subscribe struct {
 		ID  string `json:"id" page:"id"`
@@ -390,6 +402,10 @@ var Ops = []Op{
 	{"client.complete", Complete{}, Any{}, "completions for a prompt's or resource template's argument", false},
 	{"client.subscribe", Subscribe{}, nil, "a resourceupdated event per change of a resource, across reconnects", false},
 	{"client.unsubscribe", Subscribe{}, nil, "ends a subscription", false},
+	{"client.skills", ClientRef{}, Any{}, "the server's skills (Skills extension), none of their files read", false},
+	{"client.getSkill", SkillRef{}, Any{}, "the server's current entry for one skill", false},
+	{"client.loadSkill", SkillRef{}, Any{}, "reads a skill's SKILL.md, verified against its entry", false},
+	{"client.readSkillFile", SkillFile{}, Any{}, "reads a file of a loaded skill, verified against its entry", false},
 	{"client.ping", ClientRef{}, nil, "checks that the server answers", false},
 	{"client.callTool", CallTool{}, Any{}, "calls a tool (signal, onProgress)", false},
 	{"callback.deliver", Deliver{}, Delivered{}, "a sign-in result from any courier", false},

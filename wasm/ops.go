@@ -79,6 +79,18 @@ func (a *app) handlers() map[string]handler {
 		"client.unsubscribe": op(func(ctx context.Context, args jsapi.Subscribe, _ jsCall) (any, error) {
 			return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) { return nil, e.c.Unsubscribe(ctx, args.URI) })
 		}),
+		"client.skills": op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return e.c.Skills(ctx) })),
+		"client.getSkill": op(func(ctx context.Context, args jsapi.SkillRef, _ jsCall) (any, error) {
+			return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) { return e.c.GetSkill(ctx, args.URI) })
+		}),
+		"client.loadSkill": op(func(ctx context.Context, args jsapi.SkillRef, _ jsCall) (any, error) {
+			return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) { return e.c.LoadSkill(ctx, args.URI) })
+		}),
+		"client.readSkillFile": op(func(ctx context.Context, args jsapi.SkillFile, _ jsCall) (any, error) {
+			return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) {
+				return e.c.ReadSkillFile(ctx, args.Skill, args.File)
+			})
+		}),
 		"client.ping":              op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return nil, e.c.Ping(ctx) })),
 		"client.callTool":          op(a.opCallTool),
 		"callback.deliver":         op(a.opDeliver),

@@ -357,6 +357,32 @@ export interface Completion {
   hasMore?: boolean;
 }
 
+/** One file of a skill, as the skill's entry lists it. */
+export interface SkillFile {
+  uri: string;
+  /** "sha256:" and 64 lowercase hex digits. */
+  digest: string;
+  size: number;
+}
+
+/** A server's entry for one skill (the Skills extension, io.modelcontextprotocol/skills). */
+export interface Skill {
+  /** The URI of its SKILL.md: the skill's name within its server. */
+  uri: string;
+  name: string;
+  description: string;
+  /** The SKILL.md frontmatter as the server states it. */
+  frontmatter: Record<string, unknown> & { name: string; description: string };
+  files?: SkillFile[];
+  /** The server generates its content: no digests, so loadSkill() refuses it. */
+  dynamic?: boolean;
+}
+
+/** A skill whose SKILL.md was read and verified: text is the whole file, untrusted input for a model. */
+export interface LoadedSkill extends Skill {
+  text: string;
+}
+
 export interface GetPromptResult {
   description?: string;
   messages: { role: "user" | "assistant"; content: Content }[];
@@ -507,6 +533,22 @@ export interface Client extends EventTarget {
   subscribe(uri: string, options?: CallOptions): Promise<void>;
   /** Ends subscribe(uri); a uri never subscribed to is no error. */
   unsubscribe(uri: string, options?: CallOptions): Promise<void>;
+  /**
+   * The server's skills (skills/list, every page), none of their files
+   * read. Rejects "protocol" when the server does not declare the Skills
+   * extension.
+   */
+  skills(options?: CallOptions): Promise<Skill[]>;
+  /** The server's current entry for the skill whose SKILL.md is at uri (skills/get). */
+  getSkill(uri: string, options?: CallOptions): Promise<Skill>;
+  /**
+   * Reads the skill's SKILL.md and verifies its size, sha256 digest and
+   * frontmatter against the skill's entry; content that fails rejects
+   * "protocol" and is not used.
+   */
+  loadSkill(uri: string, options?: CallOptions): Promise<LoadedSkill>;
+  /** Reads a file of a loaded skill (its URI, or its path in the skill), verified against the skill's entry. */
+  readSkillFile(skill: string, file: string, options?: CallOptions): Promise<string>;
   ping(options?: CallOptions): Promise<void>;
   /** Ends the session; every later call rejects "closed". */
   close(): Promise<void>;

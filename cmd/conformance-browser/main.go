@@ -284,7 +284,15 @@ func run(ctx context.Context, root, scenario, serverURL string, cctx map[string]
 		arg, _ := json.Marshal(st)
 		if r, err = step(tab, fmt.Sprintf("harness.do(%s)", arg), true); err != nil {
 			return err
-		} else if err := r.err(what); err != nil {
+		}
+		if st.Fails {
+			if r.OK {
+				return fmt.Errorf("%s: the client did it; it must refuse", what)
+			}
+			log.Printf("%s: refused as it must be: %v", what, r.err(what))
+			continue
+		}
+		if err := r.err(what); err != nil {
 			return err
 		}
 		log.Printf("%s: %s", what, r.Value)

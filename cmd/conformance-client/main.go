@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/mcpwasm/mcpwasm/devkit/confsteps"
+	"github.com/mcpwasm/mcpwasm/mcpclient"
 	"github.com/mcpwasm/mcpwasm/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -121,12 +122,57 @@ func run(ctx context.Context, scenario, serverURL string, cctx map[string]any) e
 	}
 	defer session.Close()
 	var tools []*mcp.Tool
+	var skills *mcpclient.Client
 	for _, st := range confsteps.For(scenario, cctx) {
-		if err := do(ctx, session, st, &tools); err != nil && !errors.Is(err, context.Canceled) {
+		var err error
+		switch st.Op {
+		case confsteps.ListSkills, confsteps.LoadSkill, confsteps.ReadSkillFile:
+			// go-sdk has no Skills extension: mcpclient's, over a session
+			// of its own.
+			if skills == nil {
+				if skills, err = mcpclient.New(serverURL, mcpclient.Options{HTTPClient: mcpHTTP, ClientName: "mcpwasm-conformance-client"}); err != nil {
+					return err
+				}
+				defer skills.Close()
+				if err := skills.Connect(ctx, mcpclient.ConnectOptions{}); err != nil {
+					return fmt.Errorf("connect for the Skills steps: %w", err)
+				}
+			}
+			err = doSkill(ctx, skills, st)
+		default:
+			err = do(ctx, session, st, &tools)
+		}
+		if st.Fails {
+			if err == nil {
+				return fmt.Errorf("%s %s: the client did it; it must refuse", st.Op, st.Name)
+			}
+			log.Printf("%s %s: refused as it must be: %v", st.Op, st.Name, err)
+			continue
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
 			return fmt.Errorf("%s %s: %w", st.Op, st.Name, err)
 		}
 	}
 	return nil
+}
+
+// doSkill performs a step of the Skills extension with c.
+func doSkill(ctx context.Context, c *mcpclient.Client, st confsteps.Step) error {
+	switch st.Op {
+	case confsteps.ListSkills:
+		skills, err := c.Skills(ctx)
+		if err == nil {
+			log.Printf("listSkills: %d skills", len(skills))
+		}
+		return err
+	case confsteps.LoadSkill:
+		_, err := c.LoadSkill(ctx, st.Name)
+		return err
+	default:
+		file, _ := st.Args["file"].(string)
+		_, err := c.ReadSkillFile(ctx, st.Name, file)
+		return err
+	}
 }
 
 // do performs one step; tools is what the last ListTools returned.

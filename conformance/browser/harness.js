@@ -85,7 +85,7 @@ window.harness = {
     return { names: listed.map((t) => t.name) };
   }),
   callTool: (name, args) => step(`callTool ${name}`, () => client.callTool(name, args ?? {}, { timeoutMs: 20000 })),
-  /** One step of devkit/confsteps: { op, name, args, schemaOf }. */
+  /** One step of devkit/confsteps: { op, name, args, schemaOf, fails }. */
   do: (s) => {
     switch (s.op) {
       case "listTools":
@@ -108,6 +108,12 @@ window.harness = {
         return step("listPrompts", () => client.listPrompts());
       case "getPrompt":
         return step(`getPrompt ${s.name}`, () => client.getPrompt(s.name, s.args ?? {}));
+      case "listSkills":
+        return step("listSkills", async () => (await client.skills()).map((k) => k.uri));
+      case "loadSkill":
+        return step(`loadSkill ${s.name}`, async () => (await client.loadSkill(s.name)).uri);
+      case "readSkillFile":
+        return step(`readSkillFile ${s.name} ${s.args?.file}`, () => client.readSkillFile(s.name, s.args?.file));
       default:
         return step(s.op, () => { throw new Error(`unknown step ${s.op}`); });
     }

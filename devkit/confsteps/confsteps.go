@@ -16,17 +16,23 @@ const (
 	ReadResource  Op = "readResource"
 	ListPrompts   Op = "listPrompts"
 	GetPrompt     Op = "getPrompt"
+	ListSkills    Op = "listSkills"
+	LoadSkill     Op = "loadSkill"
+	ReadSkillFile Op = "readSkillFile"
 )
 
 // Step is one operation: Name is the tool or prompt name, or the resource
-// URI; Args the tool or prompt arguments. For a CallTool with SchemaOf
-// set, Args["schema"] is the inputSchema of the listed tool SchemaOf,
-// passed through exactly as received.
+// or skill URI; Args the tool or prompt arguments (for ReadSkillFile,
+// Args["file"] is the file's path in the skill). For a CallTool with
+// SchemaOf set, Args["schema"] is the inputSchema of the listed tool
+// SchemaOf, passed through exactly as received. Fails says the client
+// must refuse the step: it is an error when the step succeeds.
 type Step struct {
 	Op       Op             `json:"op"`
 	Name     string         `json:"name,omitempty"`
 	Args     map[string]any `json:"args,omitempty"`
 	SchemaOf string         `json:"schemaOf,omitempty"`
+	Fails    bool           `json:"fails,omitempty"`
 }
 
 func call(name string, args map[string]any) Step {
@@ -83,9 +89,19 @@ func For(scenario string, cctx map[string]any) []Step {
 		s := call("json_schema_echo", nil)
 		s.SchemaOf = "json_schema_2020_12_tool"
 		steps = append(steps, s)
-	case "sep-2640-client-no-prefetch", "sep-2640-client-verify-digest", "sep-2640-client-verify-size", "sep-2640-client-verify-frontmatter":
-		// Skills (an extension this client does not implement): the suite
-		// skips every check unless skills/list is called.
+	case "sep-2640-client-no-prefetch":
+		// Listing reads none of a skill's files.
+		steps = append(steps, Step{Op: ListSkills})
+	case "sep-2640-client-verify-digest", "sep-2640-client-verify-size", "sep-2640-client-verify-frontmatter":
+		// The server serves a SKILL.md that is not its entry's: loading
+		// it fails verification, and the skill's other files are then
+		// not read.
+		const skill = "skill://pdf-processing/SKILL.md"
+		steps = append(steps,
+			Step{Op: ListSkills},
+			Step{Op: LoadSkill, Name: skill, Fails: true},
+			Step{Op: ReadSkillFile, Name: skill, Args: map[string]any{"file": "references/FORMS.md"}, Fails: true},
+		)
 	default: // the auth scenarios
 		steps = append(steps, call("test-tool", nil))
 	}

@@ -3,7 +3,7 @@
 import {
   load, preload, MCPError, type Client, type CallToolResult, type MCPErrorCode, type ClientState,
   type Catalog, type CatalogTool, type ServerStatus, type ApprovalRequest, type ApprovalAnswer, type ApprovalPolicy,
-  type Agent, type AgentEvent, type AgentResult, type ChatMessage, type Completion,
+  type Agent, type AgentEvent, type AgentResult, type ChatMessage, type Completion, type Skill, type LoadedSkill,
 } from "../../web/mcp.js";
 
 async function demo(): Promise<void> {
@@ -62,6 +62,12 @@ async function demo(): Promise<void> {
   client.addEventListener("resourceupdated", (ev) => void ev.detail.uri.length);
   await client.subscribe("demo://readme");
   await client.unsubscribe("demo://readme");
+  const skills: Skill[] = await client.skills();
+  const firstFile: string | undefined = skills[0].files?.[0].digest;
+  const loaded: LoadedSkill = await client.loadSkill(skills[0].uri);
+  const skillText: string = loaded.text + loaded.frontmatter.description;
+  const forms: string = await client.readSkillFile(loaded.uri, "references/FORMS.md");
+  await client.getSkill("skill://demo/SKILL.md");
   await client.ping();
   await client.logout();
   await client.close();
