@@ -55,3 +55,17 @@ func (s *clientServer) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 func (s *clientServer) CallTool(ctx context.Context, name string, args json.RawMessage, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	return s.c.CallTool(ctx, name, args, onProgress)
 }
+
+var _ SkillServer = (*clientServer)(nil)
+
+func (s *clientServer) OffersSkills() bool { return s.c.OffersSkills() }
+
+func (s *clientServer) Skills(ctx context.Context) ([]mcpclient.Skill, error) { return s.c.Skills(ctx) }
+
+func (s *clientServer) LoadSkill(ctx context.Context, uri string) (*mcpclient.LoadedSkill, error) {
+	return s.c.LoadSkill(ctx, uri)
+}
+
+func (s *clientServer) ReadSkillFile(ctx context.Context, skillURI, file string) (string, error) {
+	return s.c.ReadSkillFile(ctx, skillURI, file)
+}

@@ -287,7 +287,7 @@ func (c *Catalog) askAgain(id string, opts CallOptions) {
 func (c *Catalog) refusalLocked(e *entry, name, display string) string {
 	switch {
 	case !e.enabled:
-		if c.meta != nil {
+		if c.meta[MetaEnableServer] != nil {
 			return say(textDisabledMeta, display, name, e.id)
 		}
 		return say(textDisabled, display, name)

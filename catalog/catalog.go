@@ -121,6 +121,12 @@ type Config struct {
 	// ServerTools exposes the model-facing meta tools
 	// catalog_list_servers and catalog_enable_server.
 	ServerTools bool
+	// Skills exposes the servers' skills (the Skills extension) to the
+	// model through the meta tools catalog_list_skills,
+	// catalog_load_skill and catalog_read_skill_file: names and
+	// descriptions when listed, a skill's text only when loaded, verified
+	// against the server's entry and framed as the server's words.
+	Skills bool
 	// ToolBudget is how much of a model's context the servers' tool
 	// definitions may take, in tokens as [EstimateTokens] estimates them;
 	// 0 means DefaultToolBudget, negative is invalid. Over it,
@@ -348,6 +354,12 @@ func New(cfg Config) (*Catalog, error) {
 	c.life, c.stop = context.WithCancel(context.Background())
 	if cfg.ServerTools {
 		c.meta = metaTools()
+	}
+	if cfg.Skills {
+		if c.meta == nil {
+			c.meta = map[string]*mcp.Tool{}
+		}
+		maps.Copy(c.meta, skillTools())
 	}
 	for _, id := range ids {
 		e, err := c.newEntry(id, cfg.Servers[id])

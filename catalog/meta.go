@@ -71,6 +71,8 @@ func (c *Catalog) callMeta(ctx context.Context, t *mcp.Tool, raw []byte, opts Ca
 		return o, nil
 	}
 	switch t.Name {
+	case MetaListSkills, MetaLoadSkill, MetaReadSkillFile:
+		return c.callSkills(ctx, o, instance, opts)
 	case MetaListServers:
 		c.mu.Lock()
 		infos := make([]ServerInfo, 0, len(c.entries))

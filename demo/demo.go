@@ -74,6 +74,9 @@ func NewServer(opts Options) *mcp.Server {
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Logging:   &mcp.LoggingCapabilities{},
+			// A server that declares Skills serves skills/list and
+			// skills/get (skillMethods, before go-sdk's handler).
+			Extensions: map[string]any{SkillsExtension: map[string]any{}},
 		},
 		CompletionHandler: complete,
 	})
@@ -88,6 +91,7 @@ func NewServer(opts Options) *mcp.Server {
 	d := &demo{server: s, opts: opts, dynamic: make(map[string]bool)}
 	d.addTools()
 	d.addResources()
+	d.addSkills()
 	d.addPrompts()
 	return s
 }

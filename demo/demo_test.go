@@ -508,8 +508,13 @@ func TestResourcesAndPrompts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(resources.Resources) != 1 || resources.Resources[0].URI != demo.ReadmeURI {
-			t.Errorf("resources = %+v; want just %s", resources.Resources, demo.ReadmeURI)
+		var uris []string
+		for _, r := range resources.Resources {
+			uris = append(uris, r.URI)
+		}
+		slices.Sort(uris)
+		if want := []string{demo.ReadmeURI, demo.SkillURI, demo.SkillFileURI}; !slices.Equal(uris, want) {
+			t.Errorf("resources = %v; want %v (the readme and the skill's files)", uris, want)
 		}
 		templates, err := cs.ListResourceTemplates(ctx, nil)
 		if err != nil {

@@ -135,13 +135,13 @@ func ProtectedHandler(opts Options, p Protection) http.Handler {
 func mcpMux(opts Options, guard func(http.Handler) http.Handler) *http.ServeMux {
 	s := NewServer(opts)
 	getServer := func(*http.Request) *mcp.Server { return s }
-	var streamable http.Handler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+	var streamable http.Handler = skillMethods(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Logger:         opts.Logger,
 		SessionTimeout: opts.SessionTimeout,
 		// A fetch aborted by the page ends the tool call, as
 		// notifications/cancelled does.
 		PropagateRequestCancellation: true,
-	})
+	}))
 	var sse http.Handler = mcp.NewSSEHandler(getServer, nil)
 	if guard != nil {
 		streamable, sse = guard(streamable), guard(sse)

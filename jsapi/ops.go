@@ -297,9 +297,12 @@ type CatalogOptions struct {
 	Breaker           *BreakerOptions `json:"breaker,omitempty"`
 	Approve           bool            `json:"approve,omitempty" js:"function"`
 	ServerTools       bool            `json:"serverTools,omitempty"`
-	ApprovalPolicy    *ApprovalPolicy `json:"approvalPolicy,omitempty"`
-	OnElicitation     bool            `json:"onElicitation,omitempty" js:"function"`
-	ToolBudget        int             `json:"toolBudget,omitempty"`
+	// Skills: the model gets the servers' skills through the meta tools
+	// catalog_list_skills, catalog_load_skill and catalog_read_skill_file.
+	Skills         bool            `json:"skills,omitempty"`
+	ApprovalPolicy *ApprovalPolicy `json:"approvalPolicy,omitempty"`
+	OnElicitation  bool            `json:"onElicitation,omitempty" js:"function"`
+	ToolBudget     int             `json:"toolBudget,omitempty"`
 	// Apps: the page renders the servers' views (MCP Apps); every
 	// server's client says so, as with the client option apps.
 	Apps bool `json:"apps,omitempty"`

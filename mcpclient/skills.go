@@ -132,6 +132,17 @@ func offersSkills(cs *mcp.ClientSession) error {
 	return nil
 }
 
+// OffersSkills reports whether the connected server declares the Skills
+// extension (false when not connected).
+func (c *Client) OffersSkills() bool {
+	ir := c.InitializeResult()
+	if ir == nil || ir.Capabilities == nil {
+		return false
+	}
+	_, ok := ir.Capabilities.Extensions[SkillsExtension]
+	return ok
+}
+
 // Skills lists the server's skills (skills/list, every page). Nothing of
 // a skill's content is read until LoadSkill. An entry that breaks the
 // extension's rules is left out with a warning; a server may list only

@@ -252,6 +252,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 		MaxToolsPerServer: o.MaxToolsPerServer,
 		CallTimeout:       ms(o.CallTimeoutMs),
 		ServerTools:       o.ServerTools,
+		Skills:            o.Skills,
 		ToolBudget:        o.ToolBudget,
 		Factory:           a.factory(ce),
 		OnEvent:           func(ev catalog.Event) { a.host.eventTo(catalogTarget(ce.id), ev.Type, ev.Data) },

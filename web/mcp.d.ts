@@ -631,6 +631,12 @@ export interface CatalogConfig {
   /** Adds the model-facing meta tools catalog_list_servers and catalog_enable_server. */
   serverTools?: boolean;
   /**
+   * Gives the model the servers' skills (the Skills extension) through the
+   * meta tools catalog_list_skills, catalog_load_skill and
+   * catalog_read_skill_file.
+   */
+  skills?: boolean;
+  /**
    * Tokens (schema bytes / 4) the servers' tool definitions may take in a
    * model request; over it toolsFor() and an agent offer
    * catalog_search_tools and catalog_call_tool (and the tools already

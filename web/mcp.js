@@ -291,7 +291,7 @@ class MCP {
    * config: { servers: {id: {url, ...client options, title, description,
    * enabled, allowTools, denyTools}} } or { mcpServers: {...} }, with
    * maxServers, maxToolsPerServer, callTimeoutMs, breaker, approve,
-   * serverTools, onElicitation, toolBudget. Nothing connects until a call needs a server.
+   * serverTools, skills, onElicitation, toolBudget. Nothing connects until a call needs a server.
    */
   catalog(config = {}) {
     checkFunctions("catalog()", config, CATALOG_OPTIONS);

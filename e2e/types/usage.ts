@@ -95,6 +95,7 @@ async function catalogAndAgent(): Promise<void> {
     breaker: { failures: 3, cooldownMs: 30000 },
     approve: async (req: ApprovalRequest) => req.tool !== "delete" && req.id === "github",
     serverTools: false,
+    skills: true,
     onElicitation: async (request, { serverId, elicitationId }) =>
       request.mode === "url" ? { action: "decline" } : { action: "accept", content: { name: `${serverId}:${elicitationId}` } },
   });

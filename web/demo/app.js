@@ -6,7 +6,7 @@
 //   servers.js    the Servers panel: one catalog of many MCP servers
 //   chat.js       the Chat panel: an agent over that catalog
 //   connect.js    "Explore one server": the connection and its sign-in
-//   tools.js, resources.js, prompts.js   what that server offers
+//   tools.js, resources.js, prompts.js, skills.js   what that server offers
 //   dialogs.js    the server's elicitation and sampling requests
 //   log.js        the event log
 //
@@ -20,6 +20,7 @@ import { initConnectForm, startConnect, currentClient, session } from "./connect
 import { initTools } from "./tools.js";
 import { initResources } from "./resources.js";
 import { initPrompts } from "./prompts.js";
+import { initSkills } from "./skills.js";
 import { initDialogs, elicit, sample, closeDialogs } from "./dialogs.js";
 import { startServers, getCatalog } from "./servers.js";
 import { initChat, startChat, approve } from "./chat.js";
@@ -28,6 +29,7 @@ initLog();
 initTools();
 initResources();
 initPrompts();
+initSkills();
 initDialogs();
 // Requests of a session that ended cannot be answered any more.
 session.addEventListener("reset", closeDialogs);
