@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpwasm/mcpwasm/demo"
 )
 
 // TestDemoPage drives the demo page's "Explore one server" panels the way
@@ -97,6 +99,10 @@ func TestDemoPage(t *testing.T) {
 	}
 	d.shown(`#resources button[data-uri]`)
 	d.shown(`#prompts button[data-prompt]`)
+
+	// The server's skill is listed; Load shows its SKILL.md, verified.
+	d.click(`#skills button[data-skill="` + demo.SkillURI + `"]`)
+	d.until("the loaded skill", `document.querySelector("#skill-view pre[data-skill-text]")?.textContent.includes("# Arithmetic")`)
 
 	// The server's icon shows by its name; the prompt form offers the
 	// server's completions of what is typed (completion/complete).
