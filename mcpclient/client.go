@@ -156,11 +156,12 @@ type Client struct {
 	rawCaps    json.RawMessage     // the server's capabilities as it sent them
 	ending     *sessionEnd         // the DELETE that Logout waits to hear of
 
-	elicitWaits urlWaits         // URL-mode elicitations a retried call waits on
-	clocks      callClocks       // the timeouts of running calls, paused while the user answers
-	subs        map[string]bool  // the resources the page subscribed to, subscribed again on each new session
-	skills      map[string]Skill // the server's skill entries last listed or got, by SKILL.md URI
-	loaded      map[string]Skill // the skills loaded, by SKILL.md URI: the entries their files are read against
+	elicitWaits urlWaits          // URL-mode elicitations a retried call waits on
+	clocks      callClocks        // the timeouts of running calls, paused while the user answers
+	subs        map[string]bool   // the resources the page subscribed to, subscribed again on each new session
+	skills      map[string]Skill  // the server's skill entries last listed or got, by SKILL.md URI
+	taskTools   map[string]string // tools' execution.taskSupport as last listed, by tool name
+	loaded      map[string]Skill  // the skills loaded, by SKILL.md URI: the entries their files are read against
 
 	re reconnector // the reconnect loop of state reconnecting
 }
@@ -213,7 +214,7 @@ func New(rawURL string, opts Options) (*Client, error) {
 	}
 	c.http = &http.Client{
 		Transport: &roundTripper{guard: busy.Policy{}.Transport(present(opts.Auth, guard)), taps: &c.taps, hello: &c.hello,
-			warn: func(msg string) { c.emit("warning", Warning{Message: msg}) }, ended: c.sawDelete},
+			warn: func(msg string) { c.emit("warning", Warning{Message: msg}) }, ended: c.sawDelete, listed: c.toolsListed},
 		Jar:           jar,
 		CheckRedirect: httpguard.CheckRedirect,
 	}

@@ -253,6 +253,9 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 			defer c.taps.add(token, onProgress)()
 			params.SetProgressToken(token)
 		}
+		if c.runsAsTask(ctx, cs, name) {
+			return c.callTask(ctx, cs, params, onProgress)
+		}
 		return cs.CallTool(ctx, params)
 	})
 }

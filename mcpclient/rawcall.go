@@ -21,8 +21,9 @@ import (
 // the session and version headers, credentials, sign-in on a 401,
 // retries, resumption and cancellation.
 type rawCall struct {
-	method string
-	params map[string]any
+	method  string
+	params  map[string]any
+	headers map[string]string // set on the request, after those naming the ping's method
 
 	mu     sync.Mutex
 	id     json.RawMessage // the id of the request it went out as
@@ -40,7 +41,13 @@ func rawCallFrom(ctx context.Context) *rawCall {
 // On protocol 2026-07-28 the request carries the _meta envelope every
 // request carries there (go-sdk leaves it off a ping).
 func (c *Client) callRaw(ctx context.Context, cs *mcp.ClientSession, method string, params map[string]any, out any) error {
-	rc := &rawCall{method: method, params: params}
+	return c.callRawHeaders(ctx, cs, method, params, nil, out)
+}
+
+// callRawHeaders is callRaw with headers set on the request (Mcp-Name of a
+// tools/call).
+func (c *Client) callRawHeaders(ctx context.Context, cs *mcp.ClientSession, method string, params map[string]any, headers map[string]string, out any) error {
+	rc := &rawCall{method: method, params: params, headers: headers}
 	var pp *mcp.PingParams
 	if env := c.envelope(cs); env != nil {
 		pp = &mcp.PingParams{Meta: env}
@@ -79,6 +86,16 @@ func (rc *rawCall) rewrite(req *http.Request, id json.RawMessage) error {
 		params = map[string]any{}
 	}
 	for k, v := range rc.params {
+		// _meta merges: the ping's carries the envelope of protocol
+		// 2026-07-28, the call's its own keys (a progress token).
+		if own, ok := v.(map[string]any); ok && k == "_meta" {
+			if env, ok := params[k].(map[string]any); ok {
+				for mk, mv := range own {
+					env[mk] = mv
+				}
+				continue
+			}
+		}
 		params[k] = v
 	}
 	msg["method"], msg["params"] = rc.method, params
@@ -93,9 +110,15 @@ func (rc *rawCall) rewrite(req *http.Request, id json.RawMessage) error {
 	if req.Header.Get("Mcp-Method") != "" {
 		req.Header.Set("Mcp-Method", rc.method)
 	}
+	standard := req.Header.Get("Mcp-Method") != ""
 	for k := range req.Header {
 		if k == "Mcp-Name" || strings.HasPrefix(k, "Mcp-Param-") {
 			req.Header.Del(k)
+		}
+	}
+	if standard {
+		for k, v := range rc.headers {
+			req.Header.Set(k, v)
 		}
 	}
 	rc.mu.Lock()

@@ -34,6 +34,9 @@ type roundTripper struct {
 	// ended hears how each DELETE that ends a session went: its status,
 	// or the error that kept it from an answer.
 	ended func(sessionID string, status int, err error)
+	// listed hears each answer to tools/list, for what go-sdk's Tool
+	// does not keep (execution.taskSupport).
+	listed func(m *wireMessage)
 }
 
 // credentials returns the guard's hook adding the static headers and the
@@ -196,7 +199,11 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusForbidden && strings.Contains(resp.Header.Get("WWW-Authenticate"), "insufficient_scope") {
 		rec.insufficientScope()
 	}
-	if err := t.handleBody(ctx, resp, call, rec, raw); err != nil {
+	hear := raw.answered
+	if raw == nil && out.method == "tools/list" && t.listed != nil {
+		hear = t.listed
+	}
+	if err := t.handleBody(ctx, resp, call, rec, hear); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -245,10 +252,10 @@ func (t *roundTripper) reportEnd(req *http.Request, resp *http.Response, err err
 // checked; a call answered with anything else is refused, since go-sdk
 // would end the session over it; other bodies are capped. An error is a
 // protocol violation, recorded in rec.
-func (t *roundTripper) handleBody(ctx context.Context, resp *http.Response, call json.RawMessage, rec *record, raw *rawCall) error {
+func (t *roundTripper) handleBody(ctx context.Context, resp *http.Response, call json.RawMessage, rec *record, hear func(*wireMessage)) error {
 	switch mt := mediaType(resp); {
 	case mt == "text/event-stream":
-		tap := &sseTap{rc: resp.Body, taps: t.taps, hello: t.hello, call: call, rec: rec, raw: raw}
+		tap := &sseTap{rc: resp.Body, taps: t.taps, hello: t.hello, call: call, rec: rec, hear: hear}
 		// An abandoned request (aborted, timed out, its connection ended)
 		// closes its stream: in the browser nothing else would, and the
 		// fetch would hold one of the few connections per origin forever.
@@ -256,7 +263,7 @@ func (t *roundTripper) handleBody(ctx context.Context, resp *http.Response, call
 		tap.stop = context.AfterFunc(ctx, func() { _ = tap.rc.Close() })
 		resp.Body = tap
 	case mt == "application/json" && call != nil && ok(resp.StatusCode):
-		if err := checkJSONResponse(resp, call, t.hello, raw); err != nil {
+		if err := checkJSONResponse(resp, call, t.hello, hear); err != nil {
 			rec.violation(err)
 			return err
 		}

@@ -119,7 +119,7 @@ func clip(id json.RawMessage) string {
 
 // checkJSONResponse reads the JSON body answering call (bounded), checks
 // it and puts it back for go-sdk.
-func checkJSONResponse(resp *http.Response, call json.RawMessage, hello *handshake, raw *rawCall) error {
+func checkJSONResponse(resp *http.Response, call json.RawMessage, hello *handshake, hear func(*wireMessage)) error {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	resp.Body.Close()
 	if err != nil {
@@ -133,7 +133,9 @@ func checkJSONResponse(resp *http.Response, call json.RawMessage, hello *handsha
 		return err
 	}
 	hello.saw(m)
-	raw.answered(m)
+	if hear != nil {
+		hear(m)
+	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return nil
 }
@@ -178,8 +180,8 @@ type sseTap struct {
 	hello *handshake
 	call  json.RawMessage // the call this stream answers; nil for GET streams
 	rec   *record
-	raw   *rawCall    // the extension's call it carries, if any
-	stop  func() bool // ends the watch of the request's context
+	hear  func(*wireMessage) // hears each checked message, if set
+	stop  func() bool        // ends the watch of the request's context
 
 	buf  []byte // read buffer
 	in   []byte // bytes read, not yet split into lines
@@ -293,7 +295,9 @@ func (s *sseTap) endEvent() {
 			s.progress(m.Params)
 		}
 		s.hello.saw(m)
-		s.raw.answered(m)
+		if s.hear != nil {
+			s.hear(m)
+		}
 	}
 	s.out = append(s.out, ev...)
 }

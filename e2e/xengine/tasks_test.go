@@ -1,0 +1,41 @@
+package xengine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcpwasm/mcpwasm/devkit/devserver"
+)
+
+// TestTaskToolOfServerEverything calls a tool that the reference server
+// (server-everything, which nobody here wrote) runs only as a task
+// (simulate-research-query, taskSupport "required"): the call goes out as
+// a task, is followed through its stages (each status message an
+// onProgress report) and resolves with the task's result.
+func TestTaskToolOfServerEverything(t *testing.T) {
+	parallel(t)
+	everything := startEverything(t)
+	w := newWorld(t, devserver.AuthConfig{})
+	var got struct {
+		Text     string   `json:"text"`
+		IsError  bool     `json:"isError"`
+		Progress []string `json:"progress"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const c = mcp.client(%q);
+		await c.connect();
+		const progress = [];
+		const r = await c.callTool("simulate-research-query", { topic: "browser tasks" }, { onProgress: (p) => progress.push(p.message) });
+		await c.close();
+		return { text: r.content[0]?.text ?? "", isError: r.isError, progress };
+	})()`, everything), &got)
+	if got.IsError || !strings.Contains(got.Text, "# Research Report: browser tasks") {
+		t.Errorf("the task's result = %q (isError %v); want its research report", got.Text, got.IsError)
+	}
+	for _, stage := range []string{"Gathering sources...", "Generating report..."} {
+		if !strings.Contains(strings.Join(got.Progress, "|"), stage) {
+			t.Errorf("progress %q lacks the stage %q", got.Progress, stage)
+		}
+	}
+}
