@@ -102,7 +102,7 @@ wasmtest:
 ## fuzz: a short run of each fuzz target (seeds in */testdata/fuzz); FUZZTIME=5m for longer
 FUZZTIME ?= 8s
 FUZZTARGETS := oauth:FuzzParseCallback oauth:FuzzValidateAuthServerMeta oauth:FuzzValidateResourceMeta \
-	oauth:FuzzParseTokenResponse oauth:FuzzParseChallenge mcpclient:FuzzSSETap mcpclient:FuzzCheckMessage mcpclient:FuzzFrontmatter
+	oauth:FuzzParseTokenResponse oauth:FuzzParseChallenge mcpclient:FuzzSSETap mcpclient:FuzzCheckMessage
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh $(FUZZTARGETS)
 

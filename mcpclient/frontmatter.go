@@ -188,7 +188,7 @@ func splitKey(s string) (key, val string, err error) {
 	}
 	if s[0] == '"' || s[0] == '\'' {
 		end := closingQuote(s)
-		if end < 0 || end+1 >= len(s) || s[end+1] != ':' {
+		if end < 0 || end >= 1024 || end+1 >= len(s) || s[end+1] != ':' {
 			return "", "", fmt.Errorf("bad key")
 		}
 		k, err := quoted(s[:end+1])
@@ -209,7 +209,8 @@ func splitKey(s string) (key, val string, err error) {
 		i = len(s) - 1
 	}
 	key = strings.TrimRight(s[:i], " \t")
-	if !plainKey.MatchString(key) {
+	if len(key) > 1024 || !plainKey.MatchString(key) {
+		// YAML allows an implicit key of at most 1024 characters.
 		return "", "", fmt.Errorf("bad key")
 	}
 	return key, strings.TrimSpace(s[i+1:]), nil
