@@ -142,7 +142,11 @@ func (rc *rawCall) answered(m *wireMessage) {
 // extension returns the settings a server declared for extension id in
 // its capabilities, and whether it declared it.
 func extension(cs *mcp.ClientSession, id string) (map[string]any, bool) {
-	ir := cs.InitializeResult()
+	return declared(cs.InitializeResult(), id)
+}
+
+// declared is extension for an initialize result (nil when not connected).
+func declared(ir *mcp.InitializeResult, id string) (map[string]any, bool) {
 	if ir == nil || ir.Capabilities == nil || ir.Capabilities.Extensions == nil {
 		return nil, false
 	}

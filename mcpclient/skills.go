@@ -135,11 +135,7 @@ func offersSkills(cs *mcp.ClientSession) error {
 // OffersSkills reports whether the connected server declares the Skills
 // extension (false when not connected).
 func (c *Client) OffersSkills() bool {
-	ir := c.InitializeResult()
-	if ir == nil || ir.Capabilities == nil {
-		return false
-	}
-	_, ok := ir.Capabilities.Extensions[SkillsExtension]
+	_, ok := declared(c.InitializeResult(), SkillsExtension)
 	return ok
 }
 
@@ -180,14 +176,7 @@ func (c *Client) Skills(ctx context.Context) ([]Skill, error) {
 			}
 			cursor = r.NextCursor
 		}
-		c.mu.Lock()
-		if c.skills == nil {
-			c.skills = map[string]Skill{}
-		}
-		for _, s := range out {
-			c.skills[s.URI] = s
-		}
-		c.mu.Unlock()
+		c.holdEntries(out...)
 		return out, nil
 	})
 }
@@ -225,13 +214,21 @@ func (c *Client) getSkill(ctx context.Context, cs *mcp.ClientSession, uri string
 	if err != nil {
 		return nil, violation("%v", err)
 	}
+	c.holdEntries(s)
+	return &s, nil
+}
+
+// holdEntries keeps skill entries as listed or got: LoadSkill verifies
+// against them.
+func (c *Client) holdEntries(skills ...Skill) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.skills == nil {
 		c.skills = map[string]Skill{}
 	}
-	c.skills[s.URI] = s
-	c.mu.Unlock()
-	return &s, nil
+	for _, s := range skills {
+		c.skills[s.URI] = s
+	}
 }
 
 func checkSkillURI(uri string) error {
