@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -216,13 +217,22 @@ func (f *firefox) open(ctx context.Context, uc string) (*bidiWindow, error) {
 	var c struct {
 		Context string `json:"context"`
 	}
+	// Each window is a browser window of its own rather than a tab: a new
+	// foreground tab makes Firefox wait until the tab it hides reports
+	// itself hidden, and a busy or navigating page in another test's tab
+	// has left that wait, and the create, unanswered. A window waits
+	// only on itself, and every test's page stays visible.
 	create := func() error {
-		return f.bidi.call(ctx, "browsingContext.create", map[string]any{"type": "tab", "userContext": uc}, &c)
+		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		return f.bidi.call(actx, "browsingContext.create", map[string]any{"type": "window", "userContext": uc}, &c)
 	}
 	err := create()
-	if err != nil && strings.Contains(err.Error(), "DiscardedBrowsingContextError") {
-		// Firefox refuses a new tab now and then while another window
-		// closes at the same moment; a second ask is answered.
+	if err != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "DiscardedBrowsingContextError")) {
+		// Firefox refuses a new window now and then while another one
+		// closes at the same moment, or leaves the ask unanswered; a
+		// second ask is answered. A window from the lost ask closes
+		// with its user context.
 		err = create()
 	}
 	if err != nil {
