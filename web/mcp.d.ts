@@ -1036,6 +1036,12 @@ export interface RenderOptions {
   onModelContext?: (context: ModelContext, info: { view: AppView }) => unknown;
   /** Aborting closes the view. */
   signal?: AbortSignal;
+  /**
+   * How long the view may take, from its HTML reaching the sandbox to its
+   * ui/notifications/initialized, before it fails (state "failed", an
+   * error event with code "timeout" saying how far it got); 30000 by default.
+   */
+  initTimeoutMs?: number;
 }
 
 export interface ModelContext {

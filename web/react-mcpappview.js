@@ -7,7 +7,7 @@ import { load } from "./mcp.js";
  * mcp.apps.render into a div of its own, a new `result` sent to the view,
  * `theme` followed, and the view closed on unmount. Props: `catalog` (or
  * useCatalog's result) with `serverId`, or `client`; `tool`, `arguments`,
- * `result`, `sandboxUrl`, `theme`, `displayModes`, `onMessage`,
+ * `result`, `sandboxUrl`, `theme`, `displayModes`, `initTimeoutMs`, `onMessage`,
  * `onOpenLink`, `onModelContext`, `onReady(view)`, `onError(error)` (the
  * view could not be rendered, or failed later);
  * `className` and `style` for the div. A tool part of useAgent with `app`
@@ -35,7 +35,7 @@ export function McpAppView(props) {
     load()
       .then((mcp) => mcp.apps.render(ref.current, {
         catalog: cat ?? undefined, client: cat ? undefined : client, serverId: p.serverId, tool, arguments: p.arguments,
-        result: p.result, sandboxUrl, theme: p.theme, displayModes: p.displayModes,
+        result: p.result, sandboxUrl, theme: p.theme, displayModes: p.displayModes, initTimeoutMs: p.initTimeoutMs,
         onMessage: relay("onMessage"), onOpenLink: relay("onOpenLink"), onModelContext: relay("onModelContext"),
       }))
       .then((v) => {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,6 +79,20 @@ func newProbeServer(t *testing.T) *probeServer {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "ui://probe/wander.html", MIMEType: "text/html;profile=mcp-app",
 				Text: `<!doctype html><p>leaving</p><script>setTimeout(() => { location.href = "about:blank#elsewhere"; }, 200);</script>`}}}, nil
 		})
+	// mute's view never speaks; plain's initializes and answers every
+	// request of the host "method not found", as a view built with the
+	// official App SDK does for a teardown it has no handler for.
+	for name, body := range map[string]string{"mute": `<!doctype html><p>silent</p>`, "plain": plainView} {
+		uri := "ui://probe/" + name + ".html"
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}, Meta: mcp.Meta{"ui": map[string]any{"resourceUri": uri}}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
+		s.AddResource(&mcp.Resource{URI: uri, Name: name, MIMEType: "text/html;profile=mcp-app"},
+			func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/html;profile=mcp-app", Text: body}}}, nil
+			})
+	}
 	tool("bump", []any{"app"}, &p.bumps)
 	tool("secret", []any{"model"}, &p.secrets)
 	// hidden says it is the model's and has no view of its own.
@@ -106,6 +121,19 @@ func (p *probeServer) hit(name string) int {
 	defer p.mu.Unlock()
 	return p.hits[name]
 }
+
+// plainView initializes and answers any request "method not found".
+const plainView = `<!doctype html><p>plain</p><script>
+addEventListener("message", (e) => {
+  const d = e.data;
+  if (e.source !== parent || !d || typeof d.method !== "string" || d.id === undefined) {
+    if (d && d.id === 1 && d.result) parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
+    return;
+  }
+  parent.postMessage({ jsonrpc: "2.0", id: d.id, error: { code: -32601, message: "Method not found" } }, "*");
+});
+parent.postMessage({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: { appInfo: { name: "plain", version: "1" }, appCapabilities: {}, protocolVersion: "2026-01-26" } }, "*");
+</script>`
 
 // probeView speaks the view's side of the protocol by hand and reports
 // its findings with ui/update-model-context.
@@ -281,6 +309,16 @@ func TestAppViewMistakes(t *testing.T) {
 			Frames int    `json:"frames"`
 			Gone   jsErr  `json:"gone"`
 		} `json:"wandered"`
+		BadBound jsErr `json:"badBound"`
+		Muted    struct {
+			State  string `json:"state"`
+			Frames int    `json:"frames"`
+			Error  jsErr  `json:"error"`
+		} `json:"muted"`
+		Plain struct {
+			State  string   `json:"state"`
+			Events []string `json:"events"`
+		} `json:"plain"`
 	}
 	w.eval(fmt.Sprintf(`(async () => {
 		const client = mcp.client(%[1]q);
@@ -297,8 +335,18 @@ func TestAppViewMistakes(t *testing.T) {
 		const wander = await mcp.apps.render(div, { client, tool: "wander", sandboxUrl: %[2]q });
 		const gone = await new Promise((ok) => wander.addEventListener("error", (e) => ok(err(e.detail)), { once: true }));
 		const wandered = { state: wander.state, frames: document.querySelectorAll("iframe").length, gone };
+		const badBound = await mcp.apps.render(div, { client, tool: "mute", sandboxUrl: %[2]q, initTimeoutMs: 0 }).then(() => ({}), err);
+		const mute = await mcp.apps.render(div, { client, tool: "mute", sandboxUrl: %[2]q, initTimeoutMs: 1500 });
+		const silent = await new Promise((ok) => mute.addEventListener("error", (e) => ok(err(e.detail)), { once: true }));
+		const muted = { state: mute.state, frames: document.querySelectorAll("iframe").length, error: silent };
+		const p = await mcp.apps.render(div, { client, tool: "plain", sandboxUrl: %[2]q });
+		const events = [];
+		for (const t of ["ready", "error", "warning"]) p.addEventListener(t, () => events.push(t));
+		if (p.state === "loading") await new Promise((ok) => p.addEventListener("ready", ok, { once: true }));
+		await p.close();
+		const plain = { state: p.state, events };
 		await client.close();
-		return { sameOrigin, noView, state, error, wandered };
+		return { sameOrigin, noView, state, error, wandered, badBound, muted, plain };
 	})()`, p.URL, w.SandboxURL, p.Declared+"/not-the-proxy.html"), &got)
 	if got.SameOrigin.Code != "invalid_argument" || !strings.Contains(got.SameOrigin.Message, "another origin") {
 		t.Errorf("a sandboxUrl on the page's origin: %+v; want invalid_argument saying it must be another origin", got.SameOrigin)
@@ -311,5 +359,14 @@ func TestAppViewMistakes(t *testing.T) {
 	}
 	if wd := got.Wandered; wd.State != "failed" || wd.Frames != 0 || !strings.Contains(wd.Gone.Message, "left its document") {
 		t.Errorf("a view that navigated away: %+v; want it failed and its frame removed", wd)
+	}
+	if got.BadBound.Code != "invalid_argument" || !strings.Contains(got.BadBound.Message, "initTimeoutMs") {
+		t.Errorf("initTimeoutMs 0: %+v; want invalid_argument naming initTimeoutMs", got.BadBound)
+	}
+	if m := got.Muted; m.State != "failed" || m.Frames != 0 || m.Error.Code != "timeout" || !strings.Contains(m.Error.Message, "did not initialize within 1500 ms") || !strings.Contains(m.Error.Message, "never sent ui/initialize") {
+		t.Errorf("a view that never initializes: %+v; want it failed within its bound, its frame removed, saying it never sent ui/initialize", m)
+	}
+	if pl := got.Plain; pl.State != "closed" || slices.Contains(pl.Events, "error") {
+		t.Errorf("close() of a view that answers its teardown \"method not found\": %+v; want closed and no error event", pl)
 	}
 }

@@ -18,6 +18,7 @@ const DISPLAY_MODES = ["inline", "fullscreen", "pip"];
 const THEMES = ["light", "dark"];
 const TEARDOWN_MS = 3000;
 const PROXY_WAIT_MS = 5000; // after the proxy's frame loaded
+const INIT_TIMEOUT_MS = 30000; // from the view's HTML sent to its initialized, unless initTimeoutMs
 const MAX_HTML = 8 << 20; // a view's HTML, decoded
 
 // JSON-RPC error codes the view gets.
@@ -132,6 +133,9 @@ function checkOptions(element, o) {
     if (o[k] !== undefined && typeof o[k] !== "function") throw invalid(`apps.render(): ${k} must be a function`);
   }
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw invalid("apps.render(): signal must be an AbortSignal");
+  if (o.initTimeoutMs !== undefined && !(Number.isFinite(o.initTimeoutMs) && o.initTimeoutMs > 0 && o.initTimeoutMs <= 2 ** 31 - 1)) {
+    throw invalid(`apps.render(): initTimeoutMs must be a number of milliseconds above 0 and at most ${2 ** 31 - 1}`);
+  }
 }
 
 /** The name of a tool as a server knows it, from a name, a listTools() tool or a catalog's tools() entry. */
@@ -186,6 +190,8 @@ export class AppView extends EventTarget {
   #csp; // the view's declared domains as kept
   #cancelled; // the reason of a cancel() before the view was ready
   #closing = null; // close()'s promise
+  #asked = false; // the view sent ui/initialize
+  #initTimer = null; // fails a view that does not initialize in time
   #calls = new AbortController(); // the view's calls through a catalog: aborted when it ends
   #abort = null; // the render's signal's listener
   #resize = null; // ResizeObserver of the frame's width
@@ -306,7 +312,7 @@ export class AppView extends EventTarget {
     const p = this.#pending.get(d.id);
     if (!p) return;
     this.#pending.delete(d.id);
-    if (isObject(d.error)) p.reject(new MCPError("protocol", `the view answered: ${String(d.error.message ?? "an error")}`));
+    if (isObject(d.error)) p.reject(new MCPError("protocol", `the view answered: ${String(d.error.message ?? "an error")}`, typeof d.error.code === "number" ? { rpcCode: d.error.code } : {}));
     else p.resolve(d.result);
   };
 
@@ -316,9 +322,11 @@ export class AppView extends EventTarget {
         if (this.#sent || this.#state !== "loading") return; // once: the view cannot have its HTML sent again
         this.#sent = true;
         this.#notify(RESOURCE_READY, { html: this.#view.html, csp: this.#view.csp ?? {}, permissions: this.#view.permissions ?? {} });
+        this.#awaitInit(this.#o.initTimeoutMs ?? INIT_TIMEOUT_MS);
         return;
       case "ui/notifications/initialized":
         if (this.#state !== "loading") return;
+        clearTimeout(this.#initTimer);
         this.#state = "ready";
         this.#notify("ui/notifications/tool-input", { arguments: this.#o.arguments ?? {} });
         if (this.#result) this.#notify("ui/notifications/tool-result", this.#result);
@@ -357,6 +365,7 @@ export class AppView extends EventTarget {
   async #handle(method, params) {
     switch (method) {
       case "ui/initialize": {
+        this.#asked = true;
         // Only modes both offer: the page's displayModes and the view's
         // own list (inline when it declares none).
         const declared = params.appCapabilities?.availableDisplayModes;
@@ -534,12 +543,25 @@ export class AppView extends EventTarget {
         try {
           await this.#request("ui/resource-teardown", {}, TEARDOWN_MS);
         } catch (e) {
-          this.#emit("error", asMCPError(e));
+          // A view with nothing to tear down may say so ("method not
+          // found", as the App SDK does without a handler): an answer.
+          if (e?.rpcCode !== METHOD_NOT_FOUND) this.#emit("error", asMCPError(e));
         }
       }
       this.#end("closed");
     })();
     return this.#closing;
+  }
+
+  // A view that never initializes would show a frame that does nothing,
+  // in state "loading" for ever: it fails, saying how far it got.
+  #awaitInit(ms) {
+    this.#initTimer = setTimeout(() => {
+      if (this.#state !== "loading") return;
+      const s = ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+      const got = this.#asked ? "it asked ui/initialize but never sent ui/notifications/initialized" : "it never sent ui/initialize";
+      this.#fail(new MCPError("timeout", `the view ${this.resourceUri} did not initialize within ${s}: ${got}; check the browser console for the view's errors (its policy may refuse a script it needs), or raise initTimeoutMs`));
+    }, ms);
   }
 
   #fail(err) {
@@ -552,6 +574,7 @@ export class AppView extends EventTarget {
   #end(state) {
     if (this.#state === "closed" || this.#state === "failed") return;
     this.#state = state;
+    clearTimeout(this.#initTimer);
     this.#calls.abort(); // its calls in flight, and their approval, end with it
     this.#o.catalog?._viewContext(this, null);
     this.#resize?.disconnect();
