@@ -368,16 +368,34 @@ func TestSSETapPassesEventsThrough(t *testing.T) {
 		"data: \"params\":{\"progressToken\":\"t\",\"progress\":7}}\r\n\r\n" +
 		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"other\",\"progress\":8}}\n\n" +
 		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"big\":\"" + strings.Repeat("x", 200<<10) + "\"}}\n\n"
-	tap := &sseTap{rc: nopCloser{strings.NewReader(body)}, taps: taps, call: json.RawMessage("3")}
-	out, err := io.ReadAll(iotest.OneByteReader(tap))
-	if err != nil {
-		t.Fatal(err)
+	// The network's reads: 32 KiB at a time, or a byte at a time, which
+	// splits every line and "\r\n" between reads.
+	for _, rc := range []io.ReadCloser{nopCloser{strings.NewReader(body)}, io.NopCloser(iotest.OneByteReader(strings.NewReader(body)))} {
+		got = nil
+		tap := &sseTap{rc: rc, taps: taps, call: json.RawMessage("3")}
+		out, err := io.ReadAll(iotest.OneByteReader(tap))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != body {
+			t.Errorf("the tap changed the stream (%d bytes in, %d out)", len(body), len(out))
+		}
+		if fmt.Sprint(got) != "[7]" {
+			t.Errorf("delivered %v; want [7]", got)
+		}
 	}
-	if string(out) != body {
-		t.Errorf("the tap changed the stream (%d bytes in, %d out)", len(body), len(out))
-	}
-	if fmt.Sprint(got) != "[7]" {
-		t.Errorf("delivered %v; want [7]", got)
+}
+
+// BenchmarkSSETapLargeEvent: one event of 6 MB (a large view's resource),
+// read from the network in 32 KiB pieces, through the tap.
+func BenchmarkSSETapLargeEvent(b *testing.B) {
+	body := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"text\":\"" + strings.Repeat("x<y>&z ", 6<<20/7) + "\"}}\n\n"
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		tap := &sseTap{rc: nopCloser{strings.NewReader(body)}, taps: &progressTaps{}, call: json.RawMessage("3")}
+		if _, err := io.Copy(io.Discard, tap); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -11,21 +12,27 @@ import (
 // left out when empty (no server sends ""), and ttlMs when it is 0 without
 // a cacheScope (the zero value go-sdk invents for a server that sent no
 // hint; a server that sends ttlMs 0 without a scope loses it, which means
-// the same: no caching).
+// the same: no caching). It is encoded once and without HTML escapes (the
+// page parses it; it is never put in HTML): a view's resource can be
+// megabytes of HTML, and each extra pass over it costs the page a
+// noticeable wait.
 func ResultJSON(r *mcp.ReadResourceResult) (json.RawMessage, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
+	w := struct {
+		Meta          mcp.Meta                `json:"_meta,omitempty"`
+		CacheScope    string                  `json:"cacheScope,omitempty"`
+		Contents      []*mcp.ResourceContents `json:"contents"`
+		InputRequests mcp.InputRequestMap     `json:"inputRequests,omitempty"`
+		RequestState  string                  `json:"requestState,omitempty"`
+		TTLMs         *int                    `json:"ttlMs,omitempty"`
+	}{Meta: r.Meta, CacheScope: r.CacheScope, Contents: r.Contents, InputRequests: r.InputRequests, RequestState: r.RequestState}
+	if r.CacheScope != "" || r.TTLMs != 0 {
+		w.TTLMs = &r.TTLMs
+	}
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(w); err != nil {
 		return nil, err
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	if r.CacheScope == "" {
-		delete(m, "cacheScope")
-		if r.TTLMs == 0 {
-			delete(m, "ttlMs")
-		}
-	}
-	return json.Marshal(m)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

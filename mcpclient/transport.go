@@ -203,7 +203,14 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 	if raw == nil && out.method == "tools/list" && t.listed != nil {
 		hear = t.listed
 	}
-	if err := t.handleBody(ctx, resp, call, rec, hear); err != nil {
+	// Only the handshake's answer says what the server can do; parsing
+	// every result for it would cost a pass over each megabyte answer.
+	// A GET stream may carry it (the legacy SSE transport answers there).
+	var hello *handshake
+	if out.method == "initialize" || out.method == "server/discover" || req.Method == http.MethodGet {
+		hello = t.hello
+	}
+	if err := t.handleBody(ctx, resp, call, hello, rec, hear); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -250,12 +257,13 @@ func (t *roundTripper) reportEnd(req *http.Request, resp *http.Response, err err
 // stream is tapped (each event checked, progress delivered) and closed
 // when ctx ends; a JSON answer to call (its JSON-RPC id, nil for none) is
 // checked; a call answered with anything else is refused, since go-sdk
-// would end the session over it; other bodies are capped. An error is a
-// protocol violation, recorded in rec.
-func (t *roundTripper) handleBody(ctx context.Context, resp *http.Response, call json.RawMessage, rec *record, hear func(*wireMessage)) error {
+// would end the session over it; other bodies are capped. hello, when
+// set, hears the answer of a handshake. An error is a protocol
+// violation, recorded in rec.
+func (t *roundTripper) handleBody(ctx context.Context, resp *http.Response, call json.RawMessage, hello *handshake, rec *record, hear func(*wireMessage)) error {
 	switch mt := mediaType(resp); {
 	case mt == "text/event-stream":
-		tap := &sseTap{rc: resp.Body, taps: t.taps, hello: t.hello, call: call, rec: rec, hear: hear}
+		tap := &sseTap{rc: resp.Body, taps: t.taps, hello: hello, call: call, rec: rec, hear: hear}
 		// An abandoned request (aborted, timed out, its connection ended)
 		// closes its stream: in the browser nothing else would, and the
 		// fetch would hold one of the few connections per origin forever.
@@ -263,7 +271,7 @@ func (t *roundTripper) handleBody(ctx context.Context, resp *http.Response, call
 		tap.stop = context.AfterFunc(ctx, func() { _ = tap.rc.Close() })
 		resp.Body = tap
 	case mt == "application/json" && call != nil && ok(resp.StatusCode):
-		if err := checkJSONResponse(resp, call, t.hello, hear); err != nil {
+		if err := checkJSONResponse(resp, call, hello, hear); err != nil {
 			rec.violation(err)
 			return err
 		}

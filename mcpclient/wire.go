@@ -10,6 +10,7 @@ import (
 	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
 )
@@ -84,7 +85,7 @@ func checkMessage(data []byte, call json.RawMessage) (*wireMessage, error) {
 		return nil, violation("the server sent a JSON array (a JSON-RPC batch), which MCP does not allow since 2025-06-18")
 	}
 	var m wireMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := decodeAsGoSDK(data, &m); err != nil {
 		return nil, violation("the server sent a message that is not a JSON object")
 	}
 	if m.JSONRPC != "2.0" {
@@ -94,6 +95,19 @@ func checkMessage(data []byte, call json.RawMessage) (*wireMessage, error) {
 		return nil, violation("the server answered request %s with a response for request %s; nothing else can answer it, so it failed", clip(call), clip(m.ID))
 	}
 	return &m, nil
+}
+
+// decodeAsGoSDK decodes data with the decoder go-sdk reads messages
+// with (segmentio's, field names matched exactly), so a message is taken
+// here as go-sdk would take it; it also reads a large message several
+// times faster than encoding/json, which matters in WebAssembly. Bytes
+// after the message are refused.
+func decodeAsGoSDK(data []byte, v any) error {
+	rest, err := segjson.Parse(data, v, segjson.DontMatchCaseInsensitiveStructFields)
+	if err == nil && len(rest) > 0 {
+		err = fmt.Errorf("json: data after the message")
+	}
+	return err
 }
 
 // sameID compares JSON-RPC ids by value (1 and 1.0 are the same id; 1 and
@@ -185,6 +199,7 @@ type sseTap struct {
 
 	buf  []byte // read buffer
 	in   []byte // bytes read, not yet split into lines
+	seen int    // how much of in is known to hold no newline
 	ev   []byte // raw bytes of the current event
 	data []byte // its data, lines joined by \n
 	name string // its event: field
@@ -207,7 +222,7 @@ func (s *sseTap) Read(p []byte) (int, error) {
 			// came of its last event is a fragment, not the server's
 			// word, and the page hears of a cut rather than of a
 			// protocol error.
-			s.in, s.ev = nil, nil
+			s.in, s.ev, s.seen = nil, nil, 0
 			s.rec.transportError(&mcperr.Cut{Err: err})
 		}
 		if err != nil && s.err == nil {
@@ -216,7 +231,7 @@ func (s *sseTap) Read(p []byte) (int, error) {
 				// scanner still takes it, so check it too.
 				s.ev = append(s.ev, s.in...)
 				s.line(s.in)
-				s.in = nil
+				s.in, s.seen = nil, 0
 				s.endEvent()
 			}
 			if s.err == nil {
@@ -246,10 +261,16 @@ func (s *sseTap) fail(err error) {
 func (s *sseTap) feed(b []byte) {
 	s.in = append(s.in, b...)
 	for s.err == nil {
-		i := bytes.IndexByte(s.in, '\n')
+		// Only the new bytes are searched: a line of megabytes comes in
+		// many reads, and searching it from its start each time costs
+		// seconds.
+		i := bytes.IndexByte(s.in[s.seen:], '\n')
 		if i < 0 {
+			s.seen = len(s.in)
 			break
 		}
+		i += s.seen
+		s.seen = 0
 		line := s.in[:i]
 		s.ev = append(s.ev, s.in[:i+1]...)
 		s.in = s.in[i+1:]
