@@ -1074,6 +1074,8 @@ export interface AppView extends EventTarget {
   readonly modelContext: ModelContext | null;
   /** What was left out of the view's declarations (e.g. a CSP entry that would widen its policy), one sentence each. */
   readonly warnings: readonly string[];
+  /** The Content-Security-Policy put first in the view's document (also at console.debug when the view is made). */
+  readonly policy: string;
   readonly hostContext: Record<string, unknown>;
   /** Sends the tool's result (at once, or once the view is ready). */
   sendToolResult(result: CallToolResult): void;

@@ -81,10 +81,11 @@ func newProbeServer(t *testing.T) *probeServer {
 		})
 	// mute's view never speaks; plain's initializes and answers every
 	// request of the host "method not found", as a view built with the
-	// official App SDK does for a teardown it has no handler for.
+	// official App SDK does for a teardown it has no handler for. Both
+	// are the model's, so views list neither.
 	for name, body := range map[string]string{"mute": `<!doctype html><p>silent</p>`, "plain": plainView} {
 		uri := "ui://probe/" + name + ".html"
-		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}, Meta: mcp.Meta{"ui": map[string]any{"resourceUri": uri}}},
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}, Meta: mcp.Meta{"ui": map[string]any{"resourceUri": uri, "visibility": []any{"model"}}}},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{}, nil
 			})
@@ -182,6 +183,7 @@ const probeView = `<!doctype html><html><head><meta charset="utf-8"><title>probe
   found.tools = (r3.result?.tools ?? []).map((t) => t.name).sort().join(",");
   const r4 = await request("ui/open-link", { url: "javascript:alert(1)" });
   found.jsLink = r4.error ? "rpc error " + r4.error.code : "answered";
+  found.policy = document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.content ?? "none";
   found.seen = seen.join(" | ");
   document.getElementById("status").textContent = "done";
   await request("ui/update-model-context", { structuredContent: found });
@@ -207,6 +209,7 @@ func TestAppViewIsSandboxed(t *testing.T) {
 		Stuck    string            `json:"stuck"`
 		Theme    string            `json:"theme"`
 		State    string            `json:"state"`
+		Policy   string            `json:"policy"`
 	}
 	w.eval(fmt.Sprintf(`(async () => {
 		document.cookie = "pageSecret=cookie1; path=/";
@@ -228,7 +231,7 @@ func TestAppViewIsSandboxed(t *testing.T) {
 		const themed = new Promise((ok) => globalThis.__view.addEventListener("modelcontext", (e) => ok(e.detail.structuredContent?.theme), { once: true }));
 		globalThis.__view.setTheme("light");
 		const theme = await Promise.race([themed, new Promise((ok) => setTimeout(() => ok("none in 10 s"), 10000))]);
-		return { found: set.structuredContent, links, warnings, theme, state: globalThis.__view.state };
+		return { found: set.structuredContent, links, warnings, theme, state: globalThis.__view.state, policy: globalThis.__view.policy };
 	})()`, p.URL, w.SandboxURL), &got)
 
 	if got.Stuck != "" {
@@ -284,6 +287,9 @@ func TestAppViewIsSandboxed(t *testing.T) {
 	}
 	if len(got.Links) != 0 {
 		t.Errorf("the page opened links the view forged: %v", got.Links)
+	}
+	if got.Policy == "" || got.Policy != f["policy"] || !strings.HasPrefix(got.Policy, "default-src 'none'") || !strings.Contains(got.Policy, "connect-src "+p.Declared) || strings.Contains(got.Policy, "x.example") {
+		t.Errorf("view.policy %q, the policy in the view's document %q; want the same, the restrictive default with connect-src %s and nothing of the dropped entries", got.Policy, f["policy"], p.Declared)
 	}
 	if len(got.Warnings) != 2 || !strings.Contains(strings.Join(got.Warnings, "\n"), "script-src") {
 		t.Errorf("warnings %q; want the two widening connectDomains entries named", got.Warnings)

@@ -199,6 +199,8 @@ export class AppView extends EventTarget {
   modelContext = null;
   /** What was left out of the view's declarations, one sentence each. */
   warnings = [];
+  /** The Content-Security-Policy the proxy puts first in the view's document. */
+  policy;
 
   constructor(version, element, sandbox, client, tool, tools, view, o) {
     super();
@@ -227,6 +229,10 @@ export class AppView extends EventTarget {
     };
     const checked = policy(view.csp, [location.origin, sandbox.origin]);
     this.#csp = checked.kept;
+    // The proxy builds the same policy from the same declaration and
+    // origins (the page's and its own), so this is the one the view gets.
+    this.policy = checked.policy;
+    console.debug(`mcp: apps: the view ${this.resourceUri} runs under the policy "${checked.policy}"`);
     for (const d of checked.dropped) this.#warn(`the view ${this.resourceUri} declares ${d.list} entry ${JSON.stringify(d.domain)}, which ${d.problem}; it is left out of the view's policy`);
     const f = (this.#frame = document.createElement("iframe"));
     // allow-forms lets the view's forms run their submit handlers; its
