@@ -128,15 +128,16 @@ func (rc *rawCall) rewrite(req *http.Request, id json.RawMessage) error {
 }
 
 // answered keeps m's result when m is the response to rc's request.
-func (rc *rawCall) answered(m *wireMessage) {
+func (rc *rawCall) answered(m *wireMessage) []byte {
 	if rc == nil || m.Method != "" {
-		return
+		return nil
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.id != nil && sameID(m.ID, rc.id) {
 		rc.result = m.Result
 	}
+	return nil
 }
 
 // extension returns the settings a server declared for extension id in

@@ -199,9 +199,16 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusForbidden && strings.Contains(resp.Header.Get("WWW-Authenticate"), "insufficient_scope") {
 		rec.insufficientScope()
 	}
-	hear := raw.answered
-	if raw == nil && out.method == "tools/list" && t.listed != nil {
-		hear = t.listed
+	var hear listener
+	switch {
+	case raw != nil:
+		hear = raw.answered
+	case out.method == "tools/list" && t.listed != nil:
+		hear = func(m *wireMessage) []byte { t.listed(m); return nil }
+	case out.method == "resources/read":
+		if rr := rawReadFrom(ctx); rr != nil {
+			hear = rr.answered(out.id)
+		}
 	}
 	// Only the handshake's answer says what the server can do; parsing
 	// every result for it would cost a pass over each megabyte answer.
@@ -260,7 +267,7 @@ func (t *roundTripper) reportEnd(req *http.Request, resp *http.Response, err err
 // would end the session over it; other bodies are capped. hello, when
 // set, hears the answer of a handshake. An error is a protocol
 // violation, recorded in rec.
-func (t *roundTripper) handleBody(ctx context.Context, resp *http.Response, call json.RawMessage, hello *handshake, rec *record, hear func(*wireMessage)) error {
+func (t *roundTripper) handleBody(ctx context.Context, resp *http.Response, call json.RawMessage, hello *handshake, rec *record, hear listener) error {
 	switch mt := mediaType(resp); {
 	case mt == "text/event-stream":
 		tap := &sseTap{rc: resp.Body, taps: t.taps, hello: hello, call: call, rec: rec, hear: hear}

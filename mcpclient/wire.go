@@ -133,7 +133,7 @@ func clip(id json.RawMessage) string {
 
 // checkJSONResponse reads the JSON body answering call (bounded), checks
 // it and puts it back for go-sdk.
-func checkJSONResponse(resp *http.Response, call json.RawMessage, hello *handshake, hear func(*wireMessage)) error {
+func checkJSONResponse(resp *http.Response, call json.RawMessage, hello *handshake, hear listener) error {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	resp.Body.Close()
 	if err != nil {
@@ -148,7 +148,9 @@ func checkJSONResponse(resp *http.Response, call json.RawMessage, hello *handsha
 	}
 	hello.saw(m)
 	if hear != nil {
-		hear(m)
+		if instead := hear(m); instead != nil {
+			body = instead
+		}
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return nil
@@ -180,6 +182,29 @@ func (c *capped) Read(p []byte) (int, error) {
 
 func (c *capped) Close() error { return c.rc.Close() }
 
+// listener hears a checked message from the server before go-sdk reads
+// it; a non-nil return is the message go-sdk reads instead.
+type listener func(m *wireMessage) (instead []byte)
+
+// withData is the event ev with its data replaced by msg: its other
+// fields (the event id a resumption needs) stay as they were.
+func withData(ev, msg []byte) []byte {
+	var out []byte
+	for _, line := range bytes.SplitAfter(ev, []byte("\n")) {
+		l := bytes.TrimRight(line, "\r\n")
+		if len(l) == 0 || bytes.HasPrefix(l, []byte("data")) && (len(l) == 4 || l[4] == ':') {
+			continue
+		}
+		out = append(out, line...)
+		if line[len(line)-1] != '\n' {
+			out = append(out, '\n')
+		}
+	}
+	out = append(out, "data: "...)
+	out = append(out, msg...)
+	return append(out, "\n\n"...)
+}
+
 // sseTap filters an event-stream body between the network and go-sdk, one
 // whole event at a time: every event is checked ([checkMessage]) before
 // any of its bytes reach go-sdk, and progress notifications are delivered
@@ -194,7 +219,7 @@ type sseTap struct {
 	hello *handshake
 	call  json.RawMessage // the call this stream answers; nil for GET streams
 	rec   *record
-	hear  func(*wireMessage) // hears each checked message, if set
+	hear  listener // hears each checked message, if set
 	stop  func() bool        // ends the watch of the request's context
 
 	buf  []byte // read buffer
@@ -317,7 +342,9 @@ func (s *sseTap) endEvent() {
 		}
 		s.hello.saw(m)
 		if s.hear != nil {
-			s.hear(m)
+			if instead := s.hear(m); instead != nil {
+				ev = withData(ev, instead)
+			}
 		}
 	}
 	s.out = append(s.out, ev...)

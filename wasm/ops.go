@@ -274,11 +274,7 @@ func (a *app) opClose(_ context.Context, args jsapi.ClientRef, _ jsCall) (any, e
 
 func (a *app) opReadResource(ctx context.Context, args jsapi.ReadResource, _ jsCall) (any, error) {
 	return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) {
-		r, err := e.c.ReadResource(ctx, args.URI)
-		if err != nil {
-			return nil, err
-		}
-		return mcpclient.ResultJSON(r)
+		return e.c.ReadResourceJSON(ctx, args.URI)
 	})
 }
 
