@@ -63,6 +63,40 @@ func TestReadResourceJSONIsTheServersAnswer(t *testing.T) {
 	}
 }
 
+// TestReadResourceJSONKeepsTheServersBytes: what the page gets is the
+// server's JSON itself, not go-sdk's result encoded again (which would
+// drop a member go-sdk does not know and escape "<").
+func TestReadResourceJSONKeepsTheServersBytes(t *testing.T) {
+	const result = `{"contents":[{"uri":"x","text":"<b>"}],"x-extra":true}`
+	c := connected(t, fixedReadServer(t, result))
+	raw, err := c.ReadResourceJSON(ctxT(t), "x")
+	if err != nil || string(raw) != result {
+		t.Fatalf("the page's read: %s, %v; want the server's %s", raw, err, result)
+	}
+}
+
+// fixedReadServer answers initialize, and resources/read with result.
+func fixedReadServer(t *testing.T, result string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		switch req.Method {
+		case "initialize":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"resources":{}},"serverInfo":{"name":"fixed","version":"1"}}}`, req.ID)
+		case "resources/read":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // TestReadResourceJSONRefusesWhatGoSDKWould: an answer whose shape go-sdk
 // would refuse is given to go-sdk as it came, so the page gets go-sdk's
 // error rather than the malformed result.
@@ -73,24 +107,7 @@ func TestReadResourceJSONRefusesWhatGoSDKWould(t *testing.T) {
 		{"contents not a list", `{"contents":{"uri":"x"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				var req struct {
-					ID     json.RawMessage `json:"id"`
-					Method string          `json:"method"`
-				}
-				_ = json.NewDecoder(r.Body).Decode(&req)
-				w.Header().Set("Content-Type", "application/json")
-				switch req.Method {
-				case "initialize":
-					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"resources":{}},"serverInfo":{"name":"bad","version":"1"}}}`, req.ID)
-				case "resources/read":
-					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, tc.result)
-				default:
-					w.WriteHeader(http.StatusAccepted)
-				}
-			}))
-			t.Cleanup(srv.Close)
-			c := connected(t, srv.URL)
+			c := connected(t, fixedReadServer(t, tc.result))
 			raw, err := c.ReadResourceJSON(ctxT(t), "x")
 			if err == nil {
 				t.Fatalf("read a malformed result: %s", raw)
