@@ -219,8 +219,8 @@ type sseTap struct {
 	hello *handshake
 	call  json.RawMessage // the call this stream answers; nil for GET streams
 	rec   *record
-	hear  listener // hears each checked message, if set
-	stop  func() bool        // ends the watch of the request's context
+	hear  listener    // hears each checked message, if set
+	stop  func() bool // ends the watch of the request's context
 
 	buf  []byte // read buffer
 	in   []byte // bytes read, not yet split into lines
