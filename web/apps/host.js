@@ -134,7 +134,7 @@ function checkOptions(element, o) {
   }
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw invalid("apps.render(): signal must be an AbortSignal");
   if (o.initTimeoutMs !== undefined && !(Number.isFinite(o.initTimeoutMs) && o.initTimeoutMs > 0 && o.initTimeoutMs <= 2 ** 31 - 1)) {
-    throw invalid(`apps.render(): initTimeoutMs must be a number of milliseconds above 0 and at most ${2 ** 31 - 1}`);
+    throw invalid(`apps.render(): initTimeoutMs must be a positive number of milliseconds, at most ${2 ** 31 - 1}`);
   }
 }
 
