@@ -305,7 +305,10 @@ func (h *Handler) prepare(ctx context.Context, ch challenge, stepUp bool) (*Pend
 // scopesFor picks the scopes of a sign-in (Config.Scopes, else the
 // challenge's, else the resource metadata's; offline_access when a
 // refresh token is wanted and the server lists it; on step-up the grant's
-// too) and counts the attempt, refusing one step-up too many.
+// too) and counts the attempt, refusing one step-up too many. A 403's
+// scopes (step-up, or a sign-in after a step-up the browser kept from
+// opening its window) are always asked for: they name what the call
+// needs, whatever Config.Scopes says.
 func (h *Handler) scopesFor(d *discovery, ch challenge, stepUp bool) ([]string, error) {
 	scopes := h.cfg.Scopes
 	if len(scopes) == 0 {
@@ -315,6 +318,9 @@ func (h *Handler) scopesFor(d *discovery, ch challenge, stepUp bool) ([]string, 
 		scopes = d.ScopesSupported
 	}
 	scopes = slices.Clone(scopes)
+	if stepUp || ch.err == "insufficient_scope" {
+		scopes = union(scopes, ch.scopes)
+	}
 	if h.cfg.RequestRefreshToken && slices.Contains(d.AS.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
 		scopes = append(scopes, "offline_access")
 	}

@@ -458,6 +458,52 @@ func TestStepUp(t *testing.T) {
 	}
 }
 
+// TestStepUpBeyondConfiguredScopes: the scopes a page configures are
+// those of the first sign-in; a 403 that names more still gets them
+// (Config.Scopes does not cap a step-up).
+func TestStepUpBeyondConfiguredScopes(t *testing.T) {
+	e := newEnv(t)
+	e.rs.scopes = []string{"read"}
+	ctx := context.Background()
+	h := e.handler(t, func(c *Config) { c.Scopes = []string{"read"} })
+	if err := connect(ctx, e.rs.url(), h); err != nil {
+		t.Fatal(err)
+	}
+	e.rs.scopes = []string{"read", "write"}
+	if err := connect(ctx, e.rs.url(), h); err != nil {
+		t.Fatalf("step-up connect with Config.Scopes set: %v", err)
+	}
+	g, _ := e.store.GetGrant(ctx, h.Resource())
+	if strings.Join(g.Scopes, " ") != "read write" {
+		t.Errorf("scopes = %q; want \"read write\" (the configured and the challenge's)", g.Scopes)
+	}
+}
+
+// TestLoginAfterABlockedStepUpAsksForItsScopes: when a 403's step-up
+// could not run (no window without a click), the sign-in the person then
+// starts asks for the scopes that 403 named, beside Config.Scopes.
+func TestLoginAfterABlockedStepUpAsksForItsScopes(t *testing.T) {
+	e := newEnv(t)
+	e.rs.scopes = []string{"read"}
+	ctx := context.Background()
+	h := e.handler(t, func(c *Config) { c.Scopes = []string{"read"} })
+	if err := connect(ctx, e.rs.url(), h); err != nil {
+		t.Fatal(err)
+	}
+	h.cfg.Interactive = false // the browser opens no window without a click
+	req, _ := http.NewRequest(http.MethodPost, e.rs.url(), nil)
+	resp := &http.Response{StatusCode: 403, Header: http.Header{"Www-Authenticate": {`Bearer error="insufficient_scope", scope="read write"`}}, Body: http.NoBody}
+	if err := h.Authorize(ctx, req, resp); !errors.Is(err, ErrAuthorizationRequired) {
+		t.Fatalf("a step-up without a window: %v; want ErrAuthorizationRequired", err)
+	}
+	if err := h.Login(ctx); err != nil {
+		t.Fatalf("Login: %v", err)
+	}
+	if got := e.as.lastAuthQuery.Get("scope"); got != "read write" {
+		t.Errorf("the sign-in after the 403 asked for %q; want \"read write\"", got)
+	}
+}
+
 // TestGrowingScopesEndStepUp: a server whose every 403 asks for one more
 // new scope gets at most 3 step-up sign-ins until the next Login.
 func TestGrowingScopesEndStepUp(t *testing.T) {

@@ -133,7 +133,7 @@ export interface ClientOptions {
    * bundle's chunk, where no such page is: bundled apps pass redirectUri.
    */
   redirectUri?: string;
-  /** Scopes to request; default: from the server's challenge or metadata. */
+  /** Scopes to request; default: from the server's challenge or metadata. A step-up (a 403 insufficient_scope) adds the scopes its challenge names. */
   scopes?: string[];
   /** A pre-registered public client ID. */
   clientId?: string;
