@@ -65,6 +65,11 @@ type Protection struct {
 	// Challenges then use the DPoP scheme; a proof without the current
 	// nonce gets 401 error="use_dpop_nonce" with DPoP-Nonce.
 	DPoP bool
+
+	// NoMetadata publishes no protected resource metadata, and the
+	// challenges name none (as some gateways do): a client must be told
+	// the authorization server by hand. Not with DPoP.
+	NoMetadata bool
 }
 
 // ProtectedHandler serves the same demo server as [Handler], with its MCP
@@ -98,6 +103,12 @@ func ProtectedHandler(opts Options, p Protection) http.Handler {
 	origin := ru.Scheme + "://" + ru.Host
 	resourcePath := strings.TrimSuffix(ru.EscapedPath(), "/")
 	metadataURL := origin + ProtectedResourceMetadataPath + resourcePath
+	if p.NoMetadata {
+		if p.DPoP {
+			panic("demo.ProtectedHandler: Protection.NoMetadata and DPoP exclude each other")
+		}
+		metadataURL = ""
+	}
 
 	prm := func(resource string) http.Handler {
 		return auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
@@ -119,9 +130,11 @@ func ProtectedHandler(opts Options, p Protection) http.Handler {
 	}
 
 	mux := mcpMux(opts, guard)
-	mux.Handle(ProtectedResourceMetadataPath, prm(origin))
-	if resourcePath != "" {
-		mux.Handle(ProtectedResourceMetadataPath+resourcePath, prm(p.Resource))
+	if !p.NoMetadata {
+		mux.Handle(ProtectedResourceMetadataPath, prm(origin))
+		if resourcePath != "" {
+			mux.Handle(ProtectedResourceMetadataPath+resourcePath, prm(p.Resource))
+		}
 	}
 	c := opts.CORS
 	c.HideWWWAuthenticate = c.HideWWWAuthenticate || p.HideWWWAuthenticate
@@ -202,9 +215,11 @@ func scopeGuard(p Protection, metadataURL string, next http.Handler) http.Handle
 		if p.DPoP {
 			scheme = "DPoP"
 		}
-		w.Header().Set("WWW-Authenticate", scheme+fmt.Sprintf(
-			` error="insufficient_scope", scope=%q, resource_metadata=%q, error_description=%q`,
-			strings.Join(want, " "), metadataURL, "this request needs scope "+strings.Join(missing, " ")))
+		challenge := scheme + fmt.Sprintf(` error="insufficient_scope", scope=%q`, strings.Join(want, " "))
+		if metadataURL != "" {
+			challenge += fmt.Sprintf(`, resource_metadata=%q`, metadataURL)
+		}
+		w.Header().Set("WWW-Authenticate", challenge+fmt.Sprintf(`, error_description=%q`, "this request needs scope "+strings.Join(missing, " ")))
 		http.Error(w, "insufficient scope: needs "+strings.Join(missing, " "), http.StatusForbidden)
 	})
 }

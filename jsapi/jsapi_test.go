@@ -158,6 +158,17 @@ func TestClientOptions(t *testing.T) {
 		{`{"grant":"workload_identity"}`, `grant "workload_identity" is refused in a page: a workload identity belongs to a server`},
 		{`{"grant":"password"}`, `grant must be "authorization_code"`},
 		{`{"grant":"authorization_code"}`, ""},
+		{`{"clientId":"c","authorizationEndpoint":"https://as.example/a","tokenEndpoint":"https://as.example/t"}`, ""},
+		{`{"clientId":"c","authorizationEndpoint":"https://as.example/a","tokenEndpoint":"http://127.0.0.1:9/t","revocationEndpoint":"https://as.example/r"}`, ""},
+		{`{"clientId":"c","authorizationEndpoint":"https://as.example/a"}`, "authorizationEndpoint, tokenEndpoint and clientId configure the authorization server by hand and go together"},
+		{`{"clientId":"c","tokenEndpoint":"https://as.example/t"}`, "go together"},
+		{`{"authorizationEndpoint":"https://as.example/a","tokenEndpoint":"https://as.example/t"}`, "go together"},
+		{`{"clientId":"c","revocationEndpoint":"https://as.example/r"}`, "revocationEndpoint needs authorizationEndpoint"},
+		{`{"clientId":"c","authorizationEndpoint":"https://as.example/a","tokenEndpoint":"https://as.example/t","clientMetadataUrl":"https://app.example/c.json"}`, "clientMetadataUrl needs the authorization server's metadata"},
+		{`{"clientId":"c","authorizationEndpoint":"https://as.example/a","tokenEndpoint":"http://as.example/t"}`, "tokenEndpoint must be an absolute https URL (http only on a loopback host)"},
+		{`{"clientId":"c","authorizationEndpoint":"/authorize","tokenEndpoint":"https://as.example/t"}`, "authorizationEndpoint must be an absolute https URL"},
+		{`{"clientId":"c","authorizationEndpoint":"https://u:secret@as.example/a","tokenEndpoint":"https://as.example/t"}`, "authorizationEndpoint must be an absolute https URL (http only on a loopback host) without fragment or user info"},
+		{`{"identityAssertion":true,"idpIssuer":"https://idp.example","idpClientId":"i","clientId":"c","authorizationEndpoint":"https://as.example/a","tokenEndpoint":"https://as.example/t"}`, "are for the popup sign-in"},
 	} {
 		var o ClientOptions
 		err := Decode("client()", []byte(tc.json), &o)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/mcpwasm/mcpwasm/oauth"
 	"github.com/mcpwasm/mcpwasm/relay"
 )
 
@@ -17,12 +18,17 @@ import (
 // function-valued option (accessToken, identityAssertion) arrives as true:
 // mcp.js keeps the function and tells Go that there is one.
 type ClientOptions struct {
-	ClientName            string            `json:"clientName,omitempty"`
-	RedirectURI           string            `json:"redirectUri,omitempty"`
-	Scopes                []string          `json:"scopes,omitempty"`
-	ClientID              string            `json:"clientId,omitempty"`
-	ClientMetadataURL     string            `json:"clientMetadataUrl,omitempty"`
-	ClientSecret          string            `json:"clientSecret,omitempty"`
+	ClientName        string   `json:"clientName,omitempty"`
+	RedirectURI       string   `json:"redirectUri,omitempty"`
+	Scopes            []string `json:"scopes,omitempty"`
+	ClientID          string   `json:"clientId,omitempty"`
+	ClientMetadataURL string   `json:"clientMetadataUrl,omitempty"`
+	ClientSecret      string   `json:"clientSecret,omitempty"`
+	// The authorization server's endpoints given by hand, with ClientID
+	// (oauth.Config.Endpoints): no metadata is discovered.
+	AuthorizationEndpoint string            `json:"authorizationEndpoint,omitempty"`
+	TokenEndpoint         string            `json:"tokenEndpoint,omitempty"`
+	RevocationEndpoint    string            `json:"revocationEndpoint,omitempty"`
 	Headers               map[string]string `json:"headers,omitempty"`
 	AccessToken           bool              `json:"accessToken,omitempty" js:"function"`
 	Storage               string            `json:"storage,omitempty"`
@@ -52,6 +58,27 @@ type ClientOptions struct {
 	// "fallback" (the default) or "always".
 	Relay     string `json:"relay,omitempty"`
 	RelayMode string `json:"relayMode,omitempty"`
+}
+
+// EndpointOptions are the options that give an authorization server's
+// endpoints by hand; EndpointURLMessage is the refusal of one that
+// requests and tokens may not be sent to, after the caller's prefix, with
+// the option's name as %s (the value is not repeated: it may hold a
+// password). web/rules.js checks the same syntax with the same message.
+var EndpointOptions = []string{"authorizationEndpoint", "tokenEndpoint", "revocationEndpoint"}
+
+// EndpointURLMessage: see EndpointOptions.
+const EndpointURLMessage = "%s must be an absolute https URL (http only on a loopback host) without fragment or user info"
+
+// checkEndpoints refuses an authorization server endpoint given by hand
+// that requests and tokens may not be sent to (oauth.CheckEndpoint).
+func (o *ClientOptions) checkEndpoints(what string) error {
+	for i, v := range []string{o.AuthorizationEndpoint, o.TokenEndpoint, o.RevocationEndpoint} {
+		if v != "" && oauth.CheckEndpoint(EndpointOptions[i], v) != nil {
+			return invalid("%s: "+EndpointURLMessage, what, EndpointOptions[i])
+		}
+	}
+	return nil
 }
 
 // RelayURLMessage is the refusal of a relay option that is not a relay's
@@ -199,6 +226,9 @@ func Decode(what string, data []byte, v any) error {
 	}
 	switch c := v.(type) {
 	case *ClientOptions:
+		if err := c.checkEndpoints(what); err != nil {
+			return err
+		}
 		return checkRelay(what, c.Relay)
 	case *CatalogOptions:
 		return checkRelay(what, c.Relay)

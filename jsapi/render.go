@@ -59,6 +59,7 @@ func RenderJS() []byte {
 	w("});\n\n")
 	w("/** mcpclient.New's refusals of a server URL and headers: the headers the transport sets itself, and the messages. */\nexport const CLIENT_NEW = Object.freeze(%s);\n\n", js(map[string]any{"reservedHeaders": mcpclient.ReservedHeaders, "messages": mcpclient.NewMessages}))
 	w("/** The refusals of a relay option: not a relay's URL (jsapi.RelayURLMessage), a server entry's relay on another origin (jsapi.EntryRelayMessage); %%q is the value. */\nexport const RELAY_URL = Object.freeze(%s);\n\n", js(map[string]any{"message": RelayURLMessage, "entry": EntryRelayMessage}))
+	w("/** The refusal of an authorization server endpoint given by hand (jsapi.EndpointOptions, jsapi.EndpointURLMessage); %%s is the option. */\nexport const ENDPOINT_URL = Object.freeze(%s);\n\n", js(map[string]any{"options": EndpointOptions, "message": EndpointURLMessage}))
 	w("/** The owners a policy refusal names (hostpolicy.Refused). */\nexport const POLICY_OWNERS = Object.freeze(%s);\n\n", js(map[string]string{"page": PagePolicyOwner, "catalog": CatalogPolicyOwner}))
 	w("/**\n * The host policy's checks, in order, and its sentences (package hostpolicy): patternChecks refuse a\n * pattern with their problem; plainChecks refuse a URL as written, as not a URL (no form) or with\n * plainForms[form]; forms are the refusals' fmt formats. rules.js has a test of each check's name.\n */\nexport const POLICY = Object.freeze(%s);\n\n", js(map[string]any{
 		"patternChecks": hostpolicy.PatternChecks, "patternForbidden": hostpolicy.PatternForbidden,

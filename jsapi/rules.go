@@ -71,6 +71,9 @@ func orList(l []string) string {
 	return strings.Join(l[:len(l)-1], ", ") + " or " + l[len(l)-1]
 }
 
+// manualSet is the refusal of a partial manual configuration.
+const manualSet = "authorizationEndpoint, tokenEndpoint and clientId configure the authorization server by hand and go together: give all three, or none to discover the server"
+
 const (
 	refusedCC = `grant "client_credentials" is refused in a page: its client secret or private key would be public to everyone who loads the page. Run that grant on a server (the Go package oauth, Config.ClientCredentials) and hand the page its tokens through accessToken`
 	refusedWI = `grant "workload_identity" is refused in a page: a workload identity belongs to a server, and its credential would be public to everyone who loads the page. Run that grant on a server (the Go package oauth, Config.WorkloadIdentity) and hand the page its tokens through accessToken`
@@ -88,6 +91,13 @@ var ClientRules = func() []Rule {
 		{If: []Cond{set("dpop")}, Then: []Cond{in("dpop", "auto", true)}, Message: `dpop must be "auto", true or false`},
 		{If: []Cond{in("authMode", "redirect"), in("storage", "memory")}, Message: `authMode "redirect" needs storage "indexeddb": the page is gone while the user signs in`},
 		{If: []Cond{set("clientSecret")}, Then: []Cond{set("clientId")}, Message: "clientSecret needs clientId (a secret belongs to a pre-registered client)"},
+		// Coder's rule for a server whose metadata cannot be discovered:
+		// all of the manual configuration, or none of it.
+		{If: []Cond{set("authorizationEndpoint")}, Then: []Cond{set("tokenEndpoint")}, Message: manualSet},
+		{If: []Cond{set("tokenEndpoint")}, Then: []Cond{set("authorizationEndpoint")}, Message: manualSet},
+		{If: []Cond{set("authorizationEndpoint")}, Then: []Cond{set("clientId")}, Message: manualSet},
+		{If: []Cond{set("revocationEndpoint")}, Then: []Cond{set("authorizationEndpoint")}, Message: "revocationEndpoint needs authorizationEndpoint, tokenEndpoint and clientId (it completes the authorization server configured by hand; a discovered server names its own)"},
+		{If: []Cond{set("authorizationEndpoint"), set("clientMetadataUrl")}, Message: "clientMetadataUrl needs the authorization server's metadata, which authorizationEndpoint and tokenEndpoint stand in for: leave one of them unset"},
 		{If: []Cond{in("grant", "client_credentials")}, Message: refusedCC},
 		{If: []Cond{in("grant", "workload_identity")}, Message: refusedWI},
 		{If: []Cond{set("grant")}, Then: []Cond{in("grant", "authorization_code")}, Message: `grant must be "authorization_code" (refused in a page: "client_credentials", "workload_identity")`},
@@ -101,6 +111,7 @@ var ClientRules = func() []Rule {
 	)
 	ia := set("identityAssertion")
 	return append(r,
+		Rule{If: []Cond{ia, set("authorizationEndpoint")}, Message: "authorizationEndpoint and tokenEndpoint are for the popup sign-in; leave them unset with identityAssertion"},
 		Rule{If: []Cond{ia, set("accessToken")}, Message: "identityAssertion and accessToken exclude each other: the page supplies either its tokens or the user's ID token"},
 		Rule{If: []Cond{ia, set("grant")}, Message: "identityAssertion signs in by enterprise-managed authorization; leave grant unset"},
 		Rule{If: []Cond{ia}, Then: []Cond{set("idpTokenEndpoint"), set("idpIssuer")}, Message: "identityAssertion needs idpTokenEndpoint or idpIssuer (the identity provider that exchanges the ID token)"},

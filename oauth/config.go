@@ -42,6 +42,14 @@ type Config struct {
 	// secret is optional (public client); it is not secret in a browser.
 	ClientID     string
 	ClientSecret string
+	// Endpoints gives the authorization server's endpoints by hand, for a
+	// server whose metadata cannot be discovered (it publishes no RFC 9728,
+	// RFC 8414 or OpenID metadata, as behind some gateways). With it no
+	// metadata is fetched: the handler signs in at these endpoints as the
+	// pre-registered client ClientID, with the scopes of Scopes or the
+	// server's challenge. Endpoints and ClientID go together, as a set; it
+	// is for the authorization code flow only.
+	Endpoints *Endpoints
 	// ClientMetadataURL is this client's ID metadata document URL (used
 	// as client_id when the AS advertises client_id_metadata_document_supported).
 	// Must be an https URL with a path. There is no fallback: when such an
@@ -119,6 +127,21 @@ type Config struct {
 	OnEvent func(Event)
 }
 
+// Endpoints are an authorization server's endpoints given by hand
+// ([Config.Endpoints]), each https or http on a loopback host.
+type Endpoints struct {
+	// Authorization and Token are required.
+	Authorization string
+	Token         string
+	// Revocation is optional: without it, a sign-out forgets the tokens
+	// without revoking them.
+	Revocation string
+}
+
+// ManualSetMessage is the refusal of a partial manual configuration: the
+// client ID and the authorization and token endpoints go together.
+const ManualSetMessage = "Config.ClientID, Config.Endpoints.Authorization and Config.Endpoints.Token configure the authorization server by hand and go together: set all three, or leave Config.Endpoints unset to discover the server"
+
 // CheckResourceURL reports whether an MCP server URL can be a protected
 // resource this package signs in to: absolute https (or http on loopback),
 // without query or fragment (RFC 8707 section 2). A client may still talk to
@@ -190,7 +213,41 @@ func (c *Config) validate() error {
 			return badConfig("Config.ClientMetadataURL must be an https URL with a path")
 		}
 	}
+	if err := c.validateEndpoints(); err != nil {
+		return err
+	}
 	return c.validateGrant()
+}
+
+// validateEndpoints checks a manual configuration: the whole set, each
+// endpoint a URL a token may be sent to, and nothing that needs metadata.
+func (c *Config) validateEndpoints() error {
+	e := c.Endpoints
+	if e == nil {
+		return nil
+	}
+	if c.ClientID == "" || e.Authorization == "" || e.Token == "" {
+		return badConfig(ManualSetMessage)
+	}
+	for _, f := range []struct{ name, v string }{
+		{"Config.Endpoints.Authorization", e.Authorization},
+		{"Config.Endpoints.Token", e.Token},
+		{"Config.Endpoints.Revocation", e.Revocation},
+	} {
+		if f.v == "" {
+			continue
+		}
+		if err := checkEndpoint(f.name, f.v); err != nil {
+			return badConfig(err.Error())
+		}
+	}
+	if c.ClientMetadataURL != "" {
+		return badConfig("Config.ClientMetadataURL needs the authorization server's metadata, which Config.Endpoints stands in for: leave one of them empty")
+	}
+	if kind := c.grantKind(); kind != "" {
+		return badConfig("Config.Endpoints is for the authorization code flow; leave it empty with Config." + kind)
+	}
+	return nil
 }
 
 // setDefaults fills the optional fields left unset (zero or negative) with

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
@@ -44,6 +45,9 @@ func discoveryErr(msg string, cause error) *Error {
 // without PRM, AS metadata on the MCP origin; last the 2025-03-26 default
 // endpoints.
 func (h *Handler) discover(ctx context.Context, headerPRM string) (*discovery, error) {
+	if h.cfg.Endpoints != nil {
+		return h.manualDiscovery()
+	}
 	if d := h.cachedDiscovery(ctx); d != nil {
 		// Metadata cached by an earlier page may name an issuer this
 		// page's policy does not trust.
@@ -72,6 +76,44 @@ func (h *Handler) discover(ctx context.Context, headerPRM string) (*discovery, e
 	}
 	return d, nil
 }
+
+// sourceManual is the Source of the endpoints Config.Endpoints gives.
+const sourceManual = "Config.Endpoints"
+
+// manualDiscovery is the discovery of Config.Endpoints: nothing fetched.
+// The authorization endpoint's origin stands for the issuer (it keys the
+// grant and the DPoP key); the policy is asked about every endpoint's
+// origin, since each receives the client's requests.
+func (h *Handler) manualDiscovery() (*discovery, error) {
+	e := h.cfg.Endpoints
+	origins := make([]string, 0, 3)
+	for _, ep := range []string{e.Authorization, e.Token, e.Revocation} {
+		if ep == "" {
+			continue
+		}
+		u, _ := url.Parse(ep) // checked by Config.validate
+		if o := u.Scheme + "://" + u.Host; !slices.Contains(origins, o) {
+			origins = append(origins, o)
+		}
+	}
+	for _, o := range origins {
+		if err := h.trustIssuer(o); err != nil {
+			return nil, err
+		}
+	}
+	asm := &oauthex.AuthServerMeta{
+		Issuer:                        origins[0],
+		AuthorizationEndpoint:         e.Authorization,
+		TokenEndpoint:                 e.Token,
+		RevocationEndpoint:            e.Revocation,
+		CodeChallengeMethodsSupported: []string{"S256"}, // OAuth 2.1 requires PKCE
+	}
+	return &discovery{Resource: h.resource, AS: asm, Source: sourceManual}, nil
+}
+
+// manualHint ends an error where a server's metadata is missing: what
+// configures it by hand.
+const manualHint = "; to configure the authorization server by hand, give its authorization and token endpoints with a pre-registered client ID (mcp.client options authorizationEndpoint, tokenEndpoint and clientId; Go: Config.Endpoints and Config.ClientID)"
 
 // trustIssuer asks Config.TrustIssuer about issuer.
 func (h *Handler) trustIssuer(issuer string) error {
@@ -147,7 +189,7 @@ func (h *Handler) discoverNetwork(ctx context.Context, headerPRM string) (*disco
 			return nil, err
 		}
 		if !res.found {
-			return nil, discoveryErr(fmt.Sprintf("no authorization server metadata found for issuer %q", sanitize(issuer)), nil)
+			return nil, discoveryErr(fmt.Sprintf("no authorization server metadata found for issuer %q", sanitize(issuer))+manualHint, nil)
 		}
 		resource := h.resource
 		if prm.Resource != "" {

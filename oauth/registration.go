@@ -61,10 +61,20 @@ func (h *Handler) resolveClient(ctx context.Context, d *discovery, scopes []stri
 			want = union(reg.Scopes, want)
 		}
 		if reg, err = h.register(ctx, asm, want); err != nil {
-			return clientCreds{}, err
+			return clientCreds{}, guessed(d, err)
 		}
 	}
 	return clientCreds{id: reg.ClientID, secret: reg.ClientSecret, method: reg.AuthMethod}, nil
+}
+
+// guessed tells, in err, that the endpoint that failed was not discovered
+// but guessed (the 2025-03-26 defaults), and what configures it by hand.
+func guessed(d *discovery, err error) error {
+	var e *Error
+	if d.Source != sourceDefaults || !errors.As(err, &e) {
+		return err
+	}
+	return newErr(e.Code, "the server publishes no OAuth metadata (RFC 9728, RFC 8414 or OpenID), and the 2025-03-26 default endpoints on its origin failed"+manualHint, err)
 }
 
 // registrationScopes are the scopes a new registration asks for: the

@@ -16,6 +16,11 @@ func isLoopback(host string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
+// CheckEndpoint reports whether raw is an endpoint this package sends
+// requests and tokens to: an absolute https URL (http only on a loopback
+// host) without fragment or user info. Its error names the endpoint name.
+func CheckEndpoint(name, raw string) error { return checkEndpoint(name, raw) }
+
 // checkEndpoint validates a URL from metadata: absolute, https (or http on
 // a loopback host), a host, no fragment, no user info. This rejects
 // javascript:, data: and relative URLs.
@@ -33,7 +38,8 @@ func checkEndpoint(name, raw string) error {
 		return fmt.Errorf("%s %q must use https (or http on a loopback host)", name, sanitize(raw))
 	}
 	if u.Fragment != "" || u.User != nil {
-		return fmt.Errorf("%s %q must not have a fragment or user info", name, sanitize(raw))
+		u.User = nil // it may hold a password: not repeated
+		return fmt.Errorf("%s %q must not have a fragment or user info", name, sanitize(u.String()))
 	}
 	return nil
 }

@@ -260,7 +260,12 @@ func (a *app) newAuth(id string, url string, o jsapi.ClientOptions, httpc *http.
 			SubjectTokenType: o.IdPSubjectTokenType,
 		}
 	}
+	var manual *oauth.Endpoints
+	if o.AuthorizationEndpoint != "" || o.TokenEndpoint != "" {
+		manual = &oauth.Endpoints{Authorization: o.AuthorizationEndpoint, Token: o.TokenEndpoint, Revocation: o.RevocationEndpoint}
+	}
 	return oauth.New(oauth.Config{
+		Endpoints:         manual,
 		EnterpriseAuth:    ea,
 		ResourceURL:       url,
 		HTTPClient:        httpc,

@@ -146,6 +146,21 @@ export interface ClientOptions {
    */
   clientSecret?: string;
   /**
+   * The authorization server's authorization endpoint, given by hand for a
+   * server that publishes no metadata (RFC 9728, RFC 8414 or OpenID), as
+   * behind some gateways. authorizationEndpoint, tokenEndpoint and clientId
+   * go together: all three, or none to discover the server. With them
+   * nothing is discovered: the sign-in goes to these endpoints as the
+   * pre-registered client, with PKCE, asking for `scopes` or the server's
+   * challenge's. Each is https (http only on a loopback host), without
+   * fragment or user info.
+   */
+  authorizationEndpoint?: string;
+  /** The authorization server's token endpoint, given by hand (see authorizationEndpoint). */
+  tokenEndpoint?: string;
+  /** Optional, with authorizationEndpoint: where a sign-out revokes the tokens; without it a sign-out forgets them. */
+  revocationEndpoint?: string;
+  /**
    * Where grants persist: "indexeddb" (default; encrypted at rest with a
    * non-extractable WebCrypto key, shared by the tabs of this origin) or
    * "memory" (gone with the page). Without IndexedDB the client falls back to

@@ -9,7 +9,7 @@
 // What is code on both sides: the syntax of a URL, a header and a glob
 // pattern (Go's net/url, mcpclient.New and path.Match). e2e/rules_test.go
 // and e2e/xengine's parity tests compare the page's answers with Go's.
-import { CLIENT_NEW, ENTRY_FORM, OPTION_LISTS, POLICY, RELAY_URL, RULES, SENTENCES } from "./jsapi.js";
+import { CLIENT_NEW, ENDPOINT_URL, ENTRY_FORM, OPTION_LISTS, POLICY, RELAY_URL, RULES, SENTENCES } from "./jsapi.js";
 
 /** Go's %q of s (close enough for option names and values). */
 const q = (s) => JSON.stringify(String(s));
@@ -103,21 +103,35 @@ export function ruleProblem(what, rules, o) {
 export function optionsProblem(what, kind, o) {
   if (o === undefined || o === null) return ruleProblem(what, RULES[kind], {});
   if (!isObject(o)) return `${what}: options must be an object`;
-  return kindProblem(what, OPTION_LISTS[kind], o) ?? ruleProblem(what, RULES[kind], o) ?? (kind === "client" || kind === "catalog" ? relayProblem(what, o.relay) : null);
+  return kindProblem(what, OPTION_LISTS[kind], o) ?? ruleProblem(what, RULES[kind], o) ??
+    (kind === "client" ? endpointProblem(what, o) : null) ?? (kind === "client" || kind === "catalog" ? relayProblem(what, o.relay) : null);
+}
+
+/** oauth.CheckEndpoint: an endpoint given by hand is absolute https (http on a loopback host), without fragment or user info. */
+function endpointProblem(what, o) {
+  for (const name of ENDPOINT_URL.options) {
+    const v = o[name];
+    if (typeof v !== "string" || v === "") continue;
+    if (!webURL(v, { query: true })) return `${what}: ${fmt(ENDPOINT_URL.message, name)}`;
+  }
+  return null;
+}
+
+/** An absolute https URL (http on a loopback host), without fragment or user info, and without query unless query. */
+function webURL(s, { query }) {
+  let u = null;
+  try {
+    u = new URL(s);
+  } catch { /* below */ }
+  const loopback = isLoopbackHost((u?.hostname ?? "").replace(/^\[|\]$/g, ""));
+  return !!u && u.host !== "" && u.username === "" && u.password === "" && !(query ? /#/ : /[?#]/).test(s) &&
+    /^[a-z][a-z0-9+.-]*:\/\/[^/@]+(\/|$)/i.test(s) && (u.protocol === "https:" || (u.protocol === "http:" && loopback));
 }
 
 /** relay.CheckURL: a relay's URL is absolute https (http on a loopback host), without query, fragment or user info. */
 function relayProblem(what, relay) {
   if (typeof relay !== "string" || relay === "") return null;
-  let u = null;
-  try {
-    u = new URL(relay);
-  } catch { /* below */ }
-  const host = u?.hostname ?? "";
-  const loopback = isLoopbackHost(host.replace(/^\[|\]$/g, ""));
-  const ok = u && u.host !== "" && u.username === "" && u.password === "" && !/[?#]/.test(relay) && /^[a-z][a-z0-9+.-]*:\/\/[^/@]+(\/|$)/i.test(relay) &&
-    (u.protocol === "https:" || (u.protocol === "http:" && loopback));
-  return ok ? null : `${what}: ${fmt(RELAY_URL.message, relay)}`;
+  return webURL(relay, { query: false }) ? null : `${what}: ${fmt(RELAY_URL.message, relay)}`;
 }
 
 /** jsapi.CheckEntryRelay: a relay a catalog's server entry names must be on the page's origin, or null. */

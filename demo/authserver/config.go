@@ -84,6 +84,11 @@ type Config struct {
 	// of a popup that reaches them. A test switch.
 	COOP bool
 
+	// NoMetadata serves no metadata at all (MetadataPath is 404 too), as
+	// an authorization server behind some gateways: a client must be
+	// given its endpoints by hand.
+	NoMetadata bool
+
 	// ServeOpenIDConfiguration also serves the metadata at
 	// /.well-known/openid-configuration. By default that path is 404, as
 	// on a plain OAuth server.

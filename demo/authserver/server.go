@@ -242,8 +242,10 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) routes() http.Handler {
 	api := http.NewServeMux()
-	api.HandleFunc("GET "+MetadataPath, s.serveMetadata)
-	if s.cfg.ServeOpenIDConfiguration {
+	if !s.cfg.NoMetadata {
+		api.HandleFunc("GET "+MetadataPath, s.serveMetadata)
+	}
+	if s.cfg.ServeOpenIDConfiguration && !s.cfg.NoMetadata {
 		api.HandleFunc("GET "+OpenIDConfigPath, s.serveMetadata)
 	}
 	api.HandleFunc("POST "+RegisterPath, s.serveRegister)

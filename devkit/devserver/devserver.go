@@ -128,6 +128,11 @@ type AuthConfig struct {
 	// Now is the authorization server's clock; nil means time.Now. For
 	// tests that move time (a computer that slept past a token's expiry).
 	Now func() time.Time
+	// NoMetadata: neither the MCP server nor the authorization server
+	// publishes OAuth metadata (RFC 9728, RFC 8414, OpenID), as behind
+	// some gateways; a page signs in only with the authorization server's
+	// endpoints and a pre-registered client given by hand. Not with DPoP.
+	NoMetadata bool
 	// Clients are the authorization server's pre-registered clients (a
 	// page passes one's ID as the client option clientId), besides those
 	// it registers dynamically.
@@ -280,6 +285,7 @@ func protected(cfg Config, page PageConfig) ([]Origin, error) {
 		DPoP:           cfg.Auth.DPoP,
 		Now:            cfg.Auth.Now,
 		Clients:        cfg.Auth.Clients,
+		NoMetadata:     cfg.Auth.NoMetadata,
 		CORS:           cfg.DemoOptions.CORS,
 		Logger:         cfg.Logger,
 	})
@@ -293,6 +299,7 @@ func protected(cfg Config, page PageConfig) ([]Origin, error) {
 		Scopes:              []string{authserver.ScopeTools},
 		HideWWWAuthenticate: cfg.Auth.HideWWWAuthenticate,
 		DPoP:                cfg.Auth.DPoP,
+		NoMetadata:          cfg.Auth.NoMetadata,
 	}
 	if cfg.Auth.ScopedTool != "" {
 		p.ToolScopes = map[string]string{cfg.Auth.ScopedTool: authserver.ScopeAdmin}

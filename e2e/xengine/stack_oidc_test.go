@@ -49,10 +49,14 @@ import (
 
 var (
 	oidcProviderStack = stack{name: "oidc-provider", start: startOIDCProvider}
-	hydraStack        = stack{name: "hydra", start: startHydra}
+	hydraStack        = stack{name: "hydra", start: func(t testing.TB, page string) *stackServer { return startHydra(t, page, false) }}
+	// hydraByHand is Hydra behind an MCP server that publishes no
+	// metadata: the page is given Hydra's endpoints and a client
+	// registered there by hand.
+	hydraByHand = stack{name: "hydra-by-hand", start: func(t testing.TB, page string) *stackServer { return startHydra(t, page, true) }}
 )
 
-func init() { stacks = append(stacks, oidcProviderStack, hydraStack) }
+func init() { stacks = append(stacks, oidcProviderStack, hydraStack, hydraByHand) }
 
 // The one account of each stack's login form.
 const (
@@ -251,7 +255,12 @@ func hydraBinary(t testing.TB) string {
 // indicators (RFC 8707): it ignores the resource parameter and issues
 // tokens without the MCP server as audience, so the front checks the
 // token's scopes but not its audience.
-func startHydra(t testing.TB, pageOrigin string) *stackServer {
+//
+// byHand: the MCP server publishes no metadata and names none in its
+// challenges, Hydra registers no client dynamically, and the page gets a
+// client registered with Hydra's admin API and Hydra's endpoints, with
+// the scopes to ask for (nothing lists them).
+func startHydra(t testing.TB, pageOrigin string, byHand bool) *stackServer {
 	t.Helper()
 	bin := hydraBinary(t)
 	ports := freePorts(t, 3)
@@ -285,7 +294,7 @@ func startHydra(t testing.TB, pageOrigin string) *stackServer {
 		"oidc": map[string]any{
 			// Its default scopes for a client that registers none:
 			// openid, offline and offline_access, not the MCP server's.
-			"dynamic_client_registration": map[string]any{"enabled": true},
+			"dynamic_client_registration": map[string]any{"enabled": !byHand},
 		},
 		// Hydra serves registration at /oauth2/register but names it in
 		// its metadata only when told to.
@@ -308,15 +317,41 @@ func startHydra(t testing.TB, pageOrigin string) *stackServer {
 	as := startStackProc(t, "hydra", t.TempDir(), []string{"DSN=memory"}, "Setting up http server on 127.0.0.1:"+strconv.Itoa(ports[0]),
 		bin, "serve", "all", "--dev", "--sqa-opt-out", "--config", cfgFile)
 	waitHTTP(t, public+"/health/ready")
-	mcpURL := startMCPFront(t, ports[2], pageOrigin, public,
-		"TOKEN_CHECK=introspect", "INTROSPECTION_URL="+admin+"/admin/oauth2/introspect", "CHECK_AUDIENCE=0")
-	return &stackServer{
-		MCPURL:   mcpURL,
+	front := []string{"TOKEN_CHECK=introspect", "INTROSPECTION_URL=" + admin + "/admin/oauth2/introspect", "CHECK_AUDIENCE=0"}
+	if byHand {
+		front = append(front, "METADATA=0")
+	}
+	srv := &stackServer{
+		MCPURL:   startMCPFront(t, ports[2], pageOrigin, public, front...),
 		Consent:  formConsent,
 		TokenTTL: stackTokenTTL,
 		StepUp:   stackStepUpTool,
 		Requests: hydraRequests(as, strings.TrimPrefix(public, "http://")),
 	}
+	if byHand {
+		const clientID = "mcpwasm-by-hand"
+		client := map[string]any{
+			"client_id": clientID, "token_endpoint_auth_method": "none",
+			"redirect_uris":  []string{pageOrigin + "/oauth/callback.html"},
+			"grant_types":    []string{"authorization_code", "refresh_token"},
+			"response_types": []string{"code"},
+			"scope":          "mcp admin offline_access",
+		}
+		b, _ := json.Marshal(client)
+		resp, err := http.Post(admin+"/admin/clients", "application/json", bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("registering the client with Hydra's admin API: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("registering the client with Hydra's admin API: %s", resp.Status)
+		}
+		srv.Endpoints = &asEndpoints{Authorization: "/oauth2/auth", Token: "/oauth2/token", Revocation: "/oauth2/revoke"}
+		srv.ClientOpts = fmt.Sprintf(`clientId: %q, scopes: ["mcp", "offline_access"], authorizationEndpoint: %q, tokenEndpoint: %q, revocationEndpoint: %q`,
+			clientID, public+srv.Endpoints.Authorization, public+srv.Endpoints.Token, public+srv.Endpoints.Revocation)
+		srv.Facts = "no metadata on the MCP server; Hydra's endpoints and a client registered with its admin API given by hand"
+	}
+	return srv
 }
 
 // clientIDOf returns the clientId of a stack's ClientOpts ("" for none).

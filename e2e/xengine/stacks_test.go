@@ -51,6 +51,10 @@ type stackServer struct {
 	// Refused, when set, is how the client refuses the stack's sign-in
 	// by design; its later steps are then not run.
 	Refused *refusal
+	// Endpoints, when set, are the authorization server's endpoint paths
+	// the page is given by hand (in ClientOpts); else they are read from
+	// the metadata the MCP server leads to.
+	Endpoints *asEndpoints
 	// Facts are what the stack's documentation leads a deployer to,
 	// logged beside the run (its protocol era, its token format).
 	Facts string
@@ -146,7 +150,12 @@ func TestStacks(t *testing.T) {
 		if servers[i] == nil {
 			continue
 		}
-		runs = append(runs, &stackRun{name: s.name, srv: servers[i], w: w, ep: endpointsOf(t, servers[i].MCPURL)})
+		ep := servers[i].Endpoints
+		if ep == nil {
+			e := endpointsOf(t, servers[i].MCPURL)
+			ep = &e
+		}
+		runs = append(runs, &stackRun{name: s.name, srv: servers[i], w: w, ep: *ep})
 	}
 	phase := func(second bool) {
 		for _, r := range runs {

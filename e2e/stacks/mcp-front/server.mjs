@@ -21,6 +21,9 @@
 //                   (for an AS that does not implement RFC 8707); default on
 //   SCOPE           scope every request needs (default "mcp")
 //   STEPUP_SCOPE    scope admin_add needs besides SCOPE (default "admin")
+//   METADATA        "0" to publish no protected-resource metadata and name
+//                   none in challenges, as some gateways do (a client is
+//                   then given the authorization server by hand); default on
 //
 // It prints "mcp-front listening <url>" on stdout once it accepts requests,
 // and one line per request on stderr (method, path, status, JSON-RPC
@@ -48,11 +51,12 @@ const check = env("TOKEN_CHECK", "jwt");
 const checkAudience = env("CHECK_AUDIENCE", "1") !== "0";
 const scope = env("SCOPE", "mcp");
 const stepUpScope = env("STEPUP_SCOPE", "admin");
+const metadata = env("METADATA", "1") !== "0";
 
 const origin = `http://127.0.0.1:${port}`;
 const mcpURL = `${origin}/mcp`;
 const prmPath = "/.well-known/oauth-protected-resource/mcp";
-const prmURL = origin + prmPath;
+const prmURL = metadata ? origin + prmPath : undefined;
 
 const scopesOf = (s) => (typeof s === "string" ? s.split(" ").filter(Boolean) : []);
 const audienceOf = (aud) => (Array.isArray(aud) ? aud : aud ? [aud] : []);
@@ -143,7 +147,7 @@ app.use(
     exposedHeaders: ["www-authenticate", "mcp-session-id"],
   }),
 );
-app.get(prmPath, (req, res) => {
+if (metadata) app.get(prmPath, (req, res) => {
   res.json({
     resource: mcpURL,
     authorization_servers: [issuer],
@@ -171,7 +175,9 @@ function stepUp(req, res, next) {
   if (wantsAdmin && !req.auth.scopes.includes(stepUpScope)) {
     res.set(
       "WWW-Authenticate",
-      `Bearer error="insufficient_scope", scope="${scope} ${stepUpScope}", resource_metadata="${prmURL}", error_description="admin_add needs the scope ${stepUpScope}"`,
+      `Bearer error="insufficient_scope", scope="${scope} ${stepUpScope}"` +
+        (prmURL ? `, resource_metadata="${prmURL}"` : "") +
+        `, error_description="admin_add needs the scope ${stepUpScope}"`,
     );
     res.status(403).json({ error: "insufficient_scope", error_description: `admin_add needs the scope ${stepUpScope}` });
     return;
