@@ -109,6 +109,11 @@ type Config struct {
 	// Secrets never enter a stored conversation: each is redacted from its
 	// messages and summary (the model's API key, header values).
 	Secrets []Secret
+	// ContextLimit is the model's context window in tokens, reported with
+	// every [Usage] beside how full the context is; 0 reports none.
+	ContextLimit int
+	// Prices, when set, price every [Usage] (its Cost).
+	Prices *Prices
 }
 
 // Agent runs the tool-calling loop: it sends the conversation and the tools
@@ -140,6 +145,16 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if c := cfg.Compact; c != nil && (c.MaxTokens <= 0 || c.MaxTokens > MaxConversationBytes/4) {
 		return nil, mcperr.New(mcperr.InvalidArgument, "agent: compact.maxTokens must be between 1 and %d (a stored conversation's limit of %d bytes / 4)", MaxConversationBytes/4, MaxConversationBytes)
+	}
+	if cfg.ContextLimit < 0 || cfg.ContextLimit > MaxTokenCount {
+		return nil, mcperr.New(mcperr.InvalidArgument, "agent: Config.ContextLimit must be between 0 and %d tokens", MaxTokenCount)
+	}
+	if p := cfg.Prices; p != nil {
+		if err := p.check(); err != nil {
+			return nil, mcperr.New(mcperr.InvalidArgument, "%v", err)
+		}
+		c := *p
+		cfg.Prices = &c
 	}
 	return &Agent{cfg: cfg, approvals: new(catalog.Approvals)}, nil
 }

@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 )
 
 // Stream receives what a model streams besides the answer's text: its
@@ -83,6 +85,45 @@ type Usage struct {
 	// ReasoningTokens is the part of OutputTokens spent reasoning, when
 	// the provider said (omitted when 0).
 	ReasoningTokens int `json:"reasoningTokens,omitempty"`
+
+	// The agent's figures, not the provider's (the adapters leave them
+	// 0): ContextTokens is how full the model's context is after the
+	// response, its input and output tokens (of a run's sum: the last
+	// response's); ContextLimit is [Config.ContextLimit], when set; Cost is
+	// the price of the tokens at [Config.Prices] (of a run's sum: the
+	// sum), nil without prices.
+	ContextTokens int      `json:"contextTokens,omitempty"`
+	ContextLimit  int      `json:"contextLimit,omitempty"`
+	Cost          *float64 `json:"cost,omitempty"`
+}
+
+// Prices are a model's prices per million tokens, in the page's currency.
+type Prices struct {
+	Input  float64 `json:"input"`
+	Output float64 `json:"output"`
+	// CachedInput prices the input tokens read from the provider's prompt
+	// cache; nil: Input's price.
+	CachedInput *float64 `json:"cachedInput,omitempty"`
+}
+
+// Cost is the price of u's tokens.
+func (p *Prices) Cost(u Usage) float64 {
+	cached := p.Input
+	if p.CachedInput != nil {
+		cached = *p.CachedInput
+	}
+	return (float64(u.InputTokens-u.CachedInputTokens)*p.Input + float64(u.CachedInputTokens)*cached + float64(u.OutputTokens)*p.Output) / 1e6
+}
+
+// check reports a price that is not a number of money: negative, NaN or
+// infinite.
+func (p *Prices) check() error {
+	for _, v := range []*float64{&p.Input, &p.Output, p.CachedInput} {
+		if v != nil && !(*v >= 0 && *v <= math.MaxFloat64) {
+			return errors.New("agent: Config.Prices must be numbers of 0 or more (prices per million tokens)")
+		}
+	}
+	return nil
 }
 
 // Checked returns u with every count a provider could not mean dropped
@@ -105,12 +146,21 @@ func (u Usage) Checked() Usage {
 	return u
 }
 
-// add adds v to u.
+// add adds v, a later response's usage, to u: the counts and costs sum,
+// and the context is v's.
 func (u *Usage) add(v Usage) {
 	u.InputTokens += v.InputTokens
 	u.OutputTokens += v.OutputTokens
 	u.CachedInputTokens += v.CachedInputTokens
 	u.ReasoningTokens += v.ReasoningTokens
+	u.ContextTokens, u.ContextLimit = v.ContextTokens, v.ContextLimit
+	if v.Cost != nil {
+		c := *v.Cost
+		if u.Cost != nil {
+			c += *u.Cost
+		}
+		u.Cost = &c
+	}
 }
 
 // generate asks the model for step's answer, turning what it streams into
@@ -139,6 +189,11 @@ func (r *run) generate(ctx context.Context, step int, req Request) (Message, err
 	}
 	s.Usage = func(u Usage) {
 		u = u.Checked()
+		u.ContextTokens, u.ContextLimit, u.Cost = u.InputTokens+u.OutputTokens, r.a.cfg.ContextLimit, nil
+		if p := r.a.cfg.Prices; p != nil {
+			c := p.Cost(u)
+			u.Cost = &c
+		}
 		if r.usage == nil {
 			r.usage = &Usage{}
 		}

@@ -3,16 +3,19 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/mcpwasm/mcpwasm/agent"
 	"github.com/mcpwasm/mcpwasm/agent/openai"
 	"github.com/mcpwasm/mcpwasm/demo/model"
+	"github.com/mcpwasm/mcpwasm/mcperr"
 )
 
 // TestRunShowsTheModelsWork: over the stand-in model (which streams
@@ -39,7 +42,11 @@ func TestRunShowsTheModelsWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
-	res, err := e.agent(t, nil).RunText(context.Background(), "add 2 and 40 and echo hi", rec.on)
+	cachedPrice := 0.5
+	res, err := e.agent(t, func(c *agent.Config) {
+		c.ContextLimit = 128000
+		c.Prices = &agent.Prices{Input: 2, Output: 8, CachedInput: &cachedPrice}
+	}).RunText(context.Background(), "add 2 and 40 and echo hi", rec.on)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,20 +82,38 @@ func TestRunShowsTheModelsWork(t *testing.T) {
 	if len(sent) != 2 {
 		t.Fatalf("the stand-in sent %d usage chunks; want 2 (a tool call, then the answer)", len(sent))
 	}
-	if diff := cmp.Diff(sent, usages); diff != "" {
-		t.Errorf("usage events (-sent +got):\n%s", diff)
+	// Each response's usage is the provider's, with how full the context
+	// is, the limit configured and the price.
+	want := make([]agent.Usage, len(sent))
+	var costs float64
+	for i, u := range sent {
+		cost := (float64(u.InputTokens-u.CachedInputTokens)*2 + float64(u.CachedInputTokens)*0.5 + float64(u.OutputTokens)*8) / 1e6
+		costs += cost
+		u.ContextTokens, u.ContextLimit, u.Cost = u.InputTokens+u.OutputTokens, 128000, &cost
+		want[i] = u
+	}
+	approx := cmpopts.EquateApprox(0, 1e-12)
+	if diff := cmp.Diff(want, usages, approx); diff != "" {
+		t.Errorf("usage events (-want +got):\n%s", diff)
 	}
 	total := agent.Usage{
 		InputTokens:       sent[0].InputTokens + sent[1].InputTokens,
 		OutputTokens:      sent[0].OutputTokens + sent[1].OutputTokens,
 		CachedInputTokens: sent[0].CachedInputTokens + sent[1].CachedInputTokens,
 		ReasoningTokens:   sent[0].ReasoningTokens + sent[1].ReasoningTokens,
+		ContextTokens:     want[1].ContextTokens, // the last response's
+		ContextLimit:      128000,
+		Cost:              &costs,
 	}
-	if done == nil || done.Usage == nil || *done.Usage != total {
+	if done == nil || done.Usage == nil {
 		t.Errorf("done = %+v; want usage %+v", done, total)
+	} else if diff := cmp.Diff(total, *done.Usage, approx); diff != "" {
+		t.Errorf("done's usage (-want +got):\n%s", diff)
 	}
-	if res.Usage == nil || *res.Usage != total {
-		t.Errorf("result usage = %+v; want %+v", res.Usage, total)
+	if res.Usage == nil {
+		t.Errorf("result usage = nil; want %+v", total)
+	} else if diff := cmp.Diff(total, *res.Usage, approx); diff != "" {
+		t.Errorf("result usage (-want +got):\n%s", diff)
 	}
 	const think = "The message matches my script for calc_add and text_echo, so I call it with the arguments it names." +
 		"The tools answered, so I pass their results on verbatim."
@@ -193,11 +218,37 @@ func TestRunNamesPiecesAsItsCalls(t *testing.T) {
 	if diff := cmp.Diff([]string{"call_0_0", "x", "call_0_2"}, ids); diff != "" {
 		t.Errorf("toolcall ids (-want +got):\n%s", diff)
 	}
-	want := []agent.Usage{{}, {InputTokens: 5, OutputTokens: 1}}
+	want := []agent.Usage{{}, {InputTokens: 5, OutputTokens: 1, ContextTokens: 6}}
 	if diff := cmp.Diff(want, usages); diff != "" {
 		t.Errorf("usage events (-want +got):\n%s", diff)
 	}
-	if res.Usage == nil || *res.Usage != (agent.Usage{InputTokens: 5, OutputTokens: 1}) {
+	if res.Usage == nil || *res.Usage != (agent.Usage{InputTokens: 5, OutputTokens: 1, ContextTokens: 6}) {
 		t.Errorf("total = %+v", res.Usage)
+	}
+}
+
+// TestUsageFiguresChecked: a context limit or prices that are not numbers
+// of tokens or money are refused by New, naming the field.
+func TestUsageFiguresChecked(t *testing.T) {
+	m := agent.ModelFunc(func(context.Context, agent.Request, func(string)) (agent.Message, error) {
+		return agent.Message{Role: "assistant"}, nil
+	})
+	neg, nan := -1.0, math.NaN()
+	for _, c := range []struct {
+		cfg  agent.Config
+		want string
+	}{
+		{agent.Config{Model: m, ContextLimit: 200000, Prices: &agent.Prices{Input: 3, Output: 15}}, ""},
+		{agent.Config{Model: m, ContextLimit: -1}, "Config.ContextLimit"},
+		{agent.Config{Model: m, ContextLimit: agent.MaxTokenCount + 1}, "Config.ContextLimit"},
+		{agent.Config{Model: m, Prices: &agent.Prices{Input: -1}}, "Config.Prices"},
+		{agent.Config{Model: m, Prices: &agent.Prices{Input: 1, Output: math.Inf(1)}}, "Config.Prices"},
+		{agent.Config{Model: m, Prices: &agent.Prices{Input: 1, CachedInput: &neg}}, "Config.Prices"},
+		{agent.Config{Model: m, Prices: &agent.Prices{Input: 1, CachedInput: &nan}}, "Config.Prices"},
+	} {
+		_, err := agent.New(c.cfg)
+		if (err == nil) != (c.want == "") || err != nil && (!strings.Contains(err.Error(), c.want) || mcperr.CodeOf(err, "") != mcperr.InvalidArgument) {
+			t.Errorf("New(%+v) = %v; want an invalid_argument naming %q (none when empty)", c.cfg, err, c.want)
+		}
 	}
 }

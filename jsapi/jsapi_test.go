@@ -193,6 +193,14 @@ func TestAgentModelOptions(t *testing.T) {
 		{`{"model":{"kind":"openai-responses","reasoningSummary":"long"}}`, `model.reasoningSummary must be "auto", "concise" or "detailed"`},
 		{`{"model":{"kind":"openai-responses","reasoningEffort":"max"}}`, `model.reasoningEffort must be`},
 		{`{"model":{"kind":"gemini","includeThoughts":"yes"}}`, "model.includeThoughts must be a boolean"},
+		{`{"model":{"kind":"custom"},"contextLimit":128000,"prices":{"input":2.5,"output":10,"cachedInput":0}}`, ""},
+		{`{"model":{"kind":"custom"},"contextLimit":0}`, "contextLimit must be a positive number"},
+		{`{"model":{"kind":"custom"},"contextLimit":1.5}`, "contextLimit must be a whole number"},
+		{`{"model":{"kind":"custom"},"contextLimit":2000000000}`, "contextLimit must be at most 1073741824"},
+		{`{"model":{"kind":"custom"},"prices":{"input":1}}`, "prices needs input and output"},
+		{`{"model":{"kind":"custom"},"prices":{"input":-1,"output":1}}`, "prices needs input and output"},
+		{`{"model":{"kind":"custom"},"prices":{"input":1,"output":1,"cachedInput":-0.5}}`, "each a price of 0 or more"},
+		{`{"model":{"kind":"custom"},"prices":{"input":"1","output":1}}`, "prices.input must be a number"},
 	} {
 		var o AgentOptions
 		err := Decode("agent()", []byte(tc.json), &o)

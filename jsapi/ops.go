@@ -341,6 +341,18 @@ type AgentOptions struct {
 	MaxSteps   int             `json:"maxSteps,omitempty"`
 	AuthWaitMs *float64        `json:"authWaitMs,omitempty"`
 	Compact    *CompactOptions `json:"compact,omitempty"`
+	// ContextLimit and Prices are agent.Config's: every usage then says
+	// how full the model's context is against its limit, and what the
+	// tokens cost.
+	ContextLimit int           `json:"contextLimit,omitempty"`
+	Prices       *PriceOptions `json:"prices,omitempty"`
+}
+
+// PriceOptions are a model's prices per million tokens (agent.Prices).
+type PriceOptions struct {
+	Input       float64  `json:"input"`
+	Output      float64  `json:"output"`
+	CachedInput *float64 `json:"cachedInput,omitempty"`
 }
 
 // CompactOptions bound the agent's stored conversations (agent.Compact):

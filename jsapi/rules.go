@@ -165,7 +165,16 @@ var AgentRules = []Rule{
 	// The Responses API's reasoning.effort and reasoning.summary values.
 	oneOf("model.reasoningEffort", "none", "minimal", "low", "medium", "high", "xhigh"),
 	oneOf("model.reasoningSummary", "auto", "concise", "detailed"),
+	positiveCount("contextLimit"),
+	// 1<<30 is agent.MaxTokenCount.
+	{If: []Cond{set("contextLimit")}, Then: []Cond{atMost("contextLimit", 1<<30)}, Message: "contextLimit must be at most 1073741824 tokens"},
+	{If: []Cond{set("prices")}, Then: []Cond{atLeast("prices.input", 0)}, Message: pricesMessage},
+	{If: []Cond{set("prices")}, Then: []Cond{atLeast("prices.output", 0)}, Message: pricesMessage},
+	{If: []Cond{set("prices.cachedInput")}, Then: []Cond{atLeast("prices.cachedInput", 0)}, Message: pricesMessage},
 }
+
+// pricesMessage refuses prices that are not money.
+const pricesMessage = "prices needs input and output (and optionally cachedInput), each a price of 0 or more per million tokens"
 
 // CallRules are the rules of the options of client.callTool() and
 // cat.callTool().

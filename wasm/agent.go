@@ -50,8 +50,13 @@ func (a *app) opNewAgent(_ context.Context, args jsapi.NewAgent, _ jsCall) (any,
 			secrets = append(secrets, agent.NewSecret(v))
 		}
 	}
+	var prices *agent.Prices
+	if p := o.Prices; p != nil {
+		prices = &agent.Prices{Input: p.Input, Output: p.Output, CachedInput: p.CachedInput}
+	}
 	ag, err := agent.New(agent.Config{Model: model, Tools: ce.cat, System: o.System, MaxSteps: o.MaxSteps, AuthWait: wait,
-		Conversations: a.idb, Locker: webLocks{host: a.host}, Compact: a.compact(args.ID, o.Compact), Secrets: secrets})
+		Conversations: a.idb, Locker: webLocks{host: a.host}, Compact: a.compact(args.ID, o.Compact), Secrets: secrets,
+		ContextLimit: o.ContextLimit, Prices: prices})
 	if err != nil {
 		return nil, err
 	}

@@ -67,6 +67,8 @@ export const AGENT_OPTIONS = Object.freeze({
   maxSteps: "integer",
   authWaitMs: "number",
   compact: "object",
+  contextLimit: "integer",
+  prices: "object",
 });
 
 /** The options of mcp.policy(). */
@@ -80,7 +82,7 @@ export const POLICY_OPTIONS = Object.freeze({
 export const OPTION_LISTS = Object.freeze({
   client: [{"name":"clientName","kind":"string"},{"name":"redirectUri","kind":"string"},{"name":"scopes","kind":"array"},{"name":"clientId","kind":"string"},{"name":"clientMetadataUrl","kind":"string"},{"name":"clientSecret","kind":"string"},{"name":"authorizationEndpoint","kind":"string"},{"name":"tokenEndpoint","kind":"string"},{"name":"revocationEndpoint","kind":"string"},{"name":"headers","kind":"record"},{"name":"accessToken","kind":"function"},{"name":"storage","kind":"string"},{"name":"interactive","kind":"boolean"},{"name":"authMode","kind":"string"},{"name":"authTimeoutMs","kind":"number"},{"name":"severedPopupTimeoutMs","kind":"number"},{"name":"transport","kind":"string"},{"name":"apps","kind":"boolean"},{"name":"dpop","kind":"any"},{"name":"identityAssertion","kind":"function"},{"name":"idpTokenEndpoint","kind":"string"},{"name":"idpIssuer","kind":"string"},{"name":"idpClientId","kind":"string"},{"name":"idpClientSecret","kind":"string"},{"name":"idpSubjectTokenType","kind":"string"},{"name":"grant","kind":"string"},{"name":"relay","kind":"string"},{"name":"relayMode","kind":"string"}],
   catalog: [{"name":"servers","kind":"object"},{"name":"mcpServers","kind":"object"},{"name":"maxServers","kind":"integer"},{"name":"maxToolsPerServer","kind":"integer"},{"name":"callTimeoutMs","kind":"number"},{"name":"breaker","kind":"object","fields":[{"name":"failures","kind":"integer"},{"name":"cooldownMs","kind":"number"}]},{"name":"approve","kind":"function"},{"name":"serverTools","kind":"boolean"},{"name":"skills","kind":"boolean"},{"name":"approvalPolicy","kind":"object","fields":[{"name":"readOnly","kind":"string"},{"name":"destructive","kind":"string"},{"name":"servers","kind":"record"}]},{"name":"onElicitation","kind":"function"},{"name":"toolBudget","kind":"integer"},{"name":"apps","kind":"boolean"},{"name":"policy","kind":"object","fields":[{"name":"servers","kind":"array"},{"name":"issuers","kind":"array"},{"name":"allowHttpLoopback","kind":"boolean"}]},{"name":"relay","kind":"string"},{"name":"relayMode","kind":"string"}],
-  agent: [{"name":"model","kind":"object","fields":[{"name":"kind","kind":"string"},{"name":"baseURL","kind":"string"},{"name":"apiKey","kind":"string"},{"name":"model","kind":"string"},{"name":"headers","kind":"record"},{"name":"maxTokens","kind":"integer"},{"name":"thinkingBudget","kind":"integer"},{"name":"reasoningEffort","kind":"string"},{"name":"reasoningSummary","kind":"string"},{"name":"includeThoughts","kind":"boolean"}]},{"name":"system","kind":"string"},{"name":"maxSteps","kind":"integer"},{"name":"authWaitMs","kind":"number"},{"name":"compact","kind":"object","fields":[{"name":"maxTokens","kind":"integer"},{"name":"summarize","kind":"string"}]}],
+  agent: [{"name":"model","kind":"object","fields":[{"name":"kind","kind":"string"},{"name":"baseURL","kind":"string"},{"name":"apiKey","kind":"string"},{"name":"model","kind":"string"},{"name":"headers","kind":"record"},{"name":"maxTokens","kind":"integer"},{"name":"thinkingBudget","kind":"integer"},{"name":"reasoningEffort","kind":"string"},{"name":"reasoningSummary","kind":"string"},{"name":"includeThoughts","kind":"boolean"}]},{"name":"system","kind":"string"},{"name":"maxSteps","kind":"integer"},{"name":"authWaitMs","kind":"number"},{"name":"compact","kind":"object","fields":[{"name":"maxTokens","kind":"integer"},{"name":"summarize","kind":"string"}]},{"name":"contextLimit","kind":"integer"},{"name":"prices","kind":"object","fields":[{"name":"input","kind":"number"},{"name":"output","kind":"number"},{"name":"cachedInput","kind":"number"}]}],
   policy: [{"name":"servers","kind":"array"},{"name":"issuers","kind":"array"},{"name":"allowHttpLoopback","kind":"boolean"}],
 });
 
@@ -147,6 +149,11 @@ export const RULES = Object.freeze({
     {"if":[{"option":"model.thinkingBudget","set":true}],"then":[{"option":"model.thinkingBudget","atLeast":1024}],"message":"model.thinkingBudget must be at least 1024 (the Anthropic API's smallest thinking budget)"},
     {"if":[{"option":"model.reasoningEffort","set":true}],"then":[{"option":"model.reasoningEffort","in":["none","minimal","low","medium","high","xhigh"]}],"message":"model.reasoningEffort must be \"none\", \"minimal\", \"low\", \"medium\", \"high\" or \"xhigh\""},
     {"if":[{"option":"model.reasoningSummary","set":true}],"then":[{"option":"model.reasoningSummary","in":["auto","concise","detailed"]}],"message":"model.reasoningSummary must be \"auto\", \"concise\" or \"detailed\""},
+    {"if":[{"option":"contextLimit","set":true}],"then":[{"option":"contextLimit","above":0}],"message":"contextLimit must be a positive number"},
+    {"if":[{"option":"contextLimit","set":true}],"then":[{"option":"contextLimit","atMost":1073741824}],"message":"contextLimit must be at most 1073741824 tokens"},
+    {"if":[{"option":"prices","set":true}],"then":[{"option":"prices.input","atLeast":0}],"message":"prices needs input and output (and optionally cachedInput), each a price of 0 or more per million tokens"},
+    {"if":[{"option":"prices","set":true}],"then":[{"option":"prices.output","atLeast":0}],"message":"prices needs input and output (and optionally cachedInput), each a price of 0 or more per million tokens"},
+    {"if":[{"option":"prices.cachedInput","set":true}],"then":[{"option":"prices.cachedInput","atLeast":0}],"message":"prices needs input and output (and optionally cachedInput), each a price of 0 or more per million tokens"},
   ],
   call: [
     {"if":[{"option":"timeoutMs","set":true}],"then":[{"option":"timeoutMs","above":0}],"message":"timeoutMs must be a positive number of milliseconds"},

@@ -850,6 +850,10 @@ export interface AgentOptions {
     /** "model" (default): the agent's model writes the summary; or the page's function. */
     summarize?: "model" | ((messages: ChatMessage[], context: { previous: string }) => Promise<string>);
   };
+  /** The model's context window in tokens: every usage then carries it as contextLimit beside contextTokens. */
+  contextLimit?: number;
+  /** The model's prices per million tokens, in your currency: every usage then carries its cost. cachedInput defaults to input. */
+  prices?: { input: number; output: number; cachedInput?: number };
 }
 
 export type AgentEvent =
@@ -893,6 +897,12 @@ export interface AgentUsage {
   cachedInputTokens?: number;
   /** The part of outputTokens spent reasoning, when the provider said so. */
   reasoningTokens?: number;
+  /** How full the model's context is after the response: its input plus output tokens (of a sum: the last response's). */
+  contextTokens?: number;
+  /** The agent's contextLimit option, when given. */
+  contextLimit?: number;
+  /** The tokens' price at the agent's prices option, when given (of a sum: the sum). */
+  cost?: number;
 }
 
 export interface AgentResult {

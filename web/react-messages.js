@@ -42,12 +42,15 @@ export function fromStored(messages, nextId) {
   return Object.freeze(out);
 }
 
-/** a + b of two usages (a may be null). */
+/** a + b of two usages, b the later (a may be null): counts and costs sum, the context is b's. */
 export function addUsage(a, b) {
   const sum = { inputTokens: (a?.inputTokens ?? 0) + (b.inputTokens ?? 0), outputTokens: (a?.outputTokens ?? 0) + (b.outputTokens ?? 0) };
   const cached = (a?.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0);
   const reasoning = (a?.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0);
   if (cached) sum.cachedInputTokens = cached;
   if (reasoning) sum.reasoningTokens = reasoning;
+  if (b.contextTokens !== undefined) sum.contextTokens = b.contextTokens;
+  if (b.contextLimit !== undefined) sum.contextLimit = b.contextLimit;
+  if (a?.cost !== undefined || b.cost !== undefined) sum.cost = (a?.cost ?? 0) + (b.cost ?? 0);
   return Object.freeze(sum);
 }

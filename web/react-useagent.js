@@ -18,7 +18,7 @@ function agentKey(cat, conversation) {
 /**
  * A conversation with a model over a catalog's tools, as a UI shows it.
  * catalog: what useCatalog returned (or a Catalog, or null while there is
- * none); options: the agent's (model, system, maxSteps, authWaitMs,
+ * none); options: the agent's (model, system, maxSteps, authWaitMs, contextLimit, prices,
  * compact) plus onEvent, read at each send(), and conversation: the id of
  * a stored conversation, loaded on mount (status "loading") and saved by
  * every turn. A new catalog or conversation id starts anew.

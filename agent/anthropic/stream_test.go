@@ -192,11 +192,13 @@ func TestAgentTurnWithThinkingAndTools(t *testing.T) {
 	if reasoning.String() != "The user wants the weather in Paris. I should call get_weather." {
 		t.Errorf("reasoning = %q", reasoning.String())
 	}
-	want := []agent.Usage{{InputTokens: 3094, OutputTokens: 91, CachedInputTokens: 2048}, {InputTokens: 40, OutputTokens: 6}}
+	// How full the context is after each response is the agent's figure:
+	// its input and output tokens.
+	want := []agent.Usage{{InputTokens: 3094, OutputTokens: 91, CachedInputTokens: 2048, ContextTokens: 3185}, {InputTokens: 40, OutputTokens: 6, ContextTokens: 46}}
 	if diff := cmp.Diff(want, usages); diff != "" {
 		t.Errorf("usage events (-want +got):\n%s", diff)
 	}
-	if res.Usage == nil || *res.Usage != (agent.Usage{InputTokens: 3134, OutputTokens: 97, CachedInputTokens: 2048}) {
+	if res.Usage == nil || *res.Usage != (agent.Usage{InputTokens: 3134, OutputTokens: 97, CachedInputTokens: 2048, ContextTokens: 46}) {
 		t.Errorf("total usage = %+v", res.Usage)
 	}
 	// The thinking went back as signed blocks, never as text.

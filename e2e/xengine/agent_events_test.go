@@ -3,6 +3,7 @@ package xengine
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -96,11 +97,21 @@ func (t *tapWriter) Write(b []byte) (int, error) {
 
 func (t *tapWriter) Flush() { t.ResponseWriter.(http.Flusher).Flush() }
 
+// figures are what the agent adds to a usage: how full the context is,
+// the limit it was given and the price at the prices it was given.
+type figures struct {
+	ContextTokens int      `json:"contextTokens"`
+	ContextLimit  int      `json:"contextLimit"`
+	Cost          *float64 `json:"cost"`
+}
+
 // TestAgentTurnShowsTheModelsWork: an agent turn over the stand-in model
 // (which streams reasoning, its tool call in pieces, and usage) shows the
-// page each response's usage as the model sent it and their sum on done
-// and in the result, the reasoning as it streamed, and the tool call
-// being written, piece by piece, before its toolcall event.
+// page each response's usage as the model sent it, with how full the
+// context is against the limit given and the price at the prices given,
+// and their sum on done and in the result, the reasoning as it streamed,
+// and the tool call being written, piece by piece, before its toolcall
+// event.
 func TestAgentTurnShowsTheModelsWork(t *testing.T) {
 	w := newWorld(t, devserver.AuthConfig{})
 	tap := &wireTap{}
@@ -125,7 +136,8 @@ func TestAgentTurnShowsTheModelsWork(t *testing.T) {
 	w.eval(fmt.Sprintf(`(async () => {
 		const cat = mcp.catalog({ servers: { demo: { url: %q } } });
 		const events = [];
-		const agent = cat.agent({ model: mcp.models.openai({ baseURL: %q, model: "mcpwasm-standin" }) });
+		const agent = cat.agent({ model: mcp.models.openai({ baseURL: %q, model: "mcpwasm-standin" }),
+			contextLimit: 128000, prices: { input: 2, output: 8, cachedInput: 0.5 } });
 		const res = await agent.run("add 2 and 40", { onEvent: (ev) => events.push(ev) }).done;
 		await cat.close();
 		return { events, text: res.text, usage: res.usage ?? null, runtime: mcp.runtime };
@@ -139,6 +151,8 @@ func TestAgentTurnShowsTheModelsWork(t *testing.T) {
 	}
 	var (
 		usages                  []usage
+		figs                    []figures
+		doneFigs                struct{ Usage figures }
 		reasoning               strings.Builder
 		reasoningDeltas         int
 		pieces                  = map[string][]event{}
@@ -158,6 +172,9 @@ func TestAgentTurnShowsTheModelsWork(t *testing.T) {
 		switch ev.Type {
 		case "usage":
 			usages = append(usages, ev.usage)
+			var f figures
+			_ = json.Unmarshal(raw, &f)
+			figs = append(figs, f)
 			if stepsBeforeFirstUsage == 0 && len(usages) == 1 {
 				sawUsageBeforeFirstStep = true
 			}
@@ -178,6 +195,7 @@ func TestAgentTurnShowsTheModelsWork(t *testing.T) {
 			}
 		case "done":
 			done = &ev
+			_ = json.Unmarshal(raw, &doneFigs)
 		}
 	}
 	t.Logf("runtime %s; events: %s", got.Runtime, runs(typesInOrder))
@@ -208,6 +226,27 @@ func TestAgentTurnShowsTheModelsWork(t *testing.T) {
 	}
 	if got.Usage == nil || *got.Usage != sum {
 		t.Errorf("run.done's usage = %+v; want %+v", got.Usage, sum)
+	}
+	// The agent's figures: the context after each response against the
+	// limit given, and the price at the prices given (2, 8 and 0.5 per
+	// million input, output and cached input tokens).
+	price := func(u usage) float64 {
+		return (float64(u.InputTokens-u.CachedInputTokens)*2 + float64(u.CachedInputTokens)*0.5 + float64(u.OutputTokens)*8) / 1e6
+	}
+	near := func(c *float64, want float64) bool { return c != nil && math.Abs(*c-want) < 1e-12 }
+	var total float64
+	for i, u := range sent {
+		total += price(u)
+		if i >= len(figs) {
+			break
+		}
+		if f := figs[i]; f.ContextTokens != u.InputTokens+u.OutputTokens || f.ContextLimit != 128000 || !near(f.Cost, price(u)) {
+			t.Errorf("usage event %d says context %d of %d, cost %v; want %d of 128000, cost %g", i, f.ContextTokens, f.ContextLimit, f.Cost, u.InputTokens+u.OutputTokens, price(u))
+		}
+	}
+	if f := doneFigs.Usage; f.ContextTokens != sent[1].InputTokens+sent[1].OutputTokens || f.ContextLimit != 128000 || !near(f.Cost, total) {
+		t.Errorf("done's usage says context %d of %d, cost %v; want the last response's %d of 128000, the total cost %g",
+			f.ContextTokens, f.ContextLimit, f.Cost, sent[1].InputTokens+sent[1].OutputTokens, total)
 	}
 
 	// Reasoning: in pieces, as sent, and not in the answer.

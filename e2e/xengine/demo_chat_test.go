@@ -3,6 +3,7 @@ package xengine
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -86,8 +87,8 @@ func TestDemoChat(t *testing.T) {
 	if got := d.js(`[...document.querySelectorAll("#chat-log li.chat-reasoning")].map((li) => li.textContent).join(" | ")`); !strings.Contains(got, "matches my script for demo_add and notes_reverse") || !strings.Contains(got, "pass their results on") {
 		t.Errorf("the reasoning shown is %q; want the stand-in's reasoning of both steps", got)
 	}
-	if got := d.js(`document.querySelector('#chat-log li.chat-note[data-kind="usage"]')?.textContent`); !strings.Contains(got, "Tokens this turn:") || !strings.Contains(got, "cached") || !strings.Contains(got, "reasoning") || !strings.Contains(got, "over 2 model responses") {
-		t.Errorf("the turn's tokens read %q; want the totals over its 2 model responses, cached and reasoning tokens included", got)
+	if got := d.js(`document.querySelector('#chat-log li.chat-note[data-kind="usage"]')?.textContent`); !strings.Contains(got, "Tokens this turn:") || !strings.Contains(got, "cached") || !strings.Contains(got, "reasoning") || !strings.Contains(got, "over 2 model responses") || !regexp.MustCompile(`Context: [0-9,]+ tokens of 128,000 \([0-9]+%\)\.`).MatchString(got) {
+		t.Errorf("the turn's tokens read %q; want the totals over its 2 model responses, cached and reasoning tokens included, and how full the stand-in's context of 128,000 is", got)
 	}
 
 	// A tool that is not read-only asks first. Deny: the model hears it.

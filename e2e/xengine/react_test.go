@@ -312,8 +312,8 @@ func TestReactAgentChat(t *testing.T) {
 	if !c.Reasoning {
 		t.Error("the stand-in's streamed reasoning is not shown")
 	}
-	if !strings.Contains(c.Usage, " in, ") {
-		t.Errorf("the conversation's usage shows %q; want its token totals", c.Usage)
+	if !strings.Contains(c.Usage, " in, ") || !strings.Contains(c.Usage, " of 128000") || strings.Contains(c.Usage, "undefined") {
+		t.Errorf("the conversation's usage shows %q; want its token totals and its context of 128000", c.Usage)
 	}
 	if n := chats() - before; n != 2 {
 		t.Errorf("a turn of 2 steps made %d model requests; want 2", n)

@@ -6,9 +6,9 @@
 //
 // The transcript shows the streamed answer, the model's reasoning (folded),
 // each tool call as it is written and then with its server, arguments and
-// result, the tokens each turn used, an Approve / Allow for this chat / Deny
-// prompt before a tool that is not read-only runs (the catalog's approve
-// hook), a Sign in prompt when a call needs one, and under a call of a
+// result, the tokens each turn used and how full the model's context is,
+// an Approve / Allow for this chat / Deny prompt before a tool that is not
+// read-only runs (the catalog's approve hook), a Sign in prompt when a call needs one, and under a call of a
 // tool with a view (MCP Apps) the server's view, in the dev server's
 // sandbox origin (config.sandboxURL). One agent serves the
 // whole conversation, so "Allow for this chat" ("always") holds until New
@@ -18,6 +18,9 @@ import { addLog } from "./log.js";
 import { getCatalog, serverEvents, serverTitle, signIn, statuses } from "./servers.js";
 
 const STANDIN_MODEL = "mcpwasm-standin";
+// The stand-in has no real context window: this figure lets the demo show
+// how full a model's context is, as a real model's documented one would.
+const STANDIN_CONTEXT = 128000;
 const OLLAMA_URL = "http://localhost:11434/v1";
 const SYSTEM = "You are the assistant of the mcpwasm demo page. Use the tools when they help and say which ones you used. " +
   "When a tool result says the user must sign in, refused, or that something failed, tell the user plainly; never guess a result.";
@@ -44,7 +47,7 @@ const choice = $("#model-choice");
 function modelSettings() {
   if (choice.value === "standin") {
     if (!config.modelURL) return new Error("This page has no stand-in model (it is not served by the dev server): pick an OpenAI-compatible endpoint.");
-    return { baseURL: config.modelURL, model: STANDIN_MODEL, label: "Stand-in (scripted)" };
+    return { baseURL: config.modelURL, model: STANDIN_MODEL, label: "Stand-in (scripted)", contextLimit: STANDIN_CONTEXT };
   }
   const raw = $("#model-base-url").value.trim() || OLLAMA_URL;
   const url = validServerURL(raw);
@@ -52,7 +55,12 @@ function modelSettings() {
   const model = $("#model-name").value.trim();
   if (!model) return new Error("Enter the model's name (for Ollama, one `ollama list` shows, such as llama3.2).");
   const apiKey = $("#model-key").value; // read at run time; kept nowhere else
-  return { baseURL: raw, model, apiKey: apiKey || undefined, label: model };
+  const ctx = $("#model-context").value.trim();
+  const contextLimit = ctx === "" ? undefined : Number(ctx);
+  if (contextLimit !== undefined && !(Number.isInteger(contextLimit) && contextLimit > 0)) {
+    return new Error("The context window must be a whole number of tokens, such as 128000, or empty.");
+  }
+  return { baseURL: raw, model, apiKey: apiKey || undefined, label: model, contextLimit };
 }
 
 function renderModelChoice() {
@@ -153,7 +161,11 @@ class Turn {
     const input = `${n(u.inputTokens)} in${u.cachedInputTokens ? ` (${n(u.cachedInputTokens)} cached)` : ""}`;
     const output = `${n(u.outputTokens)} out${u.reasoningTokens ? ` (${n(u.reasoningTokens)} reasoning)` : ""}`;
     const over = this.tokens?.responses > 1 ? ` over ${this.tokens.responses} model responses` : "";
-    note("usage", `Tokens this turn: ${input} · ${output}${over}.`).dataset.input = String(u.inputTokens);
+    const full = u.contextLimit ? ` of ${n(u.contextLimit)} (${Math.round((100 * u.contextTokens) / u.contextLimit)}%)` : "";
+    const context = u.contextTokens ? ` Context: ${n(u.contextTokens)} tokens${full}.` : "";
+    const el = note("usage", `Tokens this turn: ${input} · ${output}${over}.${context}`);
+    el.dataset.input = String(u.inputTokens);
+    if (u.contextTokens) el.dataset.context = String(u.contextTokens);
   }
 
   text(delta) {
@@ -490,7 +502,7 @@ async function send(text) {
  * this chat" holds; another model (or catalog) starts a new one.
  */
 function chatAgent(cat, settings) {
-  const key = JSON.stringify([settings.baseURL, settings.model, settings.apiKey ?? ""]);
+  const key = JSON.stringify([settings.baseURL, settings.model, settings.apiKey ?? "", settings.contextLimit ?? 0]);
   if (chat?.cat === cat && chat.key === key) return chat.agent;
   chat?.agent.close();
   chat = null;
@@ -498,6 +510,7 @@ function chatAgent(cat, settings) {
     model: mcp.models.openai({ baseURL: settings.baseURL, apiKey: settings.apiKey, model: settings.model }),
     system: SYSTEM,
     authWaitMs: 120_000,
+    contextLimit: settings.contextLimit,
   });
   chat = { agent, cat, key };
   return agent;

@@ -122,6 +122,8 @@ function Chat({ config }) {
   const { messages, status, usage, error, pending, send, stop, approve, answerElicitation } = useAgent(cat, {
     model: models.openai({ baseURL: config.modelURL, model: "mcpwasm-standin" }),
     system: "You are a helpful assistant. Use the tools when they help.",
+    // The model's context window: usage then says how full it is.
+    contextLimit: 128000,
     // Stored in IndexedDB: the chat is still here after a reload.
     conversation: "example-chat",
   });
@@ -182,7 +184,7 @@ function Chat({ config }) {
         <button id="send" type="submit" disabled={busy || !cat.catalog}>Send</button>
         <button id="stop" type="button" disabled={!busy} onClick={stop}>Stop</button>
       </form>
-      <p id="usage">{usage && `Tokens so far: ${usage.inputTokens} in, ${usage.outputTokens} out`}</p>
+      <p id="usage">{usage && `Tokens so far: ${usage.inputTokens} in, ${usage.outputTokens} out; context ${usage.contextTokens} of ${usage.contextLimit}`}</p>
     </section>
   );
 }
