@@ -359,6 +359,18 @@ func entryCases() [][2]any {
 	add(map[string]any{"url": url, "relay": "http://127.0.0.1.evil.example/mcp-relay"}) // not loopback
 	add(map[string]any{"url": url, "relay": "https://relay.example/mcp-relay"})         // not the page's origin
 	add(map[string]any{"url": url, "webmcp": true})                                     // the page's own tools have no url
+	// So is an authorization server endpoint's (oauth.CheckEndpoint).
+	byHand := func(k, v string) map[string]any {
+		o := map[string]any{"url": url, "clientId": "c", "authorizationEndpoint": "https://as.example/a", "tokenEndpoint": "https://as.example/t"}
+		o[k] = v
+		return o
+	}
+	add(byHand("authorizationEndpoint", "http://as.example/a"))
+	add(byHand("tokenEndpoint", "http://127.0.0.1.evil.example/t")) // not loopback
+	add(byHand("tokenEndpoint", "https://as.example/t#x"))
+	add(byHand("authorizationEndpoint", "https://u:p@as.example/a"))
+	add(byHand("revocationEndpoint", "/revoke"))
+	add(byHand("revocationEndpoint", "javascript:alert(1)"))
 	for _, a := range f.Aliases {
 		add(map[string]any{a[0]: "not a url"})
 	}
