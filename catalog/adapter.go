@@ -48,6 +48,10 @@ func (s *clientServer) Close() error                        { return s.c.Close()
 // later.
 func (s *clientServer) Disconnect() { s.c.Disconnect() }
 
+// HoldsSession: a client's resource subscriptions need its session (their
+// updates arrive on it), so it is not closed for idleness.
+func (s *clientServer) HoldsSession() bool { return s.c.Subscribed() }
+
 func (s *clientServer) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	return s.c.ListTools(ctx)
 }

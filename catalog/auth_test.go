@@ -119,12 +119,15 @@ func TestAuthWait(t *testing.T) {
 			cat, _ := newCatalog(t, Config{Servers: servers("secure", a.URL), Factory: a.factory(t)})
 			ctx := ctxT(t)
 			var asked atomic.Int32
+			var pending atomic.Bool
 			authErr := make(chan error, 1)
 			r, err := cat.ModelCall(ctx, "secure_echo", `{"text":"waited"}`, CallOptions{
 				AuthWait: tt.wait,
 				OnAuthRequired: func(ar AuthRequired) {
 					id := ar.ID
 					asked.Add(1)
+					st, _ := cat.Status(id)
+					pending.Store(st.PendingSignIn)
 					if ar != (AuthRequired{ID: "secure"}) {
 						t.Errorf("OnAuthRequired(%+v)", ar)
 					}
@@ -141,6 +144,12 @@ func TestAuthWait(t *testing.T) {
 			}
 			if asked.Load() != 1 {
 				t.Errorf("OnAuthRequired calls = %d; want 1", asked.Load())
+			}
+			if !pending.Load() {
+				t.Error("the status said no sign-in pending while the call waited")
+			}
+			if st, _ := cat.Status("secure"); st.PendingSignIn {
+				t.Errorf("status after the call = %+v; want no sign-in pending", st)
 			}
 			if tt.act == "decline" {
 				wantCode(t, <-authErr, mcperr.Declined)

@@ -194,6 +194,10 @@ func (c *Catalog) gate(ctx context.Context, e *entry, name string, opts CallOpti
 	defer func() {
 		if timer != nil {
 			timer.Stop()
+			c.update(func() {
+				e.signInWaits--
+				e.changedLocked()
+			})
 		}
 	}()
 	for {
@@ -218,7 +222,7 @@ func (c *Catalog) gate(ctx context.Context, e *entry, name string, opts CallOpti
 		}
 		if e.state == mcpclient.StateNeedsAuth || e.state == mcpclient.StateAuthorizing {
 			c.mu.Unlock()
-			text, again, err := c.waitForSignIn(ctx, e.id, wake, &timer, display, name, opts)
+			text, again, err := c.waitForSignIn(ctx, e, wake, &timer, display, name, opts)
 			if again {
 				continue
 			}
@@ -242,14 +246,16 @@ func (c *Catalog) gate(ctx context.Context, e *entry, name string, opts CallOpti
 // first time, it starts the wait in *timer and tells the host (once per
 // call); after that it waits for a change of the server (wake), the end of
 // the wait, the call or the catalog. again: gate looks at the server anew.
-func (c *Catalog) waitForSignIn(ctx context.Context, id string, wake <-chan struct{}, timer **time.Timer, display, name string, opts CallOptions) (text string, again bool, err error) {
+// While it waits, the server's status says a sign-in is pending.
+func (c *Catalog) waitForSignIn(ctx context.Context, e *entry, wake <-chan struct{}, timer **time.Timer, display, name string, opts CallOptions) (text string, again bool, err error) {
 	if opts.AuthWait <= 0 {
 		return say(textNeedsAuth, display, name), false, nil
 	}
 	if *timer == nil {
 		*timer = time.NewTimer(opts.AuthWait)
+		c.update(func() { e.signInWaits++ }) // gate's defer takes it back
 		if opts.OnAuthRequired != nil {
-			opts.OnAuthRequired(AuthRequired{ID: id})
+			opts.OnAuthRequired(AuthRequired{ID: e.id})
 		}
 		return "", true, nil
 	}
@@ -340,6 +346,18 @@ func (c *Catalog) openText(e *entry, name string, open *openError) string {
 
 // invoke sends the call through e's breaker.
 func (c *Catalog) invoke(ctx context.Context, e *entry, t *mcp.Tool, o outcome, args json.RawMessage, opts CallOptions) (outcome, error) {
+	// The session may have been closed for idleness while the call waited
+	// (for an approval, say): connect it again first.
+	c.mu.Lock()
+	c.usedLocked(e)
+	parked := e.parked || e.parking
+	c.mu.Unlock()
+	if parked {
+		if text, err := c.gate(ctx, e, o.name, opts); err != nil || text != "" {
+			o.text = text
+			return o, err
+		}
+	}
 	c.mu.Lock()
 	if c.entries[e.id] != e || c.closed {
 		closed := c.closed

@@ -52,12 +52,16 @@ type Factory func(id string, cfg ServerConfig, events func(mcpclient.Event)) (Se
 
 // ServerConfig is one server entry of a catalog.
 type ServerConfig struct {
-	URL         string   `json:"url"`
-	Title       string   `json:"title,omitempty"`
-	Description string   `json:"description,omitempty"`
-	Enabled     *bool    `json:"enabled,omitempty"` // nil: enabled
-	AllowTools  []string `json:"allowTools,omitempty"`
-	DenyTools   []string `json:"denyTools,omitempty"`
+	URL         string `json:"url"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Enabled     *bool  `json:"enabled,omitempty"` // nil: enabled
+	// Required keeps the server on: [Catalog.Disable] refuses it, so a
+	// person (or a generic servers panel) cannot turn it off. It cannot
+	// go with Enabled false.
+	Required   bool     `json:"required,omitempty"`
+	AllowTools []string `json:"allowTools,omitempty"`
+	DenyTools  []string `json:"denyTools,omitempty"`
 	// WebMCP makes the server the page's own WebMCP tools
 	// (document.modelContext) instead of a remote server: it has no URL,
 	// and the Factory serves it from the page.
@@ -137,8 +141,14 @@ type Config struct {
 	ToolBudget int
 	// Factory makes each server. Required.
 	Factory Factory
-	// Clock times breaker cooldowns and reconnect backoff; default the
-	// real clock.
+	// IdleTimeout closes a server's session (and its GET stream) after
+	// this long without a call; 0 means DefaultIdleTimeout, negative
+	// never. The server's tools stay listed and its status says idle: the
+	// next call connects it again with the grant it holds, without a
+	// sign-in. A server holding resource subscriptions stays open.
+	IdleTimeout time.Duration
+	// Clock times breaker cooldowns, reconnect backoff and idleness;
+	// default the real clock.
 	Clock Clock
 	// OnEvent receives statuschange, toolschanged, authrequired, warning
 	// and elicitationcomplete events, one at a time and in order, outside the catalog's lock (it
@@ -155,6 +165,13 @@ type Status struct {
 	Error       *mcpclient.Error `json:"error,omitempty"`   // why it is not connected
 	Title       string           `json:"title,omitempty"`
 	Description string           `json:"description,omitempty"`
+	Required    bool             `json:"required,omitempty"` // [ServerConfig.Required]: it cannot be disabled
+	// Idle: its session was closed after Config.IdleTimeout unused; its
+	// tools stay listed, and the next call connects it again.
+	Idle bool `json:"idle,omitempty"`
+	// PendingSignIn: a call (an agent's turn) waits for the host to sign
+	// in to the server ([CallOptions.AuthWait]): show its Sign in.
+	PendingSignIn bool `json:"pendingSignIn,omitempty"`
 }
 
 // Tool is one tool of the aggregated list.
@@ -286,6 +303,14 @@ type entry struct {
 	nextTry   time.Time
 	br        *breaker
 
+	lastUsed time.Time // the last call, or the connect; for Config.IdleTimeout
+	parked   bool      // its session was closed for idleness; the next use connects
+	parking  bool      // that close is under way
+	holds    int       // the host's direct uses running ([Catalog.Use])
+	loading  int       // doLoad attempts contacting the server now
+
+	signInWaits int // calls waiting for the host to sign in (CallOptions.AuthWait)
+
 	wake chan struct{} // closed and replaced on every change
 	last *Status       // the status last announced
 }
@@ -331,6 +356,9 @@ func New(cfg Config) (*Catalog, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = realClock{}
 	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
 	if err := cfg.ApprovalPolicy.validate(cfg.Approve != nil); err != nil {
 		return nil, err
 	}
@@ -372,6 +400,9 @@ func New(cfg Config) (*Catalog, error) {
 		c.mu.Unlock()
 	}
 	c.update(func() {})
+	if c.cfg.IdleTimeout > 0 {
+		go c.idleLoop(idleCheckEvery(c.cfg.IdleTimeout))
+	}
 	return c, nil
 }
 

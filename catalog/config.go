@@ -165,7 +165,7 @@ func normalizeTransport(id string, m map[string]json.RawMessage) error {
 // takeFields moves the Fields of EntryForm from server id's entry m into sc.
 func takeFields(id string, sc *ServerConfig, m map[string]json.RawMessage) error {
 	fields := map[string]any{
-		"url": &sc.URL, "title": &sc.Title, "description": &sc.Description, "enabled": &sc.Enabled,
+		"url": &sc.URL, "title": &sc.Title, "description": &sc.Description, "enabled": &sc.Enabled, "required": &sc.Required,
 		"allowTools": &sc.AllowTools, "denyTools": &sc.DenyTools, "webmcp": &sc.WebMCP,
 	}
 	for _, fd := range EntryForm.Fields {
@@ -217,6 +217,9 @@ func validateServer(id string, sc ServerConfig) error {
 			return entryError(id, msg.BadURL, sc.URL)
 		}
 	}
+	if sc.Required && sc.Enabled != nil && !*sc.Enabled {
+		return entryError(id, "%s", msg.RequiredOff)
+	}
 	for _, fd := range EntryForm.Fields {
 		if !fd.Globs {
 			continue
@@ -249,5 +252,5 @@ func displayName(id string, sc ServerConfig) string {
 // String makes a config readable in test failures and logs; the Client
 // options are left out since they may hold header values.
 func (sc ServerConfig) String() string {
-	return fmt.Sprintf("{url %s, title %q, enabled %v, allow %q, deny %q}", sc.URL, sc.Title, sc.Enabled == nil || *sc.Enabled, sc.AllowTools, sc.DenyTools)
+	return fmt.Sprintf("{url %s, title %q, enabled %v, required %v, allow %q, deny %q}", sc.URL, sc.Title, sc.Enabled == nil || *sc.Enabled, sc.Required, sc.AllowTools, sc.DenyTools)
 }

@@ -109,7 +109,7 @@ func compareStrings(a, b string) int {
 // wantsLoadLocked reports whether Tools should try e: enabled, not declined,
 // not waiting for a sign-in, and not already connected with fresh tools.
 func (c *Catalog) wantsLoadLocked(e *entry) bool {
-	if !e.enabled || e.latched {
+	if !e.enabled || e.latched || e.parked {
 		return false
 	}
 	switch e.state {
@@ -130,6 +130,9 @@ func (c *Catalog) load(ctx context.Context, e *entry, forCall bool) error {
 	// One key per server instance and generation, whatever the mode: a
 	// joiner of the other mode gets the same connection.
 	key := fmt.Sprintf("%s\x00%d\x00%d", e.id, e.serial, e.gen)
+	if forCall {
+		c.usedLocked(e)
+	}
 	c.mu.Unlock()
 	ch := c.flights.DoChan(key, func() (any, error) { return nil, c.doLoad(e, forCall) })
 	select {
@@ -142,12 +145,18 @@ func (c *Catalog) load(ctx context.Context, e *entry, forCall bool) error {
 
 func (c *Catalog) doLoad(e *entry, forCall bool) error {
 	c.mu.Lock()
+	if err := c.awaitParkedLocked(c.life, e); err != nil {
+		c.mu.Unlock()
+		return errClosed
+	}
 	if err := c.loadBlockedLocked(e); err != nil {
 		c.mu.Unlock()
 		return err
 	}
 	now := c.now()
-	connect := e.state != mcpclient.StateConnected
+	// A session closed for idleness is connected again, its tools listed
+	// anew (changes announced meanwhile were not heard).
+	connect := e.state != mcpclient.StateConnected || e.parked
 	list := connect || e.tools == nil || e.stale || !e.avail
 	if !list && (forCall || e.br.state == BreakerClosed) {
 		c.mu.Unlock()
@@ -168,6 +177,7 @@ func (c *Catalog) doLoad(e *entry, forCall bool) error {
 		return &openError{retryAt: retry}
 	}
 	srv, gen := e.srv, e.gen
+	e.loading++    // not idle while it connects and lists
 	c.syncLocked() // announces half_open when this is the probe
 	c.mu.Unlock()
 	c.flush()
@@ -182,7 +192,10 @@ func (c *Catalog) doLoad(e *entry, forCall bool) error {
 	if err == nil {
 		tools, err = srv.ListTools(ctx)
 	}
-	c.update(func() { c.loadedLocked(e, gen, p, connect, tools, err) })
+	c.update(func() {
+		e.loading--
+		c.loadedLocked(e, gen, p, connect, tools, err)
+	})
 	if err == nil && c.isClosed() {
 		return errClosed
 	}
@@ -221,11 +234,19 @@ func (c *Catalog) loadedLocked(e *entry, gen int, p permit, connect bool, tools 
 		return
 	}
 	e.br.report(p, classify(err), c.now())
+	if connect {
+		// Connected or not, it is no longer parked: a failure shows, and
+		// Tools retries as for any failed server.
+		e.parked = false
+	}
 	if err != nil {
 		c.failedLocked(e, err, connect)
 		return
 	}
 	e.connFails, e.nextTry = 0, time.Time{}
+	if connect {
+		c.usedLocked(e)
+	}
 	if e.state != mcpclient.StateConnected {
 		c.setStateLocked(e, mcpclient.StateConnected, nil)
 	}

@@ -54,6 +54,9 @@ func (c *Catalog) track(ctx context.Context, server string, timeout time.Duratio
 		c.running = map[string][]*running{}
 	}
 	c.running[server] = append(c.running[server], r)
+	if e := c.entries[server]; e != nil {
+		c.usedLocked(e)
+	}
 	c.mu.Unlock()
 	return context.WithValue(clock, callKey{}, r), func() {
 		stop()
@@ -68,6 +71,9 @@ func (c *Catalog) track(ctx context.Context, server string, timeout time.Duratio
 		}
 		if len(c.running[server]) == 0 {
 			delete(c.running, server)
+		}
+		if e := c.entries[server]; e != nil {
+			c.usedLocked(e) // a long call counts until it ends
 		}
 	}
 }

@@ -22,6 +22,7 @@ var EntryForm = entryForm{
 		{Name: "title", Kind: "string", Message: "title has the wrong type"},
 		{Name: "description", Kind: "string", Message: "description has the wrong type"},
 		{Name: "enabled", Kind: "boolean", Message: "enabled must be true or false"},
+		{Name: "required", Kind: "boolean", Message: "required must be true or false"},
 		{Name: "allowTools", Kind: "array", Message: "allowTools has the wrong type", Globs: true},
 		{Name: "denyTools", Kind: "array", Message: "denyTools has the wrong type", Globs: true},
 		{Name: "webmcp", Kind: "boolean", Message: "webmcp must be true or false"},
@@ -37,6 +38,7 @@ var EntryForm = entryForm{
 		BadURL:          "url %q is not an absolute http(s) URL",
 		WebMCPURL:       "a webmcp server is the page's own WebMCP tools and has no url; leave out url or webmcp",
 		BadGlob:         "%s entry %q is not a valid glob pattern",
+		RequiredOff:     "a required server cannot be disabled; leave out enabled: false (or disabled: true) or required",
 		Exists:          "catalog: server %q exists; remove it first",
 		Full:            "catalog: the catalog holds %d servers already, the most allowed (maxServers)",
 	},
@@ -87,6 +89,7 @@ type entryMessages struct {
 	BadURL          string `json:"badUrl"`
 	WebMCPURL       string `json:"webmcpUrl"`
 	BadGlob         string `json:"badGlob"`
+	RequiredOff     string `json:"requiredOff"`
 	Exists          string `json:"exists"`
 	Full            string `json:"full"`
 }

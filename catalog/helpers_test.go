@@ -108,6 +108,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 type demoServer struct {
 	URL      string // the Streamable HTTP endpoint
 	requests atomic.Int64
+	open     atomic.Int64 // requests being answered now (a GET stream stays)
 	down     atomic.Bool
 	mu       sync.Mutex
 	h        http.Handler
@@ -120,6 +121,8 @@ func startDemo(t *testing.T) *demoServer {
 	d.restart()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.requests.Add(1)
+		d.open.Add(1)
+		defer d.open.Add(-1)
 		if d.down.Load() {
 			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
 			return

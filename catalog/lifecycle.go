@@ -77,11 +77,15 @@ type disconnecter interface {
 
 // Disable turns the server off: its session ends, its tools leave the
 // list, and calls routed to it resolve with a text saying it is off. The
-// entry stays, with state "disabled".
+// entry stays, with state "disabled". A required server
+// ([ServerConfig.Required]) is refused with invalid_argument.
 func (c *Catalog) Disable(id string) error {
 	e, err := c.lookup(id)
 	if err != nil {
 		return err
+	}
+	if e.cfg.Required {
+		return mcperr.New(mcperr.InvalidArgument, "catalog: server %q is required by the page (required: true) and cannot be disabled", id)
 	}
 	var srv Server
 	c.update(func() {
@@ -89,6 +93,7 @@ func (c *Catalog) Disable(id string) error {
 			return
 		}
 		e.enabled = false
+		e.parked = false
 		e.gen++
 		e.avail = false
 		e.changedLocked()

@@ -84,6 +84,10 @@ func (c *Catalog) setStateLocked(e *entry, s mcpclient.State, err *mcpclient.Err
 	case mcpclient.StateConnected:
 		e.err = nil
 		e.notified = false
+		if e.parked && !e.parking {
+			e.parked = false // connected by a sign-in
+			c.usedLocked(e)
+		}
 	case mcpclient.StateNeedsAuth:
 		e.avail = false
 		if !e.notified && e.enabled && !e.latched {

@@ -12,13 +12,18 @@ func (c *Catalog) statusLocked(e *entry) Status {
 		Breaker:     e.br.state,
 		Title:       e.cfg.Title,
 		Description: e.cfg.Description,
+		Required:    e.cfg.Required,
 	}
 	switch {
 	case !e.enabled:
 		st.State = StateDisabled
 	case e.latched:
 		st.State = string(mcpclient.StateDeclined)
+	case e.parked:
+		st.State = string(mcpclient.StateIdle) // also while its session closes
 	}
+	st.Idle = e.parked && e.enabled
+	st.PendingSignIn = e.signInWaits > 0
 	if e.contributes() {
 		st.Tools = len(e.tools)
 	}

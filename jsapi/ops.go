@@ -294,9 +294,12 @@ type CatalogOptions struct {
 	MaxServers        int             `json:"maxServers,omitempty"`
 	MaxToolsPerServer int             `json:"maxToolsPerServer,omitempty"`
 	CallTimeoutMs     *float64        `json:"callTimeoutMs,omitempty"`
-	Breaker           *BreakerOptions `json:"breaker,omitempty"`
-	Approve           bool            `json:"approve,omitempty" js:"function"`
-	ServerTools       bool            `json:"serverTools,omitempty"`
+	// IdleTimeoutMs closes a server's session after this long unused
+	// (catalog.Config.IdleTimeout); 0 never does; unset, 10 minutes.
+	IdleTimeoutMs *float64        `json:"idleTimeoutMs,omitempty"`
+	Breaker       *BreakerOptions `json:"breaker,omitempty"`
+	Approve       bool            `json:"approve,omitempty" js:"function"`
+	ServerTools   bool            `json:"serverTools,omitempty"`
 	// Skills: the model gets the servers' skills through the meta tools
 	// catalog_list_skills, catalog_load_skill and catalog_read_skill_file.
 	Skills         bool            `json:"skills,omitempty"`

@@ -42,6 +42,14 @@ func (c *Client) Subscribe(ctx context.Context, uri string) error {
 	return nil
 }
 
+// Subscribed reports whether the client holds a resource subscription
+// (which a later session subscribes again).
+func (c *Client) Subscribed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.subs) > 0
+}
+
 // Unsubscribe ends Subscribe for uri; a uri never subscribed is no error.
 // The client forgets it even when the server cannot be told (it is gone):
 // no later session subscribes again.

@@ -60,6 +60,9 @@ type clientEntry struct {
 	// so nothing (a sign-in, a tool call) outlives the client.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// use, for a catalog's server, holds the session open while the page
+	// uses the client directly (catalog.Catalog.Use); nil otherwise.
+	use func(context.Context) (release func(), err error)
 }
 
 func newApp(hv jsbridge.Value, hintsJSON string) *app {

@@ -39,6 +39,15 @@ type catalogEntry struct {
 	webmcp  map[string]*webmcpServer       // server id → the page's own WebMCP tools (entry webmcp: true)
 }
 
+// idleTimeout is catalog.Config.IdleTimeout for the option idleTimeoutMs:
+// unset is the default, 0 never.
+func idleTimeout(v *float64) time.Duration {
+	if v != nil && *v == 0 {
+		return -1
+	}
+	return ms(v)
+}
+
 func catalogTarget(id string) string { return jsapi.Target("catalog", id) }
 
 // serverClient is the id of the client of server in catalog id: the page
@@ -89,6 +98,17 @@ func (a *app) factory(ce *catalogEntry) catalog.Factory {
 		ce.mu.Lock()
 		ce.clients[id] = clientID
 		ce.mu.Unlock()
+		// The page's own use of the client (a view's resources, a call
+		// of its own) holds its session open and reopens it when idle.
+		e.use = func(ctx context.Context) (func(), error) {
+			ce.mu.Lock()
+			cat := ce.cat
+			ce.mu.Unlock()
+			if cat == nil {
+				return func() {}, nil
+			}
+			return cat.Use(ctx, id)
+		}
 		co := mcpclient.ConnectOptions{Sampling: a.sampling(ce, id)}
 		if ce.elicit {
 			co.Elicitation = func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
@@ -251,6 +271,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 		MaxServers:        o.MaxServers,
 		MaxToolsPerServer: o.MaxToolsPerServer,
 		CallTimeout:       ms(o.CallTimeoutMs),
+		IdleTimeout:       idleTimeout(o.IdleTimeoutMs),
 		ServerTools:       o.ServerTools,
 		Skills:            o.Skills,
 		ToolBudget:        o.ToolBudget,

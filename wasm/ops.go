@@ -205,6 +205,13 @@ func (a *app) withClient(ctx context.Context, id string, fn func(context.Context
 	defer cancel()
 	stop := context.AfterFunc(e.ctx, cancel)
 	defer stop()
+	if e.use != nil {
+		release, err := e.use(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
 	v, err := fn(ctx, e)
 	if err != nil && e.ctx.Err() != nil {
 		return nil, mcperr.Wrap(mcperr.Closed, err, "mcp: the client was closed during the call")

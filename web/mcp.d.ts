@@ -593,6 +593,8 @@ export interface CatalogServerConfig extends ClientOptions {
   description?: string;
   /** Default true. */
   enabled?: boolean;
+  /** Keeps the server on: disable() rejects (invalid_argument); not with enabled: false. */
+  required?: boolean;
   /** `*` globs on the server's tool names; deny wins. */
   allowTools?: string[];
   denyTools?: string[];
@@ -633,6 +635,12 @@ export interface CatalogConfig {
   /** The relayMode that goes with relay. */
   relayMode?: "fallback" | "always";
   callTimeoutMs?: number;
+  /**
+   * Closes a server's session (and its GET stream) after this long without a call; its
+   * tools stay listed and the next call connects it again without a sign-in. 0 never
+   * closes one. Default 600000 (10 minutes).
+   */
+  idleTimeoutMs?: number;
   breaker?: { failures?: number; cooldownMs?: number };
   /**
    * Asked before every call approvalPolicy says to ask about (by default, every tool not
@@ -704,6 +712,12 @@ export interface ServerStatus {
   error?: { code: MCPErrorCode; message: string };
   title?: string;
   description?: string;
+  /** The entry's required: disable() refuses it. */
+  required?: boolean;
+  /** Its session was closed after idleTimeoutMs unused (state "idle"); its tools stay listed and the next call reconnects. */
+  idle?: boolean;
+  /** A call (an agent's turn) waits for a sign-in to this server (authWaitMs): show its Sign in. */
+  pendingSignIn?: boolean;
 }
 
 /** A tool of the aggregated list. */

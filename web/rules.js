@@ -229,6 +229,7 @@ export function readEntry(id, o) {
       return bad(msg.badUrl, url);
     }
   }
+  if (m.required === true && m.enabled === false) return bad(msg.requiredOff);
   for (const fd of f.fields) {
     for (const p of (fd.globs && m[fd.name]) || []) {
       if (!validGlob(p)) return bad(msg.badGlob, fd.name, p);

@@ -92,6 +92,9 @@ func TestAgentNeedsSignIn(t *testing.T) {
 			w.eval(standinAgentJS(fmt.Sprintf(`{ secure: { url: %q } }`, w.MCPURL), w.ModelURL, "serverTools: true"), nil)
 			w.startRun("add 2 and 40")
 			w.waitFor("authrequired", func() bool { return w.countRunEvents("authrequired") == 1 })
+			if st := w.catalogStatus("secure"); !st.PendingSignIn || st.State != "needs_auth" {
+				t.Errorf("status while the turn waits: %+v; want needs_auth with a sign-in pending", st)
+			}
 			wait, err := w.win.ExpectPopup(w.ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -119,6 +122,9 @@ func TestAgentNeedsSignIn(t *testing.T) {
 			}
 			if opened != 1 {
 				t.Errorf("popups = %d; want 1", opened)
+			}
+			if st := w.catalogStatus("secure"); st.PendingSignIn {
+				t.Errorf("status after the turn: %+v; want no sign-in pending", st)
 			}
 		})
 	}

@@ -171,6 +171,23 @@ func countEvents(evs []catalogEvent, typ string) int {
 	return n
 }
 
+// catalogStatus is one server's cat.status(id).
+type catalogStatus struct {
+	State    string `json:"state"`
+	Tools    int    `json:"tools"`
+	Idle     bool   `json:"idle"`
+	Required bool   `json:"required"`
+
+	PendingSignIn bool `json:"pendingSignIn"`
+}
+
+func (w *world) catalogStatus(id string) catalogStatus {
+	w.t.Helper()
+	var st catalogStatus
+	w.eval(fmt.Sprintf(`cat.status(%q)`, id), &st)
+	return st
+}
+
 // catalogTools lists the names of window.cat's tools().
 func (w *world) catalogTools() []string {
 	w.t.Helper()

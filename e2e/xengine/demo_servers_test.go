@@ -89,6 +89,13 @@ func TestDemoServers(t *testing.T) {
 		}
 	}
 
+	// The demo server is required: its switch is locked and says why.
+	if got := d.js(`(() => { const b = document.querySelector('` + row("demo") + ` button.disable'); return b.disabled + " " + b.title; })()`); got != "true Required by this app: it stays on" {
+		t.Errorf("the demo server's Disable button: %q; want disabled, saying it is required", got)
+	}
+	if got := d.text(row("demo")); !strings.Contains(got, "required") {
+		t.Errorf("the demo server's row says %q; want the required chip", got)
+	}
 	// Disable takes a server's tools out; Enable brings them back; Remove
 	// drops it.
 	d.click(row("notes") + ` button.disable`)

@@ -359,6 +359,8 @@ func entryCases() [][2]any {
 	add(map[string]any{"url": url, "relay": "http://127.0.0.1.evil.example/mcp-relay"}) // not loopback
 	add(map[string]any{"url": url, "relay": "https://relay.example/mcp-relay"})         // not the page's origin
 	add(map[string]any{"url": url, "webmcp": true})                                     // the page's own tools have no url
+	add(map[string]any{"url": url, "required": true, "enabled": false})                 // a required server is on
+	add(map[string]any{"url": url, "required": true, "disabled": true})
 	// So is an authorization server endpoint's (oauth.CheckEndpoint).
 	byHand := func(k, v string) map[string]any {
 		o := map[string]any{"url": url, "clientId": "c", "authorizationEndpoint": "https://as.example/a", "tokenEndpoint": "https://as.example/t"}

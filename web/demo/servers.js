@@ -85,7 +85,10 @@ function say(tone, text) {
 // ------------------------------------------------------------ server rows
 
 function statusChips(st) {
-  const chips = [h("span", { class: "chip state-chip", dataset: { state: st.state ?? "idle" }, text: STATUS_LABELS[st.state] ?? st.state ?? "unknown" })];
+  const label = st.idle ? "Idle: reconnects when used" : STATUS_LABELS[st.state] ?? st.state ?? "unknown";
+  const chips = [h("span", { class: "chip state-chip", dataset: { state: st.state ?? "idle" }, text: label })];
+  if (st.pendingSignIn) chips.push(h("span", { class: "chip warn pending-chip", title: "The assistant waits for you to sign in to this server", text: "sign-in pending" }));
+  if (st.required) chips.push(h("span", { class: "chip required-chip", title: "This app needs the server: it cannot be turned off", text: "required" }));
   if (st.state === "connected" || st.tools) chips.push(h("span", { class: "chip tools-chip", text: `${st.tools ?? 0} tool${st.tools === 1 ? "" : "s"}` }));
   if (st.breaker === "open") {
     const at = st.retryAt ? ` until ${new Date(st.retryAt).toLocaleTimeString([], { hour12: false })}` : "";
@@ -114,6 +117,7 @@ function serverRow(id) {
     h("button", {
       type: "button", class: `btn btn-secondary btn-small ${disabled ? "enable" : "disable"}`,
       "aria-label": `${disabled ? "Enable" : "Disable"} ${title}`, text: disabled ? "Enable" : "Disable",
+      disabled: st.required === true, title: st.required ? "Required by this app: it stays on" : undefined,
       onclick: () => toggle(id, disabled),
     }),
     h("button", {
@@ -329,7 +333,7 @@ export function startServers(mcp, config, { approve, onElicitation }) {
   const servers = {};
   if (config.mcpURL) {
     servers.demo = {
-      url: config.mcpURL, clientName: CLIENT_NAME, title: "Demo server",
+      url: config.mcpURL, clientName: CLIENT_NAME, title: "Demo server", required: true,
       description: config.asURL ? "echo, add, slow, … behind an OAuth sign-in" : "echo, add, slow, …",
     };
   }
