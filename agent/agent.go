@@ -228,6 +228,11 @@ type run struct {
 	// checkedTools is the last tools export found valid: an unchanged
 	// export is not scanned again at the next step.
 	checkedTools []byte
+	// stepContext is the context the model reported for the current
+	// step's response (0: none); scale is the model's tokens per
+	// [EstimateTokens] token that the last report showed (0: none yet).
+	stepContext int
+	scale       float64
 }
 
 func (r *run) stepDone(msgs []Message) error {
@@ -270,12 +275,14 @@ func (r *run) loop(ctx context.Context, input []Message) (Result, error) {
 		if cfg.System != "" {
 			conv = append([]Message{{Role: RoleSystem, Content: cfg.System}}, res.Messages...)
 		}
+		r.stepContext = 0
 		msg, err := r.generate(ctx, step, Request{Messages: conv, Tools: tools})
 		res.Usage = r.usage
 		if err != nil {
 			return res, fmt.Errorf("agent: step %d: %w", step, err)
 		}
 		msg = normalize(msg, step)
+		r.measure(conv, tools, msg)
 		res.Messages = append(res.Messages, msg)
 		res.Steps = step + 1
 		r.emit(EventStep, &StepEvent{Index: step, FinishReason: msg.FinishReason})

@@ -37,8 +37,10 @@ type Locker interface {
 // in half the budget with the input (all of them, when even the newest
 // does not; the input itself is never summarized).
 type Compact struct {
-	// MaxTokens is the budget, estimated as bytes of JSON / 4: positive
-	// and at most MaxConversationBytes/4.
+	// MaxTokens is the budget, estimated as bytes of JSON / 4 scaled by
+	// the model's own counts once it reported usage (a model that counts
+	// twice as many tokens as the estimate compacts at half the bytes):
+	// positive and at most MaxConversationBytes/4.
 	MaxTokens int
 	// Summarize writes the new summary from the previous one ("" for
 	// none) and the turns it replaces. Nil asks the agent's model.
@@ -63,8 +65,12 @@ type Conversation struct {
 	Messages       []Message `json:"messages"`
 	Revision       int       `json:"revision"`
 	CompactedTurns int       `json:"compactedTurns,omitempty"`
-	CreatedAt      time.Time `json:"createdAt,omitzero"`
-	UpdatedAt      time.Time `json:"updatedAt,omitzero"`
+	// TokenScale is the model's tokens per [EstimateTokens] token, as its
+	// last usage report in this conversation showed (0: none yet):
+	// compaction counts in the model's tokens with it.
+	TokenScale float64   `json:"tokenScale,omitempty"`
+	CreatedAt  time.Time `json:"createdAt,omitzero"`
+	UpdatedAt  time.Time `json:"updatedAt,omitzero"`
 }
 
 // ConversationInfo describes a stored conversation without its messages.
@@ -83,6 +89,10 @@ type CompactionEvent struct {
 	Turns        int `json:"turns"`        // turns replaced now
 	TokensBefore int `json:"tokensBefore"` // estimate before, with the input
 	TokensAfter  int `json:"tokensAfter"`  // estimate after
+	// Scale is the model's tokens per estimated token the figures are
+	// scaled by ([Conversation.TokenScale]); 0: plain estimates, the
+	// model reported no usage yet.
+	Scale float64 `json:"scale,omitempty"`
 }
 
 // EventCompaction is the type of a [CompactionEvent].
@@ -474,6 +484,9 @@ func (r *run) conversation(ctx context.Context, id string, input []Message) (Con
 		}
 		next := *c
 		next.Messages = append([]Message(nil), msgs[start:]...)
+		if r.scale > 0 {
+			next.TokenScale = r.scale
+		}
 		// Not the run's context: an aborted run is saved too.
 		if err := a.save(context.WithoutCancel(ctx), &next, c.Revision); err != nil {
 			return err
@@ -518,8 +531,32 @@ func turnStarts(msgs []Message) []int {
 	return starts
 }
 
+// Bounds of a plausible scale of the model's tokens to [EstimateTokens]'s:
+// a report outside them is taken for a provider's mistake and not used.
+const (
+	minTokenScale = 0.25
+	maxTokenScale = 4
+)
+
+// measure records, when the model reported the context of its response to
+// conv (with tools) as msg, how many of its tokens an [EstimateTokens]
+// token was: compaction scales its estimates by it.
+func (r *run) measure(conv []Message, tools json.RawMessage, msg Message) {
+	if r.stepContext <= 0 {
+		return
+	}
+	est := EstimateTokens("", append(append([]Message(nil), conv...), msg)) + len(tools)/4
+	if est <= 0 {
+		return
+	}
+	if s := float64(r.stepContext) / float64(est); s >= minTokenScale && s <= maxTokenScale {
+		r.scale = s
+	}
+}
+
 // EstimateTokens estimates the tokens of msgs and a summary as bytes of
-// their JSON / 4, the measure of [Compact.MaxTokens].
+// their JSON / 4, the measure of [Compact.MaxTokens] (scaled by the
+// model's own counts once it reported usage: [Conversation.TokenScale]).
 func EstimateTokens(summary string, msgs []Message) int {
 	n := len(summary)
 	if len(msgs) > 0 {
@@ -536,8 +573,15 @@ func (r *run) compact(ctx context.Context, c *Conversation, input []Message) err
 	if cfg == nil || cfg.MaxTokens <= 0 || len(c.Messages) == 0 {
 		return nil
 	}
+	scale := c.TokenScale
+	if scale < minTokenScale || scale > maxTokenScale {
+		scale = 1
+	}
+	estimate := func(summary string, msgs []Message) int {
+		return int(float64(EstimateTokens(summary, msgs)) * scale)
+	}
 	all := append(append([]Message(nil), c.Messages...), input...)
-	before := EstimateTokens(c.Summary, all)
+	before := estimate(c.Summary, all)
 	if before <= cfg.MaxTokens {
 		return nil
 	}
@@ -545,7 +589,7 @@ func (r *run) compact(ctx context.Context, c *Conversation, input []Message) err
 	starts := turnStarts(c.Messages)
 	cut := len(c.Messages)
 	for i := len(starts) - 1; i >= 0; i-- {
-		if EstimateTokens("", append(append([]Message(nil), c.Messages[starts[i]:]...), input...)) > cfg.MaxTokens/2 {
+		if estimate("", append(append([]Message(nil), c.Messages[starts[i]:]...), input...)) > cfg.MaxTokens/2 {
 			break
 		}
 		cut = starts[i]
@@ -579,7 +623,7 @@ func (r *run) compact(ctx context.Context, c *Conversation, input []Message) err
 	}
 	*c = next
 	r.emit(EventCompaction, &CompactionEvent{Turns: turns, TokensBefore: before,
-		TokensAfter: EstimateTokens(c.Summary, append(append([]Message(nil), c.Messages...), input...))})
+		TokensAfter: estimate(c.Summary, append(append([]Message(nil), c.Messages...), input...)), Scale: c.TokenScale})
 	return nil
 }
 

@@ -450,3 +450,57 @@ func TestConversationApprovalScope(t *testing.T) {
 		t.Errorf("approval scopes of conversation a twice, b, then a plain run = %p; want a's twice, then two others", scopes)
 	}
 }
+
+// doubleCounter answers every request with a fixed text and reports the
+// context as twice [agent.EstimateTokens] of the request and answer (a
+// tokenizer denser than 4 bytes a token), or nothing when silent.
+type doubleCounter struct{ silent bool }
+
+func (d doubleCounter) Generate(ctx context.Context, req agent.Request, text func(string)) (agent.Message, error) {
+	return d.Stream(ctx, req, agent.Stream{Text: text})
+}
+
+func (d doubleCounter) Stream(_ context.Context, req agent.Request, s agent.Stream) (agent.Message, error) {
+	msg := agent.Message{Role: agent.RoleAssistant, Content: "noted: " + strings.Repeat("x", 80)}
+	if !d.silent && s.Usage != nil {
+		est := agent.EstimateTokens("", append(append([]agent.Message(nil), req.Messages...), msg)) + len(req.Tools)/4
+		s.Usage(agent.Usage{InputTokens: 2 * est, OutputTokens: 0})
+	}
+	return msg, nil
+}
+
+// TestCompactionCountsInTheModelsTokens: a model whose usage shows twice
+// the estimated tokens makes a conversation compact at half the bytes, and
+// the compaction event says by which scale; the same conversation with a
+// model that reports no usage stays whole.
+func TestCompactionCountsInTheModelsTokens(t *testing.T) {
+	for _, silent := range []bool{false, true} {
+		store := &memConversations{}
+		var compacted *agent.CompactionEvent
+		a, err := agent.New(agent.Config{Model: doubleCounter{silent: silent}, Conversations: store,
+			Compact: &agent.Compact{MaxTokens: 200, Summarize: func(context.Context, string, []agent.Message) (string, error) { return "earlier turns", nil }},
+			OnEvent: func(ev agent.Event) {
+				if c, ok := ev.Data.(*agent.CompactionEvent); ok {
+					compacted = c
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		// Three turns of about 40 estimated tokens each: 120, within 200
+		// by the estimate, 240 in the model's tokens.
+		for _, text := range []string{"one", "two", "three", "four"} {
+			if _, err := a.RunConversation(ctx, "c", []agent.Message{{Role: agent.RoleUser, Content: text}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, _ := a.Conversation(ctx, "c")
+		switch {
+		case !silent && (compacted == nil || compacted.Scale < 1.9 || compacted.Scale > 2.1 || compacted.TokensBefore <= 200):
+			t.Errorf("model counting double: compaction %+v, stored scale %v; want a compaction at scale 2 from over 200 tokens", compacted, c.TokenScale)
+		case silent && (compacted != nil || c.TokenScale != 0 || c.CompactedTurns != 0):
+			t.Errorf("model without usage: compaction %+v, scale %v; want none (the estimate is within 200)", compacted, c.TokenScale)
+		}
+	}
+}

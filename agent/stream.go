@@ -198,6 +198,7 @@ func (r *run) generate(ctx context.Context, step int, req Request) (Message, err
 			r.usage = &Usage{}
 		}
 		r.usage.add(u)
+		r.stepContext = u.ContextTokens
 		r.emit(EventUsage, &UsageEvent{Usage: u})
 	}
 	return sm.Stream(ctx, req, s)

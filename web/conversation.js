@@ -19,7 +19,7 @@ export function checkConversationId(id) {
 /**
  * A stored conversation of an agent. Its fields are as last loaded or
  * saved: id, title, summary, messages, revision, compactedTurns,
- * createdAt, updatedAt.
+ * tokenScale, createdAt, updatedAt.
  */
 export class Conversation {
   #agent;
@@ -39,6 +39,7 @@ export class Conversation {
     this.messages = c.messages ?? [];
     this.revision = c.revision ?? 0;
     this.compactedTurns = c.compactedTurns ?? 0;
+    this.tokenScale = c.tokenScale ?? 0;
     this.createdAt = c.createdAt;
     this.updatedAt = c.updatedAt;
   }

@@ -858,7 +858,7 @@ export interface AgentOptions {
   maxSteps?: number;
   /** How long a call waits for a sign-in the agent asked for (authrequired); default 300000. */
   authWaitMs?: number;
-  /** Bounds stored conversations: past maxTokens (bytes of JSON / 4), a turn first replaces the oldest turns by a summary. */
+  /** Bounds stored conversations: past maxTokens (bytes of JSON / 4, scaled to the model's own counts once it reported usage), a turn first replaces the oldest turns by a summary. */
   compact?: {
     maxTokens: number;
     /** "model" (default): the agent's model writes the summary; or the page's function. */
@@ -899,7 +899,7 @@ export type AgentEvent =
   | { type: "reasoning"; delta: string }
   | { type: "toolcalldelta"; id: string; name: string; argumentsDelta: string }
   // A stored conversation's oldest turns were replaced by a summary (compact).
-  | { type: "compaction"; turns: number; tokensBefore: number; tokensAfter: number };
+  | { type: "compaction"; turns: number; tokensBefore: number; tokensAfter: number; scale?: number };
 
 /** Token usage of one model response (a usage event), or a run's sum (done, AgentResult). */
 export interface AgentUsage {
@@ -966,6 +966,8 @@ export interface StoredConversation {
   revision: number;
   /** Turns compaction replaced so far; absent when none. */
   compactedTurns?: number;
+  /** The model's tokens per estimated token (bytes / 4), from its last usage report; compaction counts with it. Absent before one. */
+  tokenScale?: number;
   /** Absent until the conversation is first stored. */
   createdAt?: string;
   updatedAt?: string;
@@ -980,6 +982,8 @@ export interface Conversation {
   messages: ChatMessage[];
   revision: number;
   compactedTurns: number;
+  /** The model's tokens per estimated token (bytes / 4), from its last usage report; 0 before one. */
+  tokenScale: number;
   createdAt?: string;
   updatedAt?: string;
   /** Runs a turn on the stored conversation plus input, saving after every step. */

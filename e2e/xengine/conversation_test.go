@@ -36,7 +36,10 @@ type storedConversation struct {
 	Summary        string `json:"summary"`
 	Revision       int    `json:"revision"`
 	CompactedTurns int    `json:"compactedTurns"`
-	Messages       []struct {
+	// TokenScale: the stand-in model counts a token per 4 bytes of its
+	// request, so it is close to 1.
+	TokenScale float64 `json:"tokenScale"`
+	Messages   []struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`
 	} `json:"messages"`
@@ -152,12 +155,18 @@ func TestConversationLastsAcrossAReload(t *testing.T) {
 	if len(second.Compaction) != 1 {
 		t.Fatalf("compaction events %s; want one", second.Compaction)
 	}
-	var ev struct{ Turns, TokensBefore, TokensAfter int }
+	var ev struct {
+		Turns, TokensBefore, TokensAfter int
+		Scale                            float64
+	}
 	_ = json.Unmarshal(second.Compaction[0], &ev)
 	if ev.Turns < 1 || ev.TokensBefore <= budget || ev.TokensAfter > budget {
 		t.Errorf("compaction %+v; want turns replaced, from over the budget (%d) to within it", ev, budget)
 	}
 	c := second.Conv
+	if ev.Scale < 0.8 || ev.Scale > 1.5 || c.TokenScale < 0.8 || c.TokenScale > 1.5 {
+		t.Errorf("compaction scale %v, stored tokenScale %v; want both near 1 (the stand-in counts bytes / 4)", ev.Scale, c.TokenScale)
+	}
 	if !strings.Contains(c.Summary, `"add 2 and 40"`) || c.CompactedTurns != ev.Turns {
 		t.Errorf("summary %q, compacted turns %d; want the first turn in the summary, %d turns", c.Summary, c.CompactedTurns, ev.Turns)
 	}
