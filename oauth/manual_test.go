@@ -174,6 +174,11 @@ func TestEndpointsConfigChecked(t *testing.T) {
 			c.Endpoints = good()
 			c.Endpoints.Revocation = "https://u:p@as.example/revoke"
 		}, "Config.Endpoints.Revocation"},
+		{"an empty fragment", func(c *Config) {
+			c.ClientID = "c"
+			c.Endpoints = good()
+			c.Endpoints.Token = "https://as.example/token#"
+		}, `Config.Endpoints.Token "https://as.example/token#" must not have a fragment`},
 		{"with a client ID metadata document", func(c *Config) {
 			c.ClientID = "c"
 			c.Endpoints = good()

@@ -37,9 +37,14 @@ func checkEndpoint(name, raw string) error {
 	default:
 		return fmt.Errorf("%s %q must use https (or http on a loopback host)", name, sanitize(raw))
 	}
-	if u.Fragment != "" || u.User != nil {
+	// An empty fragment ("…/token#") parses as none; it is one all the same.
+	if u.Fragment != "" || strings.Contains(raw, "#") || u.User != nil {
 		u.User = nil // it may hold a password: not repeated
-		return fmt.Errorf("%s %q must not have a fragment or user info", name, sanitize(u.String()))
+		shown := u.String()
+		if u.Fragment == "" && strings.Contains(raw, "#") {
+			shown += "#"
+		}
+		return fmt.Errorf("%s %q must not have a fragment or user info", name, sanitize(shown))
 	}
 	return nil
 }

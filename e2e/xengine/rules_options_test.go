@@ -370,6 +370,7 @@ func entryCases() [][2]any {
 	add(byHand("authorizationEndpoint", "http://as.example/a"))
 	add(byHand("tokenEndpoint", "http://127.0.0.1.evil.example/t")) // not loopback
 	add(byHand("tokenEndpoint", "https://as.example/t#x"))
+	add(byHand("tokenEndpoint", "https://as.example/t#")) // an empty fragment is one too
 	add(byHand("authorizationEndpoint", "https://u:p@as.example/a"))
 	add(byHand("revocationEndpoint", "/revoke"))
 	add(byHand("revocationEndpoint", "javascript:alert(1)"))
