@@ -66,7 +66,7 @@ var Messages = map[Code]string{
 	RedirectUnhandled:  "The sign-in to {server} came back to {url}, but no page there finished it. Import mcpwasm/callback on that page, or pass a redirectUri whose page does.",
 	StateMismatch:      "A sign-in result for {server} did not match a sign-in in progress. Start the sign-in again.",
 	DiscoveryFailed:    "{Server} did not publish usable sign-in metadata. Check the server URL; the detail says what is wrong.",
-	RegistrationFailed: "This app could not register as a client for {server}. Configure a clientId or clientMetadataUrl; the detail says what its authorization server supports.",
+	RegistrationFailed: "This app could not register as a client for {server}. Configure a clientId or clientMetadataUrl (for a server without OAuth metadata, also its authorization and token endpoints); the detail says what its authorization server supports.",
 	TokenFailed:        "The authorization server of {server} refused or garbled the sign-in. Try signing in again; the detail says what happened.",
 	InsufficientScope:  "{Server} needs more permissions than the sign-in granted. Call authorize() from a click to grant them.",
 	Aborted:            "The request to {server} was aborted.",
