@@ -48,7 +48,7 @@ func TestIdleSessionClosesAndTheNextCallReopens(t *testing.T) {
 
 // A call keeps its server open however long it runs; Use (the host's
 // direct use) reopens a parked session and holds it; a negative IdleTimeout never closes.
-func TestIdleCountsCallsAndWake(t *testing.T) {
+func TestIdleCountsCallsAndUse(t *testing.T) {
 	d := startDemo(t)
 	cat, _ := newCatalog(t, Config{Servers: servers("demo", d.URL), Factory: clientFactory(t), IdleTimeout: 150 * time.Millisecond})
 	ctx := ctxT(t)
