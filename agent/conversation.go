@@ -542,8 +542,8 @@ const (
 // conv (with tools) as msg, how many of its tokens an [EstimateTokens]
 // token was: compaction scales its estimates by it.
 func (r *run) measure(conv []Message, tools json.RawMessage, msg Message) {
-	if r.stepContext <= 0 {
-		return
+	if r.stepContext <= 0 || r.afterStep == nil {
+		return // no report, or no stored conversation to keep the scale in
 	}
 	est := EstimateTokens("", append(append([]Message(nil), conv...), msg)) + len(tools)/4
 	if est <= 0 {

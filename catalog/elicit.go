@@ -54,9 +54,6 @@ func (c *Catalog) track(ctx context.Context, server string, timeout time.Duratio
 		c.running = map[string][]*running{}
 	}
 	c.running[server] = append(c.running[server], r)
-	if e := c.entries[server]; e != nil {
-		c.usedLocked(e)
-	}
 	c.mu.Unlock()
 	return context.WithValue(clock, callKey{}, r), func() {
 		stop()
