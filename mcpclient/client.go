@@ -158,7 +158,7 @@ type Client struct {
 
 	elicitWaits urlWaits          // URL-mode elicitations a retried call waits on
 	clocks      callClocks        // the timeouts of running calls, paused while the user answers
-	subs        map[string]bool   // the resources the page subscribed to, subscribed again on each new session
+	subs        []string          // the resources the page subscribed to, in order, subscribed again on each new session
 	skills      map[string]Skill  // the server's skill entries last listed or got, by SKILL.md URI
 	taskTools   map[string]string // tools' execution.taskSupport as last listed, by tool name
 	loaded      map[string]Skill  // the skills loaded, by SKILL.md URI: the entries their files are read against

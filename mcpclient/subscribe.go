@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/mcpwasm/mcpwasm/mcperr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,10 +35,9 @@ func (c *Client) Subscribe(ctx context.Context, uri string) error {
 		return err
 	}
 	c.mu.Lock()
-	if c.subs == nil {
-		c.subs = map[string]bool{}
+	if !slices.Contains(c.subs, uri) {
+		c.subs = append(c.subs, uri)
 	}
-	c.subs[uri] = true
 	c.mu.Unlock()
 	return nil
 }
@@ -58,10 +58,12 @@ func (c *Client) Unsubscribe(ctx context.Context, uri string) error {
 		return mcperr.New(mcperr.InvalidArgument, "mcp: unsubscribe() needs the resource's URI")
 	}
 	c.mu.Lock()
-	had := c.subs[uri]
-	delete(c.subs, uri)
+	i := slices.Index(c.subs, uri)
+	if i >= 0 {
+		c.subs = slices.Delete(c.subs, i, i+1)
+	}
 	c.mu.Unlock()
-	if !had {
+	if i < 0 {
 		return nil
 	}
 	_, err := doBounded(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
@@ -79,13 +81,11 @@ func (c *Client) canSubscribe(cs *mcp.ClientSession) error {
 }
 
 // resubscribe subscribes session cs, new after a reconnect, to every
-// resource the page subscribed to; a refusal is a warning event.
+// resource the page subscribed to, in the order it did; a refusal is a
+// warning event.
 func (c *Client) resubscribe(cs *mcp.ClientSession) {
 	c.mu.Lock()
-	uris := make([]string, 0, len(c.subs))
-	for u := range c.subs {
-		uris = append(uris, u)
-	}
+	uris := slices.Clone(c.subs)
 	c.mu.Unlock()
 	for _, u := range uris {
 		err := c.canSubscribe(cs)

@@ -68,12 +68,16 @@ export class Client extends EventTarget {
   }
 
   // The new runtime's client knows none of the page's subscriptions: they
-  // are made again, and one the server refuses now is a warning event.
-  #resubscribe() {
-    for (const uri of this.#subs) {
-      this.#call("client.subscribe", { uri }).catch((e) => {
+  // are made again, in the order the page made them, before connect()
+  // resolves, so updates flow once it has; one the server refuses now is a
+  // warning event.
+  async #resubscribe() {
+    for (const uri of [...this.#subs]) {
+      try {
+        await this.#call("client.subscribe", { uri });
+      } catch (e) {
         this._event("warning", { message: `subscribing again to ${uri} in the new runtime failed: ${e.message}; subscribe() again to retry` });
-      });
+      }
     }
   }
 
@@ -93,7 +97,7 @@ export class Client extends EventTarget {
   async connect({ signal } = {}) {
     const remade = this.#remake();
     this.#session(await this.#call("client.connect", this.#handlers(), signal));
-    if (remade) this.#resubscribe();
+    if (remade) await this.#resubscribe();
   }
 
   /**
@@ -107,9 +111,9 @@ export class Client extends EventTarget {
     const popup = this._popup();
     const lw = this._login;
     const remade = this.#remake();
-    return this.#call("client.authorize", { popup, ...this.#handlers() }, signal).then((s) => {
+    return this.#call("client.authorize", { popup, ...this.#handlers() }, signal).then(async (s) => {
       this.#session(s);
-      if (remade) this.#resubscribe();
+      if (remade) await this.#resubscribe();
     }, (e) => {
       this._closeAuthOf(lw);
       throw e;
