@@ -1085,7 +1085,18 @@ export interface RenderOptions {
    * error event with code "timeout" saying how far it got); 30000 by default.
    */
   initTimeoutMs?: number;
+  /**
+   * Grants beyond the specification's default policy for a server the page
+   * trusts: "eval" ('unsafe-eval'), "wasm" ('wasm-unsafe-eval'), "blob"
+   * (workers and scripts from blob:/data:, blob: images, media, fonts,
+   * styles). Each is a warning and in view.trust; any other name rejects
+   * invalid_argument.
+   */
+  trust?: AppTrust[];
 }
+
+/** A grant of render()'s trust option (docs/JSAPI.md, MCP Apps). */
+export type AppTrust = "eval" | "wasm" | "blob";
 
 export interface ModelContext {
   content?: Content[];
@@ -1115,10 +1126,12 @@ export interface AppView extends EventTarget {
   readonly frame: HTMLIFrameElement;
   /** The view's last ui/update-model-context, or null. */
   readonly modelContext: ModelContext | null;
-  /** What was left out of the view's declarations (e.g. a CSP entry that would widen its policy), one sentence each. */
+  /** What was left out of the view's declarations (e.g. a CSP entry that would widen its policy) and what trust granted, one sentence each. */
   readonly warnings: readonly string[];
   /** The Content-Security-Policy put first in the view's document (also at console.debug when the view is made). */
   readonly policy: string;
+  /** What render()'s trust granted the view beyond the default policy. */
+  readonly trust: readonly AppTrust[];
   readonly hostContext: Record<string, unknown>;
   /** Sends the tool's result (at once, or once the view is ready). */
   sendToolResult(result: CallToolResult): void;

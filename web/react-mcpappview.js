@@ -7,7 +7,8 @@ import { load } from "./mcp.js";
  * mcp.apps.render into a div of its own, a new `result` sent to the view,
  * `theme` followed, and the view closed on unmount. Props: `catalog` (or
  * useCatalog's result) with `serverId`, or `client`; `tool`, `arguments`,
- * `result`, `sandboxUrl`, `theme`, `displayModes`, `initTimeoutMs`, `onMessage`,
+ * `result`, `sandboxUrl`, `theme`, `displayModes`, `initTimeoutMs`, `trust`
+ * (a new grant list renders the view again), `onMessage`,
  * `onOpenLink`, `onModelContext`, `onReady(view)`, `onError(error)` (the
  * view could not be rendered, or failed later);
  * `className` and `style` for the div. A tool part of useAgent with `app`
@@ -24,6 +25,7 @@ export function McpAppView(props) {
   const client = props.client ?? null;
   const tool = typeof props.tool === "string" ? props.tool : props.tool?.tool?.name ?? props.tool?.name;
   const sandboxUrl = props.sandboxUrl === undefined ? undefined : String(props.sandboxUrl);
+  const trust = Array.isArray(props.trust) ? props.trust.join(" ") : props.trust; // compared by value
   useEffect(() => {
     if (!cat && !client) return undefined; // the catalog is still loading
     let gone = false;
@@ -35,7 +37,7 @@ export function McpAppView(props) {
     load()
       .then((mcp) => mcp.apps.render(ref.current, {
         catalog: cat ?? undefined, client: cat ? undefined : client, serverId: p.serverId, tool, arguments: p.arguments,
-        result: p.result, sandboxUrl, theme: p.theme, displayModes: p.displayModes, initTimeoutMs: p.initTimeoutMs,
+        result: p.result, sandboxUrl, theme: p.theme, displayModes: p.displayModes, initTimeoutMs: p.initTimeoutMs, trust: p.trust,
         onMessage: relay("onMessage"), onOpenLink: relay("onOpenLink"), onModelContext: relay("onModelContext"),
       }))
       .then((v) => {
@@ -58,7 +60,7 @@ export function McpAppView(props) {
       viewRef.current = null;
       view?.close();
     };
-  }, [cat, client, props.serverId, tool, sandboxUrl]);
+  }, [cat, client, props.serverId, tool, sandboxUrl, trust]);
   useEffect(() => {
     if (props.result && viewRef.current) viewRef.current.sendToolResult(props.result);
   }, [props.result]);

@@ -1,5 +1,5 @@
 // An official MCP Apps example server (@modelcontextprotocol/server-basic-
-// vanillajs or -react, pinned in package.json), a server nobody here
+// vanillajs or -react, or server-threejs, pinned in package.json), a server nobody here
 // wrote, on 127.0.0.1 and a free port, over Streamable HTTP at /mcp:
 // stateless, a new server and transport per request, as the package's own
 // main does (which binds 0.0.0.0, so it is not run). The package bundles
@@ -8,17 +8,22 @@
 // GET /stats serves {"calls": {tool: n}, "reads": {uri: n}}, the
 // tools/call and resources/read requests received.
 //
-//   node apps-server.mjs vanillajs|react
+//   node apps-server.mjs vanillajs|react|threejs
 import { createServer as createHTTPServer } from "node:http";
 import { NodeStreamableHTTPServerTransport } from "@modelcontextprotocol/node";
 import { cors, readJSON } from "./interop-common.mjs";
 
+const packages = {
+  vanillajs: "@modelcontextprotocol/server-basic-vanillajs",
+  react: "@modelcontextprotocol/server-basic-react",
+  threejs: "@modelcontextprotocol/server-threejs",
+};
 const which = process.argv[2];
-if (which !== "vanillajs" && which !== "react") {
-  console.error("usage: node apps-server.mjs vanillajs|react");
+if (!Object.hasOwn(packages, which)) {
+  console.error(`usage: node apps-server.mjs ${Object.keys(packages).join("|")}`);
   process.exit(2);
 }
-const { createServer } = await import(`@modelcontextprotocol/server-basic-${which}`);
+const { createServer } = await import(packages[which]);
 
 const stats = { calls: {}, reads: {} };
 

@@ -4,7 +4,7 @@
 // would widen the policy beyond an origin refused with its reason.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { policy, source, allow } from "../../web/apps/csp.js";
+import { policy, source, allow, trustProblem } from "../../web/apps/csp.js";
 
 const directives = (p) => Object.fromEntries(p.split("; ").map((d) => { const [k, ...v] = d.split(" "); return [k, v]; }));
 
@@ -65,6 +65,22 @@ test("entries that would widen the policy are dropped with a reason", () => {
   assert.deepEqual(dropped.map((x) => [x.list, x.domain]), [["connectDomains", "*"], ["frameDomains", "https://x.example.com"]]);
   assert.deepEqual(kept, { connectDomains: ["https://ok.example.com"] });
   assert.equal(source("http://localhost:3000").source, "http://localhost:3000");
+});
+
+test("grants the page gives a server's views widen only their own directives", () => {
+  const d = directives(policy(undefined, [], ["eval"]).policy);
+  assert.deepEqual(d["script-src"], ["'self'", "'unsafe-inline'", "'unsafe-eval'"]);
+  assert.equal(d["worker-src"], undefined);
+  const all = directives(policy({ resourceDomains: ["https://cdn.example.com"] }, [], ["eval", "wasm", "blob"]).policy);
+  assert.deepEqual(all["script-src"], ["'self'", "'unsafe-inline'", "'unsafe-eval'", "'wasm-unsafe-eval'", "blob:", "data:", "https://cdn.example.com"]);
+  assert.deepEqual(all["worker-src"], ["'self'", "blob:", "data:"]);
+  assert.deepEqual(all["connect-src"], ["'none'"]);
+  assert.deepEqual(all["default-src"], ["'none'"]);
+  // A name that is no grant adds nothing, even if the host's check was bypassed.
+  assert.equal(policy(undefined, [], ["*", "unsafe-eval", "__proto__"]).policy, policy(undefined).policy);
+  assert.equal(trustProblem(["eval", "blob"]), "");
+  assert.match(trustProblem(["eval", "all"]), /"all", which is not one of eval, wasm, blob/);
+  assert.match(trustProblem("eval"), /list/);
 });
 
 test("declared permissions become the frame's allow list", () => {

@@ -266,3 +266,68 @@ func TestAgentCallsAToolWithAView(t *testing.T) {
 		t.Errorf("the second request's user messages: %q; want the context sent once, with the first message only", second)
 	}
 }
+
+// TestAppViewTrust: the official threejs example (server-threejs, pinned
+// in e2e/node) runs the scene code its tool is given as a function made
+// from a string, which the specification's default policy refuses. Under
+// the default its view says so and the code does not run; with the page's
+// trust: ["eval"] for the server the code runs, the policy the view got
+// has 'unsafe-eval', and the grant is in the view's warnings.
+func TestAppViewTrust(t *testing.T) {
+	parallel(t)
+	url, _ := appsServer(t, "threejs")
+	w := newWorld(t, devserver.AuthConfig{})
+	const code = `document.body.dataset.scene = "ran";`
+	render := func(trust string) (policy string, warnings []string) {
+		t.Helper()
+		var got struct {
+			Policy   string   `json:"policy"`
+			Warnings []string `json:"warnings"`
+		}
+		w.eval(fmt.Sprintf(`(async () => {
+			await globalThis.__threejs?.close();
+			const client = globalThis.__threejsClient ??= mcp.client(%q);
+			await client.connect();
+			const div = document.createElement("div");
+			document.body.appendChild(div);
+			const args = { code: %q, height: 200 };
+			const view = globalThis.__threejs = await mcp.apps.render(div, { client, tool: "show_threejs_scene", arguments: args, sandboxUrl: %q%s });
+			if (view.state !== "ready") await new Promise((ok) => view.addEventListener("ready", ok, { once: true }));
+			return { policy: view.policy, warnings: view.warnings };
+		})()`, url, code, w.SandboxURL, trust), &got)
+		return got.Policy, got.Warnings
+	}
+	policy, warnings := render("")
+	if strings.Contains(policy, "unsafe-eval") || len(warnings) != 0 {
+		t.Errorf("without trust: policy %q, warnings %q; want the default policy and no warning", policy, warnings)
+	}
+	var shown string
+	w.waitFor("the view to say the scene failed", func() bool {
+		w.evalView(`document.body.innerText`, &shown)
+		return strings.Contains(strings.ToLower(shown), "error")
+	})
+	var ran string
+	w.evalView(`document.body.dataset.scene ?? ""`, &ran)
+	if ran != "" {
+		t.Errorf("under the default policy the scene code ran; want it refused (the view shows %q)", shown)
+	}
+	t.Logf("without trust the view shows %q", shown)
+
+	policy, warnings = render(`, trust: ["eval"]`)
+	if !strings.Contains(policy, "script-src 'self' 'unsafe-inline' 'unsafe-eval'") || strings.Contains(policy, "blob:") {
+		t.Errorf("with trust [eval]: policy %q; want 'unsafe-eval' in script-src and nothing else widened", policy)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], `trust "eval"`) {
+		t.Errorf("with trust [eval]: warnings %q; want one naming the grant", warnings)
+	}
+	w.waitFor("the scene code to run", func() bool {
+		w.evalView(`document.body.dataset.scene ?? ""`, &ran)
+		return ran == "ran"
+	})
+
+	var refused jsErr
+	w.eval(fmt.Sprintf(`mcp.apps.render(document.body, { client: __threejsClient, tool: "show_threejs_scene", sandboxUrl: %q, trust: ["eval", "everything"] }).then(() => ({}), %s).then((r) => r.error)`, w.SandboxURL, catchJS), &refused)
+	if refused.Code != "invalid_argument" || !strings.Contains(refused.Message, `"everything", which is not one of eval, wasm, blob`) {
+		t.Errorf("trust naming no grant: %+v; want invalid_argument naming it", refused)
+	}
+}

@@ -18,15 +18,20 @@ import (
 
 // appsServer runs an official MCP Apps example server, a server nobody
 // here wrote: which is "vanillajs" or "react" (@modelcontextprotocol/
-// server-basic-<which>, pinned in e2e/node/package.json, served by
-// e2e/node/apps-server.mjs on 127.0.0.1, stateless Streamable HTTP). It
-// returns the server's MCP URL and stats, which reads the tools/call
-// requests it got per tool and the resources/read requests per URI. The
-// server stops at the test's cleanup.
+// server-basic-<which>) or "threejs" (server-threejs), each pinned in
+// e2e/node/package.json and served by e2e/node/apps-server.mjs on
+// 127.0.0.1 (stateless Streamable HTTP). It returns the server's MCP URL
+// and stats, which reads the tools/call requests it got per tool and the
+// resources/read requests per URI. The server stops at the test's
+// cleanup.
 func appsServer(t *testing.T, which string) (url string, stats func() (calls, reads map[string]int)) {
 	t.Helper()
 	dir := filepath.Join(repo, "e2e", "node")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-basic-"+which)); err != nil {
+	pkg := "server-basic-" + which
+	if which == "threejs" {
+		pkg = "server-threejs"
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg)); err != nil {
 		t.Fatalf("the pinned MCP Apps example servers are not installed in %s: run scripts/install-deps.sh (make deps)", dir)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,6 +1,7 @@
 // csp.js — the Content-Security-Policy of an MCP App view, built from the
 // domains its resource declares (_meta.ui.csp) and never wider: the
-// specification's restrictive default for what is not declared. The host
+// specification's restrictive default for what is not declared, widened
+// only by what the page grants a server's views by name (TRUST). The host
 // page checks the declaration with it (to warn about what is dropped) and
 // the sandbox proxy builds the policy it puts in front of the view with it,
 // so a host that was bypassed still cannot widen the policy.
@@ -27,6 +28,39 @@ const BASE = Object.freeze({
   "base-uri": ["'self'"],
   "form-action": ["'none'"],
 });
+
+/**
+ * What a page may grant the views of a server it trusts beyond the
+ * default (render()'s trust option), by name: each adds sources to
+ * directives, and all three together are the reference host's base.
+ */
+export const TRUST = Object.freeze({
+  eval: { what: "evaluate strings as code (eval, new Function)", add: { "script-src": ["'unsafe-eval'"] } },
+  wasm: { what: "compile WebAssembly", add: { "script-src": ["'wasm-unsafe-eval'"] } },
+  blob: {
+    what: "run workers and scripts from blob: and data: URLs and load blob: images, media, fonts and styles",
+    add: {
+      "script-src": ["blob:", "data:"],
+      "worker-src": ["'self'", "blob:", "data:"],
+      "style-src": ["blob:"],
+      "img-src": ["blob:"],
+      "font-src": ["blob:", "data:"],
+      "media-src": ["blob:"],
+    },
+  },
+});
+
+/**
+ * trustProblem says what is wrong with a trust option (a list of TRUST
+ * names), or returns "" when it is one.
+ */
+export function trustProblem(trust) {
+  if (!Array.isArray(trust)) return "must be a list of grants";
+  for (const g of trust) {
+    if (typeof g !== "string" || !Object.hasOwn(TRUST, g)) return `names ${JSON.stringify(g)}, which is not one of ${Object.keys(TRUST).join(", ")}`;
+  }
+  return "";
+}
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
@@ -60,12 +94,23 @@ export function source(domain, refused = []) {
 /**
  * policy builds the view's policy from a declaration ({connectDomains,
  * resourceDomains, frameDomains, baseUriDomains}, each a list of
- * origins) and the origins never allowed (the page's and the sandbox's).
- * Returns {policy, kept, dropped}: the policy string, the declaration as
- * kept, and the declared entries refused, each {list, domain, problem}.
+ * origins), the origins never allowed (the page's and the sandbox's) and
+ * the grants the page gives the server's views (TRUST names; any other
+ * name adds nothing). Returns {policy, kept, dropped}: the policy string,
+ * the declaration as kept, and the declared entries refused, each {list,
+ * domain, problem}.
  */
-export function policy(csp, refused = []) {
+export function policy(csp, refused = [], trust = []) {
   const directives = Object.fromEntries(Object.entries(BASE).map(([k, v]) => [k, [...v]]));
+  const add = (d, src) => {
+    const sources = (directives[d] ??= []);
+    if (sources[0] === "'none'") sources.length = 0;
+    if (!sources.includes(src)) sources.push(src);
+  };
+  for (const g of Array.isArray(trust) ? trust : []) {
+    if (!Object.hasOwn(TRUST, g)) continue;
+    for (const [d, sources] of Object.entries(TRUST[g].add)) for (const src of sources) add(d, src);
+  }
   const dropped = [];
   const kept = {};
   const declared = csp !== null && typeof csp === "object" && !Array.isArray(csp) ? csp : {};
@@ -83,11 +128,7 @@ export function policy(csp, refused = []) {
         continue;
       }
       (kept[list] ??= []).push(r.source);
-      for (const d of feeds) {
-        const sources = directives[d];
-        if (sources[0] === "'none'") sources.length = 0;
-        if (!sources.includes(r.source)) sources.push(r.source);
-      }
+      for (const d of feeds) add(d, r.source);
     }
   }
   return { policy: Object.entries(directives).map(([k, v]) => `${k} ${v.join(" ")}`).join("; "), kept, dropped };

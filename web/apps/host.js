@@ -7,7 +7,7 @@
 // context. Loaded on the first render, so that pages without views never
 // fetch it.
 import { MCPError, asMCPError, invalid } from "../errors.js";
-import { policy, allow } from "./csp.js";
+import { policy, allow, trustProblem, TRUST } from "./csp.js";
 
 const PROTOCOL = "2026-01-26";
 const MIME = "text/html;profile=mcp-app";
@@ -136,6 +136,8 @@ function checkOptions(element, o) {
   if (o.initTimeoutMs !== undefined && !(Number.isFinite(o.initTimeoutMs) && o.initTimeoutMs > 0 && o.initTimeoutMs <= 2 ** 31 - 1)) {
     throw invalid(`apps.render(): initTimeoutMs must be a positive number of milliseconds, at most ${2 ** 31 - 1}`);
   }
+  const problem = o.trust === undefined ? "" : trustProblem(o.trust);
+  if (problem) throw invalid(`apps.render(): trust ${problem}; grant only what you trust this server's views to do (docs/JSAPI.md, MCP Apps)`);
 }
 
 /** The name of a tool as a server knows it, from a name, a listTools() tool or a catalog's tools() entry. */
@@ -201,6 +203,8 @@ export class AppView extends EventTarget {
   warnings = [];
   /** The Content-Security-Policy the proxy puts first in the view's document. */
   policy;
+  /** What the page granted the view beyond the default policy (render()'s trust). */
+  trust;
 
   constructor(version, element, sandbox, client, tool, tools, view, o) {
     super();
@@ -227,13 +231,15 @@ export class AppView extends EventTarget {
       userAgent: `mcpwasm/${version}`,
       toolInfo: { tool: publicTool(tool) },
     };
-    const checked = policy(view.csp, [location.origin, sandbox.origin]);
+    this.trust = [...new Set(o.trust ?? [])];
+    const checked = policy(view.csp, [location.origin, sandbox.origin], this.trust);
     this.#csp = checked.kept;
-    // The proxy builds the same policy from the same declaration and
-    // origins (the page's and its own), so this is the one the view gets.
+    // The proxy builds the same policy from the same declaration, origins
+    // (the page's and its own) and grants, so this is the one the view gets.
     this.policy = checked.policy;
     console.debug(`mcp: apps: the view ${this.resourceUri} runs under the policy "${checked.policy}"`);
     for (const d of checked.dropped) this.#warn(`the view ${this.resourceUri} declares ${d.list} entry ${JSON.stringify(d.domain)}, which ${d.problem}; it is left out of the view's policy`);
+    for (const g of this.trust) this.#warn(`the page lets the view ${this.resourceUri} ${TRUST[g].what} (trust "${g}"), beyond the specification's default policy`);
     const f = (this.#frame = document.createElement("iframe"));
     // allow-forms lets the view's forms run their submit handlers; its
     // policy (form-action 'none') lets no form leave the view.
@@ -327,7 +333,7 @@ export class AppView extends EventTarget {
       case PROXY_READY:
         if (this.#sent || this.#state !== "loading") return; // once: the view cannot have its HTML sent again
         this.#sent = true;
-        this.#notify(RESOURCE_READY, { html: this.#view.html, csp: this.#view.csp ?? {}, permissions: this.#view.permissions ?? {} });
+        this.#notify(RESOURCE_READY, { html: this.#view.html, csp: this.#view.csp ?? {}, permissions: this.#view.permissions ?? {}, trust: this.trust });
         this.#awaitInit(this.#o.initTimeoutMs ?? INIT_TIMEOUT_MS);
         return;
       case "ui/notifications/initialized":

@@ -17,9 +17,14 @@ const VIEW_GONE = "ui/notifications/sandbox-view-gone";
 /** A JSON-RPC 2.0 message, as far as a relay needs to know. */
 const isMessage = (d) => d !== null && typeof d === "object" && !Array.isArray(d) && d.jsonrpc === "2.0";
 
-/** The view's HTML with its policy first, so that it governs everything the view's own markup loads. */
-function withPolicy(html, csp, host) {
-  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy(csp, [host, location.origin]).policy}">`;
+/**
+ * The view's HTML with its policy first, so that it governs everything the
+ * view's own markup loads. trust is the grants of the page that sent it:
+ * the page decides what its servers' views may do, and csp.js adds only
+ * what a grant it knows names.
+ */
+function withPolicy(html, csp, trust, host) {
+  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy(csp, [host, location.origin], trust).policy}">`;
   // After a doctype (before it would put the document in quirks mode);
   // the parser puts a meta before <html> into the head it creates.
   const m = /^\uFEFF?\s*<!doctype[^>]*>/i.exec(html);
@@ -42,7 +47,7 @@ function start() {
     const features = allow(params.permissions);
     if (features) view.setAttribute("allow", features);
     view.setAttribute("title", document.title);
-    view.srcdoc = withPolicy(params.html, params.csp, host);
+    view.srcdoc = withPolicy(params.html, params.csp, params.trust, host);
     // A view may navigate its own frame, to a document its policy no
     // longer governs: that document gets no more messages either way.
     let loads = 0;

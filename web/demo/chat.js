@@ -15,7 +15,7 @@
 // chat (or another model). Stop aborts the run.
 import { $, h, describeError, announce, prettyText, validServerURL } from "./util.js";
 import { addLog } from "./log.js";
-import { getCatalog, serverEvents, serverTitle, signIn, statuses } from "./servers.js";
+import { getCatalog, serverEvents, serverTitle, signIn, statuses, viewTrust } from "./servers.js";
 
 const STANDIN_MODEL = "mcpwasm-standin";
 // The stand-in has no real context window: this figure lets the demo show
@@ -342,6 +342,7 @@ function showView(li, app, args, result) {
     arguments: args,
     result,
     sandboxUrl: config.sandboxURL,
+    trust: viewTrust(app.serverId),
     onMessage: (msg) => {
       const text = (msg.content ?? []).filter((c) => c?.type === "text").map((c) => String(c.text)).join("\n").trim();
       if (!text) return false;

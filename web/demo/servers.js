@@ -17,6 +17,7 @@ export const serverEvents = new EventTarget();
 let cat = null;
 const order = []; // server ids as the page shows them
 const info = new Map(); // id → {url, title}
+const trusted = new Set(); // servers whose views the person lets run beyond the default policy
 let toolsSeq = 0;
 let exportFormat = "openai";
 
@@ -52,6 +53,15 @@ export function serverTitle(id) {
 /** Every server's status, {id: status}. */
 export function statuses() {
   return cat ? cat.status() : {};
+}
+
+/**
+ * The grants a server's views get beyond the specification's default
+ * policy (mcp.apps.render's trust): all three for a server the person
+ * marked "Trust its views", else none.
+ */
+export function viewTrust(id) {
+  return trusted.has(id) ? ["eval", "wasm", "blob"] : undefined;
 }
 
 function emit(type, detail) {
@@ -123,7 +133,17 @@ function serverRow(id) {
     h("button", {
       type: "button", class: "btn btn-ghost btn-small remove", "aria-label": `Remove ${title}`, text: "Remove",
       onclick: () => remove(id),
-    }));
+    }),
+    h("label", { class: "trust-views", title: "Its views may evaluate code, compile WebAssembly and run blob: workers, as the reference host lets them; the chat's log says so for each view" },
+      h("input", {
+        type: "checkbox", checked: trusted.has(id),
+        onchange: (e) => {
+          if (e.target.checked) trusted.add(id);
+          else trusted.delete(id);
+          say("info", e.target.checked ? `${title}: its next views may evaluate code, compile WebAssembly and run blob: workers.` : `${title}: its next views get the default policy.`);
+        },
+      }),
+      " Trust its views"));
   return h("li", { class: "server", dataset: { server: id, state: st.state ?? "idle" } },
     h("div", { class: "server-head" },
       h("span", { class: "server-title", text: title }),
@@ -177,6 +197,7 @@ async function remove(id) {
   }
   order.splice(order.indexOf(id), 1);
   info.delete(id);
+  trusted.delete(id);
   addLog("catalog", `${id}: removed`);
   announce(`Removed ${id}`);
   renderServers();
