@@ -1,5 +1,6 @@
 // An official MCP Apps example server (@modelcontextprotocol/server-basic-
-// vanillajs or -react, or server-threejs, pinned in package.json), a server nobody here
+// vanillajs or -react, server-threejs or server-pdf, pinned in
+// package.json), a server nobody here
 // wrote, on 127.0.0.1 and a free port, over Streamable HTTP at /mcp:
 // stateless, a new server and transport per request, as the package's own
 // main does (which binds 0.0.0.0, so it is not run). The package bundles
@@ -8,8 +9,13 @@
 // GET /stats serves {"calls": {tool: n}, "reads": {uri: n}}, the
 // tools/call and resources/read requests received.
 //
-//   node apps-server.mjs vanillajs|react|threejs
+// The pdf server may show testdata/fixture.pdf (one page, "mcpwasm
+// fixture page"), as its own main allows the files named on its command
+// line.
+//
+//   node apps-server.mjs vanillajs|react|threejs|pdf
 import { createServer as createHTTPServer } from "node:http";
+import { fileURLToPath } from "node:url";
 import { NodeStreamableHTTPServerTransport } from "@modelcontextprotocol/node";
 import { cors, readJSON } from "./interop-common.mjs";
 
@@ -17,13 +23,16 @@ const packages = {
   vanillajs: "@modelcontextprotocol/server-basic-vanillajs",
   react: "@modelcontextprotocol/server-basic-react",
   threejs: "@modelcontextprotocol/server-threejs",
+  pdf: "@modelcontextprotocol/server-pdf",
 };
 const which = process.argv[2];
 if (!Object.hasOwn(packages, which)) {
   console.error(`usage: node apps-server.mjs ${Object.keys(packages).join("|")}`);
   process.exit(2);
 }
-const { createServer } = await import(packages[which]);
+const pkg = await import(packages[which]);
+const { createServer } = pkg;
+if (which === "pdf") pkg.allowedLocalFiles.add(fileURLToPath(new URL("testdata/fixture.pdf", import.meta.url)));
 
 const stats = { calls: {}, reads: {} };
 

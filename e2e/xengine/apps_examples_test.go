@@ -3,6 +3,8 @@ package xengine
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -267,66 +269,87 @@ func TestAgentCallsAToolWithAView(t *testing.T) {
 	}
 }
 
-// TestAppViewTrust: the official threejs example (server-threejs, pinned
-// in e2e/node) runs the scene code its tool is given as a function made
-// from a string, which the specification's default policy refuses. Under
-// the default its view says so and the code does not run; with the page's
-// trust: ["eval"] for the server the code runs, the policy the view got
-// has 'unsafe-eval', and the grant is in the view's warnings.
+// TestAppViewTrust: two official examples pinned in e2e/node need more
+// than the specification's default policy: threejs makes its scene from
+// a string (new Function), pdf runs pdf.js in a blob: worker (its
+// fallback imports a data: module). Under the default each view says
+// why it cannot and shows nothing; with the one grant it needs in the
+// page's trust the scene code runs and the fixture PDF's page shows its
+// text, the view's policy has exactly that grant's sources, and the grant
+// is in the view's warnings. A trust naming no grant is refused.
 func TestAppViewTrust(t *testing.T) {
 	parallel(t)
-	url, _ := appsServer(t, "threejs")
+	fixture := filepath.Join(repo, "e2e", "node", "testdata", "fixture.pdf")
+	examples := []struct {
+		server, tool, args string
+		grant, adds        string         // the grant it needs, and a source it adds
+		refused            *regexp.Regexp // what the view shows under the default, in every engine's words
+		shown              string         // a check in the view, true once it rendered
+	}{
+		{"threejs", "show_threejs_scene", `{"code": "document.body.dataset.scene = 'ran';", "height": 200}`, "eval", "'unsafe-eval'", regexp.MustCompile(`Content Security Policy|\bCSP\b`),
+			`document.body.dataset.scene === "ran"`},
+		{"pdf", "display_pdf", fmt.Sprintf(`{"url": %q}`, fixture), "blob", "worker-src 'self' blob: data:", regexp.MustCompile(`fake worker failed`),
+			`document.body.innerText.includes("of 1") && document.body.innerText.includes("mcpwasm fixture page")`},
+	}
 	w := newWorld(t, devserver.AuthConfig{})
-	const code = `document.body.dataset.scene = "ran";`
-	render := func(trust string) (policy string, warnings []string) {
-		t.Helper()
-		var got struct {
-			Policy   string   `json:"policy"`
-			Warnings []string `json:"warnings"`
+	for _, ex := range examples {
+		url, _ := appsServer(t, ex.server)
+		render := func(trust string) (policy string, warnings []string) {
+			t.Helper()
+			var got struct {
+				Policy   string   `json:"policy"`
+				Warnings []string `json:"warnings"`
+			}
+			w.eval(fmt.Sprintf(`(async () => {
+				await globalThis.__trusted?.close();
+				const client = mcp.client(%q);
+				await client.connect();
+				const args = %s;
+				const result = await client.callTool(%q, args);
+				const div = document.createElement("div");
+				document.body.appendChild(div);
+				const view = globalThis.__trusted = await mcp.apps.render(div, { client, tool: %[3]q, arguments: args, result, sandboxUrl: %q, trust: %s });
+				if (view.state !== "ready") await new Promise((ok) => view.addEventListener("ready", ok, { once: true }));
+				return { policy: view.policy, warnings: view.warnings };
+			})()`, url, ex.args, ex.tool, w.SandboxURL, trust), &got)
+			return got.Policy, got.Warnings
 		}
-		w.eval(fmt.Sprintf(`(async () => {
-			await globalThis.__threejs?.close();
-			const client = globalThis.__threejsClient ??= mcp.client(%q);
-			await client.connect();
-			const div = document.createElement("div");
-			document.body.appendChild(div);
-			const args = { code: %q, height: 200 };
-			const view = globalThis.__threejs = await mcp.apps.render(div, { client, tool: "show_threejs_scene", arguments: args, sandboxUrl: %q%s });
-			if (view.state !== "ready") await new Promise((ok) => view.addEventListener("ready", ok, { once: true }));
-			return { policy: view.policy, warnings: view.warnings };
-		})()`, url, code, w.SandboxURL, trust), &got)
-		return got.Policy, got.Warnings
-	}
-	policy, warnings := render("")
-	if strings.Contains(policy, "unsafe-eval") || len(warnings) != 0 {
-		t.Errorf("without trust: policy %q, warnings %q; want the default policy and no warning", policy, warnings)
-	}
-	var shown string
-	w.waitFor("the view to say the scene failed", func() bool {
-		w.evalView(`document.body.innerText`, &shown)
-		return strings.Contains(strings.ToLower(shown), "error")
-	})
-	var ran string
-	w.evalView(`document.body.dataset.scene ?? ""`, &ran)
-	if ran != "" {
-		t.Errorf("under the default policy the scene code ran; want it refused (the view shows %q)", shown)
-	}
-	t.Logf("without trust the view shows %q", shown)
+		policy, warnings := render("[]")
+		if strings.Contains(policy, ex.adds) || len(warnings) != 0 {
+			t.Errorf("%s without trust: policy %q, warnings %q; want the default policy and no warning", ex.server, policy, warnings)
+		}
+		var shown string
+		w.waitFor(ex.server+"'s view to say why it cannot render", func() bool {
+			w.evalView(`document.body.innerText`, &shown)
+			return ex.refused.MatchString(shown)
+		})
+		var rendered bool
+		w.evalView(ex.shown, &rendered)
+		if rendered {
+			t.Errorf("%s rendered under the default policy; want it refused (the view shows %q)", ex.server, shown)
+		}
+		t.Logf("%s without trust shows %.160q", ex.server, shown)
 
-	policy, warnings = render(`, trust: ["eval"]`)
-	if !strings.Contains(policy, "script-src 'self' 'unsafe-inline' 'unsafe-eval'") || strings.Contains(policy, "blob:") {
-		t.Errorf("with trust [eval]: policy %q; want 'unsafe-eval' in script-src and nothing else widened", policy)
+		policy, warnings = render(fmt.Sprintf("[%q]", ex.grant))
+		if !strings.Contains(policy, ex.adds) {
+			t.Errorf("%s with trust [%s]: policy %q; want %s", ex.server, ex.grant, policy, ex.adds)
+		}
+		for g, src := range map[string]string{"eval": "'unsafe-eval'", "wasm": "'wasm-unsafe-eval'", "blob": "blob:"} {
+			if g != ex.grant && strings.Contains(policy, src) {
+				t.Errorf("%s with trust [%s]: policy %q has %s, which that grant does not add", ex.server, ex.grant, policy, src)
+			}
+		}
+		if len(warnings) != 1 || !strings.Contains(warnings[0], fmt.Sprintf("trust %q", ex.grant)) {
+			t.Errorf("%s with trust [%s]: warnings %q; want one naming the grant", ex.server, ex.grant, warnings)
+		}
+		w.waitFor(ex.server+"'s view to render", func() bool {
+			w.evalView(ex.shown, &rendered)
+			return rendered
+		})
 	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], `trust "eval"`) {
-		t.Errorf("with trust [eval]: warnings %q; want one naming the grant", warnings)
-	}
-	w.waitFor("the scene code to run", func() bool {
-		w.evalView(`document.body.dataset.scene ?? ""`, &ran)
-		return ran == "ran"
-	})
 
 	var refused jsErr
-	w.eval(fmt.Sprintf(`mcp.apps.render(document.body, { client: __threejsClient, tool: "show_threejs_scene", sandboxUrl: %q, trust: ["eval", "everything"] }).then(() => ({}), %s).then((r) => r.error)`, w.SandboxURL, catchJS), &refused)
+	w.eval(fmt.Sprintf(`mcp.apps.render(document.body, { client: mcp.client(%q), tool: "get-time", sandboxUrl: %q, trust: ["eval", "everything"] }).then(() => ({}), %s).then((r) => r.error)`, w.OpenURL, w.SandboxURL, catchJS), &refused)
 	if refused.Code != "invalid_argument" || !strings.Contains(refused.Message, `"everything", which is not one of eval, wasm, blob`) {
 		t.Errorf("trust naming no grant: %+v; want invalid_argument naming it", refused)
 	}
