@@ -1075,6 +1075,12 @@ export interface RenderOptions {
   onMessage?: (message: { role: "user"; content: Content[] }, context: { view: AppView }) => unknown;
   /** ui/open-link: the view asks to open a URL (http(s) only); the page decides. Without it, refused. */
   onOpenLink?: (url: string, context: { view: AppView }) => unknown;
+  /**
+   * ui/download-file: the view asks the page to save files; the page should
+   * ask the person first. Returning false refuses. Without it, the view is
+   * not offered downloads and its requests are refused.
+   */
+  onDownloadFile?: (files: AppDownloadFile[], context: { view: AppView }) => unknown;
   /** ui/update-model-context: the view's context for the model (the last one counts). */
   onModelContext?: (context: ModelContext, info: { view: AppView }) => unknown;
   /** Aborting closes the view. */
@@ -1095,6 +1101,15 @@ export interface RenderOptions {
   trust?: AppTrust[];
 }
 
+/** A file a view asks to download: an embedded resource's bytes, or a resource_link's URI. */
+export interface AppDownloadFile {
+  /** The URI's last path segment, safe as a file name. */
+  name: string;
+  mimeType: string;
+  blob?: Blob;
+  uri?: string;
+}
+
 /** A grant of render()'s trust option (docs/JSAPI.md, MCP Apps). */
 export type AppTrust = "eval" | "wasm" | "blob";
 
@@ -1108,6 +1123,7 @@ export interface AppViewEventMap {
   sizechange: CustomEvent<{ width?: number; height?: number }>;
   message: CustomEvent<{ role: "user"; content: Content[] }>;
   openlink: CustomEvent<{ url: string }>;
+  downloadfile: CustomEvent<{ files: { name: string; mimeType: string; size?: number; uri?: string }[] }>;
   modelcontext: CustomEvent<ModelContext>;
   displaymodechange: CustomEvent<{ mode: DisplayMode }>;
   log: CustomEvent<{ level: string; data: unknown }>;

@@ -9,7 +9,7 @@ import { load } from "./mcp.js";
  * useCatalog's result) with `serverId`, or `client`; `tool`, `arguments`,
  * `result`, `sandboxUrl`, `theme`, `displayModes`, `initTimeoutMs`, `trust`
  * (a new grant list renders the view again), `onMessage`,
- * `onOpenLink`, `onModelContext`, `onReady(view)`, `onError(error)` (the
+ * `onOpenLink`, `onDownloadFile`, `onModelContext`, `onReady(view)`, `onError(error)` (the
  * view could not be rendered, or failed later);
  * `className` and `style` for the div. A tool part of useAgent with `app`
  * renders as <McpAppView catalog={cat} {...part.app} arguments={…}
@@ -38,7 +38,8 @@ export function McpAppView(props) {
       .then((mcp) => mcp.apps.render(ref.current, {
         catalog: cat ?? undefined, client: cat ? undefined : client, serverId: p.serverId, tool, arguments: p.arguments,
         result: p.result, sandboxUrl, theme: p.theme, displayModes: p.displayModes, initTimeoutMs: p.initTimeoutMs, trust: p.trust,
-        onMessage: relay("onMessage"), onOpenLink: relay("onOpenLink"), onModelContext: relay("onModelContext"),
+        onMessage: relay("onMessage"), onOpenLink: relay("onOpenLink"),
+        onDownloadFile: relay("onDownloadFile"), onModelContext: relay("onModelContext"),
       }))
       .then((v) => {
         if (gone) return v.close();

@@ -276,7 +276,8 @@ func TestAgentCallsAToolWithAView(t *testing.T) {
 // why it cannot and shows nothing; with the one grant it needs in the
 // page's trust the scene code runs and the fixture PDF's page shows its
 // text, the view's policy has exactly that grant's sources, and the grant
-// is in the view's warnings. A trust naming no grant is refused.
+// is in the view's warnings. The pdf view's download button reaches the
+// page's onDownloadFile with a PDF. A trust naming no grant is refused.
 func TestAppViewTrust(t *testing.T) {
 	parallel(t)
 	fixture := filepath.Join(repo, "e2e", "node", "testdata", "fixture.pdf")
@@ -308,7 +309,9 @@ func TestAppViewTrust(t *testing.T) {
 				const result = await client.callTool(%q, args);
 				const div = document.createElement("div");
 				document.body.appendChild(div);
-				const view = globalThis.__trusted = await mcp.apps.render(div, { client, tool: %[3]q, arguments: args, result, sandboxUrl: %q, trust: %s });
+				globalThis.__downloads = [];
+				const onDownloadFile = async (files) => { for (const f of files) __downloads.push({ name: f.name, mimeType: f.mimeType, head: await f.blob.slice(0, 5).text(), size: f.blob.size }); };
+				const view = globalThis.__trusted = await mcp.apps.render(div, { client, tool: %[3]q, arguments: args, result, sandboxUrl: %q, trust: %s, onDownloadFile });
 				if (view.state !== "ready") await new Promise((ok) => view.addEventListener("ready", ok, { once: true }));
 				return { policy: view.policy, warnings: view.warnings };
 			})()`, url, ex.args, ex.tool, w.SandboxURL, trust), &got)
@@ -346,6 +349,24 @@ func TestAppViewTrust(t *testing.T) {
 			w.evalView(ex.shown, &rendered)
 			return rendered
 		})
+		if ex.server != "pdf" {
+			continue
+		}
+		type download struct {
+			Name, MIMEType, Head string
+			Size                 int64
+		}
+		var got []download
+		w.evalView(`document.getElementById("download-btn").click(), true`, new(bool))
+		w.waitFor("the pdf view's download to reach the page", func() bool {
+			w.eval(`__downloads.map((d) => ({ Name: d.name, MIMEType: d.mimeType, Head: d.head, Size: d.size }))`, &got)
+			return len(got) > 0
+		})
+		// The view saves the document as it shows it (rewritten by its own
+		// PDF library, named from its title): a PDF, not the fixture's bytes.
+		if len(got) != 1 || !strings.HasSuffix(got[0].Name, ".pdf") || strings.Contains(got[0].Name, "/") || got[0].MIMEType != "application/pdf" || got[0].Head != "%PDF-" || got[0].Size < 100 {
+			t.Errorf("the pdf view's download reached the page as %+v; want one PDF file, named *.pdf", got)
+		}
 	}
 
 	var refused jsErr

@@ -183,6 +183,11 @@ const probeView = `<!doctype html><html><head><meta charset="utf-8"><title>probe
   found.tools = (r3.result?.tools ?? []).map((t) => t.name).sort().join(",");
   const r4 = await request("ui/open-link", { url: "javascript:alert(1)" });
   found.jsLink = r4.error ? "rpc error " + r4.error.code : "answered";
+  found.downloadOffered = String(!!init.result.hostCapabilities?.downloadFile);
+  const r6 = await request("ui/download-file", { contents: [{ type: "resource", resource: { uri: "file:///a.txt", mimeType: "text/plain", text: "hi" } }] });
+  found.download = r6.error ? "rpc error " + r6.error.code : r6.result.isError ? "refused" : "saved";
+  const r7 = await request("ui/download-file", { contents: [{ type: "resource", resource: { uri: "file:///a.bin", blob: "%%%" } }] });
+  found.badBlob = r7.error ? "rpc error " + r7.error.code : "answered";
   found.policy = document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.content ?? "none";
   found.seen = seen.join(" | ");
   document.getElementById("status").textContent = "done";
@@ -198,7 +203,8 @@ const probeView = `<!doctype html><html><head><meta charset="utf-8"><title>probe
 // warning); the page ignores messages it posts to the page's window
 // directly, and the proxy does not relay its own notification when the
 // view forges it; it calls the tool only views may call, not the one only
-// the model may, and lists only the tools it may call.
+// the model may, and lists only the tools it may call; without the page's
+// onDownloadFile it is not offered downloads and its requests are refused.
 func TestAppViewIsSandboxed(t *testing.T) {
 	p := newProbeServer(t) // first: it closes after the window, which holds a stream to it
 	w := newWorld(t, devserver.AuthConfig{})
@@ -284,6 +290,9 @@ func TestAppViewIsSandboxed(t *testing.T) {
 	}
 	if f["jsLink"] != "rpc error -32602" {
 		t.Errorf("a javascript: link: %q; want refused", f["jsLink"])
+	}
+	if f["downloadOffered"] != "false" || f["download"] != "refused" || f["badBlob"] != "rpc error -32602" {
+		t.Errorf("ui/download-file on a page without onDownloadFile: offered %q, a text file %q, a blob that is not base64 %q; want false, refused, rpc error -32602", f["downloadOffered"], f["download"], f["badBlob"])
 	}
 	if len(got.Links) != 0 {
 		t.Errorf("the page opened links the view forged: %v", got.Links)

@@ -20,6 +20,7 @@ const TEARDOWN_MS = 3000;
 const PROXY_WAIT_MS = 5000; // after the proxy's frame loaded
 const INIT_TIMEOUT_MS = 30000; // from the view's HTML sent to its initialized, unless initTimeoutMs
 const MAX_HTML = 8 << 20; // a view's HTML, decoded
+const MAX_DOWNLOAD = 64 << 20; // the files of one ui/download-file, decoded
 
 // JSON-RPC error codes the view gets.
 const METHOD_NOT_FOUND = -32601;
@@ -87,6 +88,35 @@ function readView(client, uri, signal) {
 
 const MAX_CONTEXT = 64 << 10; // a model context or message, as JSON
 
+/**
+ * One entry of ui/download-file's contents as the page gets it: {name,
+ * mimeType, blob} for an embedded resource, {name, mimeType, uri} for a
+ * resource_link. The name is the URI's last path segment, with nothing
+ * that could name a directory or hide an extension.
+ */
+function downloadable(c) {
+  if (!isObject(c)) throw new RPCError(INVALID_PARAMS, "ui/download-file contents must be resources or resource links");
+  const r = c.type === "resource" ? c.resource : c.type === "resource_link" ? c : null;
+  if (!isObject(r) || typeof r.uri !== "string" || r.uri === "") throw new RPCError(INVALID_PARAMS, "ui/download-file: each entry needs type resource (with resource.uri) or resource_link (with uri)");
+  const mimeType = typeof r.mimeType === "string" && /^[\w.+-]+\/[\w.+-]+$/.test(r.mimeType) ? r.mimeType : "application/octet-stream";
+  let name = "";
+  try {
+    name = decodeURIComponent(new URL(r.uri).pathname.split("/").pop() ?? "");
+  } catch { /* not a URL: no name from it */ }
+  name = name.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069/\\:*?"<>|]/g, "_").replace(/^\.+/, "").slice(0, 200) || "download";
+  if (c.type === "resource_link") return { name, mimeType, uri: r.uri };
+  if (typeof r.text === "string") return { name, mimeType, blob: new Blob([r.text], { type: mimeType }) };
+  if (typeof r.blob !== "string") throw new RPCError(INVALID_PARAMS, "ui/download-file: an embedded resource needs text or a base64 blob");
+  if (r.blob.length > (MAX_DOWNLOAD / 3) * 4 + 4) throw new RPCError(INVALID_PARAMS, `ui/download-file: the files are larger than ${MAX_DOWNLOAD} bytes`);
+  let bytes;
+  try {
+    bytes = Uint8Array.from(atob(r.blob), (ch) => ch.charCodeAt(0));
+  } catch {
+    throw new RPCError(INVALID_PARAMS, "ui/download-file: a resource's blob is not base64");
+  }
+  return { name, mimeType, blob: new Blob([bytes], { type: mimeType }) };
+}
+
 /** A copy of what the view sent that is plain JSON of at most MAX_CONTEXT bytes. */
 function plainJSON(v, what) {
   let json;
@@ -129,7 +159,7 @@ function checkOptions(element, o) {
   if (o.displayModes !== undefined && (!Array.isArray(o.displayModes) || o.displayModes.some((m) => !DISPLAY_MODES.includes(m)))) {
     throw invalid(`apps.render(): displayModes must list modes of ${DISPLAY_MODES.join(", ")}`);
   }
-  for (const k of ["onMessage", "onOpenLink", "onModelContext"]) {
+  for (const k of ["onMessage", "onOpenLink", "onModelContext", "onDownloadFile"]) {
     if (o[k] !== undefined && typeof o[k] !== "function") throw invalid(`apps.render(): ${k} must be a function`);
   }
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw invalid("apps.render(): signal must be an AbortSignal");
@@ -410,6 +440,8 @@ export class AppView extends EventTarget {
       }
       case "ui/open-link":
         return this.#openLink(params);
+      case "ui/download-file":
+        return this.#downloadFile(params);
       case "ui/message":
         return this.#message(params);
       case "ui/update-model-context":
@@ -436,6 +468,7 @@ export class AppView extends EventTarget {
     const o = this.#o;
     const caps = { serverTools: {}, serverResources: {}, logging: {}, sandbox: { csp: this.#csp, permissions: this.#view.permissions ?? {} } };
     if (o.onOpenLink) caps.openLinks = {};
+    if (o.onDownloadFile) caps.downloadFile = {};
     if (o.onMessage) caps.message = { text: {}, image: {}, resource: {}, resourceLink: {} };
     caps.updateModelContext = { text: {}, structuredContent: {} }; // what reaches a model
     return caps;
@@ -494,6 +527,25 @@ export class AppView extends EventTarget {
     this.#emit("openlink", { url: url.href });
     if (!this.#o.onOpenLink) return { isError: true };
     const ok = await this.#o.onOpenLink(url.href, { view: this });
+    return ok === false ? { isError: true } : {};
+  }
+
+  // The view's files, each a Blob (embedded text or base64) or, for a
+  // resource_link, its URI for the page to fetch or read if it wants;
+  // the page's handler decides whether to save them (it should ask).
+  async #downloadFile(params) {
+    if (!Array.isArray(params.contents) || params.contents.length === 0) throw new RPCError(INVALID_PARAMS, "ui/download-file needs a non-empty contents list");
+    const files = [];
+    let size = 0;
+    for (const c of params.contents) {
+      const f = downloadable(c);
+      size += f.blob?.size ?? 0;
+      if (size > MAX_DOWNLOAD) throw new RPCError(INVALID_PARAMS, `ui/download-file: the files are larger than ${MAX_DOWNLOAD} bytes`);
+      files.push(f);
+    }
+    this.#emit("downloadfile", { files: files.map(({ name, mimeType, blob, uri }) => ({ name, mimeType, size: blob?.size, uri })) });
+    if (!this.#o.onDownloadFile) return { isError: true };
+    const ok = await this.#o.onDownloadFile(files, { view: this });
     return ok === false ? { isError: true } : {};
   }
 
