@@ -415,6 +415,7 @@ func (r *run) callTools(ctx context.Context, calls []ToolCall) []Message {
 			if w.Tool != nil {
 				ev.Tool = w.Tool.Name
 			}
+			ev.App = toolApp(w)
 		}
 		r.emit(EventToolCall, ev)
 	}
@@ -508,6 +509,14 @@ func (r *run) lookup(ctx context.Context) map[string]catalog.Tool {
 		m[t.Name] = t
 	}
 	return m
+}
+
+// toolApp names the view of w, or is nil when it has none.
+func toolApp(w catalog.Tool) *ToolApp {
+	if w.UI == nil || w.UI.ResourceURI == "" || w.Tool == nil {
+		return nil
+	}
+	return &ToolApp{ServerID: w.ServerID, Tool: w.Tool.Name, ResourceURI: w.UI.ResourceURI}
 }
 
 // calledName is the exported name of the tool tc calls: the one it names

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -436,5 +437,39 @@ func TestApprovalScopeIsTheAgent(t *testing.T) {
 	scopes := scopesOf()
 	if len(scopes) != 3 || scopes[0] == nil || scopes[0] != scopes[1] || scopes[2] == nil || scopes[2] == scopes[0] {
 		t.Errorf("approval scopes of two runs of one agent, then another agent's = %p; want one scope, then another", scopes)
+	}
+}
+
+// TestToolViewKnownAsTheCallIsWritten: a tool with a view (MCP Apps) is
+// named with it in the first toolcalldelta of its call and in its
+// toolcall, so a page can show the view while the model writes the
+// arguments; a tool without a view carries none.
+func TestToolViewKnownAsTheCallIsWritten(t *testing.T) {
+	echo := echoTool()
+	echo.view = "ui://text/echo.html"
+	e := newEnv(t, model.Options{}, newFakeTools(addTool(), echo), nil)
+	rec := &recorder{}
+	if _, err := e.agent(t, nil).RunText(context.Background(), "add 2 and 40 and echo hi", rec.on); err != nil {
+		t.Fatal(err)
+	}
+	want := &agent.ToolApp{ServerID: "text", Tool: "echo", ResourceURI: "ui://text/echo.html"}
+	apps := map[string][]*agent.ToolApp{} // per exported name: the app of each delta
+	calls := map[string]*agent.ToolApp{}
+	for _, ev := range rec.all() {
+		switch d := ev.Data.(type) {
+		case *agent.ToolCallDeltaEvent:
+			apps[d.Name] = append(apps[d.Name], d.App)
+		case *agent.ToolCallEvent:
+			calls[d.Name] = d.App
+		}
+	}
+	if got := apps["text_echo"]; len(got) == 0 || !reflect.DeepEqual(got[0], want) || slices.ContainsFunc(got[1:], func(a *agent.ToolApp) bool { return a != nil }) {
+		t.Errorf("text_echo's deltas carry apps %v; want %+v on the first only", got, want)
+	}
+	if got := apps["calc_add"]; len(got) == 0 || slices.ContainsFunc(got, func(a *agent.ToolApp) bool { return a != nil }) {
+		t.Errorf("calc_add's deltas carry apps %v; want none (it has no view)", got)
+	}
+	if !reflect.DeepEqual(calls["text_echo"], want) || calls["calc_add"] != nil {
+		t.Errorf("toolcall apps: echo %+v, add %+v; want %+v and none", calls["text_echo"], calls["calc_add"], want)
 	}
 }

@@ -77,6 +77,9 @@ type ToolCallEvent struct {
 	ServerID  string `json:"serverId,omitempty"`
 	Tool      string `json:"tool,omitempty"`
 	Arguments string `json:"arguments"` // JSON text as the model wrote it
+	// App is the tool's view (MCP Apps) when it has one, for the page to
+	// show it while the call runs; its result comes with the toolresult.
+	App *ToolApp `json:"app,omitempty"`
 }
 
 // ToolResultEvent: a tool call ended; Text is what the model reads.
@@ -189,6 +192,10 @@ type ToolCallDeltaEvent struct {
 	ID             string `json:"id"`
 	Name           string `json:"name"`
 	ArgumentsDelta string `json:"argumentsDelta"`
+	// App, on the first event of a call whose tool has a view, lets the
+	// page show the view as the model writes the arguments
+	// (ui/notifications/tool-input-partial).
+	App *ToolApp `json:"app,omitempty"`
 }
 
 // ElicitationEvent: the server of a running call asks the user for input
@@ -231,7 +238,7 @@ func (e Event) deltaJSON() ([]byte, bool) {
 		b = append(b, `,"delta":`...)
 		b = appendJSONString(b, d.Delta)
 	case *ToolCallDeltaEvent:
-		if d == nil {
+		if d == nil || d.App != nil { // the first of a call with a view: the reflective path
 			return nil, false
 		}
 		start(len(d.ID) + len(d.Name) + len(d.ArgumentsDelta) + 40)

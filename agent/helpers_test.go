@@ -16,6 +16,8 @@ import (
 	"github.com/mcpwasm/mcpwasm/agent/openai"
 	"github.com/mcpwasm/mcpwasm/catalog"
 	"github.com/mcpwasm/mcpwasm/demo/model"
+	"github.com/mcpwasm/mcpwasm/mcpclient"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // wait bounds every wait for something that should happen.
@@ -32,6 +34,7 @@ type fakeTools struct {
 
 type fakeTool struct {
 	server, tool string
+	view         string // the ui:// resource of its view, if any
 	run          func(ctx context.Context, args map[string]any, opts catalog.CallOptions) (text string, isError bool, err error)
 }
 
@@ -74,7 +77,12 @@ func (f *fakeTools) Tools(ctx context.Context) ([]catalog.Tool, error) {
 	var out []catalog.Tool
 	for _, name := range f.names() {
 		t := f.tools[name]
-		out = append(out, catalog.Tool{Name: name, ServerID: t.server})
+		ct := catalog.Tool{Name: name, ServerID: t.server}
+		if t.view != "" {
+			ct.Tool = &mcp.Tool{Name: t.tool}
+			ct.UI = &mcpclient.ToolUI{ResourceURI: t.view, Visibility: []string{mcpclient.VisibilityModel}}
+		}
+		out = append(out, ct)
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -85,5 +86,9 @@ func TestDeltaEventsJSON(t *testing.T) {
 	}
 	if _, ok := (Event{Type: EventStep, Data: &StepEvent{}}).deltaJSON(); ok {
 		t.Error("deltaJSON took a step event; want it left to the reflective path")
+	}
+	withView := Event{Type: EventToolCallDelta, Data: &ToolCallDeltaEvent{ID: "call_1", Name: "clock_get-time", App: &ToolApp{ServerID: "clock", Tool: "get-time", ResourceURI: "ui://clock/view.html"}}}
+	if got, err := withView.MarshalJSON(); err != nil || !strings.Contains(string(got), `"app":{"serverId":"clock","tool":"get-time","resourceUri":"ui://clock/view.html"}`) {
+		t.Errorf("a toolcalldelta naming its view marshals as %s (%v); want its app", got, err)
 	}
 }

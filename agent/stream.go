@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/mcpwasm/mcpwasm/catalog"
 )
 
 // Stream receives what a model streams besides the answer's text: its
@@ -182,10 +184,23 @@ func (r *run) generate(ctx context.Context, step int, req Request) (Message, err
 		}
 	}
 	calls := callIDs{step: step}
+	var where map[string]catalog.Tool // looked up at the first call the model writes
+	named := map[string]bool{}        // the calls whose first event went out
 	s.ToolCall = func(d ToolCallDelta) {
-		if ev, ok := calls.event(d); ok {
-			r.emit(EventToolCallDelta, ev)
+		ev, ok := calls.event(d)
+		if !ok {
+			return
 		}
+		if ev.Name != "" && !named[ev.ID] {
+			named[ev.ID] = true
+			if where == nil {
+				where = r.lookup(ctx)
+			}
+			if w, ok := where[ev.Name]; ok {
+				ev.App = toolApp(w)
+			}
+		}
+		r.emit(EventToolCallDelta, ev)
 	}
 	s.Usage = func(u Usage) {
 		u = u.Checked()

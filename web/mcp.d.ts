@@ -1066,6 +1066,12 @@ export interface RenderOptions {
   arguments?: Record<string, unknown>;
   /** The call's result, when known (else view.sendToolResult later). */
   result?: CallToolResult;
+  /**
+   * The model is still writing the call: the view gets its arguments from
+   * view.sendToolInputPartial() (tool-input-partial) and sendToolInput();
+   * not with arguments or result.
+   */
+  inputPending?: boolean;
   /** The sandbox proxy (apps/sandbox.html of the package) on an origin of its own. */
   sandboxUrl: string | URL;
   theme?: "light" | "dark";
@@ -1149,8 +1155,12 @@ export interface AppView extends EventTarget {
   /** What render()'s trust granted the view beyond the default policy. */
   readonly trust: readonly AppTrust[];
   readonly hostContext: Record<string, unknown>;
-  /** Sends the tool's result (at once, or once the view is ready). */
+  /** Sends the tool's result (at once, or once the view is ready and has its input). */
   sendToolResult(result: CallToolResult): void;
+  /** With inputPending: the arguments so far (tool-input-partial); refused after sendToolInput. */
+  sendToolInputPartial(args: Record<string, unknown>): void;
+  /** With inputPending: the whole arguments, once (tool-input). */
+  sendToolInput(args: Record<string, unknown>): void;
   /** Tells the view its tool call was cancelled. */
   cancel(reason?: string): void;
   setTheme(theme: "light" | "dark"): void;

@@ -153,12 +153,16 @@ export class AgentStore extends Store {
       case "toolcalldelta":
         this.#update((m) => {
           const p = m.parts.find((x) => x.type === "tool" && x.id === ev.id);
-          AgentStore.#tool(m, ev.id, { name: ev.name, arguments: (p?.arguments ?? "") + (ev.argumentsDelta ?? "") }, true);
+          const patch = { name: ev.name, arguments: (p?.arguments ?? "") + (ev.argumentsDelta ?? "") };
+          if (ev.app) patch.view = Object.freeze(ev.app); // its view may show the arguments as they come
+          AgentStore.#tool(m, ev.id, patch, true);
         });
         break;
       case "toolcall": {
         const args = typeof ev.arguments === "string" ? ev.arguments : JSON.stringify(ev.arguments ?? {});
-        this.#update((m) => AgentStore.#tool(m, ev.id, { name: ev.name, serverId: ev.serverId ?? "", tool: ev.tool ?? "", arguments: args, state: "running" }, true));
+        const patch = { name: ev.name, serverId: ev.serverId ?? "", tool: ev.tool ?? "", arguments: args, state: "running" };
+        if (ev.app) patch.view = Object.freeze(ev.app);
+        this.#update((m) => AgentStore.#tool(m, ev.id, patch, true));
         this.#link();
         break;
       }

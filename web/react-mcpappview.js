@@ -1,6 +1,19 @@
 // react-mcpappview.js — the McpAppView component.
 import { createElement, useEffect, useRef } from "react";
 import { load } from "./mcp.js";
+import { partialJSON } from "./partialjson.js";
+
+/** The arguments prop as an object: given as one, or JSON text (a useAgent tool part's). */
+function argsOf(a, partial) {
+  if (typeof a !== "string") return a;
+  if (partial) return partialJSON(a);
+  try {
+    const v = JSON.parse(a || "{}");
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
 
 /**
  * A tool's view (MCP Apps; docs/JSAPI.md) for the component's lifetime:
@@ -12,14 +25,20 @@ import { load } from "./mcp.js";
  * `onOpenLink`, `onDownloadFile`, `onModelContext`, `onReady(view)`, `onError(error)` (the
  * view could not be rendered, or failed later);
  * `className` and `style` for the div. A tool part of useAgent with `app`
- * renders as <McpAppView catalog={cat} {...part.app} arguments={…}
- * result={part.callResult} sandboxUrl={…} />.
+ * renders as <McpAppView catalog={cat} {...part.app}
+ * arguments={part.arguments} result={part.callResult} sandboxUrl={…} />;
+ * one with `view` (known as the model writes the call) as the same with
+ * {...part.view} and inputPending={part.state === "writing"}: arguments
+ * may be the part's JSON text; while inputPending (from the first render
+ * on) the view gets what the model wrote so far (tool-input-partial), then
+ * the whole arguments once inputPending turns false.
  */
 export function McpAppView(props) {
   const ref = useRef(null);
   const viewRef = useRef(null);
   const latest = useRef(props);
   latest.current = props;
+  const streamed = useRef(null); // rendered with inputPending: {input: whether the whole input went}
   const given = props.catalog;
   const cat = (given && "catalog" in given && !(given instanceof EventTarget) ? given.catalog : given) ?? null;
   const client = props.client ?? null;
@@ -34,10 +53,13 @@ export function McpAppView(props) {
     // A handler the view may use only when the page gave one (the view
     // is told what the host handles when it starts).
     const relay = (k) => (p[k] ? (...a) => latest.current[k]?.(...a) : undefined);
+    const pending = p.inputPending === true;
+    streamed.current = pending ? { input: false } : null;
     load()
       .then((mcp) => mcp.apps.render(ref.current, {
-        catalog: cat ?? undefined, client: cat ? undefined : client, serverId: p.serverId, tool, arguments: p.arguments,
-        result: p.result, sandboxUrl, theme: p.theme, displayModes: p.displayModes, initTimeoutMs: p.initTimeoutMs, trust: p.trust,
+        catalog: cat ?? undefined, client: cat ? undefined : client, serverId: p.serverId, tool,
+        arguments: pending ? undefined : argsOf(p.arguments, false), result: pending ? undefined : p.result, inputPending: pending,
+        sandboxUrl, theme: p.theme, displayModes: p.displayModes, initTimeoutMs: p.initTimeoutMs, trust: p.trust,
         onMessage: relay("onMessage"), onOpenLink: relay("onOpenLink"),
         onDownloadFile: relay("onDownloadFile"), onModelContext: relay("onModelContext"),
       }))
@@ -50,7 +72,8 @@ export function McpAppView(props) {
           if (latest.current.onError) latest.current.onError(e.detail);
           else console.warn(`mcp: McpAppView: ${e.detail.message}`);
         });
-        if (latest.current.result && latest.current.result !== p.result) v.sendToolResult(latest.current.result);
+        if (pending) send(v, latest.current);
+        if (latest.current.result && (pending || latest.current.result !== p.result)) v.sendToolResult(latest.current.result);
       }, (error) => {
         if (gone) return;
         if (latest.current.onError) latest.current.onError(error);
@@ -62,6 +85,23 @@ export function McpAppView(props) {
       view?.close();
     };
   }, [cat, client, props.serverId, tool, sandboxUrl, trust]);
+  // A view rendered while the model wrote the call: what it wrote so far,
+  // then the whole input (the host keeps a result until the input went).
+  const send = (v, q) => {
+    const s = streamed.current;
+    if (!s || s.input) return;
+    if (q.inputPending) {
+      const partial = argsOf(q.arguments, true);
+      if (partial) v.sendToolInputPartial(partial);
+      return;
+    }
+    s.input = true;
+    v.sendToolInput(argsOf(q.arguments, false) ?? {});
+  };
+  const argsKey = typeof props.arguments === "string" ? props.arguments : JSON.stringify(props.arguments ?? null);
+  useEffect(() => {
+    if (viewRef.current) send(viewRef.current, latest.current);
+  }, [argsKey, props.inputPending]);
   useEffect(() => {
     if (props.result && viewRef.current) viewRef.current.sendToolResult(props.result);
   }, [props.result]);

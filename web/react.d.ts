@@ -114,6 +114,13 @@ export interface AgentToolPart {
   readonly result?: { readonly isError: boolean; readonly text: string };
   /** The tool's view (MCP Apps), when it has one and the server answered: render <McpAppView> under the call. */
   readonly app?: { readonly serverId: string; readonly tool: string; readonly resourceUri: string };
+  /**
+   * The tool's view, known from the call's first toolcalldelta (or its
+   * toolcall): render <McpAppView {...view} arguments={arguments}
+   * inputPending={state === "writing"}> to show the arguments as the model
+   * writes them.
+   */
+  readonly view?: { readonly serverId: string; readonly tool: string; readonly resourceUri: string };
   /** The server's result, when app is set (the view's result). */
   readonly callResult?: CallToolResult;
 }
@@ -196,9 +203,11 @@ export function useAgent(catalog: UseCatalogResult | Catalog | null, options: Us
 export function askUser(request: ApprovalRequest): Promise<ApprovalAnswer>;
 export function askUser(request: ElicitParams, ctx: { serverId: string }): Promise<ElicitResult>;
 
-export interface McpAppViewProps extends Omit<RenderOptions, "catalog" | "signal"> {
+export interface McpAppViewProps extends Omit<RenderOptions, "catalog" | "signal" | "arguments"> {
   /** The catalog (or useCatalog's result) whose server serverId has the tool; or pass client. */
   catalog?: Catalog | UseCatalogResult | null;
+  /** The call's arguments: an object, or JSON text as a useAgent tool part has it (partial while inputPending). */
+  arguments?: Record<string, unknown> | string;
   /** Called once the view is ready. */
   onReady?: (view: AppView) => void;
   /** Called when the view cannot be rendered or fails later (else a console warning). */

@@ -20,7 +20,7 @@ var NpmFiles = []string{
 	"catalog.js", "agent.js", "conversation.js", "webmcp.js",
 	"react.js", "react.d.ts", "react-store.js", "react-clientstore.js", "react-usemcpclient.js",
 	"react-catalogstore.js", "react-usecatalog.js", "react-ask.js", "react-messages.js", "react-agentstore.js",
-	"react-useagent.js", "react-mcpappview.js",
+	"react-useagent.js", "react-mcpappview.js", "partialjson.js",
 	"ai.js", "ai.d.ts",
 	"oauth/callback.html", "oauth/callback.js", "oauth/callback.css", "oauth/callback.d.ts",
 	"apps/host.js", "apps/csp.js", "apps/sandbox.html", "apps/sandbox.js",

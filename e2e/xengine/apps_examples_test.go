@@ -3,6 +3,7 @@ package xengine
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -187,6 +188,11 @@ func TestAgentCallsAToolWithAView(t *testing.T) {
 	var got struct {
 		Exported []string          `json:"exported"`
 		App      map[string]string `json:"app"`
+		Early    struct {
+			Call   map[string]string `json:"call"`
+			Delta  map[string]string `json:"delta"`
+			Deltas int               `json:"deltas"`
+		} `json:"early"`
 		Time     string            `json:"time"`
 		Text     string            `json:"text"`
 		State    string            `json:"state"`
@@ -224,7 +230,8 @@ func TestAgentCallsAToolWithAView(t *testing.T) {
 		const found = (await new Promise((ok) => mcp.apps.render(div2, { catalog: cat, serverId: "probe", tool: "probe", sandboxUrl: %[4]q, onModelContext: ok }))).structuredContent;
 		await spy.run("first").done;
 		await spy.run("second").done;
-		return { exported, app: tr.app, time: tr.result?.structuredContent?.time ?? "", text: res.text, state: view.state, asked, found, approved };
+		const early = { call: call.app, delta: events.find((e) => e.type === "toolcalldelta" && e.id === call.id)?.app ?? null, deltas: events.filter((e) => e.type === "toolcalldelta" && e.app).length };
+		return { exported, app: tr.app, early, time: tr.result?.structuredContent?.time ?? "", text: res.text, state: view.state, asked, found, approved };
 	})()`, url, p.URL, w.ModelURL, w.SandboxURL), &got)
 
 	if !slices.Contains(got.Exported, "clock_get-time") || slices.Contains(got.Exported, "probe_bump") || !slices.Contains(got.Exported, "probe_probe") {
@@ -232,6 +239,11 @@ func TestAgentCallsAToolWithAView(t *testing.T) {
 	}
 	if got.App["serverId"] != "clock" || got.App["tool"] != "get-time" || got.App["resourceUri"] != "ui://get-time/mcp-app.html" || got.Time == "" {
 		t.Errorf("toolresult: app %v, result time %q; want clock's get-time view and its result", got.App, got.Time)
+	}
+	// The view is known as the model writes the call (its first
+	// toolcalldelta, once) and when the call starts.
+	if !maps.Equal(got.Early.Call, got.App) || !maps.Equal(got.Early.Delta, got.App) || got.Early.Deltas != 1 {
+		t.Errorf("the view in the toolcall event %v, in the call's first toolcalldelta %v (%d deltas with it); want %v in both, once in the deltas", got.Early.Call, got.Early.Delta, got.Early.Deltas, got.App)
 	}
 	if got.State != "ready" {
 		t.Errorf("the view rendered from the agent's event is %q; want ready", got.State)

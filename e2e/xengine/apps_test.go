@@ -81,9 +81,10 @@ func newProbeServer(t *testing.T) *probeServer {
 		})
 	// mute's view never speaks; plain's initializes and answers every
 	// request of the host "method not found", as a view built with the
-	// official App SDK does for a teardown it has no handler for. Both
-	// are the model's, so views list neither.
-	for name, body := range map[string]string{"mute": `<!doctype html><p>silent</p>`, "plain": plainView} {
+	// official App SDK does for a teardown it has no handler for; echo's
+	// tells the host every tool notification it heard. All are the
+	// model's, so views list none.
+	for name, body := range map[string]string{"mute": `<!doctype html><p>silent</p>`, "plain": plainView, "echo": echoView} {
 		uri := "ui://probe/" + name + ".html"
 		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}, Meta: mcp.Meta{"ui": map[string]any{"resourceUri": uri, "visibility": []any{"model"}}}},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -124,6 +125,24 @@ func (p *probeServer) hit(name string) int {
 }
 
 // plainView initializes and answers any request "method not found".
+// echoView initializes, then answers each tool notification of the host
+// (tool-input-partial, tool-input, tool-result, tool-cancelled) with a
+// ui/update-model-context of all it heard, in order, with the arguments.
+const echoView = `<!doctype html><p>echo</p><script>
+const seen = [];
+let next = 1;
+const post = (m) => parent.postMessage(m, "*");
+addEventListener("message", (e) => {
+  const d = e.data;
+  if (e.source !== parent || !d) return;
+  if (d.id === 1 && d.result) return post({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} });
+  if (typeof d.method !== "string" || d.id !== undefined || !d.method.startsWith("ui/notifications/tool-")) return;
+  seen.push(d.method.slice("ui/notifications/".length) + (d.params && d.params.arguments ? " " + JSON.stringify(d.params.arguments) : ""));
+  post({ jsonrpc: "2.0", id: ++next, method: "ui/update-model-context", params: { structuredContent: { seen } } });
+});
+post({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: { appInfo: { name: "echo", version: "1" }, appCapabilities: {}, protocolVersion: "2026-01-26" } });
+</script>`
+
 const plainView = `<!doctype html><p>plain</p><script>
 addEventListener("message", (e) => {
   const d = e.data;
@@ -302,6 +321,63 @@ func TestAppViewIsSandboxed(t *testing.T) {
 	}
 	if len(got.Warnings) != 2 || !strings.Contains(strings.Join(got.Warnings, "\n"), "script-src") {
 		t.Errorf("warnings %q; want the two widening connectDomains entries named", got.Warnings)
+	}
+}
+
+// TestAppViewStreamedInput: a view rendered with inputPending hears the
+// model's arguments as they stream (tool-input-partial: before it is ready
+// only the last one, then each), then the whole input, then a result the
+// page sent before the input; a partial after the input, and a render
+// with both inputPending and arguments, are refused.
+func TestAppViewStreamedInput(t *testing.T) {
+	parallel(t)
+	p := newProbeServer(t)
+	w := newWorld(t, devserver.AuthConfig{})
+	var got struct {
+		Seen    []string `json:"seen"`
+		Late    jsErr    `json:"late"`
+		Both    jsErr    `json:"both"`
+		Waiting bool     `json:"waiting"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const client = mcp.client(%q);
+		await client.connect();
+		const div = document.createElement("div");
+		document.body.appendChild(div);
+		const both = await mcp.apps.render(div, { client, tool: "echo", sandboxUrl: %q, inputPending: true, arguments: {} }).then(() => ({}), %s);
+		const view = await mcp.apps.render(div, { client, tool: "echo", sandboxUrl: %[2]q, inputPending: true });
+		view.sendToolInputPartial({ q: "too early" });
+		view.sendToolInputPartial({ q: "" });
+		if (view.state !== "ready") await new Promise((ok) => view.addEventListener("ready", ok, { once: true }));
+		const heard = (n) => new Promise((ok) => {
+			const check = () => { if ((view.modelContext?.structuredContent?.seen ?? []).length >= n) ok(view.modelContext.structuredContent.seen); else view.addEventListener("modelcontext", check, { once: true }); };
+			check();
+		});
+		await heard(1);
+		view.sendToolInputPartial({ q: "a" });
+		view.sendToolResult({ content: [{ type: "text", text: "done" }] });
+		await heard(2);
+		const waiting = view.modelContext.structuredContent.seen.every((s) => !s.startsWith("tool-result"));
+		view.sendToolInputPartial({ q: "ab" });
+		view.sendToolInput({ q: "abc" });
+		const seen = await heard(5);
+		let late = {};
+		try { view.sendToolInputPartial({ q: "abcd" }); } catch (e) { late = { error: { code: e.code, message: e.message } }; }
+		await view.close();
+		return { seen, late: late.error, both: both.error, waiting };
+	})()`, p.URL, w.SandboxURL, catchJS), &got)
+	want := []string{`tool-input-partial {"q":""}`, `tool-input-partial {"q":"a"}`, `tool-input-partial {"q":"ab"}`, `tool-input {"q":"abc"}`, "tool-result"}
+	if !slices.Equal(got.Seen, want) {
+		t.Errorf("the view heard %q; want %q", got.Seen, want)
+	}
+	if !got.Waiting {
+		t.Errorf("the result reached the view before its input")
+	}
+	if got.Late.Code != "invalid_argument" || !strings.Contains(got.Late.Message, "already has the tool's whole input") {
+		t.Errorf("a partial after the input: %+v; want invalid_argument", got.Late)
+	}
+	if got.Both.Code != "invalid_argument" || !strings.Contains(got.Both.Message, "inputPending") {
+		t.Errorf("inputPending with arguments: %+v; want invalid_argument naming inputPending", got.Both)
 	}
 }
 

@@ -154,6 +154,10 @@ function checkOptions(element, o) {
     throw invalid("apps.render(): tool must be a tool's name or a tool from listTools() or a catalog's tools()");
   }
   if (o.arguments !== undefined && !isObject(o.arguments)) throw invalid("apps.render(): arguments must be a plain object");
+  if (o.inputPending !== undefined && typeof o.inputPending !== "boolean") throw invalid("apps.render(): inputPending must be a boolean");
+  if (o.inputPending && (o.arguments !== undefined || o.result !== undefined)) {
+    throw invalid("apps.render(): with inputPending, send the arguments with view.sendToolInput() (and the result after them), not as options");
+  }
   if (o.result !== undefined && !isObject(o.result)) throw invalid("apps.render(): result must be a tool result object");
   if (o.theme !== undefined && !THEMES.includes(o.theme)) throw invalid(`apps.render(): theme must be one of ${THEMES.join(", ")}`);
   if (o.displayModes !== undefined && (!Array.isArray(o.displayModes) || o.displayModes.some((m) => !DISPLAY_MODES.includes(m)))) {
@@ -214,7 +218,9 @@ export class AppView extends EventTarget {
   #o;
   #sent = false; // the view's HTML went to the proxy
   #context;
-  #result; // a result to send once the view is ready
+  #result; // a result to send once the view is ready (and has its input)
+  #input; // the tool's arguments, undefined while the page streams them (inputPending)
+  #partial; // the last partial arguments, sent when the view is ready if the input is not
   #next = 1;
   #pending = new Map(); // our requests to the view: id → {resolve, reject}
   #version;
@@ -246,6 +252,7 @@ export class AppView extends EventTarget {
     this.#view = view;
     this.#o = o;
     this.#result = o.result;
+    this.#input = o.inputPending ? undefined : o.arguments ?? {};
     this.serverId = o.serverId ?? null;
     this.tool = tool.name;
     this.resourceUri = tool.ui.resourceUri;
@@ -370,9 +377,13 @@ export class AppView extends EventTarget {
         if (this.#state !== "loading") return;
         clearTimeout(this.#initTimer);
         this.#state = "ready";
-        this.#notify("ui/notifications/tool-input", { arguments: this.#o.arguments ?? {} });
-        if (this.#result) this.#notify("ui/notifications/tool-result", this.#result);
-        else if (this.#cancelled !== undefined) this.#notify("ui/notifications/tool-cancelled", this.#cancelled);
+        if (this.#input === undefined) {
+          if (this.#partial) this.#notify("ui/notifications/tool-input-partial", { arguments: this.#partial });
+        } else {
+          this.#notify("ui/notifications/tool-input", { arguments: this.#input });
+          if (this.#result) this.#notify("ui/notifications/tool-result", this.#result);
+        }
+        if (!this.#result && this.#cancelled !== undefined) this.#notify("ui/notifications/tool-cancelled", this.#cancelled);
         this.#emit("ready", {});
         return;
       case VIEW_GONE:
@@ -575,11 +586,37 @@ export class AppView extends EventTarget {
     return {};
   }
 
-  /** Sends the tool's result (now, or once the view is ready). */
+  /**
+   * With inputPending: the model's arguments so far (the agent's
+   * toolcalldelta), as ui/notifications/tool-input-partial; before the view
+   * is ready only the last one is kept. Refused once sendToolInput sent the
+   * whole input.
+   */
+  sendToolInputPartial(args) {
+    if (!isObject(args)) throw invalid("sendToolInputPartial(): arguments must be a plain object");
+    if (this.#input !== undefined) throw invalid("sendToolInputPartial(): the view already has the tool's whole input");
+    this.#partial = plainJSON(args, "the partial arguments");
+    if (this.#state === "ready") this.#notify("ui/notifications/tool-input-partial", { arguments: this.#partial });
+  }
+
+  /**
+   * With inputPending: the tool's whole arguments, once (now, or once the
+   * view is ready); a result sent before follows it.
+   */
+  sendToolInput(args) {
+    if (!isObject(args)) throw invalid("sendToolInput(): arguments must be a plain object");
+    if (this.#input !== undefined) throw invalid("sendToolInput(): the view already has the tool's input");
+    this.#input = args;
+    if (this.#state !== "ready") return;
+    this.#notify("ui/notifications/tool-input", { arguments: args });
+    if (this.#result) this.#notify("ui/notifications/tool-result", this.#result);
+  }
+
+  /** Sends the tool's result (now, or once the view is ready and has its input). */
   sendToolResult(result) {
     if (!isObject(result)) throw invalid("sendToolResult(): result must be a tool result object");
     this.#result = result;
-    if (this.#state === "ready") this.#notify("ui/notifications/tool-result", result);
+    if (this.#state === "ready" && this.#input !== undefined) this.#notify("ui/notifications/tool-result", result);
   }
 
   /** Tells the view that its tool call was cancelled (now, or once it is ready). */

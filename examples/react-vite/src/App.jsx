@@ -260,7 +260,9 @@ function webURL(url) {
 }
 
 // A tool with a view (MCP Apps) shows it under the call, from the sandbox
-// origin the dev server runs (sandboxURL in its config).
+// origin the dev server runs (sandboxURL in its config): from the moment
+// the model starts writing the call (part.view), with the arguments as
+// they come, then the result.
 function Part({ part: p, cat, sandboxURL }) {
   const [view, setView] = useState("loading");
   switch (p.type) {
@@ -273,12 +275,12 @@ function Part({ part: p, cat, sandboxURL }) {
         <div data-part="tool" data-name={p.name} data-state={p.state}>
           <code>{p.name}</code> <code>{p.arguments}</code> <span className="state">{p.state}</span>
           {p.result && <pre className="result">{p.result.text}</pre>}
-          {p.app && sandboxURL && (
-            <McpAppView catalog={cat} serverId={p.app.serverId} tool={p.app.tool} arguments={JSON.parse(p.arguments || "{}")}
+          {(p.view ?? p.app) && sandboxURL && (
+            <McpAppView catalog={cat} {...(p.view ?? p.app)} arguments={p.arguments} inputPending={p.state === "writing"}
               result={p.callResult} sandboxUrl={sandboxURL} className="view"
               onReady={() => setView("ready")} onError={() => setView("failed")} />
           )}
-          {p.app && <span className="view-state" data-view={view} hidden />}
+          {(p.view ?? p.app) && <span className="view-state" data-view={view} hidden />}
         </div>
       );
     case "authrequired":
