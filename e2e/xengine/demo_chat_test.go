@@ -133,11 +133,13 @@ func TestDemoChat(t *testing.T) {
 	// its view under the call, framed from the sandbox origin (the page's
 	// policy frames that origin only; checkPage finds no violation), and
 	// the view starts (the host's ready: the chat marks the call
-	// data-view="ready") and sizes itself.
+	// data-view="ready") and sizes itself. The stand-in streams the call,
+	// so the view was shown as the model wrote it (data-live), then got
+	// the input and the result.
 	send("list notes")
 	waitIdle()
 	listCall := call("notes", "note_list")
-	d.shown(listCall + `[data-state="ok"][data-view="ready"] .chat-tool-view iframe`)
+	d.shown(listCall + `[data-state="ok"][data-view="ready"] .chat-tool-view[data-live="true"] iframe`)
 	if got := d.text(listCall + " .chat-tool-result"); !strings.Contains(got, "3. ") || !strings.Contains(got, "jam") {
 		t.Errorf("the note_list call shows %q; want the three notes as text", got)
 	}

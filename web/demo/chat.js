@@ -15,6 +15,7 @@
 // chat (or another model). Stop aborts the run.
 import { $, h, describeError, announce, prettyText, validServerURL } from "./util.js";
 import { addLog } from "./log.js";
+import { partialJSON } from "../partialjson.js";
 import { getCatalog, serverEvents, serverTitle, signIn, statuses, viewTrust } from "./servers.js";
 
 const STANDIN_MODEL = "mcpwasm-standin";
@@ -109,6 +110,7 @@ class Turn {
     this.thinking = null; // the reasoning being streamed
     this.calls = new Map(); // call id → li
     this.args = new Map(); // call id → the call's arguments, an object
+    this.live = new Map(); // call id → {text, view}: a view shown while the model writes the call (a promise of it)
     this.answered = false;
   }
 
@@ -130,6 +132,14 @@ class Turn {
       li.dataset.state = "writing";
     }
     li.querySelector(".chat-tool-args").textContent += ev.argumentsDelta ?? "";
+    // A tool with a view shows it at once, with the arguments as they come.
+    if (ev.app && !this.live.has(ev.id)) this.live.set(ev.id, { text: "", view: showView(li, ev.app, { pending: true }) });
+    const live = this.live.get(ev.id);
+    if (live && ev.argumentsDelta) {
+      live.text += ev.argumentsDelta;
+      const partial = partialJSON(live.text);
+      if (partial) live.view.then((v) => { if (v?.state === "loading" || v?.state === "ready") v.sendToolInputPartial(partial); });
+    }
     scrollDown();
   }
 
@@ -194,6 +204,7 @@ class Turn {
     li.querySelector(".chat-tool-state").textContent = "running…";
     li.querySelector(".chat-tool-args").textContent = prettyText(ev.arguments);
     this.args.set(ev.id, argsObject(ev.arguments));
+    this.live.get(ev.id)?.view.then((v) => { if (v?.state === "loading" || v?.state === "ready") v.sendToolInput(argsObject(ev.arguments)); });
   }
 
   progress(ev) {
@@ -229,7 +240,14 @@ class Turn {
     chip.textContent = { ok: "done", error: "error", denied: "denied", stopped: "stopped" }[state];
     chip.className = `chip chat-tool-state ${state === "ok" ? "ok" : state === "error" ? "danger" : "warn"}`;
     li.querySelector(".chat-tool-result").replaceChildren(h("pre", { class: "text-content", text: ev.text }));
-    if (ev.app && ev.result && state === "ok") showView(li, ev.app, this.args.get(ev.id) ?? {}, ev.result);
+    const live = this.live.get(ev.id);
+    if (live) {
+      live.view.then((v) => {
+        if (!v || v.state === "closed" || v.state === "failed") return;
+        if (ev.result && state === "ok") v.sendToolResult(ev.result);
+        else v.cancel(state === "ok" ? "the server sent no result for the view" : `the call ended: ${state}`);
+      });
+    } else if (ev.app && ev.result && state === "ok") showView(li, ev.app, { args: this.args.get(ev.id) ?? {}, result: ev.result });
   }
 
   authRequired(ev) {
@@ -319,13 +337,18 @@ function argsObject(text) {
  * view sends for the user goes into the message field, for the person to
  * read and send; a link it asks for opens in a new tab, without opener.
  */
-function showView(li, app, args, result) {
-  const box = h("div", { class: "chat-tool-view", dataset: { resourceUri: app.resourceUri } });
+/**
+ * Shows the view of a tool under its call, with its arguments and result
+ * or, pending, before them (the caller sends them as they come); resolves
+ * the view, or null when it is not shown.
+ */
+function showView(li, app, { args, result, pending = false }) {
+  const box = h("div", { class: "chat-tool-view", dataset: { resourceUri: app.resourceUri, live: String(pending) } });
   li.append(box);
   if (!config.sandboxURL) {
     li.dataset.view = "none";
     box.append(h("p", { class: "hint", text: `${app.tool} has a view, which this page shows only with a sandbox origin for views (the dev server's -sandbox-addr).` }));
-    return;
+    return Promise.resolve(null);
   }
   const failed = (err) => {
     li.dataset.view = "failed";
@@ -335,12 +358,11 @@ function showView(li, app, args, result) {
     addLog("apps", `${app.serverId}/${app.tool}: the view failed: ${message}`, "error");
   };
   li.dataset.view = "loading";
-  mcp.apps.render(box, {
+  return mcp.apps.render(box, {
     catalog: getCatalog(),
     serverId: app.serverId,
     tool: app.tool,
-    arguments: args,
-    result,
+    ...(pending ? { inputPending: true } : { arguments: args, result }),
     sandboxUrl: config.sandboxURL,
     trust: viewTrust(app.serverId),
     onMessage: (msg) => {
@@ -364,7 +386,11 @@ function showView(li, app, args, result) {
     view.addEventListener("error", (e) => { if (view.state === "failed") failed(e.detail); });
     view.addEventListener("warning", (e) => addLog("apps", e.detail.message, "warn"));
     view.addEventListener("sizechange", scrollDown);
-  }, failed);
+    return view;
+  }, (err) => {
+    failed(err);
+    return null;
+  });
 }
 
 function closeViews() {
