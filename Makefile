@@ -93,7 +93,7 @@ types:
 	e2e/node/node_modules/.bin/tsc -p e2e/types
 
 unit:
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e) ./e2e/engine
 	node --test e2e/node/*.test.mjs
 
 wasmtest:

@@ -662,6 +662,10 @@ func (c *bidiConn) whatBecame() string {
 	return "\n" + c.lastWords()
 }
 
+// bidiWriteTimeout bounds sending one command: a Firefox that has not
+// read it by then is stuck, and the connection is closed.
+const bidiWriteTimeout = 30 * time.Second
+
 // call sends a command and decodes its result into out.
 func (c *bidiConn) call(ctx context.Context, method string, params any, out any) error {
 	id := c.nextID.Add(1)
@@ -674,7 +678,17 @@ func (c *bidiConn) call(ctx context.Context, method string, params any, out any)
 	c.pending[id] = ch
 	c.mu.Unlock()
 	msg, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
-	if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
+	// The websocket closes itself when the context of a write in progress
+	// ends, and the connection is every window's: a test that gives up
+	// (its context cancelled) must not end it for the others, so a write
+	// is bounded by its own timeout instead of the caller's context.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bidiWriteTimeout)
+	err := c.ws.Write(wctx, websocket.MessageText, msg)
+	cancel()
+	if err != nil {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
 		return fmt.Errorf("engine: %s: %w", method, err)
 	}
 	select {
