@@ -111,6 +111,25 @@ func (l *stateLog) event(e Event) {
 	}
 }
 
+// waitFor waits until the log holds an event of state st.
+func (l *stateLog) waitFor(t *testing.T, st State) {
+	t.Helper()
+	ctx := ctxT(t)
+	for {
+		l.mu.Lock()
+		seen := slices.Contains(l.states, st)
+		l.mu.Unlock()
+		if seen {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no %s event", st)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
 func (l *stateLog) take() []State {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -147,8 +166,10 @@ func TestSignInDrivesTheState(t *testing.T) {
 	if la.info == nil || la.info.ServerInfo == nil || la.info.ProtocolVersion == "" {
 		t.Errorf("connected event without the session: %+v", la.info)
 	}
-	// b waited for a sign-in: a's grant reaches it, and it connects.
+	// b waited for a sign-in: a's grant reaches it, and it connects. The
+	// state changes before its event is delivered: wait for the event.
 	waitState(t, b, StateConnected)
+	lb.waitFor(t, StateConnected)
 	if got := lb.take(); !slices.Equal(got, []State{StateConnecting, StateConnected}) {
 		t.Errorf("b's states after a's sign-in: %v", got)
 	}
