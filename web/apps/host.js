@@ -595,7 +595,7 @@ export class AppView extends EventTarget {
   sendToolInputPartial(args) {
     if (!isObject(args)) throw invalid("sendToolInputPartial(): arguments must be a plain object");
     if (this.#input !== undefined) throw invalid("sendToolInputPartial(): the view already has the tool's whole input");
-    this.#partial = plainJSON(args, "the partial arguments");
+    this.#partial = args; // as sendToolInput's: the model's arguments have no size bound of the host's
     if (this.#state === "ready") this.#notify("ui/notifications/tool-input-partial", { arguments: this.#partial });
   }
 
