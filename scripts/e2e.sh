@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
 # make e2e: the browser scenarios (e2e/xengine) in each engine
 # (ENGINES="chromium firefox webkit") and runtime mode of load()
-# (E2E_MODES="auto main"): one test binary, one web bundle and one build
+# (E2E_MODES="auto main"), the scenarios E2E_RUN (a -test.run pattern)
+# picks or all: one test binary, one web bundle and one build
 # of the React example app from the packed npm package serve every pass;
 # JOBS passes run at once (each pass has its own browser, servers and
 # profile, so they share no state; 2 at once was the fastest measured on 2
 # cores). Each pass's output is printed when it ends, its lines prefixed
 # with [engine mode]; the last lines give one summary per engine, and the
 # exit status is non-zero when any pass failed.
+#
+# The plan (E2E_PLAN): "pairwise" (the default when both modes run) runs a
+# scenario whose subject is not the runtime (eitherRuntime in
+# e2e/xengine) in one mode per engine, both modes across the engines; the
+# scenarios about the runtime run in every pass. "full" runs every
+# scenario in every pass. Under pairwise, a scenario that ran in neither
+# pass of an engine fails the run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 engines=${ENGINES:-"chromium firefox webkit"}
 modes=${E2E_MODES:-"auto main"}
 jobs=${JOBS:-2}
+plan=full
+case " $modes " in *" auto "*) case " $modes " in *" main "*) plan=${E2E_PLAN:-pairwise} ;; esac ;; esac
+case $plan in
+  pairwise | full) ;;
+  *) echo "e2e: E2E_PLAN is \"$plan\"; want pairwise or full"; exit 1 ;;
+esac
 GO=${GO:-go}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcpwasm-xengine.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -22,7 +36,7 @@ start=$(date +%s)
 "$GO" test -c -o "$tmp/xengine.test" ./e2e/xengine || { echo "e2e: the test binary does not build"; exit 1; }
 mkdir "$tmp/web" "$tmp/app"
 (cd e2e/xengine && MCPWASM_E2E_BUILD="$tmp/web" MCPWASM_E2E_APP="$tmp/app" "$tmp/xengine.test") || { echo "e2e: the web bundle or an example app (React, AI SDK) does not build"; exit 1; }
-echo "e2e: built the test binary, the web bundle and the React example app (from the packed npm package) in $(( $(date +%s) - start ))s; engines: $engines; modes: $modes; $jobs at once"
+echo "e2e: built the test binary, the web bundle and the React example app (from the packed npm package) in $(( $(date +%s) - start ))s; engines: $engines; modes: $modes; plan: $plan; $jobs at once"
 
 # The slowest engines first, so the pool's tail is short.
 passes=()
@@ -40,8 +54,8 @@ done
 run_pass() {
   local engine=${1%.*} mode=${1#*.} s status
   s=$(date +%s)
-  (cd e2e/xengine && MCPWASM_E2E_ENGINE=$engine MCPWASM_E2E_RUNTIME=$mode MCPWASM_E2E_WEB="$tmp/web" MCPWASM_E2E_APP="$tmp/app" \
-    "$tmp/xengine.test" -test.count=1 -test.v -test.timeout=45m) >"$tmp/$1.log" 2>&1
+  (cd e2e/xengine && MCPWASM_E2E_PLAN=$plan MCPWASM_E2E_ENGINE=$engine MCPWASM_E2E_RUNTIME=$mode MCPWASM_E2E_WEB="$tmp/web" MCPWASM_E2E_APP="$tmp/app" \
+    "$tmp/xengine.test" -test.count=1 -test.v -test.timeout=45m ${E2E_RUN:+-test.run "$E2E_RUN"}) >"$tmp/$1.log" 2>&1
   status=$?
   echo "$status $(( $(date +%s) - s ))" >"$tmp/$1.status"
 }
@@ -109,6 +123,19 @@ skips() {
 for engine in $engines; do
   for mode in $modes; do skips "$engine.$mode"; done
 done >"$tmp/skips"
+# Under the pairwise plan a scenario skips one pass of each engine: it
+# must have run in the other.
+if [ "$plan" = pairwise ]; then
+  while IFS=$'\t' read -r p t why; do
+    case $why in *"its subject is not the runtime"*) ;; *) continue ;; esac
+    engine=${p%.*} mode=${p#*.}
+    other=auto; [ "$mode" = auto ] && other=main
+    if ! grep -qE "^--- (PASS|FAIL): $t " "$tmp/$engine.$other.log"; then
+      failures+=("[$engine] $t ran in neither runtime mode: the pairwise plan skipped it in $mode, and $other did not run it")
+      failed=1
+    fi
+  done <"$tmp/skips"
+fi
 echo
 echo "e2e: $(( $(date +%s) - start ))s in all"
 printf '%s\n' "${summary[@]}"

@@ -30,6 +30,7 @@ type modelRequest struct {
 // comes back with the call (the stand-in refuses the second step
 // otherwise).
 func TestAgentTurnThroughOtherAdapters(t *testing.T) {
+	eitherRuntime(t)
 	const key = "sk-e2e-adapter-key-0123456789"
 	for _, c := range []struct {
 		name, spec, path, keyHeader, keyValue, toolsMark string

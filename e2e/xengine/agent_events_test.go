@@ -113,6 +113,7 @@ type figures struct {
 // and the tool call being written, piece by piece, before its toolcall
 // event.
 func TestAgentTurnShowsTheModelsWork(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	tap := &wireTap{}
 	srv := serve(t, tap.serve(model.New(model.Options{})))

@@ -14,6 +14,7 @@ import (
 // turn waits, the person signs in through Hydra's own login and consent
 // pages from a click, and the turn resumes with the tool's answer.
 func TestAgentSignInThroughAStack(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	srv := startHydra(t, w.PageURL, false)

@@ -25,6 +25,7 @@ func streamingModel(t *testing.T) string {
 // the host, whose refusal reaches the model, while a read-only one runs
 // by the policy; each call's approval event says who decided.
 func TestAgentTurnEvents(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	modelURL := streamingModel(t)
 	w.eval(`window.asked = []`, nil)
@@ -85,6 +86,7 @@ func TestAgentTurnEvents(t *testing.T) {
 // the popup closed instead, the model's answer says the user declined,
 // and no second popup opens.
 func TestAgentNeedsSignIn(t *testing.T) {
+	eitherRuntime(t)
 	for _, approve := range []bool{true, false} {
 		t.Run(map[bool]string{true: "signed in", false: "popup closed"}[approve], func(t *testing.T) {
 			w := newWorld(t, devserver.AuthConfig{})
@@ -133,6 +135,7 @@ func TestAgentNeedsSignIn(t *testing.T) {
 // TestAgentStop: Stop during a slow tool ends the run as aborted, and the
 // server sees the call cancelled.
 func TestAgentStop(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	d := newDemoRecorder(t)
 	w.eval(standinAgentJS(fmt.Sprintf(`{ demo: { url: %q } }`, d.URL), w.ModelURL), nil)
@@ -150,6 +153,7 @@ func TestAgentStop(t *testing.T) {
 // goes to the agent's model when approve allows it, and is refused when
 // it does not.
 func TestAgentServesSampling(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	for _, allow := range []bool{true, false} {
 		t.Run(fmt.Sprint("allow=", allow), func(t *testing.T) {

@@ -127,6 +127,7 @@ func (w *world) aiSay(text string, users int, answer string) aiTurn {
 // reaches the server either; a model's bad arguments are error results;
 // "Allow for this chat" ("always") holds for the tool's next call.
 func TestAISDKChat(t *testing.T) {
+	eitherRuntime(t)
 	w := appWorldOf(t, aiSDKApp(t))
 	w.navigate(w.win, w.PageURL+"/")
 	w.waitFor("the catalog's tools in the chat", func() bool {

@@ -24,6 +24,7 @@ type approvalEvent struct {
 // same conversation saves another note without asking, and says it was
 // remembered; a new conversation (another agent) asks again.
 func TestAgentAlwaysApprovalAskedOnce(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	var got struct {
 		Texts  []string          `json:"texts"`
@@ -75,6 +76,7 @@ func TestAgentAlwaysApprovalAskedOnce(t *testing.T) {
 // model is told the app's settings refused it. A policy with a value it
 // does not know throws invalid_argument at once.
 func TestAgentPolicyDeniesServer(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	var got struct {
 		Text   string          `json:"text"`
@@ -125,6 +127,7 @@ func TestAgentPolicyDeniesServer(t *testing.T) {
 // itself, and the model reads that the user can still sign in from the
 // app. A Sign in from a click then works, and the next turn's call runs.
 func TestDeclinedServerAsksAgain(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	w.eval(fmt.Sprintf(`void (() => {
 		window.cat = mcp.catalog({ servers: { secure: { url: %q } } });

@@ -57,6 +57,7 @@ const appViewJS = `(async () => {
 // server's tool through the page (counted at the server), its message and
 // link go to the page's handlers, and close() tears it down.
 func TestAppViewOfTheBasicServers(t *testing.T) {
+	eitherRuntime(t)
 	for _, which := range []string{"vanillajs", "react"} {
 		t.Run(which, func(t *testing.T) {
 			url, stats := appsServer(t, which)
@@ -182,6 +183,7 @@ func TestAppViewOfTheBasicServers(t *testing.T) {
 // to the view, its tools/list the catalog's). A view's model context
 // reaches the catalog's next model request once, with the user's message.
 func TestAgentCallsAToolWithAView(t *testing.T) {
+	eitherRuntime(t)
 	url, _ := appsServer(t, "vanillajs")
 	p := newProbeServer(t) // first: they close after the window, which holds streams to them
 	w := newWorld(t, devserver.AuthConfig{})
@@ -291,6 +293,7 @@ func TestAgentCallsAToolWithAView(t *testing.T) {
 // is in the view's warnings. The pdf view's download button reaches the
 // page's onDownloadFile with a PDF. A trust naming no grant is refused.
 func TestAppViewTrust(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	fixture := filepath.Join(repo, "e2e", "node", "testdata", "fixture.pdf")
 	examples := []struct {

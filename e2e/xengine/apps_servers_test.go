@@ -89,6 +89,7 @@ func appsServer(t *testing.T, which string) (url string, stats func() (calls, re
 // with its view (_meta.ui.resourceUri), serve that view as an MCP App's
 // HTML, answer the call, and count both in their stats.
 func TestAppsServersServeTheirViews(t *testing.T) {
+	eitherRuntime(t)
 	const tool, view = "get-time", "ui://get-time/mcp-app.html"
 	for _, which := range []string{"vanillajs", "react"} {
 		t.Run(which, func(t *testing.T) {

@@ -225,6 +225,7 @@ const probeView = `<!doctype html><html><head><meta charset="utf-8"><title>probe
 // the model may, and lists only the tools it may call; without the page's
 // onDownloadFile it is not offered downloads and its requests are refused.
 func TestAppViewIsSandboxed(t *testing.T) {
+	eitherRuntime(t)
 	p := newProbeServer(t) // first: it closes after the window, which holds a stream to it
 	w := newWorld(t, devserver.AuthConfig{})
 	var got struct {
@@ -330,6 +331,7 @@ func TestAppViewIsSandboxed(t *testing.T) {
 // page sent before the input; a partial after the input, and a render
 // with both inputPending and arguments, are refused.
 func TestAppViewStreamedInput(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	p := newProbeServer(t)
 	w := newWorld(t, devserver.AuthConfig{})
@@ -388,6 +390,7 @@ func TestAppViewStreamedInput(t *testing.T) {
 // never comes. A view that navigates its frame away from its document
 // (and its policy) is removed and fails.
 func TestAppViewMistakes(t *testing.T) {
+	eitherRuntime(t)
 	p := newProbeServer(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	var got struct {

@@ -19,6 +19,7 @@ import (
 // A partial set of those options is refused at once, in a client and in
 // a catalog's server entry.
 func TestAuthorizationServerByHand(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	const clientID = "xengine-by-hand"
 	w := newServersWith(t, devserver.AuthConfig{NoMetadata: true}, os.DirFS(webDir), nil, func(cfg *devserver.Config, _ *devserver.PageConfig, page string) {

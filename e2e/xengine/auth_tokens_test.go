@@ -16,6 +16,7 @@ import (
 // exactly once, without a window, and the MCP server never sees a token
 // about to lapse.
 func TestTokenDueRefreshesSilently(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	const ttl = time.Hour
 	w := newWorld(t, devserver.AuthConfig{TokenTTL: ttl})
@@ -44,6 +45,7 @@ func TestTokenDueRefreshesSilently(t *testing.T) {
 // says popup_blocked, the grant keeps working for what it covers, and the
 // person's click on Sign in grants the scope.
 func TestStepUpOnScopedTool(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	w := newWorld(t, devserver.AuthConfig{ScopedTool: "add"})
 	w.mustSignIn(w.popupSignIn(`{ interactive: true }`))
@@ -103,6 +105,7 @@ func TestStepUpOnScopedTool(t *testing.T) {
 // only then revokes the grant and empties the storage; the next connect()
 // needs a sign-in.
 func TestLogoutRevokesAndEmptiesStorage(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	w.mustSignIn(w.popupSignIn(`{}`))

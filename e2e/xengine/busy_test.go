@@ -70,6 +70,7 @@ const busyCatchJS = `(e) => ({ error: { code: e.code, status: e.status ?? 0, mes
 // Retry-After: 1 twice gets the call a third time, each after the wait it
 // asked for (by the server's own clock), and the page sees the result.
 func TestBusyRetryAfterThenSuccess(t *testing.T) {
+	eitherRuntime(t)
 	w, sw := busyWorld(t, devserver.AuthConfig{})
 	w.connectSecond()
 	before := len(sw.MCP2.Hits())
@@ -98,6 +99,7 @@ func TestBusyRetryAfterThenSuccess(t *testing.T) {
 // the server's and whose message says when to try again; the client stays
 // connected.
 func TestBusyRetryAfterPastTheCap(t *testing.T) {
+	eitherRuntime(t)
 	w, sw := busyWorld(t, devserver.AuthConfig{})
 	w.connectSecond()
 	before := len(sw.MCP2.Hits())
@@ -120,6 +122,7 @@ func TestBusyRetryAfterPastTheCap(t *testing.T) {
 // Retry-After rejects it aborted, and the wait ends with it: the server
 // never hears the call again.
 func TestBusyAbortDuringWait(t *testing.T) {
+	eitherRuntime(t)
 	const retryAfter = 2
 	w, sw := busyWorld(t, devserver.AuthConfig{})
 	w.connectSecond()
@@ -151,6 +154,7 @@ func TestBusyAbortDuringWait(t *testing.T) {
 // and succeeds after the burst, once, without a second sign-in, and the
 // call that needed it gets its result.
 func TestBusyTokenEndpointDuringRefresh(t *testing.T) {
+	eitherRuntime(t)
 	// Long enough that a sign-in and the first connect on a loaded
 	// 2-core machine (7 s from token to first call was seen) end before
 	// half of it, when the client would refresh before the burst.

@@ -15,6 +15,7 @@ import (
 // and the next call reconnects without a sign-in. A server holding a
 // resource subscription stays open and its updates keep coming.
 func TestCatalogClosesIdleSessions(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	p := startNode(t, []string{"LISTENING", "STATS"}, "run-everything.mjs", "streamableHttp")
 	everything := "http://127.0.0.1:" + p["LISTENING"] + "/mcp"
@@ -112,6 +113,7 @@ func TestCatalogClosesIdleSessions(t *testing.T) {
 // A required server stays on: disable() refuses it, its status says so,
 // and an entry that is both required and disabled is left out.
 func TestCatalogRequiredServer(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	everything := startEverything(t)
 	w := newWorld(t, devserver.AuthConfig{})

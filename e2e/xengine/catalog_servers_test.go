@@ -42,6 +42,7 @@ func (w *world) catalogSignedIn() string {
 // order; no server's credentials reach another's origin; a reload
 // reconnects every server from storage without a popup.
 func TestCatalogOfThreeServers(t *testing.T) {
+	eitherRuntime(t)
 	everything := everythingServer(t)
 	// The notes server records the credentials it gets; the world's demo
 	// servers allow no X-Api-Key header (CORS), so a key sent to the
@@ -179,6 +180,7 @@ func TestCatalogOfThreeServers(t *testing.T) {
 // popup opens again for tools() or callTool() until enable(id) from a
 // click asks again.
 func TestCatalogDeclineLatch(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	w.eval(fmt.Sprintf(`void (globalThis.__mcpwasmSeverWindowMs = %d)`, severWindowMs), nil)
 	w.eval(fmt.Sprintf(watchCatalogJS, fmt.Sprintf(`{ servers: { secure: { url: %q }, notes: { url: %q } } }`, w.MCPURL, w.MCP2URL)), nil)
@@ -234,6 +236,7 @@ func TestCatalogDeclineLatch(t *testing.T) {
 // reach it; after the cooldown (1 s, configured) one probe finds it back
 // and the breaker closes.
 func TestCatalogBreaker(t *testing.T) {
+	eitherRuntime(t)
 	var down atomic.Bool
 	var hits atomic.Int32
 	h := demo.SecondHandler(demo.Options{CORS: cors.Options{}})

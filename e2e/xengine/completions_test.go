@@ -18,6 +18,7 @@ import (
 // a sentence, and a bad reference
 // never leaves the page.
 func TestCompletions(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	everything := startEverything(t)
 	w := newWorld(t, devserver.AuthConfig{})
@@ -69,6 +70,7 @@ func TestCompletions(t *testing.T) {
 // subscription is made again and the events go on; after unsubscribe()
 // none come. A server without subscriptions refuses subscribe().
 func TestResourceSubscriptions(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	everything := startEverything(t)
 	w := newWorld(t, devserver.AuthConfig{})
@@ -149,6 +151,7 @@ func TestResourceSubscriptions(t *testing.T) {
 // page as the server sent them (an image data: URI), and an <img> of the
 // server's icon loads under the page's rules.
 func TestIcons(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	var got struct {

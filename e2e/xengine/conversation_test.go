@@ -64,6 +64,7 @@ func (c storedConversation) users() []string {
 // model's API key never reaches the store, and a deleted conversation is
 // gone from the list.
 func TestConversationLastsAcrossAReload(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	reqs := &chatRequests{}
 	srv := serve(t, model.New(model.Options{OnRequest: reqs.add}))
@@ -195,6 +196,7 @@ func TestConversationLastsAcrossAReload(t *testing.T) {
 // agent first stores a conversation: the record stays, and the
 // conversation is stored beside it.
 func TestConversationStoreUpgradesAnOlderDatabase(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	var got struct {
 		Version int      `json:"version"`
@@ -249,6 +251,7 @@ func TestConversationStoreUpgradesAnOlderDatabase(t *testing.T) {
 // model reads next; a summarize that rejects ends the turn before the
 // model is asked, with the conversation unchanged.
 func TestConversationSummaryByThePage(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	var got struct {
 		Calls []struct {

@@ -22,6 +22,7 @@ import (
 // and an OpenAI-compatible endpoint with an API key works without the key
 // reaching storage, the log or the page.
 func TestDemoChat(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	d := newDemoWorld(t, false)
 	call := func(server, tool string) string {

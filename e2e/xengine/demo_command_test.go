@@ -21,6 +21,7 @@ import (
 // no error in the log), and a real sign-in through the popup connects,
 // lists the tools, and reaches the Servers panel's catalog.
 func TestDemoCommandOnOtherPorts(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	t.Cleanup(cancel)

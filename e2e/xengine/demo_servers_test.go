@@ -14,6 +14,7 @@ import (
 // warning, each format's export shows, and Disable / Enable / Remove
 // work.
 func TestDemoServers(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	d := newDemoWorld(t, true)
 	row := func(id string) string { return fmt.Sprintf(`#servers li.server[data-server=%q]`, id) }

@@ -11,6 +11,7 @@ import (
 // window opened by itself), sign in through the popup, reload and stay
 // signed in, sign out.
 func TestDemoPageSignInReloadSignOut(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	d := newDemoWorld(t, true)
 	d.openDemo("/")

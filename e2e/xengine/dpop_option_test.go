@@ -15,6 +15,7 @@ import (
 // refuses the sign-in; with dpop: true against a server without DPoP the
 // sign-in fails rather than fall back to a bearer token.
 func TestDPoPOption(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	t.Run("memory", func(t *testing.T) {
 		parallel(t)

@@ -71,6 +71,7 @@ func runElicitTurnJS(entry, modelURL, prompt, answer string) string {
 // the catalog's onElicitation request; the page's answer reaches the
 // server and, in the tool's result, the model.
 func TestCatalogAgentTurnElicitsForm(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	modern, legacy := elicitDemo(t)
 	for _, c := range []struct{ name, entry, protocol string }{
@@ -111,6 +112,7 @@ func TestCatalogAgentTurnElicitsForm(t *testing.T) {
 // hears why from the server's client (a warning). The single client's
 // onElicitation gets URL mode too.
 func TestCatalogURLElicitation(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	modern, legacy := elicitDemo(t)
 	const page = "https://example.com/consent?step=1"
@@ -172,6 +174,7 @@ func TestCatalogURLElicitation(t *testing.T) {
 // servers elicitation is not supported: a tool that would ask says so at
 // once, and the turn goes on.
 func TestCatalogWithoutElicitation(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	modern, legacy := elicitDemo(t)
 	for _, entry := range []string{fmt.Sprintf(`{ url: %q }`, modern), fmt.Sprintf(`{ url: %q }`, legacy)} {
@@ -200,6 +203,7 @@ func TestCatalogWithoutElicitation(t *testing.T) {
 // URL-mode request reach the handler with the server's id, the form's
 // answer and the URL's decline reach the server.
 func TestCatalogElicitationServerEverything(t *testing.T) {
+	eitherRuntime(t)
 	url := everythingServer(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	var got struct {

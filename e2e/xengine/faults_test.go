@@ -72,6 +72,7 @@ func (w *world) waitClientState(want string) {
 // online): connected again, a call works, without a second sign-in. The
 // browser's offline event moves a connected client to reconnecting at once.
 func TestNetworkDownAndBack(t *testing.T) {
+	eitherRuntime(t)
 	w, fp, _ := faultWorld(t)
 	if !w.signedIn(w.popupSignIn(`{}`)) {
 		return
@@ -127,6 +128,7 @@ func TestNetworkDownAndBack(t *testing.T) {
 // head, or inside its event stream's message), each fail that call with an
 // honest error; the next call works.
 func TestConnectionFaultsDuringCalls(t *testing.T) {
+	eitherRuntime(t)
 	w, fp, _ := faultWorld(t)
 	if !w.signedIn(w.popupSignIn(`{}`)) {
 		return
@@ -199,6 +201,7 @@ func TestConnectionFaultsDuringCalls(t *testing.T) {
 // through its event stream, the next call works, and a notification the
 // new server sends (tools changed) reaches the page.
 func TestServerRestartFreshSession(t *testing.T) {
+	eitherRuntime(t)
 	w, _, rs := faultWorld(t)
 	if !w.signedIn(w.popupSignIn(`{}`)) {
 		return
@@ -240,6 +243,7 @@ func TestServerRestartFreshSession(t *testing.T) {
 // that server's tool gets an honest result, the turn goes on to its
 // answer, and the other servers' tools still work in the same turn.
 func TestAgentTurnWithAServerDown(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	// The window goes first: its event streams would hold the servers'
 	// Close.

@@ -33,6 +33,7 @@ document.body.append(f);
 // embeds the sandbox proxy (origin B), which embeds the view (sandboxed
 // srcdoc, opaque origin).
 func TestFramesReachANestedSandboxedView(t *testing.T) {
+	eitherRuntime(t)
 	html := func(body string) http.HandlerFunc {
 		return func(rw http.ResponseWriter, r *http.Request) {
 			rw.Header().Set("Content-Type", "text/html; charset=utf-8")

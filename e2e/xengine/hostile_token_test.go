@@ -107,6 +107,7 @@ func TestHostileToken(t *testing.T) {
 // open forever; with authTimeoutMs 12000 authorize() rejects timeout, and
 // the next authorize() from a click signs in.
 func TestHostileTokenEndpointNeverAnswers(t *testing.T) {
+	eitherRuntime(t)
 	done := make(chan struct{})
 	var held atomic.Bool
 	h := newHostileWorld(t, devserver.AuthConfig{AutoApprove: true}, authTamper{AS: func(_ *hostileWorld, hd http.Handler) http.Handler {

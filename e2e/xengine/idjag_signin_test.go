@@ -13,6 +13,7 @@ import (
 // connects and calls a tool: one token exchange at the IdP, one JWT bearer
 // grant, no authorization request, no window.
 func TestIDJAGSignInWithoutPopup(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	e := newIDJAGWorld(t)
 	var got struct {
@@ -52,6 +53,7 @@ func TestIDJAGSignInWithoutPopup(t *testing.T) {
 // assertion, and nothing reaches the authorization server's token
 // endpoint.
 func TestIDJAGIdPRefuses(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	e := newIDJAGWorld(t)
 	var got struct {
@@ -82,6 +84,7 @@ func TestIDJAGIdPRefuses(t *testing.T) {
 // TestGrantsRefusedInAPage: the grants of servers are refused at client()
 // with the reason and what to do instead.
 func TestGrantsRefusedInAPage(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	var got []jsErr

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -112,6 +113,43 @@ func parallel(t *testing.T) {
 	if ok, _ := engine.Supports(browser.Name(), engine.ParallelWindows); ok {
 		t.Parallel()
 	}
+}
+
+// eitherRuntime runs a scenario whose subject is not where Go runs (the
+// runtime is only the road its calls take) in one of load()'s runtime
+// modes per engine, when MCPWASM_E2E_PLAN is "pairwise" (make e2e's
+// default): by a hash of its name, Chromium and WebKit run it in one mode
+// and Firefox in the other, so it runs in every engine and in both modes.
+// It skips the pass that is not its own, with the reason. The scenarios
+// about the runtime itself (its workers, tabs, storage, sign-in windows,
+// lifecycle, load) do not call it and run in every pass. It reports
+// whether this pass is the scenario's only one in this engine.
+func eitherRuntime(t *testing.T) (only bool) {
+	t.Helper()
+	if os.Getenv("MCPWASM_E2E_PLAN") != "pairwise" {
+		return false
+	}
+	mode := plannedRuntime(t.Name(), browser.Name())
+	if mode != runtimeMode() {
+		t.Skip(pairwiseReason)
+	}
+	return true
+}
+
+// pairwiseReason is the skip reason of eitherRuntime, one sentence for
+// every scenario and pass so that the run's summary groups them.
+const pairwiseReason = "its subject is not the runtime: runs in one runtime mode per engine, both modes across the engines (MCPWASM_E2E_PLAN=pairwise; E2E_PLAN=full runs every pass)"
+
+// plannedRuntime is the runtime mode ("auto" or "main") in which the
+// scenario named test runs in engine under the pairwise plan.
+func plannedRuntime(test, engine string) string {
+	h := fnv.New32a()
+	h.Write([]byte(test))
+	n := h.Sum32() & 1
+	if engine == "firefox" {
+		n ^= 1
+	}
+	return [2]string{"auto", "main"}[n]
 }
 
 // runtimeMode is load()'s runtime for every page: MCPWASM_E2E_RUNTIME

@@ -51,6 +51,7 @@ client.connect().catch(() => {});
 // package's static oauth/callback.html. It also measures navigation →
 // first connected against the React app's production build.
 func TestNpmPlainPageCSP(t *testing.T) {
+	eitherRuntime(t)
 	b := reactApp(t)
 	w := newSiteWorld(t, true, os.DirFS(b.Prod), func(w *world, mux *http.ServeMux) {
 		mux.Handle("/pkg/", http.StripPrefix("/pkg", webserve.Handler(os.DirFS(b.Pkg))))

@@ -9,6 +9,7 @@ import (
 // the hook makes one connection, and on Sign in opens one window and
 // makes one authorization request and one connection.
 func TestNpmReactStrictMode(t *testing.T) {
+	eitherRuntime(t)
 	w := appWorldOf(t, reactApp(t).Dev)
 	w.navigate(w.win, w.PageURL+"/?server=mcp2")
 	w.appState("connected")
@@ -52,6 +53,7 @@ func TestNpmReactStrictMode(t *testing.T) {
 // until it is signed in from its button, and every session closed on
 // unmount.
 func TestNpmReactCatalog(t *testing.T) {
+	eitherRuntime(t)
 	w := appWorld(t)
 	w.navigate(w.win, w.PageURL+"/?view=catalog")
 	w.shown(`#servers li[data-server="notes"][data-state="connected"]`)

@@ -41,6 +41,7 @@ func originOf(t *testing.T, raw string) string {
 // gets a single request; the policy cannot be set again; the listed
 // server still signs in through a popup and calls a tool.
 func TestHostPolicy(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	policy := fmt.Sprintf(`{ servers: [%q, %q], issuers: [%q] }`,
 		originOf(t, w.MCPURL)+"/*", originOf(t, w.OpenURL)+"/*", originOf(t, w.ASURL))

@@ -69,6 +69,7 @@ var policyParityBadPatterns = []string{
 // server URLs (web/rules.js) gives Go's hostpolicy answers and messages,
 // case by case, so that a factory throws exactly when Go would refuse.
 func TestHostPolicyMatchesGo(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	type refusal struct {
 		Patterns []string `json:"patterns"`
@@ -147,6 +148,7 @@ func TestHostPolicyMatchesGo(t *testing.T) {
 // path.Match matches, a "/" included, and its sentence() of a message is
 // mcperr.Present's.
 func TestGlobAndSentenceParity(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	type globCase struct {
 		Pattern string `json:"pattern"`

@@ -291,6 +291,7 @@ func (w *world) waitTurn(users int, state string) chatTurn {
 // model request per step (no second run from StrictMode), and the page
 // logs no error.
 func TestReactAgentChat(t *testing.T) {
+	eitherRuntime(t)
 	w := appWorldOf(t, reactApp(t).Dev)
 	w.navigate(w.win, w.PageURL+"/?view=chat")
 	chats := func() int { return w.snapshot()["chat"] }
@@ -436,6 +437,7 @@ func TestReactAgentChat(t *testing.T) {
 // one frame, ready, listing the note the turn before saved. Unmounting
 // the chat closes the view.
 func TestReactChatShowsAView(t *testing.T) {
+	eitherRuntime(t)
 	w := appWorldOf(t, reactApp(t).Dev)
 	w.navigate(w.win, w.PageURL+"/?view=chat")
 	w.chatSay("note call mom")
@@ -490,6 +492,7 @@ func TestReactChatShowsAView(t *testing.T) {
 // Done reaches the server. The question goes away with each answer; the
 // page logs no error.
 func TestReactChatElicitation(t *testing.T) {
+	eitherRuntime(t)
 	w := appWorldOf(t, reactApp(t).Dev)
 	w.navigate(w.win, w.PageURL+"/?view=chat")
 	demoState := func(want string) {

@@ -143,6 +143,7 @@ func TestReadmePlainPage(t *testing.T) {
 // page (the component shows why and the Sign in button again, with no
 // uncaught error), Sign in again, Approve, and a tool call's result.
 func TestReadmeReactComponent(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	if pkg := markedSection(t, "web/README.npm.md", "react-component"); pkg != readmeSection(t, "react-component") {
 		t.Errorf("web/README.npm.md's react-component section differs from README.md's; keep them the same (this test builds README.md's)")

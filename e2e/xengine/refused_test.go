@@ -18,6 +18,7 @@ import (
 // window) and the client needs a sign-in; authorize() from a click signs
 // in again and the next call works. No call waits for its timeout.
 func TestServerRefusesFreshToken(t *testing.T) {
+	eitherRuntime(t)
 	var skew atomic.Int64 // the authorization server's clock, ahead of the page's
 	w := newWorld(t, devserver.AuthConfig{
 		TokenTTL: time.Hour,

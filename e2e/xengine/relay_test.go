@@ -33,6 +33,7 @@ func relayWorld(t *testing.T, ac devserver.AuthConfig) (*world, string) {
 // authorization server that send no CORS headers are a network error
 // whose message says what to use.
 func TestRelayNoCORSFails(t *testing.T) {
+	eitherRuntime(t)
 	w, _ := relayWorld(t, devserver.AuthConfig{})
 	var got struct {
 		Error jsErr
@@ -53,6 +54,7 @@ func TestRelayNoCORSFails(t *testing.T) {
 // before the next call. The grant stays keyed by the real server: a
 // second client of that server connects with it, without a sign-in.
 func TestRelayFallback(t *testing.T) {
+	eitherRuntime(t)
 	relayFallback(t, devserver.AuthConfig{})
 }
 
@@ -60,6 +62,7 @@ func TestRelayFallback(t *testing.T) {
 // server nonces: the proofs name the server's URL (htu), not the relay's,
 // and DPoP-Nonce comes back through it.
 func TestRelayFallbackDPoP(t *testing.T) {
+	eitherRuntime(t)
 	relayFallback(t, devserver.AuthConfig{DPoP: true})
 }
 
@@ -122,6 +125,7 @@ func (w *world) tokenIssued() time.Time {
 // the server without CORS answers the catalog (it needs a sign-in), and
 // never sees a preflight.
 func TestRelayPageWideAlways(t *testing.T) {
+	eitherRuntime(t)
 	w, _ := relayWorld(t, devserver.AuthConfig{})
 	w.navigate(w.win, w.PageURL+"/e2e/blank.html")
 	var got struct {
@@ -162,6 +166,7 @@ func TestRelayPageWideAlways(t *testing.T) {
 // second demo server) fails with a network error carrying the relay's
 // refusal, and that server never hears from the page.
 func TestRelayRefusesAnUnlistedServer(t *testing.T) {
+	eitherRuntime(t)
 	w, relayURL := relayWorld(t, devserver.AuthConfig{})
 	var got struct{ Error jsErr }
 	got.Error, _ = w.connected(w.MCP2URL, fmt.Sprintf(`{ relay: %q, relayMode: "always" }`, relayURL))
@@ -182,6 +187,7 @@ func TestRelayRefusesAnUnlistedServer(t *testing.T) {
 // origin, so a pasted entry cannot send a server's tokens elsewhere; the
 // page's code may name another origin's relay for the catalog.
 func TestRelayInAnEntryStaysOnThePagesOrigin(t *testing.T) {
+	eitherRuntime(t)
 	w, _ := relayWorld(t, devserver.AuthConfig{})
 	var got struct {
 		Built, Added jsErr

@@ -157,6 +157,7 @@ func (w *world) reloadAndConnect(clientOpts string) (map[string]int, float64) {
 // TestStrictCSPPage: under the strict Content-Security-Policy docs/JSAPI.md
 // documents, load() starts and a client connects and calls a tool.
 func TestStrictCSPPage(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	w.navigate(w.win, w.PageURL+"/e2e/strict.html")
 	w.load(w.win)

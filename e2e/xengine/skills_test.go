@@ -17,6 +17,7 @@ import (
 // skill the server does not serve is an error, and a server without the
 // extension says so.
 func TestSkills(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	var got struct {

@@ -16,6 +16,7 @@ import (
 // query makes the task wait for input: the server's question reaches the
 // page's onElicitation, and the answer reaches the report.
 func TestTaskToolOfServerEverything(t *testing.T) {
+	eitherRuntime(t)
 	parallel(t)
 	everything := startEverything(t)
 	w := newWorld(t, devserver.AuthConfig{})

@@ -16,6 +16,7 @@ import (
 // catalog_call_tool; the page's approval hook and its events name the
 // real server and tool.
 func TestCatalogAgentToolSearch(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	servers := map[string]map[string]string{}
 	for i := range 10 {

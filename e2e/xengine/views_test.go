@@ -46,6 +46,7 @@ func viewsServer(t *testing.T) string {
 // export, nor callable by the model); a view that is not a ui://
 // resource is left out with a warning.
 func TestToolsKnowTheirView(t *testing.T) {
+	eitherRuntime(t)
 	w := newWorld(t, devserver.AuthConfig{})
 	url := viewsServer(t)
 	type ui struct {

@@ -22,6 +22,7 @@ import (
 // Firefox and WebKit have no WebMCP: the catalog warns, exposes nothing,
 // and its remote server still works.
 func TestWebMCPBridge(t *testing.T) {
+	eitherRuntime(t)
 	b := browser
 	if browser.Name() == "chromium" {
 		var err error
