@@ -29,6 +29,11 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
+# Ory Hydra, one of the authorization stacks: built from the Go module proxy
+# once per machine (scripts/install-hydra.sh), while npm downloads below.
+scripts/install-hydra.sh &
+hydra=$!
+
 # e2e/node: the reference server and TypeScript; examples/react-vite: Vite
 # and React for the npm package's bundler test, examples/ai-sdk: the same
 # with the AI SDK (the package itself is installed from its tarball by
@@ -46,6 +51,4 @@ for dir in e2e/node examples/react-vite examples/ai-sdk e2e/stacks/*; do
   fi
 done
 
-# Ory Hydra, one of the authorization stacks: built from the Go module proxy
-# once per machine (scripts/install-hydra.sh).
-scripts/install-hydra.sh
+wait "$hydra" || { echo "scripts/install-hydra.sh failed: its output is above" >&2; exit 1; }
