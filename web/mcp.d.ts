@@ -1134,8 +1134,16 @@ export interface AppViewEventMap {
   displaymodechange: CustomEvent<{ mode: DisplayMode }>;
   log: CustomEvent<{ level: string; data: unknown }>;
   teardownrequest: CustomEvent<Record<string, never>>;
+  /** The view's own tools changed (notifications/tools/list_changed): listTools() again. */
+  toolschanged: CustomEvent<Record<string, never>>;
   warning: CustomEvent<{ message: string }>;
   error: CustomEvent<MCPError>;
+}
+
+export interface AppViewCallOptions {
+  signal?: AbortSignal;
+  /** How long the view has to answer; 60000 by default. */
+  timeoutMs?: number;
 }
 
 export interface AppView extends EventTarget {
@@ -1155,6 +1163,12 @@ export interface AppView extends EventTarget {
   /** What render()'s trust granted the view beyond the default policy. */
   readonly trust: readonly AppTrust[];
   readonly hostContext: Record<string, unknown>;
+  /** Whether the view offers tools of its own (it declared appCapabilities.tools at ui/initialize); false until it is ready. */
+  readonly offersTools: boolean;
+  /** The view's own tools (tools/list to the view, every page), once it is ready; rejects when it offers none or ends. */
+  listTools(options?: AppViewCallOptions): Promise<Tool[]>;
+  /** Calls one of the view's own tools (tools/call to the view) once it is ready; an abort tells the view (notifications/cancelled). */
+  callTool(name: string, args?: Record<string, unknown>, options?: AppViewCallOptions): Promise<CallToolResult>;
   /** Sends the tool's result (at once, or once the view is ready and has its input). */
   sendToolResult(result: CallToolResult): void;
   /** With inputPending: the arguments so far (tool-input-partial); refused after sendToolInput. */

@@ -164,3 +164,18 @@ async function relayed(): Promise<void> {
   mcp.catalog({ servers: { tickets: { url: "https://tickets.example/mcp", relay: "/mcp-relay" } } });
 }
 void relayed;
+
+// A view's own tools (docs/JSAPI.md, MCP Apps).
+async function viewTools(): Promise<void> {
+  const mcp = await load();
+  const client = mcp.client("https://mcp.example.com/mcp");
+  const div = document.createElement("div");
+  const view = await mcp.apps.render(div, { client, tool: "show_scene", sandboxUrl: "https://sandbox.example/sandbox.html" });
+  view.addEventListener("toolschanged", () => void view.listTools());
+  if (view.offersTools) {
+    const names: string[] = (await view.listTools({ timeoutMs: 5000 })).map((t) => t.name);
+    const r: CallToolResult = await view.callTool(names[0], {}, { signal: new AbortController().signal });
+    void r.content;
+  }
+}
+void viewTools;

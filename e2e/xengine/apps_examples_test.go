@@ -390,3 +390,95 @@ func TestAppViewTrust(t *testing.T) {
 		t.Errorf("trust naming no grant: %+v; want invalid_argument naming it", refused)
 	}
 }
+
+// TestAppViewOwnTools: the official threejs view registers tools of its
+// own (the App SDK's registerTool); the page lists them and calls
+// get-scene-info, which answers with the scene the view runs, from the
+// view itself. A view without tools (basic-vanillajs) says so; an unknown
+// tool, an aborted call and a closed view reject as documented.
+func TestAppViewOwnTools(t *testing.T) {
+	eitherRuntime(t)
+	parallel(t)
+	w := newWorld(t, devserver.AuthConfig{})
+	threejs, _ := appsServer(t, "threejs")
+	basic, _ := appsServer(t, "vanillajs")
+	type failure struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	var got struct {
+		Offers bool     `json:"offers"`
+		Names  []string `json:"names"`
+		Info   struct {
+			Code        string `json:"code"`
+			Error       any    `json:"error"`
+			IsRendering *bool  `json:"isRendering"`
+		} `json:"info"`
+		InfoText   string    `json:"infoText"`
+		Unknown    failure   `json:"unknown"`
+		Aborted    []failure `json:"aborted"`
+		Plain      bool      `json:"plain"`
+		PlainList  failure   `json:"plainList"`
+		AfterClose failure   `json:"afterClose"`
+		Bad        failure   `json:"bad"`
+	}
+	const code = "document.body.dataset.scene = 'ran';"
+	w.eval(fmt.Sprintf(`(async () => {
+		const fail = (e) => ({ code: e?.code ?? "", message: String(e?.message ?? e) });
+		const show = async (url, tool, args, trust) => {
+			const client = mcp.client(url);
+			await client.connect();
+			const result = await client.callTool(tool, args);
+			const div = document.body.appendChild(document.createElement("div"));
+			return mcp.apps.render(div, { client, tool, arguments: args, result, sandboxUrl: %[3]q, trust });
+		};
+		const args = { code: %[4]q, height: 200 };
+		const view = await show(%[1]q, "show_threejs_scene", args, ["eval"]);
+		// listTools waits for the view to be ready.
+		const names = (await view.listTools()).map((t) => t.name).sort();
+		const info = await view.callTool("get-scene-info");
+		const unknown = await view.callTool("no-such-tool", {}).then(() => ({}), fail);
+		// Aborted before the request goes, and once it went: the view's
+		// answer needs a message event, which no microtask precedes.
+		const ac = new AbortController();
+		const before = view.callTool("get-scene-info", {}, { signal: ac.signal });
+		ac.abort();
+		const ac2 = new AbortController();
+		const inFlight = view.callTool("get-scene-info", {}, { signal: ac2.signal });
+		for (let i = 0; i < 20; i++) await null;
+		ac2.abort();
+		const aborted = [await before.then(() => ({}), fail), await inFlight.then(() => ({}), fail)];
+		const bad = await view.callTool("get-scene-info", "not an object").then(() => ({}), fail);
+		const offers = view.offersTools;
+		await view.close();
+		const afterClose = await view.listTools().then(() => ({}), fail);
+		const plainView = await show(%[2]q, "get-time", {}, []);
+		const plainList = await plainView.listTools().then(() => ({}), fail);
+		const plain = plainView.offersTools;
+		await plainView.close();
+		return { offers, names, info: info.structuredContent, infoText: info.content?.[0]?.text ?? "", unknown, aborted, bad, afterClose, plain, plainList };
+	})()`, threejs, basic, w.SandboxURL, code), &got)
+	if !got.Offers || !slices.Contains(got.Names, "get-scene-info") || !slices.Contains(got.Names, "set-scene-source") {
+		t.Errorf("the threejs view: offersTools %v, tools %v; want true and its get-scene-info and set-scene-source", got.Offers, got.Names)
+	}
+	if got.Info.Code != code || got.Info.Error != nil || got.Info.IsRendering == nil || !strings.Contains(got.InfoText, "scene = 'ran'") {
+		t.Errorf("get-scene-info from the view = %+v (text %q); want the scene's code %q, no error, its rendering state", got.Info, got.InfoText, code)
+	}
+	if got.Unknown.Code != "protocol" || !strings.Contains(got.Unknown.Message, "the view answered") {
+		t.Errorf("a tool the view does not have: %+v; want protocol, the view's answer", got.Unknown)
+	}
+	if len(got.Aborted) != 2 || got.Aborted[0].Code != "aborted" || got.Aborted[1].Code != "aborted" {
+		t.Errorf("calls of the view's tool aborted before they went and in flight: %+v; want aborted both", got.Aborted)
+	}
+	if got.Bad.Code != "invalid_argument" {
+		t.Errorf("arguments that are not an object: %+v; want invalid_argument", got.Bad)
+	}
+	if got.AfterClose.Code != "closed" {
+		t.Errorf("listTools() of a closed view: %+v; want closed", got.AfterClose)
+	}
+	if got.Plain || got.PlainList.Code != "protocol" || !strings.Contains(got.PlainList.Message, "offers no tools") {
+		t.Errorf("the basic view (no tools of its own): offersTools %v, listTools %+v; want false and protocol, offers no tools", got.Plain, got.PlainList)
+	}
+	t.Logf("the threejs view's tools: %v; get-scene-info: %.200s", got.Names, got.InfoText)
+	w.noPageErrors()
+}

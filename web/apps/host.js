@@ -19,6 +19,8 @@ const THEMES = ["light", "dark"];
 const TEARDOWN_MS = 3000;
 const PROXY_WAIT_MS = 5000; // after the proxy's frame loaded
 const INIT_TIMEOUT_MS = 30000; // from the view's HTML sent to its initialized, unless initTimeoutMs
+const VIEW_CALL_MS = 60000; // a call of one of the view's own tools, unless timeoutMs
+const MAX_VIEW_TOOLS = 1000; // the tools a view may list, over all its pages
 const MAX_HTML = 8 << 20; // a view's HTML, decoded
 const MAX_DOWNLOAD = 64 << 20; // the files of one ui/download-file, decoded
 
@@ -205,7 +207,8 @@ async function appTools(client, signal) {
  * A view on the page. state: "loading" | "ready" | "closed" | "failed".
  * Events: ready, sizechange ({width, height}), message ({role, content}),
  * openlink ({url}), modelcontext ({content, structuredContent}), log
- * ({level, data}), error (an MCPError), warning ({message}).
+ * ({level, data}), toolschanged ({}: the view's own tools changed),
+ * error (an MCPError), warning ({message}).
  */
 export class AppView extends EventTarget {
   #state = "loading";
@@ -229,6 +232,8 @@ export class AppView extends EventTarget {
   #cancelled; // the reason of a cancel() before the view was ready
   #closing = null; // close()'s promise
   #asked = false; // the view sent ui/initialize
+  #offersTools = false; // the view declared appCapabilities.tools
+  #ready = null; // {promise, resolve, reject} until the view is ready or ends
   #initTimer = null; // fails a view that does not initialize in time
   #calls = new AbortController(); // the view's calls through a catalog: aborted when it ends
   #abort = null; // the render's signal's listener
@@ -320,6 +325,68 @@ export class AppView extends EventTarget {
   get frame() { return this.#frame; }
   /** The host context the view was given and its changes since. */
   get hostContext() { return structuredClone(this.#context); }
+  /** Whether the view offers tools of its own (it declared appCapabilities.tools); false until it is ready. */
+  get offersTools() { return this.#offersTools; }
+
+  /**
+   * The view's own tools (tools/list to the view, every page of it), once
+   * it is ready. Rejects when the view offers none, ends, or does not
+   * answer within timeoutMs (60 s).
+   */
+  async listTools(options = {}) {
+    const { signal, ms } = callOptions("listTools", options);
+    await this.#whenReady("listTools", signal);
+    const tools = [];
+    let cursor;
+    do {
+      const r = await this.#request("tools/list", cursor === undefined ? {} : { cursor }, ms, signal);
+      if (!isObject(r) || !Array.isArray(r.tools)) throw new MCPError("protocol", `the view ${this.resourceUri} answered tools/list without a list of tools`);
+      for (const t of r.tools) {
+        const problem = viewToolProblem(t);
+        if (problem) this.#warn(`the view ${this.resourceUri} lists a tool that ${problem}; it is left out`);
+        else tools.push(t);
+      }
+      if (tools.length > MAX_VIEW_TOOLS) throw new MCPError("protocol", `the view ${this.resourceUri} lists more than ${MAX_VIEW_TOOLS} tools`);
+      cursor = typeof r.nextCursor === "string" && r.nextCursor !== "" ? r.nextCursor : undefined;
+    } while (cursor !== undefined);
+    return tools;
+  }
+
+  /**
+   * Calls one of the view's own tools (tools/call to the view), once it is
+   * ready; resolves its result ({content, structuredContent?, isError?}).
+   * An abort sends notifications/cancelled and rejects "aborted".
+   */
+  async callTool(name, args = {}, options = {}) {
+    if (typeof name !== "string" || name === "") throw invalid("callTool(): name must be a non-empty string");
+    if (!isObject(args)) throw invalid("callTool(): arguments must be a plain object");
+    const { signal, ms } = callOptions("callTool", options);
+    await this.#whenReady("callTool", signal);
+    const r = await this.#request("tools/call", { name, arguments: args }, ms, signal);
+    if (!isObject(r) || !Array.isArray(r.content)) throw new MCPError("protocol", `the view ${this.resourceUri} answered tools/call of ${JSON.stringify(name)} without a result's content`);
+    return r;
+  }
+
+  // Resolves once the view is ready and offers tools; rejects when it
+  // ends first, declares no tools, or signal aborts.
+  async #whenReady(what, signal) {
+    if (signal?.aborted) throw new MCPError("aborted", `${what}(): aborted`);
+    if (this.#state === "loading") {
+      this.#ready ??= (() => {
+        let resolve, reject;
+        const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
+        promise.catch(() => {});
+        return { promise, resolve, reject };
+      })();
+      if (signal) {
+        await Promise.race([this.#ready.promise, new Promise((_, reject) => signal.addEventListener("abort", () => reject(new MCPError("aborted", `${what}(): aborted`)), { once: true }))]);
+      } else {
+        await this.#ready.promise;
+      }
+    }
+    if (this.#state !== "ready") throw new MCPError("closed", `${what}(): the view ${this.resourceUri} is ${this.#state}`);
+    if (!this.#offersTools) throw new MCPError("protocol", `${what}(): the view ${this.resourceUri} offers no tools of its own (it declared no appCapabilities.tools)`);
+  }
 
   // Also kept in warnings: those of the constructor fire after render()
   // resolves, once the page could listen.
@@ -335,14 +402,29 @@ export class AppView extends EventTarget {
 
   #notify(method, params) { this.#post({ jsonrpc: "2.0", method, params }); }
 
-  #request(method, params, ms) {
+  // A request to the view; an abort of signal tells the view
+  // (notifications/cancelled) and rejects "aborted".
+  #request(method, params, ms, signal) {
     const id = `host-${this.#next++}`;
+    if (signal?.aborted) return Promise.reject(new MCPError("aborted", `${method} to the view was aborted`));
     return new Promise((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      };
       const timer = setTimeout(() => {
         this.#pending.delete(id);
+        done();
         reject(new MCPError("timeout", `the view did not answer ${method} within ${ms} ms`));
       }, ms);
-      this.#pending.set(id, { resolve: (v) => { clearTimeout(timer); resolve(v); }, reject: (e) => { clearTimeout(timer); reject(e); } });
+      const onAbort = () => {
+        if (!this.#pending.delete(id)) return;
+        done();
+        this.#notify("notifications/cancelled", { requestId: id, reason: "the page aborted the request" });
+        reject(new MCPError("aborted", `${method} to the view was aborted`));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#pending.set(id, { resolve: (v) => { done(); resolve(v); }, reject: (e) => { done(); reject(e); } });
       this.#post({ jsonrpc: "2.0", id, method, params });
     });
   }
@@ -384,6 +466,7 @@ export class AppView extends EventTarget {
           if (this.#result) this.#notify("ui/notifications/tool-result", this.#result);
         }
         if (!this.#result && this.#cancelled !== undefined) this.#notify("ui/notifications/tool-cancelled", this.#cancelled);
+        this.#ready?.resolve();
         this.#emit("ready", {});
         return;
       case VIEW_GONE:
@@ -401,6 +484,9 @@ export class AppView extends EventTarget {
         return;
       case "ui/notifications/request-teardown":
         this.#emit("teardownrequest", {});
+        return;
+      case "notifications/tools/list_changed":
+        if (this.#state === "ready" && this.#offersTools) this.#emit("toolschanged", {});
     }
   }
 
@@ -419,6 +505,7 @@ export class AppView extends EventTarget {
     switch (method) {
       case "ui/initialize": {
         this.#asked = true;
+        this.#offersTools = isObject(params.appCapabilities?.tools);
         // Only modes both offer: the page's displayModes and the view's
         // own list (inline when it declares none).
         const declared = params.appCapabilities?.availableDisplayModes;
@@ -435,9 +522,9 @@ export class AppView extends EventTarget {
       case "ping":
         return {};
       case "tools/call":
-        return this.#callTool(params);
+        return this.#callServerTool(params);
       case "tools/list":
-        return { tools: (await this.#listTools()).map(publicTool) }; // only tools views may call
+        return { tools: (await this.#serverTools()).map(publicTool) }; // only tools views may call
       case "resources/read":
         if (typeof params.uri !== "string" || params.uri === "") throw new RPCError(INVALID_PARAMS, "resources/read needs a uri");
         return this.#client.readResource(params.uri);
@@ -487,7 +574,7 @@ export class AppView extends EventTarget {
 
   // With a catalog, its rules say which tools a view may call (its
   // allow and deny lists too).
-  async #listTools() {
+  async #serverTools() {
     const cat = this.#o.catalog;
     this.#tools = cat ? (await cat._viewTools(this.serverId, this.#calls.signal)) ?? [] : (await appTools(this.#client)).filter(callable);
     return this.#tools;
@@ -497,7 +584,7 @@ export class AppView extends EventTarget {
   // catalog, the call is the catalog's: its allow and deny lists, its
   // approval policy and approve() (asked with via "app") decide, as they
   // do a model's calls.
-  async #callTool(params) {
+  async #callServerTool(params) {
     const name = params.name;
     if (typeof name !== "string" || name === "") throw new RPCError(INVALID_PARAMS, "tools/call needs a tool name");
     const args = params.arguments ?? {};
@@ -513,7 +600,7 @@ export class AppView extends EventTarget {
       }
     }
     let tool = this.#tools.find((t) => t.name === name);
-    if (!tool) tool = (await this.#listTools()).find((t) => t.name === name);
+    if (!tool) tool = (await this.#serverTools()).find((t) => t.name === name);
     if (!tool) {
       const all = await appTools(this.#client);
       if (all.some((t) => t.name === name)) throw new RPCError(INVALID_PARAMS, `the tool ${JSON.stringify(name)} is for the model only; a view may not call it`);
@@ -681,10 +768,29 @@ export class AppView extends EventTarget {
     this.#resize?.disconnect();
     if (this.#abort) this.#o.signal.removeEventListener("abort", this.#abort);
     removeEventListener("message", this.#onMessage);
+    this.#ready?.resolve(); // its waiters see the state
     for (const p of this.#pending.values()) p.reject(new MCPError("closed", "the view is closed"));
     this.#pending.clear();
     this.#frame.remove();
   }
+}
+
+/** The signal and the timeout of listTools() and callTool() options. */
+function callOptions(what, o) {
+  if (!isObject(o)) throw invalid(`${what}(): options must be an object`);
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw invalid(`${what}(): signal must be an AbortSignal`);
+  if (o.timeoutMs !== undefined && !(Number.isFinite(o.timeoutMs) && o.timeoutMs > 0 && o.timeoutMs <= 2 ** 31 - 1)) {
+    throw invalid(`${what}(): timeoutMs must be a positive number of milliseconds, at most ${2 ** 31 - 1}`);
+  }
+  return { signal: o.signal, ms: o.timeoutMs ?? VIEW_CALL_MS };
+}
+
+/** What is wrong with a tool a view lists, or null: a name and an object input schema are required. */
+function viewToolProblem(t) {
+  if (!isObject(t)) return "is not an object";
+  if (typeof t.name !== "string" || t.name === "") return "has no name";
+  if (!isObject(t.inputSchema) || t.inputSchema.type !== "object") return `(${JSON.stringify(t.name).slice(0, 80)}) has no object inputSchema`;
+  return null;
 }
 
 /** Whether a view may call the tool (its visibility lists "app"). */
