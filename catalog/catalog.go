@@ -66,6 +66,10 @@ type ServerConfig struct {
 	// (document.modelContext) instead of a remote server: it has no URL,
 	// and the Factory serves it from the page.
 	WebMCP bool `json:"webmcp,omitempty"`
+	// View makes the server the own tools of an MCP Apps view on the page,
+	// which the page offers (never a configuration): it has no URL, and
+	// the Factory serves it from the page.
+	View bool `json:"-"`
 	// Client holds the remaining options of the entry (the client options
 	// of mcp.client()), passed to the Factory as they came.
 	Client json.RawMessage `json:"-"`

@@ -199,7 +199,7 @@ func entryError(id, format string, args ...any) error {
 
 // validateServer checks one entry: a non-empty id, an absolute http(s) URL,
 // valid allow/deny patterns, and a Client that is a JSON object when set.
-// A WebMCP entry has no URL.
+// A WebMCP entry, and a view's own tools, have no URL.
 func validateServer(id string, sc ServerConfig) error {
 	msg := &EntryForm.Messages
 	if id == "" {
@@ -208,7 +208,7 @@ func validateServer(id string, sc ServerConfig) error {
 	switch {
 	case sc.WebMCP && sc.URL != "":
 		return entryError(id, "%s", msg.WebMCPURL)
-	case sc.WebMCP:
+	case sc.WebMCP, sc.View:
 	case sc.URL == "":
 		return entryError(id, "%s", msg.NoURL)
 	default:

@@ -216,6 +216,13 @@ type (
 		Server string          `json:"server"`
 		Config json.RawMessage `json:"config"`
 	}
+	// CatalogAddView offers an MCP Apps view's own tools as server Server
+	// of the catalog (render()'s offerTools), titled Title for the model.
+	CatalogAddView struct {
+		ID     string `json:"id" page:"id"`
+		Server string `json:"server"`
+		Title  string `json:"title,omitempty"`
+	}
 	// CatalogAuthorize signs in to one server (see Authorize for Popup).
 	CatalogAuthorize struct {
 		ID     string `json:"id" page:"id"`
@@ -445,6 +452,8 @@ var Ops = []Op{
 	{"catalog.handleToolCalls", CatalogToolCalls{}, Any{}, "a model's tool calls in, tool-result messages out", false},
 	{"catalog.close", CatalogRef{}, nil, "closes every server", false},
 	{"catalog.webmcpChanged", CatalogRef{}, nil, "the page's WebMCP tools changed (toolchange): its webmcp servers list them again", true},
+	{"catalog.addView", CatalogAddView{}, nil, "offers a view's own tools as a server of the catalog (render()'s offerTools)", true},
+	{"catalog.viewChanged", CatalogServer{}, nil, "a view's own tools changed (tools/list_changed): its server lists them again", true},
 	{"agent.new", NewAgent{}, nil, "makes an agent over a catalog", true},
 	{"agent.run", AgentRun{}, Any{}, "runs one turn (signal, onEvent)", false},
 	{"agent.close", AgentRef{}, nil, "forgets an agent", true},
@@ -473,6 +482,8 @@ var Hosts = []Host{
 	{"summarize", []string{"target", "requestJSON"}, "Promise<string>", "the agent's compact.summarize function writes a summary (target agent:<id>; request {previous, messages})"},
 	{"catalogElicit", []string{"target", "paramsJSON", "contextJSON"}, "Promise<resultJSON>", "the catalog's onElicitation (target catalog:<id>); context {serverId, elicitationId}"},
 	{"webmcpTools", []string{"target"}, "Promise<toolsJSON>", "the page's own WebMCP tools (document.modelContext.getTools), for a catalog's webmcp server (target catalog:<id>); [] without the API"},
+	{"viewTools", []string{"target", "server"}, "Promise<toolsJSON>", "the own tools of the view behind a catalog's view server (target catalog:<id>; the view's tools/list)"},
+	{"viewCall", []string{"target", "server", "name", "argsJSON"}, "Promise<resultJSON>", "calls one of the own tools of the view behind a catalog's view server (the view's tools/call); resolves {result} (the view's result as JSON) or {error}"},
 	{"webmcpCall", []string{"target", "name", "argsJSON"}, "Promise<resultJSON>", "runs one of the page's WebMCP tools (document.modelContext.executeTool) for a catalog's webmcp server; resolves {result} (the tool's answer as the browser gives it) or {error}"},
 }
 

@@ -36,7 +36,7 @@ type catalogEntry struct {
 	apps    bool                           // the page renders the servers' views (catalog option apps)
 	policy  hostpolicy.Chain               // the page's policy, then the catalog's
 	relay   relayDefault                   // for the servers whose entry names none
-	webmcp  map[string]*webmcpServer       // server id → the page's own WebMCP tools (entry webmcp: true)
+	webmcp  map[string]*webmcpServer       // server id → the page's own WebMCP tools (entry webmcp: true), or a view's own tools
 }
 
 // idleTimeout is catalog.Config.IdleTimeout for the option idleTimeoutMs:
@@ -73,8 +73,11 @@ func (a *app) factory(ce *catalogEntry) catalog.Factory {
 		o, ok := ce.checked[id]
 		delete(ce.checked, id)
 		ce.mu.Unlock()
-		if sc.WebMCP {
+		if sc.WebMCP || sc.View {
 			s := &webmcpServer{host: a.host, target: catalogTarget(ce.id), events: events, state: mcpclient.StateIdle}
+			if sc.View {
+				s.view = id
+			}
 			ce.mu.Lock()
 			ce.webmcp[id] = s
 			ce.mu.Unlock()

@@ -112,6 +112,8 @@ func (a *app) handlers() map[string]handler {
 		"catalog.handleToolCalls":  op(a.opCatalogToolCalls),
 		"catalog.close":            op(a.opCatalogClose),
 		"catalog.webmcpChanged":    op(a.opCatalogWebMCPChanged),
+		"catalog.addView":          op(a.opCatalogAddView),
+		"catalog.viewChanged":      op(a.opCatalogViewChanged),
 		"agent.new":                op(a.opNewAgent),
 		"agent.run":                op(a.opAgentRun),
 		"agent.close":              op(a.opAgentClose),

@@ -27,9 +27,14 @@ const maxWebMCPJSON = 4 << 20
 // webmcpTools and webmcpCall, routed to the catalog's tab like
 // catalogElicit; the catalog around it (names, allow/deny, schema check,
 // approval, breaker, timeouts) is the same as for a remote server.
+//
+// The own tools of an MCP Apps view the page offered to the catalog
+// (render()'s offerTools) are such a server too, reached through the host
+// callbacks viewTools and viewCall with the server's id (view).
 type webmcpServer struct {
 	host   host
 	target string // catalog:<id>
+	view   string // the server's id when it is a view's tools; "" for the page's WebMCP tools
 	events func(mcpclient.Event)
 
 	mu    sync.Mutex
@@ -50,7 +55,7 @@ func (s *webmcpServer) Connect(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.state == mcpclient.StateClosed {
-		return mcperr.New(mcperr.Closed, "mcp: the page's WebMCP server is closed")
+		return mcperr.New(mcperr.Closed, "mcp: the server of %s is closed", s.what())
 	}
 	s.state = mcpclient.StateConnected
 	return nil
@@ -66,7 +71,16 @@ func (s *webmcpServer) Close() error {
 	return nil
 }
 
-// changed tells the catalog that the page's tools changed (toolchange).
+// what names the tools the server is made of, for messages.
+func (s *webmcpServer) what() string {
+	if s.view != "" {
+		return "the view's own tools"
+	}
+	return "the page's WebMCP tools"
+}
+
+// changed tells the catalog that the page's tools changed (toolchange), or
+// the view's (tools/list_changed).
 func (s *webmcpServer) changed() {
 	if s.State() == mcpclient.StateConnected {
 		s.events(mcpclient.Event{Type: "toolschanged"})
@@ -85,13 +99,19 @@ type webmcpTool struct {
 }
 
 func (s *webmcpServer) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
-	raw, err := s.ask(ctx, "the page's WebMCP tool list", "webmcpTools", s.target)
+	var raw json.RawMessage
+	var err error
+	if s.view != "" {
+		raw, err = s.ask(ctx, "the view's tool list", "viewTools", s.target, s.view)
+	} else {
+		raw, err = s.ask(ctx, "the page's WebMCP tool list", "webmcpTools", s.target)
+	}
 	if err != nil {
 		return nil, err
 	}
 	var list []webmcpTool
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, mcperr.New(mcperr.Protocol, "mcp: the page's WebMCP tool list is not a list of tools: %v", err)
+		return nil, mcperr.New(mcperr.Protocol, "mcp: the list of %s is not a list of tools: %v", s.what(), err)
 	}
 	tools := make([]*mcp.Tool, 0, len(list))
 	for _, wt := range list {
@@ -123,18 +143,28 @@ func (s *webmcpServer) CallTool(ctx context.Context, name string, args json.RawM
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	raw, err := s.ask(ctx, "the page's WebMCP tool answer", "webmcpCall", s.target, name, string(args))
+	var raw json.RawMessage
+	var err error
+	if s.view != "" {
+		raw, err = s.ask(ctx, "the view's tool answer", "viewCall", s.target, s.view, name, string(args))
+	} else {
+		raw, err = s.ask(ctx, "the page's WebMCP tool answer", "webmcpCall", s.target, name, string(args))
+	}
 	if err != nil {
 		return nil, err
 	}
 	var out webmcpOutcome
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, mcperr.New(mcperr.Protocol, "mcp: the page's WebMCP call answered a value of the wrong shape: %v", err)
+		return nil, mcperr.New(mcperr.Protocol, "mcp: a call of %s answered a value of the wrong shape: %v", s.what(), err)
 	}
 	if out.Error != "" {
 		// The tool ran and failed: a tool error the model may read and
 		// act on, not a fault of the server.
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the page's tool " + name + " failed: " + out.Error}}}, nil
+		who := "the page's tool "
+		if s.view != "" {
+			who = "the view's tool "
+		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: who + name + " failed: " + out.Error}}}, nil
 	}
 	return webmcpResult(out.Result), nil
 }
@@ -188,11 +218,38 @@ func (a *app) opCatalogWebMCPChanged(_ context.Context, args jsapi.CatalogRef, _
 	ce.mu.Lock()
 	servers := make([]*webmcpServer, 0, len(ce.webmcp))
 	for _, s := range ce.webmcp {
-		servers = append(servers, s)
+		if s.view == "" {
+			servers = append(servers, s)
+		}
 	}
 	ce.mu.Unlock()
 	for _, s := range servers {
 		s.changed()
 	}
+	return nil, nil
+}
+
+// opCatalogAddView offers the own tools of a view on the page as server
+// args.Server of the catalog: a server served by the page, like a webmcp
+// one, under the catalog's rules (names, schema check, approval, breaker).
+func (a *app) opCatalogAddView(_ context.Context, args jsapi.CatalogAddView, _ jsCall) (any, error) {
+	return a.withCatalog(args.ID, func(ce *catalogEntry) (any, error) {
+		return nil, ce.cat.Add(args.Server, catalog.ServerConfig{View: true, Title: args.Title})
+	})
+}
+
+// opCatalogViewChanged makes a view's server list the view's tools again.
+func (a *app) opCatalogViewChanged(_ context.Context, args jsapi.CatalogServer, _ jsCall) (any, error) {
+	ce, err := a.catalogEntry(args.ID)
+	if err != nil {
+		return nil, err
+	}
+	ce.mu.Lock()
+	s := ce.webmcp[args.Server]
+	ce.mu.Unlock()
+	if s == nil || s.view == "" {
+		return nil, mcperr.New(mcperr.InvalidArgument, "catalog: server %q is not a view's tools", args.Server)
+	}
+	s.changed()
 	return nil, nil
 }

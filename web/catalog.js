@@ -20,6 +20,8 @@ export class Catalog extends EventTarget {
   #servers = new Map(); // server id → Client
   #approve;
   #views = new Map(); // AppView → the model context it set since an agent's last turn
+  #viewServers = new Map(); // server id → the AppView whose own tools it is (render()'s offerTools)
+  #viewCount = 0;
   #onElicitation;
   #closed = false;
   #agents = new Set();
@@ -95,7 +97,7 @@ export class Catalog extends EventTarget {
   /** One server's status, or every server's ({id: status}) without an id. */
   status(id) {
     if (id === undefined) return JSON.parse(JSON.stringify(this.#statuses));
-    this.#known(id);
+    if (!this.#viewServers.has(id)) this.#known(id);
     return JSON.parse(JSON.stringify(this.#statuses[id] ?? {}));
   }
 
@@ -253,6 +255,64 @@ export class Catalog extends EventTarget {
    * resolves.
    */
   _viewCall(id, name, args, signal) { return this.#call("catalog.viewCall", { server: id, name, arguments: args }, signal); }
+
+  /**
+   * apps/host.js: offers a ready view's own tools to the catalog's model
+   * as server "<serverId>-view-<n>" (render()'s offerTools); returns its id.
+   */
+  _offerView(view) {
+    if (this.#closed) throw new MCPError("closed", "this catalog is closed");
+    const id = `${view.serverId}-view-${++this.#viewCount}`;
+    this.#viewServers.set(id, view);
+    try {
+      this.#mcp._invokeSync("catalog.addView", { id: this.#id, server: id, title: `The view of ${view.tool}` });
+    } catch (e) {
+      this.#viewServers.delete(id);
+      throw e;
+    }
+    return id;
+  }
+
+  /** The own tools of the view behind server id changed: the catalog lists them again. */
+  _viewChanged(id) {
+    if (this.#closed || !this.#viewServers.has(id)) return;
+    try {
+      this.#mcp._invokeSync("catalog.viewChanged", { id: this.#id, server: id });
+    } catch (e) {
+      if (e?.code !== "closed") console.warn(`mcp: catalog: the tools of the view behind ${id} changed and could not be listed again:`, e);
+    }
+  }
+
+  /** The view behind server id ended: its tools leave the catalog. */
+  _withdrawView(id) {
+    if (!this.#viewServers.delete(id) || this.#closed) return;
+    this.#call("catalog.remove", { server: id }).then(() => { delete this.#statuses[id]; }, (e) => {
+      if (e?.code !== "closed") console.warn(`mcp: catalog: the tools of the view behind ${id} could not be withdrawn:`, e);
+    });
+  }
+
+  #viewOf(id) {
+    const view = this.#viewServers.get(id);
+    if (!view) throw new MCPError("closed", `the view behind the catalog's server ${JSON.stringify(id)} is gone`);
+    return view;
+  }
+
+  // host.viewTools: the view's own tools, as its server's list.
+  async _viewServerTools(id) {
+    const tools = await this.#viewOf(id).listTools();
+    return JSON.stringify(tools.map((t) => ({ name: t.name, title: t.title, description: t.description ?? "", inputSchema: t.inputSchema, annotations: t.annotations })));
+  }
+
+  // host.viewCall: {result} (the view's result as JSON) or {error}: an
+  // error answer, a timeout or the view's end is the tool's failure,
+  // which the model reads.
+  async _viewServerCall(id, name, args) {
+    try {
+      return JSON.stringify({ result: JSON.stringify(await this.#viewOf(id).callTool(name, args)) });
+    } catch (e) {
+      return JSON.stringify({ error: String(e?.message ?? e) });
+    }
+  }
 
   /** A view of one of the catalog's servers set its model context (null: the view closed). */
   _viewContext(view, ctx) {

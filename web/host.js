@@ -70,6 +70,8 @@ export class Host {
       catalogElicit: (target, json, context) => this.#to(target)._elicit(JSON.parse(json), JSON.parse(context)),
       webmcpTools: (target) => this.#to(target)._webmcpTools(),
       webmcpCall: (target, name, json) => this.#to(target)._webmcpCall(name, JSON.parse(json)),
+      viewTools: (target, server) => this.#to(target)._viewServerTools(server),
+      viewCall: (target, server, name, json) => this.#to(target)._viewServerCall(server, name, JSON.parse(json)),
     };
     for (const name of HOSTS) {
       if (typeof cb[name] !== "function") throw new Error(`host.js: host callback ${name} is missing`);

@@ -234,6 +234,8 @@ export const OPS = Object.freeze({
   "catalog.handleToolCalls": false,
   "catalog.close": false,
   "catalog.webmcpChanged": true,
+  "catalog.addView": true,
+  "catalog.viewChanged": true,
   "agent.new": true,
   "agent.run": false,
   "agent.close": true,
@@ -244,7 +246,7 @@ export const OPS = Object.freeze({
 });
 
 /** The callbacks the wasm module calls on the host object. */
-export const HOSTS = Object.freeze(["event","accessToken","identityAssertion","elicit","sample","openAuth","authDismissed","closeAuth","lock","announce","saveHints","approve","model","summarize","catalogElicit","webmcpTools","webmcpCall"]);
+export const HOSTS = Object.freeze(["event","accessToken","identityAssertion","elicit","sample","openAuth","authDismissed","closeAuth","lock","announce","saveHints","approve","model","summarize","catalogElicit","webmcpTools","viewTools","viewCall","webmcpCall"]);
 
 /**
  * Each host callback's call: target, it names one of the page's objects (its first argument, a
@@ -267,6 +269,8 @@ export const HOST_CALLBACKS = Object.freeze({
   summarize: Object.freeze({ target: true, reply: true }),
   catalogElicit: Object.freeze({ target: true, reply: true }),
   webmcpTools: Object.freeze({ target: true, reply: true }),
+  viewTools: Object.freeze({ target: true, reply: true }),
+  viewCall: Object.freeze({ target: true, reply: true }),
   webmcpCall: Object.freeze({ target: true, reply: true }),
 });
 

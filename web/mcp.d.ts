@@ -1077,6 +1077,12 @@ export interface RenderOptions {
   theme?: "light" | "dark";
   /** The display modes the page offers; ["inline"] by default. */
   displayModes?: DisplayMode[];
+  /**
+   * With catalog: once the view is ready and declares tools of its own, the
+   * catalog's model gets them, as server view.offeredAs ("<serverId>-view-<n>"),
+   * under the catalog's rules and approval; they leave when the view ends.
+   */
+  offerTools?: boolean;
   /** ui/message: the view asks to send a message as the user; resolve false to refuse. Without it, refused. */
   onMessage?: (message: { role: "user"; content: Content[] }, context: { view: AppView }) => unknown;
   /** ui/open-link: the view asks to open a URL (http(s) only); the page decides. Without it, refused. */
@@ -1163,6 +1169,8 @@ export interface AppView extends EventTarget {
   /** What render()'s trust granted the view beyond the default policy. */
   readonly trust: readonly AppTrust[];
   readonly hostContext: Record<string, unknown>;
+  /** With offerTools: the catalog server whose tools are the view's own, once it is ready and offers some; else null. */
+  readonly offeredAs: string | null;
   /** Whether the view offers tools of its own (it declared appCapabilities.tools at ui/initialize); false until it is ready. */
   readonly offersTools: boolean;
   /** The view's own tools (tools/list to the view, every page), once it is ready; rejects when it offers none or ends. */

@@ -21,7 +21,8 @@ function argsOf(a, partial) {
  * `theme` followed, and the view closed on unmount. Props: `catalog` (or
  * useCatalog's result) with `serverId`, or `client`; `tool`, `arguments`,
  * `result`, `sandboxUrl`, `theme`, `displayModes`, `initTimeoutMs`, `trust`
- * (a new grant list renders the view again), `onMessage`,
+ * (a new grant list renders the view again), `offerTools` (with a
+ * catalog: its model gets the view's own tools), `onMessage`,
  * `onOpenLink`, `onDownloadFile`, `onModelContext`, `onReady(view)`, `onError(error)` (the
  * view could not be rendered, or failed later);
  * `className` and `style` for the div. A tool part of useAgent with `app`
@@ -60,6 +61,7 @@ export function McpAppView(props) {
         catalog: cat ?? undefined, client: cat ? undefined : client, serverId: p.serverId, tool,
         arguments: pending ? undefined : argsOf(p.arguments, false), result: pending ? undefined : p.result, inputPending: pending,
         sandboxUrl, theme: p.theme, displayModes: p.displayModes, initTimeoutMs: p.initTimeoutMs, trust: p.trust,
+        offerTools: cat ? p.offerTools : undefined,
         onMessage: relay("onMessage"), onOpenLink: relay("onOpenLink"),
         onDownloadFile: relay("onDownloadFile"), onModelContext: relay("onModelContext"),
       }))

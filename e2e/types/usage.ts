@@ -177,5 +177,9 @@ async function viewTools(): Promise<void> {
     const r: CallToolResult = await view.callTool(names[0], {}, { signal: new AbortController().signal });
     void r.content;
   }
+  const cat = mcp.catalog({ servers: { scene: { url: "https://mcp.example.com/mcp" } }, apps: true });
+  const offered = await mcp.apps.render(div, { catalog: cat, serverId: "scene", tool: "show_scene", sandboxUrl: "https://sandbox.example/sandbox.html", offerTools: true });
+  const id: string | null = offered.offeredAs;
+  void id;
 }
 void viewTools;

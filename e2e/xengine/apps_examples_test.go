@@ -482,3 +482,82 @@ func TestAppViewOwnTools(t *testing.T) {
 	t.Logf("the threejs view's tools: %v; get-scene-info: %.200s", got.Names, got.InfoText)
 	w.noPageErrors()
 }
+
+// TestAppViewToolsOfferedToTheModel: a view rendered with offerTools
+// gives a catalog's model its own tools (the official threejs view's
+// get-scene-info): the agent's model calls it, the catalog asks approve()
+// first, the answer comes from the view, and the tools leave the catalog
+// when the view closes.
+func TestAppViewToolsOfferedToTheModel(t *testing.T) {
+	eitherRuntime(t)
+	parallel(t)
+	w := newWorld(t, devserver.AuthConfig{})
+	threejs, _ := appsServer(t, "threejs")
+	var got struct {
+		Offered   string   `json:"offered"`
+		Tools     []string `json:"tools"`
+		Status    string   `json:"status"`
+		Approvals []struct {
+			ServerID string `json:"serverId"`
+			Tool     string `json:"tool"`
+		} `json:"approvals"`
+		ToolMsg string   `json:"toolMsg"`
+		Text    string   `json:"text"`
+		Removed bool     `json:"removed"`
+		After   []string `json:"after"`
+		NoCat   string   `json:"noCat"`
+	}
+	const code = "document.body.dataset.scene = 'offered';"
+	w.eval(fmt.Sprintf(`(async () => {
+		const approvals = [];
+		const cat = mcp.catalog({ servers: { scene: { url: %[1]q } }, apps: true,
+			approve: (req) => { approvals.push({ serverId: req.id, tool: req.tool }); return true; } });
+		const args = { code: %[3]q, height: 200 };
+		const listed = await cat.tools();
+		const show = listed.find((t) => t.serverId === "scene" && t.tool.name === "show_threejs_scene");
+		const result = await cat.callTool(show.name, args);
+		approvals.length = 0;
+		const div = document.body.appendChild(document.createElement("div"));
+		const view = await mcp.apps.render(div, { catalog: cat, serverId: "scene", tool: "show_threejs_scene", arguments: args, result,
+			sandboxUrl: %[2]q, trust: ["eval"], offerTools: true });
+		if (view.state !== "ready") await new Promise((ok) => view.addEventListener("ready", ok, { once: true }));
+		const tools = await cat.tools(); // connects the view's server, as an agent's turn does
+		const info = tools.find((t) => t.serverId === view.offeredAs && t.tool.name === "get-scene-info");
+		let toolMsg = "";
+		const agent = cat.agent({ model: async (req) => {
+			const answer = req.messages.find((m) => m.role === "tool");
+			if (!answer) return { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: info.name, arguments: "{}" } }] };
+			toolMsg = typeof answer.content === "string" ? answer.content : JSON.stringify(answer.content);
+			return { role: "assistant", content: "the scene runs: " + toolMsg };
+		} });
+		const res = await agent.run("What does the scene run?").done;
+		const status = cat.status(view.offeredAs).state;
+		const gone = new Promise((ok) => cat.addEventListener("toolschanged", ok, { once: true }));
+		await view.close();
+		const removed = await Promise.race([gone.then(() => true), new Promise((ok) => setTimeout(() => ok(false), 10000))]);
+		const after = (await cat.tools()).filter((t) => t.serverId === view.offeredAs).map((t) => t.name);
+		const noCat = await mcp.apps.render(document.createElement("div"), { client: cat.server("scene"), tool: "show_threejs_scene", sandboxUrl: %[2]q, offerTools: true })
+			.then(() => "rendered", (e) => e.code + ": " + e.message);
+		return { offered: view.offeredAs, tools: tools.filter((t) => t.serverId === view.offeredAs).map((t) => t.tool.name).sort(), status, approvals, toolMsg, text: res.text, removed, after, noCat };
+	})()`, threejs, w.SandboxURL, code), &got)
+	if got.Offered != "scene-view-1" || !slices.Contains(got.Tools, "get-scene-info") || !slices.Contains(got.Tools, "set-scene-source") {
+		t.Errorf("offered as %q with tools %v; want scene-view-1 with the view's get-scene-info and set-scene-source", got.Offered, got.Tools)
+	}
+	if got.Status != "connected" {
+		t.Errorf("the view's server's status while offered: %q; want connected", got.Status)
+	}
+	if len(got.Approvals) != 1 || got.Approvals[0].ServerID != got.Offered || got.Approvals[0].Tool != "get-scene-info" {
+		t.Errorf("approve() was asked %+v; want once, for get-scene-info of %s", got.Approvals, got.Offered)
+	}
+	if !strings.Contains(got.ToolMsg, "scene = 'offered'") || !strings.Contains(got.Text, "scene = 'offered'") {
+		t.Errorf("the model got %q and said %q; want the view's answer with the scene's code", got.ToolMsg, got.Text)
+	}
+	if !got.Removed || len(got.After) != 0 {
+		t.Errorf("after the view closed: toolschanged within 10 s %v, the catalog still offers %v; want the event and none", got.Removed, got.After)
+	}
+	if !strings.HasPrefix(got.NoCat, "invalid_argument: ") || !strings.Contains(got.NoCat, "pass catalog") {
+		t.Errorf("offerTools without a catalog: %q; want invalid_argument asking for a catalog", got.NoCat)
+	}
+	t.Logf("the model read: %.200s", got.ToolMsg)
+	w.noPageErrors()
+}

@@ -172,6 +172,8 @@ function checkOptions(element, o) {
   if (o.initTimeoutMs !== undefined && !(Number.isFinite(o.initTimeoutMs) && o.initTimeoutMs > 0 && o.initTimeoutMs <= 2 ** 31 - 1)) {
     throw invalid(`apps.render(): initTimeoutMs must be a positive number of milliseconds, at most ${2 ** 31 - 1}`);
   }
+  if (o.offerTools !== undefined && typeof o.offerTools !== "boolean") throw invalid("apps.render(): offerTools must be a boolean");
+  if (o.offerTools && !o.catalog) throw invalid("apps.render(): offerTools offers the view's own tools to a catalog's model: pass catalog (and serverId)");
   const problem = o.trust === undefined ? "" : trustProblem(o.trust);
   if (problem) throw invalid(`apps.render(): trust ${problem}; grant only what you trust this server's views to do (docs/JSAPI.md, MCP Apps)`);
 }
@@ -246,6 +248,8 @@ export class AppView extends EventTarget {
   policy;
   /** What the page granted the view beyond the default policy (render()'s trust). */
   trust;
+  /** With offerTools: the catalog server whose tools are the view's own, once it is ready and offers some; else null. */
+  offeredAs = null;
 
   constructor(version, element, sandbox, client, tool, tools, view, o) {
     super();
@@ -367,6 +371,16 @@ export class AppView extends EventTarget {
     return r;
   }
 
+  // offerTools: the catalog's model gets the view's own tools, under the
+  // catalog's rules (its approval policy and approve() among them).
+  #offer() {
+    try {
+      this.offeredAs = this.#o.catalog._offerView(this);
+    } catch (e) {
+      this.#warn(`the tools of the view ${this.resourceUri} could not be offered to the catalog: ${asMCPError(e).message}`);
+    }
+  }
+
   // Resolves once the view is ready and offers tools; rejects when it
   // ends first, declares no tools, or signal aborts.
   async #whenReady(what, signal) {
@@ -467,6 +481,7 @@ export class AppView extends EventTarget {
         }
         if (!this.#result && this.#cancelled !== undefined) this.#notify("ui/notifications/tool-cancelled", this.#cancelled);
         this.#ready?.resolve();
+        if (this.#o.offerTools && this.#offersTools) this.#offer();
         this.#emit("ready", {});
         return;
       case VIEW_GONE:
@@ -486,7 +501,9 @@ export class AppView extends EventTarget {
         this.#emit("teardownrequest", {});
         return;
       case "notifications/tools/list_changed":
-        if (this.#state === "ready" && this.#offersTools) this.#emit("toolschanged", {});
+        if (this.#state !== "ready" || !this.#offersTools) return;
+        if (this.offeredAs) this.#o.catalog._viewChanged(this.offeredAs);
+        this.#emit("toolschanged", {});
     }
   }
 
@@ -765,6 +782,7 @@ export class AppView extends EventTarget {
     clearTimeout(this.#initTimer);
     this.#calls.abort(); // its calls in flight, and their approval, end with it
     this.#o.catalog?._viewContext(this, null);
+    if (this.offeredAs) this.#o.catalog._withdrawView(this.offeredAs);
     this.#resize?.disconnect();
     if (this.#abort) this.#o.signal.removeEventListener("abort", this.#abort);
     removeEventListener("message", this.#onMessage);
