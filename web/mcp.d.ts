@@ -1169,7 +1169,7 @@ export interface AppView extends EventTarget {
   /** What render()'s trust granted the view beyond the default policy. */
   readonly trust: readonly AppTrust[];
   readonly hostContext: Record<string, unknown>;
-  /** With offerTools: the catalog server whose tools are the view's own, once it is ready and offers some; else null. */
+  /** With offerTools: the catalog server whose tools are the view's own, once it is ready and offers some (kept after the view ends and the server leaves); else null. */
   readonly offeredAs: string | null;
   /** Whether the view offers tools of its own (it declared appCapabilities.tools at ui/initialize); false until it is ready. */
   readonly offersTools: boolean;

@@ -248,7 +248,7 @@ export class AppView extends EventTarget {
   policy;
   /** What the page granted the view beyond the default policy (render()'s trust). */
   trust;
-  /** With offerTools: the catalog server whose tools are the view's own, once it is ready and offers some; else null. */
+  /** With offerTools: the catalog server whose tools are the view's own, once it is ready and offers some (kept after the view ends and the server leaves); else null. */
   offeredAs = null;
 
   constructor(version, element, sandbox, client, tool, tools, view, o) {
