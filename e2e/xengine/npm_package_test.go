@@ -15,7 +15,6 @@ import (
 // package.json: what a bundler and TypeScript read to find the modules
 // and their types, the module once under its content-hashed name.
 func TestNpmPackage(t *testing.T) {
-	eitherRuntime(t)
 	onePass(t)
 	b := reactApp(t)
 	dir := t.TempDir()
@@ -92,7 +91,6 @@ func TestNpmPackage(t *testing.T) {
 // SDK's generateText, streamText, ToolLoopAgent and DirectChatTransport
 // take.
 func TestNpmTypes(t *testing.T) {
-	eitherRuntime(t)
 	onePass(t)
 	reactApp(t)
 	aiSDKApp(t)
