@@ -23,6 +23,10 @@ import { HOST_CALLBACKS, HOSTS, ID_FIELDS, OPS } from "./jsapi.js";
  */
 export const PROTOCOL = `5:${Object.entries(OPS).map(([k, v]) => `${k}${v ? "!" : ""}`).join(",")}:${HOSTS.map((h) => `${h}${HOST_CALLBACKS[h].reply ? "?" : ""}`).join(",")}:${ID_FIELDS.join(",")}`;
 
+// Joins of the SharedWorker without an answer (1 + 2 + 4 s) before a tab
+// starts a Worker runtime of its own.
+const SHARED_ATTEMPTS = 3;
+
 /** An error as it crosses the boundary. */
 export function wireError(e, fallbackCode = "protocol") {
   if (e && typeof e === "object" && typeof e.code === "string" && typeof e.message === "string") {
@@ -73,7 +77,8 @@ class Connection {
    * last tab went, or it closed itself) can still be joined in Firefox and
    * then never answers: calls are held here until "hi", and after a second
    * without it the connection joins the SharedWorker again, so that calls
-   * go to one that answers, never twice. A dedicated Worker is always new.
+   * go to one that answers, never twice. After SHARED_ATTEMPTS joins
+   * without an answer it starts a dedicated Worker, which is always new.
    */
   #attach() {
     const url = new URL("./worker.js", import.meta.url);
@@ -107,6 +112,13 @@ class Connection {
     this.silence = setTimeout(() => {
       if (this.held === null || this.ended) return;
       try { port.close?.(); } catch { /* gone */ }
+      if (this.mode === "shared-worker" && this.attempts >= SHARED_ATTEMPTS) {
+        // Firefox can keep handing out the ending SharedWorker for
+        // minutes: this tab runs a Worker of its own instead.
+        console.warn(`mcp: the SharedWorker runtime did not answer ${this.attempts} times (one that is ending can still be joined); this tab runs its own Worker runtime`);
+        this.mode = "worker";
+        this.kind = "Worker";
+      }
       try {
         this.#attach();
       } catch (e) {

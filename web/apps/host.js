@@ -235,7 +235,7 @@ export class AppView extends EventTarget {
   #closing = null; // close()'s promise
   #asked = false; // the view sent ui/initialize
   #offersTools = false; // the view declared appCapabilities.tools
-  #ready = null; // {promise, resolve, reject} until the view is ready or ends
+  #ready = null; // {promise, resolve}: resolved once the view is ready or ends
   #initTimer = null; // fails a view that does not initialize in time
   #calls = new AbortController(); // the view's calls through a catalog: aborted when it ends
   #abort = null; // the render's signal's listener
@@ -387,18 +387,22 @@ export class AppView extends EventTarget {
     if (signal?.aborted) throw new MCPError("aborted", `${what}(): aborted`);
     if (this.#state === "loading") {
       this.#ready ??= (() => {
-        let resolve, reject;
-        const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
-        promise.catch(() => {});
-        return { promise, resolve, reject };
+        let resolve;
+        const promise = new Promise((res) => { resolve = res; });
+        return { promise, resolve };
       })();
-      if (signal) {
-        await Promise.race([this.#ready.promise, new Promise((_, reject) => signal.addEventListener("abort", () => reject(new MCPError("aborted", `${what}(): aborted`)), { once: true }))]);
-      } else {
-        await this.#ready.promise;
+      let onAbort;
+      const aborted = signal && new Promise((_, reject) => {
+        onAbort = () => reject(new MCPError("aborted", `${what}(): aborted`));
+        signal.addEventListener("abort", onAbort, { once: true });
+      });
+      try {
+        await (aborted ? Promise.race([this.#ready.promise, aborted]) : this.#ready.promise);
+      } finally {
+        if (onAbort) signal.removeEventListener("abort", onAbort);
       }
     }
-    if (this.#state !== "ready") throw new MCPError("closed", `${what}(): the view ${this.resourceUri} is ${this.#state}`);
+    if (this.#state !== "ready") throw new MCPError("closed", `${what}(): the view ${this.resourceUri} ${this.#state === "failed" ? "failed" : "is closed"}`);
     if (!this.#offersTools) throw new MCPError("protocol", `${what}(): the view ${this.resourceUri} offers no tools of its own (it declared no appCapabilities.tools)`);
   }
 
