@@ -94,8 +94,8 @@ for engine in $engines; do
     for t in $(sed -n 's/^--- FAIL: \([^ ]*\).*/\1/p' "$tmp/$p.log"); do
       failures+=("[$engine $mode] $t:")
       lines=$(awk -v t="$t" '
-        $0 ~ "^=== (RUN|CONT) +"t"$" {on=1; next}
-        $0 ~ "^=== (RUN|CONT|PAUSE)" {on=0}
+        $0 ~ "^=== (RUN|CONT|NAME) +"t"$" {on=1; next}
+        $0 ~ "^=== (RUN|CONT|PAUSE|NAME)" {on=0}
         on && $0 ~ /^ +/ {print}' "$tmp/$p.log")
       while IFS= read -r l; do failures+=("    $l"); done < <(
         scripts/test-messages.sh <<<"$lines" | head -n 10
