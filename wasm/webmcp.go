@@ -99,13 +99,7 @@ type webmcpTool struct {
 }
 
 func (s *webmcpServer) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
-	var raw json.RawMessage
-	var err error
-	if s.view != "" {
-		raw, err = s.ask(ctx, "the view's tool list", "viewTools", s.target, s.view)
-	} else {
-		raw, err = s.ask(ctx, "the page's WebMCP tool list", "webmcpTools", s.target)
-	}
+	raw, err := s.askPage(ctx, "tool list", "Tools")
 	if err != nil {
 		return nil, err
 	}
@@ -143,13 +137,7 @@ func (s *webmcpServer) CallTool(ctx context.Context, name string, args json.RawM
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	var raw json.RawMessage
-	var err error
-	if s.view != "" {
-		raw, err = s.ask(ctx, "the view's tool answer", "viewCall", s.target, s.view, name, string(args))
-	} else {
-		raw, err = s.ask(ctx, "the page's WebMCP tool answer", "webmcpCall", s.target, name, string(args))
-	}
+	raw, err := s.askPage(ctx, "tool answer", "Call", name, string(args))
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +177,15 @@ func webmcpResult(s *string) *mcp.CallToolResult {
 		}
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: *s}}}
+}
+
+// askPage asks the page for this server's "Tools" or "Call" (op): the host
+// callback webmcp<op>, or view<op> with the view's server id.
+func (s *webmcpServer) askPage(ctx context.Context, what, op string, args ...any) (json.RawMessage, error) {
+	if s.view != "" {
+		return s.ask(ctx, "the view's "+what, "view"+op, append([]any{s.target, s.view}, args...)...)
+	}
+	return s.ask(ctx, "the page's WebMCP "+what, "webmcp"+op, append([]any{s.target}, args...)...)
 }
 
 // ask calls host callback name and returns its answer, a JSON string of
