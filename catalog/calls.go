@@ -344,19 +344,25 @@ func (c *Catalog) openText(e *entry, name string, open *openError) string {
 	return say(textBreakerOpen, display, name, c.cfg.Breaker.Failures, roughly(open.retryAt.Sub(c.now())))
 }
 
-// invoke sends the call through e's breaker.
-func (c *Catalog) invoke(ctx context.Context, e *entry, t *mcp.Tool, o outcome, args json.RawMessage, opts CallOptions) (outcome, error) {
-	// The session may have been closed for idleness while the call waited
-	// (for an approval, say): connect it again first.
+// reopenIfParked marks e used and, when its session was closed for
+// idleness while the call waited (for an approval, say), connects it again
+// first: a text for the model, or an error, when that fails.
+func (c *Catalog) reopenIfParked(ctx context.Context, e *entry, name string, opts CallOptions) (string, error) {
 	c.mu.Lock()
 	c.usedLocked(e)
 	parked := e.parked || e.parking
 	c.mu.Unlock()
-	if parked {
-		if text, err := c.gate(ctx, e, o.name, opts); err != nil || text != "" {
-			o.text = text
-			return o, err
-		}
+	if !parked {
+		return "", nil
+	}
+	return c.gate(ctx, e, name, opts)
+}
+
+// invoke sends the call through e's breaker.
+func (c *Catalog) invoke(ctx context.Context, e *entry, t *mcp.Tool, o outcome, args json.RawMessage, opts CallOptions) (outcome, error) {
+	if text, err := c.reopenIfParked(ctx, e, o.name, opts); err != nil || text != "" {
+		o.text = text
+		return o, err
 	}
 	c.mu.Lock()
 	if c.entries[e.id] != e || c.closed {
@@ -390,21 +396,7 @@ func (c *Catalog) invoke(ctx context.Context, e *entry, t *mcp.Tool, o outcome, 
 	if err != nil && ctx.Err() != nil {
 		kind = neutral
 	}
-	c.update(func() {
-		if !c.current(e) || e.gen != gen {
-			return
-		}
-		e.br.report(p, kind, c.now())
-		switch mcperr.CodeOf(err, mcperr.Protocol) {
-		case mcperr.AuthRequired, mcperr.PopupBlocked:
-			c.setStateLocked(e, mcpclient.StateNeedsAuth, mcpclient.AsError(err))
-		case mcperr.Declined:
-			c.setStateLocked(e, mcpclient.StateDeclined, mcpclient.AsError(err))
-		}
-		if kind == failure {
-			e.err = mcpclient.AsError(err)
-		}
-	})
+	c.update(func() { c.reportLocked(e, gen, p, kind, err) })
 	switch {
 	case err == nil && res != nil:
 		o.res = res
@@ -419,6 +411,25 @@ func (c *Catalog) invoke(ctx context.Context, e *entry, t *mcp.Tool, o outcome, 
 	}
 	o.text = callFailureText(display, o.name, timeout, err)
 	return o, nil
+}
+
+// reportLocked tells e's breaker how a call it allowed (p) went, and
+// moves e to signed out or declined when the call says so; a report about
+// an entry replaced or reconnected since (gen) is dropped.
+func (c *Catalog) reportLocked(e *entry, gen int, p permit, kind outcomeKind, err error) {
+	if !c.current(e) || e.gen != gen {
+		return
+	}
+	e.br.report(p, kind, c.now())
+	switch mcperr.CodeOf(err, mcperr.Protocol) {
+	case mcperr.AuthRequired, mcperr.PopupBlocked:
+		c.setStateLocked(e, mcpclient.StateNeedsAuth, mcpclient.AsError(err))
+	case mcperr.Declined:
+		c.setStateLocked(e, mcpclient.StateDeclined, mcpclient.AsError(err))
+	}
+	if kind == failure {
+		e.err = mcpclient.AsError(err)
+	}
 }
 
 // callFailureText is the text for a call the server did not answer with a

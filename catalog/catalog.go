@@ -324,51 +324,9 @@ type entry struct {
 // [Catalog.CallTool] or [Catalog.ModelCall] that needs it. The Factory is
 // called for every server now (it must not connect either).
 func New(cfg Config) (*Catalog, error) {
-	bad := func(format string, args ...any) error {
-		return mcperr.New(mcperr.InvalidArgument, "catalog: "+format, args...)
-	}
-	if cfg.Factory == nil {
-		return nil, bad("Config.Factory is required")
-	}
-	if cfg.MaxServers <= 0 {
-		cfg.MaxServers = DefaultMaxServers
-	}
-	if cfg.MaxToolsPerServer <= 0 {
-		cfg.MaxToolsPerServer = DefaultMaxToolsPerServer
-	}
-	if cfg.CallTimeout < 0 {
-		return nil, bad("Config.CallTimeout must not be negative; use 0 for the default (%v)", DefaultCallTimeout)
-	}
-	if cfg.CallTimeout == 0 {
-		cfg.CallTimeout = DefaultCallTimeout
-	}
-	if cfg.Breaker.Failures <= 0 {
-		cfg.Breaker.Failures = DefaultBreakerFailures
-	}
-	if cfg.Breaker.Cooldown < 0 {
-		return nil, bad("Config.Breaker.Cooldown must not be negative; use 0 for the default (%v)", DefaultBreakerCooldown)
-	}
-	if cfg.Breaker.Cooldown == 0 {
-		cfg.Breaker.Cooldown = DefaultBreakerCooldown
-	}
-	if cfg.ToolBudget < 0 {
-		return nil, bad("Config.ToolBudget must not be negative; use 0 for the default (%d tokens)", DefaultToolBudget)
-	}
-	if cfg.ToolBudget == 0 {
-		cfg.ToolBudget = DefaultToolBudget
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = realClock{}
-	}
-	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
-	}
-	if err := cfg.ApprovalPolicy.validate(cfg.Approve != nil); err != nil {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
 		return nil, err
-	}
-	cfg.ApprovalPolicy.Servers = maps.Clone(cfg.ApprovalPolicy.Servers)
-	if len(cfg.Servers) > cfg.MaxServers {
-		return nil, bad("%d servers configured; at most %d (maxServers) are allowed", len(cfg.Servers), cfg.MaxServers)
 	}
 	ids := slices.Sorted(maps.Keys(cfg.Servers))
 	for _, id := range ids {
@@ -408,6 +366,58 @@ func New(cfg Config) (*Catalog, error) {
 		go c.idleLoop(idleCheckEvery(c.cfg.IdleTimeout))
 	}
 	return c, nil
+}
+
+// withDefaults checks cfg's own settings (not its servers') and fills in
+// the defaults of those left zero.
+func (cfg Config) withDefaults() (Config, error) {
+	bad := func(format string, args ...any) error {
+		return mcperr.New(mcperr.InvalidArgument, "catalog: "+format, args...)
+	}
+	if cfg.Factory == nil {
+		return cfg, bad("Config.Factory is required")
+	}
+	if cfg.MaxServers <= 0 {
+		cfg.MaxServers = DefaultMaxServers
+	}
+	if cfg.MaxToolsPerServer <= 0 {
+		cfg.MaxToolsPerServer = DefaultMaxToolsPerServer
+	}
+	if cfg.CallTimeout < 0 {
+		return cfg, bad("Config.CallTimeout must not be negative; use 0 for the default (%v)", DefaultCallTimeout)
+	}
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = DefaultCallTimeout
+	}
+	if cfg.Breaker.Failures <= 0 {
+		cfg.Breaker.Failures = DefaultBreakerFailures
+	}
+	if cfg.Breaker.Cooldown < 0 {
+		return cfg, bad("Config.Breaker.Cooldown must not be negative; use 0 for the default (%v)", DefaultBreakerCooldown)
+	}
+	if cfg.Breaker.Cooldown == 0 {
+		cfg.Breaker.Cooldown = DefaultBreakerCooldown
+	}
+	if cfg.ToolBudget < 0 {
+		return cfg, bad("Config.ToolBudget must not be negative; use 0 for the default (%d tokens)", DefaultToolBudget)
+	}
+	if cfg.ToolBudget == 0 {
+		cfg.ToolBudget = DefaultToolBudget
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = realClock{}
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if err := cfg.ApprovalPolicy.validate(cfg.Approve != nil); err != nil {
+		return cfg, err
+	}
+	cfg.ApprovalPolicy.Servers = maps.Clone(cfg.ApprovalPolicy.Servers)
+	if len(cfg.Servers) > cfg.MaxServers {
+		return cfg, bad("%d servers configured; at most %d (maxServers) are allowed", len(cfg.Servers), cfg.MaxServers)
+	}
+	return cfg, nil
 }
 
 type realClock struct{}

@@ -205,17 +205,8 @@ func validateServer(id string, sc ServerConfig) error {
 	if id == "" {
 		return mcperr.New(mcperr.InvalidArgument, "%s", msg.EmptyID)
 	}
-	switch {
-	case sc.WebMCP && sc.URL != "":
-		return entryError(id, "%s", msg.WebMCPURL)
-	case sc.WebMCP, sc.View:
-	case sc.URL == "":
-		return entryError(id, "%s", msg.NoURL)
-	default:
-		u, err := url.Parse(sc.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return entryError(id, msg.BadURL, sc.URL)
-		}
+	if err := checkEntryURL(id, sc); err != nil {
+		return err
 	}
 	if sc.Required && sc.Enabled != nil && !*sc.Enabled {
 		return entryError(id, "%s", msg.RequiredOff)
@@ -237,6 +228,25 @@ func validateServer(id string, sc ServerConfig) error {
 		if len(t) == 0 || t[0] != '{' || !json.Valid(t) {
 			return entryError(id, "client options must be a JSON object")
 		}
+	}
+	return nil
+}
+
+// checkEntryURL checks that an entry has an absolute http(s) URL, or none
+// where the page serves it (WebMCP, a view's own tools).
+func checkEntryURL(id string, sc ServerConfig) error {
+	msg := &EntryForm.Messages
+	switch {
+	case sc.WebMCP && sc.URL != "":
+		return entryError(id, "%s", msg.WebMCPURL)
+	case sc.WebMCP, sc.View:
+		return nil
+	case sc.URL == "":
+		return entryError(id, "%s", msg.NoURL)
+	}
+	u, err := url.Parse(sc.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return entryError(id, msg.BadURL, sc.URL)
 	}
 	return nil
 }

@@ -223,16 +223,7 @@ func splitKey(s string) (key, val string, err error) {
 func (p *yamlLines) value(val string, indent, depth int, item bool) (any, error) {
 	switch {
 	case val == "":
-		// A nested block, or null.
-		p.skipBlank()
-		if p.done() {
-			return nil, nil
-		}
-		in, s := content(p.lines[p.i])
-		if in > indent || (!item && in == indent && (s == "-" || strings.HasPrefix(s, "- "))) {
-			return p.block(in, depth+1)
-		}
-		return nil, nil
+		return p.nested(indent, depth, item)
 	case val[0] == '|' || val[0] == '>':
 		return p.blockScalar(val, indent)
 	case val[0] == '[':
@@ -246,7 +237,27 @@ func (p *yamlLines) value(val string, indent, depth int, item bool) (any, error)
 	case strings.ContainsAny(val[:1], "&*!{}%@`,]?") || val == "-" || strings.HasPrefix(val, "- ") || val == ":" || strings.HasPrefix(val, ": "):
 		return nil, p.unread()
 	}
-	// A plain scalar, perhaps continued on more-indented lines.
+	return p.plain(val, indent)
+}
+
+// nested reads the block under an entry whose line ends at its key or
+// dash: more-indented lines, or a sequence at a mapping's own indent;
+// else the value is null.
+func (p *yamlLines) nested(indent, depth int, item bool) (any, error) {
+	p.skipBlank()
+	if p.done() {
+		return nil, nil
+	}
+	in, s := content(p.lines[p.i])
+	if in > indent || (!item && in == indent && (s == "-" || strings.HasPrefix(s, "- "))) {
+		return p.block(in, depth+1)
+	}
+	return nil, nil
+}
+
+// plain reads a plain scalar (val), perhaps continued on more-indented
+// lines; what this reader is unsure of is refused (unread).
+func (p *yamlLines) plain(val string, indent int) (any, error) {
 	parts := []string{val}
 	for !p.done() {
 		in, s := content(p.lines[p.i])

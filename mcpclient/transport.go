@@ -171,45 +171,14 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 	if strings.Contains(req.Header.Get("Accept"), "text/event-stream") {
 		call = out.id
 	}
-	var resp *http.Response
-	var err error
-	if out.method == "server/discover" && bareProbe(ctx) {
-		resp, err = t.sendProbe(req)
-	} else {
-		resp, err = t.guard.RoundTrip(req)
-	}
-	t.reportEnd(req, resp, err)
+	resp, err := t.send(req, out)
 	if err != nil {
 		return t.unsent(req, out, rec, err)
 	}
-	if out.notification() && !ok(resp.StatusCode) && resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
-		// A notification the server refuses answers nothing a caller
-		// waits for; go-sdk would take the refusal as the end of the
-		// session. Tell the page and go on.
-		resp.Body.Close()
-		if t.warn != nil {
-			t.warn(fmt.Sprintf("the server refused the %s notification (HTTP %d); the session goes on", cleanText(out.method), resp.StatusCode))
-		}
+	if t.refusedNotification(out, resp) {
 		return accepted(req), nil
 	}
-	rec.response(req.Method, resp.StatusCode)
-	if out.method == "server/discover" && !ok(resp.StatusCode) {
-		t.probeFailed(req, resp, rec)
-	}
-	if resp.StatusCode == http.StatusForbidden && strings.Contains(resp.Header.Get("WWW-Authenticate"), "insufficient_scope") {
-		rec.insufficientScope()
-	}
-	var hear listener
-	switch {
-	case raw != nil:
-		hear = raw.answered
-	case out.method == "tools/list" && t.listed != nil:
-		hear = func(m *wireMessage) []byte { t.listed(m); return nil }
-	case out.method == "resources/read":
-		if rr := rawReadFrom(ctx); rr != nil {
-			hear = rr.answered(out.id)
-		}
-	}
+	t.noteStatus(req, resp, out, rec)
 	// Only the handshake's answer says what the server can do; parsing
 	// every result for it would cost a pass over each megabyte answer.
 	// A GET stream may carry it (the legacy SSE transport answers there).
@@ -217,10 +186,67 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 	if out.method == "initialize" || out.method == "server/discover" || req.Method == http.MethodGet {
 		hello = t.hello
 	}
-	if err := t.handleBody(ctx, resp, call, hello, rec, hear); err != nil {
+	if err := t.handleBody(ctx, resp, call, hello, rec, t.listenerFor(ctx, out, raw)); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// send sends req: a bare discovery probe by itself, everything else
+// through the guard.
+func (t *roundTripper) send(req *http.Request, out outgoing) (*http.Response, error) {
+	var resp *http.Response
+	var err error
+	if out.method == "server/discover" && bareProbe(req.Context()) {
+		resp, err = t.sendProbe(req)
+	} else {
+		resp, err = t.guard.RoundTrip(req)
+	}
+	t.reportEnd(req, resp, err)
+	return resp, err
+}
+
+// refusedNotification reports whether resp refuses a notification (other
+// than for authorization), closing it and warning the page: a refused
+// notification answers nothing a caller waits for, and go-sdk would take
+// the refusal as the end of the session.
+func (t *roundTripper) refusedNotification(out outgoing, resp *http.Response) bool {
+	if !out.notification() || ok(resp.StatusCode) || resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return false
+	}
+	resp.Body.Close()
+	if t.warn != nil {
+		t.warn(fmt.Sprintf("the server refused the %s notification (HTTP %d); the session goes on", cleanText(out.method), resp.StatusCode))
+	}
+	return true
+}
+
+// noteStatus records what resp's status says: a failed discovery probe,
+// a scope the token lacks.
+func (t *roundTripper) noteStatus(req *http.Request, resp *http.Response, out outgoing, rec *record) {
+	rec.response(req.Method, resp.StatusCode)
+	if out.method == "server/discover" && !ok(resp.StatusCode) {
+		t.probeFailed(req, resp, rec)
+	}
+	if resp.StatusCode == http.StatusForbidden && strings.Contains(resp.Header.Get("WWW-Authenticate"), "insufficient_scope") {
+		rec.insufficientScope()
+	}
+}
+
+// listenerFor is who hears the answer to out, if anyone: a raw call's
+// caller, the tool list's watcher, a raw resource read.
+func (t *roundTripper) listenerFor(ctx context.Context, out outgoing, raw *rawCall) listener {
+	switch {
+	case raw != nil:
+		return raw.answered
+	case out.method == "tools/list" && t.listed != nil:
+		return func(m *wireMessage) []byte { t.listed(m); return nil }
+	case out.method == "resources/read":
+		if rr := rawReadFrom(ctx); rr != nil {
+			return rr.answered(out.id)
+		}
+	}
+	return nil
 }
 
 // unsent answers a request that got no HTTP answer, or a busy one (err,

@@ -96,25 +96,8 @@ func Present(err error) (message, detail string) {
 		return sentence(fmt.Sprintf("%s refused the request: %s", phrase(server, true), rpc.Message)), detail
 	}
 	code := CodeOf(err, "")
-	var unfinished *SignInUnfinished
-	if code == Timeout && errors.As(err, &unfinished) {
-		return render(UnfinishedMessage, server, 0, "", unfinished.Within), detail
-	}
-	var busy *Busy
-	if code == HTTP && errors.As(err, &busy) {
-		return busy.message(server), detail
-	}
-	var cut *Cut
-	if code == Network && errors.As(err, &cut) {
-		return render(CutMessage, server, 0, "", 0), detail
-	}
-	var unoffered *Unoffered
-	if code == Protocol && errors.As(err, &unoffered) {
-		next := unoffered.Next
-		if next != "" {
-			next = strings.ToUpper(next[:1]) + next[1:]
-		}
-		return sentence(strings.NewReplacer("{Server}", phrase(server, true), "{feature}", unoffered.Feature, "{Next}", next).Replace(UnofferedMessage)), detail
+	if m, ok := typedMessage(err, code, server); ok {
+		return m, detail
 	}
 	tmpl, ok := Messages[code]
 	unnamed := server == "" && strings.Contains(strings.ToLower(tmpl), "{server}") && code != Aborted && code != Timeout && code != RedirectUnhandled
@@ -129,6 +112,32 @@ func Present(err error) (message, detail string) {
 		url = unhandled.URL
 	}
 	return render(tmpl, server, StatusOf(err), url, 0), detail
+}
+
+// typedMessage is the message of the errors whose type says more than
+// their code does (a sign-in not finished in time, a busy server, a cut
+// connection, a feature the server does not offer); ok is false for
+// others.
+func typedMessage(err error, code Code, server string) (msg string, ok bool) {
+	var unfinished *SignInUnfinished
+	var busy *Busy
+	var cut *Cut
+	var unoffered *Unoffered
+	switch {
+	case code == Timeout && errors.As(err, &unfinished):
+		return render(UnfinishedMessage, server, 0, "", unfinished.Within), true
+	case code == HTTP && errors.As(err, &busy):
+		return busy.message(server), true
+	case code == Network && errors.As(err, &cut):
+		return render(CutMessage, server, 0, "", 0), true
+	case code == Protocol && errors.As(err, &unoffered):
+		next := unoffered.Next
+		if next != "" {
+			next = strings.ToUpper(next[:1]) + next[1:]
+		}
+		return sentence(strings.NewReplacer("{Server}", phrase(server, true), "{feature}", unoffered.Feature, "{Next}", next).Replace(UnofferedMessage)), true
+	}
+	return "", false
 }
 
 // UnfinishedMessage is the message of a [SignInUnfinished] sign-in (code
