@@ -40,6 +40,23 @@ hydra=$!
 # those tests); e2e/stacks/*: the authorization
 # stacks the e2e tests sign in to (e2e/xengine/stacks_test.go), each with its own
 # pinned packages (the Cloudflare one brings wrangler and Node 22).
+# Three installs run at once (npm's cache takes concurrent writers; on a
+# fresh clone they took 61 s one after another); each one's output is
+# printed when it ends.
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+npm_ci() {
+  local dir=$1 log
+  log="$logs/$(echo "$dir" | tr / _)"
+  if (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) >"$log" 2>&1; then
+    echo "installed the pinned Node packages of $dir: $(grep -m1 '^added' "$log" || echo done)"
+  else
+    echo "npm ci failed in $dir:" >&2
+    cat "$log" >&2
+    return 1
+  fi
+}
+installs=()
 for dir in e2e/node examples/react-vite examples/ai-sdk e2e/stacks/*; do
   if [ -f $dir/package-lock.json ] && [ ! -f $dir/node_modules/.package-lock.json -o $dir/package-lock.json -nt $dir/node_modules/.package-lock.json ]; then
     if [ -n "${NO_INSTALL:-}" ]; then
@@ -47,8 +64,13 @@ for dir in e2e/node examples/react-vite examples/ai-sdk e2e/stacks/*; do
       exit 1
     fi
     echo "installing the pinned Node packages of $dir (npm ci)"
-    (cd $dir && npm ci --no-audit --no-fund --loglevel=error)
+    while [ "$(jobs -rp | wc -l)" -ge 4 ]; do sleep 0.2; done # Hydra's build is one of the jobs
+    npm_ci "$dir" &
+    installs+=($!)
   fi
 done
+failed=0
+for pid in "${installs[@]}"; do wait "$pid" || failed=1; done
+[ $failed -eq 0 ] || { echo "an npm ci failed: its output is above" >&2; exit 1; }
 
 wait "$hydra" || { echo "scripts/install-hydra.sh failed: its output is above" >&2; exit 1; }
