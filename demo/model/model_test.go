@@ -88,6 +88,8 @@ func TestRules(t *testing.T) {
 			wantText: `I am mcpwasm-standin, a scripted stand-in, not a real model. I only follow scripts: try "add 2 and 40", "echo hello", "slow", "reverse hello", "weather in Paris", "note buy milk", or "add 2 and 40 and reverse hello".`},
 		{name: "two servers", msgs: user("add 2 and 40 and reverse hello"), tools: `[{"type":"function","function":{"name":"demo_add"}},{"type":"function","function":{"name":"notes_reverse"}}]`,
 			wantCalls: []agent.ToolCall{call("call_1_0", "demo_add", `{"a":2,"b":40}`), call("call_1_1", "notes_reverse", `{"text":"hello"}`)}},
+		{name: "add is not note_add", msgs: user("add 2 and 40"), tools: `[{"type":"function","function":{"name":"catalog_list_servers"}},{"type":"function","function":{"name":"notes_note_add"}}]`,
+			wantCalls: []agent.ToolCall{call("call_1_0", "catalog_list_servers", `{}`)}},
 		{name: "missing tool: list the servers", msgs: user("add 2 and 40"), tools: metaTools,
 			wantCalls: []agent.ToolCall{call("call_1_0", "catalog_list_servers", `{}`)}},
 		{name: "a server needs a sign-in: enable it", tools: metaTools, msgs: []agent.Message{

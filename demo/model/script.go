@@ -258,8 +258,10 @@ func plan(user string, tools []string, id func(int) string) (calls []call, absen
 }
 
 // find returns the offered tool named suffix, else one named
-// "<server id>_"+suffix (as a catalog names it), else any ending in
-// "_"+suffix: "add" is demo_add before notes_note_add.
+// "<server id>_"+suffix (as a catalog names it), else one ending in
+// "_"+suffix after a server id with an underscore: "add" is demo_add
+// before my_srv_add, and never notes_note_add (another tool of the
+// script's, which only ends in "_add").
 func find(tools []string, suffix string) string {
 	best, rank := "", 0
 	for _, t := range tools {
@@ -269,11 +271,25 @@ func find(tools []string, suffix string) string {
 			return t
 		case ok && !strings.Contains(prefix, "_") && rank < 2:
 			best, rank = t, 2
-		case ok && rank < 1:
+		case ok && rank < 1 && !isLonger(t, suffix):
 			best, rank = t, 1
 		}
 	}
 	return best
+}
+
+// scriptTools are the script's tool names that hold an underscore.
+var scriptTools = []string{"ask_user", "open_link", "note_add", "note_list"}
+
+// isLonger reports whether t names another of the script's tools, one
+// whose name ends in "_"+suffix (note_add for add).
+func isLonger(t, suffix string) bool {
+	for _, s := range scriptTools {
+		if s != suffix && strings.HasSuffix(s, "_"+suffix) && (t == s || strings.HasSuffix(t, "_"+s)) {
+			return true
+		}
+	}
+	return false
 }
 
 func missing(suffixes ...string) string {

@@ -79,3 +79,48 @@ func TestDemoPageSignInReloadSignOut(t *testing.T) {
 	}
 	d.checkPage()
 }
+
+// TestDemoChatAsksForSignIn is the sign-in a model asks for, as a person
+// meets it in the demo's chat: the model needs a tool of the demo server,
+// which waits for a sign-in, so it lists the servers and asks to use that
+// one (an approval the person gives); the chat then shows a "Sign in to
+// Demo server" card, whose click (and only that) opens the sign-in window,
+// and the same turn goes on with the tool once the person signed in.
+func TestDemoChatAsksForSignIn(t *testing.T) {
+	eitherRuntime(t)
+	parallel(t)
+	d := newDemoWorld(t, true)
+	d.openDemo("/")
+	d.shown(`#servers li[data-server="demo"][data-state="needs_auth"]`)
+	d.enabled("#chat-send")
+	d.fill("#chat-input", "add 2 and 40")
+	d.enter("#chat-input")
+
+	ask := `#chat-log li.chat-approval[data-tool="catalog_enable_server"]`
+	d.shown(ask + ` button.approve`)
+	if got := d.text(ask); !strings.Contains(got, "The model asks to use Demo server") {
+		t.Errorf("the approval prompt says %q; want the model asking to use Demo server", got)
+	}
+	d.click(ask + ` button.approve`)
+
+	card := `#chat-log li.chat-note[data-kind="auth"]`
+	d.shown(card + ` button.sign-in`)
+	if got := d.text(card); !strings.Contains(got, "Demo server, which needs you to sign in") || !strings.Contains(got, "Sign in to Demo server") {
+		t.Errorf("the sign-in card says %q; want Demo server needing a sign-in and its Sign in button", got)
+	}
+	if n := d.opens(); n != 0 {
+		t.Errorf("the page opened %d windows before the card's click; want none", n)
+	}
+	d.signIn(card+` button.sign-in`, "#approve")
+
+	d.shown(`#chat-log[data-runs="1"]`)
+	d.shown(`#chat-log li.chat-tool[data-server="demo"][data-tool="add"][data-state="ok"]`)
+	if got := d.js(`[...document.querySelectorAll("#chat-log li.chat-msg.assistant")].at(-1).querySelector(".chat-text").textContent`); !strings.Contains(got, "2 + 40 = 42") {
+		t.Errorf("the turn's answer is %q; want the add tool's 2 + 40 = 42 after the sign-in", got)
+	}
+	d.shown(`#servers li[data-server="demo"][data-state="connected"]`)
+	if n := d.opens(); n != 1 {
+		t.Errorf("the page opened %d windows; want the one sign-in window", n)
+	}
+	d.checkPage()
+}

@@ -413,6 +413,8 @@ export function approve(req) {
     const title = serverTitle(req.id);
     const what = req.tool === "sampling/createMessage"
       ? `${title} asks the model to write a reply (sampling).`
+      : req.tool === "catalog_enable_server"
+        ? `The model asks to use ${serverTitle(String(req.args?.id ?? ""))}.`
       : req.via === "app"
         ? `The view of ${title} wants to run ${req.tool}.`
         : `The model wants to run ${req.tool} on ${title}.`;

@@ -361,7 +361,9 @@ export function startServers(mcp, config, { approve, onElicitation }) {
   if (config.mcp2URL) {
     servers.notes = { url: config.mcp2URL, clientName: CLIENT_NAME, title: "Notes server", description: "weather, text tools and notes, no sign-in" };
   }
-  cat = mcp.catalog({ servers, approve, onElicitation, apps: true });
+  // serverTools: the model may list the servers and ask to turn one on,
+  // which for a server that needs a sign-in shows the chat's sign-in card.
+  cat = mcp.catalog({ servers, approve, onElicitation, apps: true, serverTools: true });
   for (const [id, s] of Object.entries(servers)) {
     order.push(id);
     info.set(id, { url: s.url, title: s.title });
