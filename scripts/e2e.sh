@@ -5,11 +5,12 @@
 # picks or all: one test binary, one web bundle and one build
 # of the React example app from the packed npm package serve every pass;
 # JOBS passes run at once (each pass has its own browser, servers and
-# profile, so they share no state; 3 at once, the default, took 25m10s on 2
-# cores where 2 took about 27: a pass waits on windows, servers and token
-# lifetimes, and a third fills the CPU those waits leave). Each pass's output is printed when it ends, its lines prefixed
-# with [engine mode]; the last lines give one summary per engine, and the
-# exit status is non-zero when any pass failed.
+# profile, so they share no state; 3 at once, the default, took 25m10s on
+# 2 cores, where 2 at once took 27m53s: a pass also waits on windows,
+# servers and token lifetimes, and a third uses the CPU those waits leave).
+# Each pass's output is printed when it ends, its lines prefixed with
+# [engine mode]; the last lines give one summary per engine, and the exit
+# status is non-zero when any pass failed.
 #
 # The plan (E2E_PLAN): "pairwise" (the default when both modes run) runs a
 # scenario whose subject is not the runtime (eitherRuntime in

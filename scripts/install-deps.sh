@@ -40,9 +40,10 @@ hydra=$!
 # those tests); e2e/stacks/*: the authorization
 # stacks the e2e tests sign in to (e2e/xengine/stacks_test.go), each with its own
 # pinned packages (the Cloudflare one brings wrangler and Node 22).
-# Three installs run at once (npm's cache takes concurrent writers; on a
-# fresh clone they took 61 s one after another); each one's output is
-# printed when it ends.
+# The installs run beside each other, at most four jobs at once with
+# Hydra's build counted while it runs (npm's cache takes concurrent
+# writers; on a fresh clone they took 61 s one after another); each one's
+# output is printed when it ends.
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 npm_ci() {
