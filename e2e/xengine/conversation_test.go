@@ -110,6 +110,7 @@ func TestConversationLastsAcrossAReload(t *testing.T) {
 		Compaction []json.RawMessage  `json:"compaction"`
 		Conv       storedConversation `json:"conv"`
 		Raw        string             `json:"raw"`
+		WithOther  string             `json:"withOther"`
 		AfterList  int                `json:"afterList"`
 		Runtime    string             `json:"runtime"`
 	}
@@ -127,10 +128,11 @@ func TestConversationLastsAcrossAReload(t *testing.T) {
 		const raw = JSON.stringify(rows.map((r) => ({ k: r.k, keys: Object.keys(r), ct: new TextDecoder().decode(r.ct) })));
 		const other = await agent.conversation("scratch");
 		await other.rename("Scratch");
+		const withOther = (await agent.conversations()).map((c) => c.id).sort().join(",");
 		await other.delete();
 		const afterList = (await agent.conversations()).length;
 		await cat.close();
-		return { list, loaded, compaction, conv: { ...conv }, raw, afterList, runtime: mcp.runtime };
+		return { list, loaded, compaction, conv: { ...conv }, raw, withOther, afterList, runtime: mcp.runtime };
 	})()`, &second)
 	lb, _ := json.Marshal(second.Loaded.Messages)
 	cb, _ := json.Marshal(second.Conv.Messages)
@@ -185,6 +187,9 @@ func TestConversationLastsAcrossAReload(t *testing.T) {
 	}
 	if m := last.Messages[0]; m.Role != "system" || !strings.Contains(m.Content, c.Summary) {
 		t.Errorf("the model's last request starts with %+v; want the summary", m)
+	}
+	if second.WithOther != "scratch,trip" {
+		t.Errorf("with a second conversation stored the list is %q; want scratch,trip", second.WithOther)
 	}
 	if second.AfterList != 1 {
 		t.Errorf("after deleting a second conversation the list has %d; want 1", second.AfterList)

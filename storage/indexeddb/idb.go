@@ -385,6 +385,10 @@ func (s *idbDB) readAll(ctx context.Context, store string) ([]storedRecord, erro
 		if err != nil {
 			return nil, err
 		}
+		k, _ := item.Get(propKey)
+		if rec.Key, err = jsbridge.String(k, "a record's key"); err != nil {
+			return nil, storageErr(err, "corrupt record in "+store)
+		}
 		out = append(out, rec)
 	}
 	return out, nil
