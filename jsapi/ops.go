@@ -128,6 +128,23 @@ type (
 		Arguments json.RawMessage `json:"arguments,omitempty"`
 		TimeoutMs *float64        `json:"timeoutMs,omitempty"`
 	}
+	// CloseClient ends a client; Gone says the page went away without
+	// abandoning its calls (the tasks they follow are kept).
+	CloseClient struct {
+		ID   string `json:"id" page:"id"`
+		Gone bool   `json:"gone,omitempty"`
+	}
+	// TaskRef names a kept task of a client.
+	TaskRef struct {
+		ID     string `json:"id" page:"id"`
+		TaskID string `json:"taskId"`
+	}
+	// ResumeTask follows a kept task to its result.
+	ResumeTask struct {
+		ID        string   `json:"id" page:"id"`
+		TaskID    string   `json:"taskId"`
+		TimeoutMs *float64 `json:"timeoutMs,omitempty"`
+	}
 	// Deliver hands a callback URL to the sign-in waiting on its state.
 	Deliver struct {
 		URL string `json:"url"`
@@ -417,7 +434,7 @@ var Ops = []Op{
 	{"client.connect", Connect{}, Session{}, "connects and initializes", false},
 	{"client.authorize", Authorize{}, Session{}, "signs in (from a user action), then connects", false},
 	{"client.logout", ClientRef{}, nil, "revokes and deletes the grant; the session ends", false},
-	{"client.close", ClientRef{}, nil, "ends the session and the client", false},
+	{"client.close", CloseClient{}, nil, "ends the session and the client", false},
 	{"client.listTools", ClientRef{}, Any{}, "every tool", false},
 	{"client.listResources", ClientRef{}, Any{}, "every resource", false},
 	{"client.listResourceTemplates", ClientRef{}, Any{}, "every resource template", false},
@@ -433,6 +450,9 @@ var Ops = []Op{
 	{"client.readSkillFile", SkillFile{}, Any{}, "reads a file of a loaded skill, verified against its entry", false},
 	{"client.ping", ClientRef{}, nil, "checks that the server answers", false},
 	{"client.callTool", CallTool{}, Any{}, "calls a tool (signal, onProgress)", false},
+	{"client.tasks", ClientRef{}, Any{}, "the tasks of this server kept until their results are delivered", false},
+	{"client.resumeTask", ResumeTask{}, Any{}, "follows a kept task to its result (signal, onProgress)", false},
+	{"client.cancelTask", TaskRef{}, nil, "cancels a kept task at the server and forgets it", false},
 	{"callback.deliver", Deliver{}, Delivered{}, "a sign-in result from any courier", false},
 	{"grants.apply", GrantChange{}, nil, "a grant change another tab announced", false},
 	{"storage.clear", struct{}{}, nil, "deletes every stored grant, registration and metadata", false},

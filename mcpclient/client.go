@@ -112,6 +112,10 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// OnEvent receives events; it must not block for long.
 	OnEvent func(Event)
+	// Tasks, when set, keeps the tasks the client starts beyond its life
+	// (shared by the clients of a page, persisted by its Store); nil keeps
+	// them for the client's life only.
+	Tasks *TaskBook
 }
 
 // ConnectOptions are the handlers fixed for one session: the client
@@ -164,6 +168,10 @@ type Client struct {
 	loaded      map[string]Skill  // the skills loaded, by SKILL.md URI: the entries their files are read against
 
 	re reconnector // the reconnect loop of state reconnecting
+
+	book       *TaskBook   // the tasks the client started and has not seen end
+	leaving    atomic.Bool // Leave: sessions running kept tasks stay open
+	adoptTried bool        // a connect looked for a kept session to go on in
 }
 
 // New returns an idle client for the MCP endpoint at rawURL, which must be an
@@ -203,7 +211,10 @@ func New(rawURL string, opts Options) (*Client, error) {
 		}
 		jar = opts.HTTPClient.Jar
 	}
-	c := &Client{url: u.String(), opts: opts, state: StateIdle}
+	c := &Client{url: u.String(), opts: opts, state: StateIdle, book: opts.Tasks}
+	if c.book == nil {
+		c.book = &TaskBook{}
+	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.follow()
 	guard := &httpguard.Transport{
@@ -214,7 +225,8 @@ func New(rawURL string, opts Options) (*Client, error) {
 	}
 	c.http = &http.Client{
 		Transport: &roundTripper{guard: busy.Policy{}.Transport(present(opts.Auth, guard)), taps: &c.taps, hello: &c.hello,
-			warn: func(msg string) { c.emit("warning", Warning{Message: msg}) }, ended: c.sawDelete, listed: c.toolsListed},
+			warn: func(msg string) { c.emit("warning", Warning{Message: msg}) }, ended: c.sawDelete, listed: c.toolsListed,
+			keeps: func(ctx context.Context, id string) bool { return c.leaving.Load() && c.book.holds(ctx, c.url, id) }},
 		Jar:           jar,
 		CheckRedirect: httpguard.CheckRedirect,
 	}

@@ -207,6 +207,17 @@ func (c *Client) lostSession(cs *mcp.ClientSession, err error) {
 }
 
 func (c *Client) connect(ctx context.Context, co ConnectOptions) (*mcp.ClientSession, error) {
+	if a := c.adoption(ctx); a != nil {
+		rctx, rec := withRecord(withAdoption(ctx, a))
+		cs, err := c.connectWith(rctx, TransportStreamable, a.s.Version, co)
+		if err == nil || ctx.Err() != nil || stateFor(classify(err, rec)) != StateFailed {
+			if err != nil {
+				return nil, classify(err, rec)
+			}
+			return cs, nil
+		}
+		// A kept session that cannot be had: a session of its own.
+	}
 	h := c.opts.Hints.get(c.url)
 	cs, err := c.connectHinted(ctx, h, co)
 	if err != nil && h != (hint{}) && ctx.Err() == nil && stateFor(err) == StateFailed {
@@ -216,6 +227,24 @@ func (c *Client) connect(ctx context.Context, co ConnectOptions) (*mcp.ClientSes
 		return c.connectHinted(ctx, hint{}, co)
 	}
 	return cs, err
+}
+
+// adoption is the kept session the client's first connect goes on in: the
+// session of the newest kept task of this server that no call of this
+// runtime follows, so that [Client.ResumeTask] finds the task on servers
+// that keep tasks per session; nil when there is none.
+func (c *Client) adoption(ctx context.Context) *adoption {
+	c.mu.Lock()
+	tried := c.adoptTried
+	c.adoptTried = true
+	c.mu.Unlock()
+	if tried || c.opts.Transport == TransportSSE {
+		return nil
+	}
+	if s := c.book.adoptable(ctx, c.url); s != nil {
+		return &adoption{s: s}
+	}
+	return nil
 }
 
 func (c *Client) connectHinted(ctx context.Context, hint hint, co ConnectOptions) (*mcp.ClientSession, error) {

@@ -37,6 +37,9 @@ type roundTripper struct {
 	// listed hears each answer to tools/list, for what go-sdk's Tool
 	// does not keep (execution.taskSupport).
 	listed func(m *wireMessage)
+	// keeps reports whether the session of that id must outlive the
+	// client (see [roundTripper.sessionKept]).
+	keeps func(ctx context.Context, sessionID string) bool
 }
 
 // credentials returns the guard's hook adding the static headers and the
@@ -171,7 +174,14 @@ func (t *roundTripper) roundTrip(req *http.Request) (*http.Response, error) {
 	if strings.Contains(req.Header.Get("Accept"), "text/event-stream") {
 		call = out.id
 	}
-	resp, err := t.send(req, out)
+	resp := adoptionFrom(ctx).answer(req, out)
+	if resp == nil {
+		resp = t.sessionKept(req)
+	}
+	var err error
+	if resp == nil {
+		resp, err = t.send(req, out)
+	}
 	if err != nil {
 		return t.unsent(req, out, rec, err)
 	}

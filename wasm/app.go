@@ -42,8 +42,10 @@ type app struct {
 	// for the runtime's life (every client with a relay shares it).
 	relayRoutes *relay.Routes
 
-	memory  *oauth.MemoryStore        // storage: "memory"
-	memKeys *indexeddb.MemoryDPoPKeys // the DPoP keys of storage "memory"
+	memory   *oauth.MemoryStore        // storage: "memory"
+	memKeys  *indexeddb.MemoryDPoPKeys // the DPoP keys of storage "memory"
+	tasks    *mcpclient.TaskBook       // the tasks clients keep, in IndexedDB
+	memTasks *mcpclient.TaskBook       // those of clients with storage "memory"
 
 	// The page's objects by the ids it chose.
 	mu       sync.Mutex
@@ -59,7 +61,7 @@ type clientEntry struct {
 	// ctx is the parent of every call of this client; close() cancels it,
 	// so nothing (a sign-in, a tool call) outlives the client.
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	// use, for a catalog's server, holds the session open while the page
 	// uses the client directly (catalog.Catalog.Use); nil otherwise.
 	use func(context.Context) (release func(), err error)
@@ -83,6 +85,7 @@ func newApp(hv jsbridge.Value, hintsJSON string) *app {
 	a.hints = &mcpclient.Hints{Persist: func(b []byte) { a.host.call("saveHints", string(b)) }}
 	a.hints.Load([]byte(hintsJSON))
 	a.idb = indexeddb.New(dbName, a.storageFallback)
+	a.tasks, a.memTasks = &mcpclient.TaskBook{Store: a.idb}, &mcpclient.TaskBook{}
 	a.registry.Announce = func(c oauth.Change) {
 		b, _ := json.Marshal(c)
 		a.host.call("announce", string(b))
@@ -139,6 +142,14 @@ func (a *app) store(kind string) oauth.Store {
 	return a.idb
 }
 
+// taskBook is where a client of that storage keeps its tasks.
+func (a *app) taskBook(kind string) *mcpclient.TaskBook {
+	if kind == "memory" {
+		return a.memTasks
+	}
+	return a.tasks
+}
+
 // newClient makes a client from the options mcp.js sent (decoded and
 // checked); its events go to the page, and to also when set (a catalog's
 // server).
@@ -169,7 +180,7 @@ func (a *app) newClient(id, url string, o jsapi.ClientOptions, pol hostpolicy.Ch
 		authHTTP = httpguard.NewClient(&httpguard.Transport{Base: base})
 	}
 	e := &clientEntry{id: id, opts: o}
-	e.ctx, e.cancel = context.WithCancel(context.Background())
+	e.ctx, e.cancel = context.WithCancelCause(context.Background())
 	opts := mcpclient.Options{
 		ClientName:    o.ClientName,
 		ClientVersion: version,
@@ -182,6 +193,7 @@ func (a *app) newClient(id, url string, o jsapi.ClientOptions, pol hostpolicy.Ch
 		// uncaught error when it unloads during an event stream.
 		HTTPClient: &http.Client{Transport: base},
 		Hints:      a.hints,
+		Tasks:      a.taskBook(o.Storage),
 		OnEvent: func(ev mcpclient.Event) {
 			a.host.event(id, ev.Type, ev.Data)
 			if also != nil {
@@ -207,7 +219,7 @@ func (a *app) newClient(id, url string, o jsapi.ClientOptions, pol hostpolicy.Ch
 	default:
 		h, err := a.newAuth(id, url, o, authHTTP, pol)
 		if err != nil {
-			e.cancel()
+			e.cancel(nil)
 			return err
 		}
 		opts.Auth = h
@@ -217,7 +229,7 @@ func (a *app) newClient(id, url string, o jsapi.ClientOptions, pol hostpolicy.Ch
 		if opts.Auth != nil {
 			opts.Auth.Close()
 		}
-		e.cancel()
+		e.cancel(nil)
 		return err
 	}
 	e.c = c

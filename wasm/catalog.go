@@ -371,7 +371,7 @@ func (a *app) dropClients(ce *catalogEntry, only ...string) {
 	a.mu.Lock()
 	for _, id := range ids {
 		if e := a.clients[id]; e != nil {
-			e.cancel()
+			e.cancel(nil)
 			delete(a.clients, id)
 		}
 	}

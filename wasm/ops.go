@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpwasm/mcpwasm/hostpolicy"
 	"github.com/mcpwasm/mcpwasm/jsapi"
 	"github.com/mcpwasm/mcpwasm/jsbridge"
@@ -91,8 +93,13 @@ func (a *app) handlers() map[string]handler {
 				return e.c.ReadSkillFile(ctx, args.Skill, args.File)
 			})
 		}),
-		"client.ping":              op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return nil, e.c.Ping(ctx) })),
-		"client.callTool":          op(a.opCallTool),
+		"client.ping":       op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return nil, e.c.Ping(ctx) })),
+		"client.callTool":   op(a.opCallTool),
+		"client.tasks":      op(a.clientOp(func(ctx context.Context, e *clientEntry) (any, error) { return e.c.Tasks(ctx), nil })),
+		"client.resumeTask": op(a.opResumeTask),
+		"client.cancelTask": op(func(ctx context.Context, args jsapi.TaskRef, _ jsCall) (any, error) {
+			return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) { return nil, e.c.CancelTask(ctx, args.TaskID) })
+		}),
 		"callback.deliver":         op(a.opDeliver),
 		"grants.apply":             op(a.opApply),
 		"storage.clear":            op(a.opClear),
@@ -203,9 +210,9 @@ func (a *app) withClient(ctx context.Context, id string, fn func(context.Context
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(e.ctx, cancel)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(e.ctx, func() { cancel(context.Cause(e.ctx)) })
 	defer stop()
 	if e.use != nil {
 		release, err := e.use(ctx)
@@ -269,7 +276,7 @@ func (a *app) opAuthorize(ctx context.Context, args jsapi.Authorize, _ jsCall) (
 	})
 }
 
-func (a *app) opClose(_ context.Context, args jsapi.ClientRef, _ jsCall) (any, error) {
+func (a *app) opClose(_ context.Context, args jsapi.CloseClient, _ jsCall) (any, error) {
 	e, err := a.entry(args.ID)
 	if err != nil {
 		return nil, err
@@ -277,7 +284,13 @@ func (a *app) opClose(_ context.Context, args jsapi.ClientRef, _ jsCall) (any, e
 	a.mu.Lock()
 	delete(a.clients, args.ID)
 	a.mu.Unlock()
-	e.cancel() // first end this client's calls and sign-in; they reject "closed"
+	if args.Gone {
+		// The page went away without abandoning its calls: the tasks
+		// they follow are kept for the next page, not cancelled.
+		e.cancel(mcpclient.ErrOwnerGone)
+		return nil, e.c.Leave()
+	}
+	e.cancel(nil) // first end this client's calls and sign-in; they reject "closed"
 	return nil, e.c.Close()
 }
 
@@ -303,15 +316,28 @@ func (a *app) opComplete(ctx context.Context, args jsapi.Complete, _ jsCall) (an
 // opCallTool times the call out after timeoutMs, not counting the time the
 // person answers the server's elicitations, as a catalog call.
 func (a *app) opCallTool(ctx context.Context, args jsapi.CallTool, c jsCall) (any, error) {
-	if args.TimeoutMs != nil {
+	return a.toolCall(ctx, args.ID, args.TimeoutMs, c, func(ctx context.Context, e *clientEntry, progress func(*mcp.ProgressNotificationParams)) (any, error) {
+		return e.c.CallTool(ctx, args.Name, args.Arguments, progress)
+	})
+}
+
+// opResumeTask follows a kept task as opCallTool follows a call.
+func (a *app) opResumeTask(ctx context.Context, args jsapi.ResumeTask, c jsCall) (any, error) {
+	return a.toolCall(ctx, args.ID, args.TimeoutMs, c, func(ctx context.Context, e *clientEntry, progress func(*mcp.ProgressNotificationParams)) (any, error) {
+		return e.c.ResumeTask(ctx, args.TaskID, progress)
+	})
+}
+
+// toolCall runs call for the client of id under timeoutMs (paused while
+// the person answers), its progress reports going to the page.
+func (a *app) toolCall(ctx context.Context, id string, timeoutMs *float64, c jsCall, call func(context.Context, *clientEntry, func(*mcp.ProgressNotificationParams)) (any, error)) (any, error) {
+	if timeoutMs != nil {
 		var cancel context.CancelFunc
-		ctx, cancel = mcpclient.WithCallTimeout(ctx, ms(args.TimeoutMs))
+		ctx, cancel = mcpclient.WithCallTimeout(ctx, ms(timeoutMs))
 		defer cancel()
 	}
 	progress := progressTo(c.onProgress)
-	return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) {
-		return e.c.CallTool(ctx, args.Name, args.Arguments, progress)
-	})
+	return a.withClient(ctx, id, func(ctx context.Context, e *clientEntry) (any, error) { return call(ctx, e, progress) })
 }
 
 // opDeliver hands a callback URL to the sign-in waiting on its state: a

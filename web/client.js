@@ -5,6 +5,14 @@ import { MCPError, closedError, errorOf, invalid } from "./errors.js";
 import { LoginWindow, RETURN_KEY } from "./auth.js";
 import { callProblem } from "./rules.js";
 
+/** A tool's result as callTool() and resumeTask() resolve with it. */
+const toolResult = (r) => ({ content: r.content ?? [], structuredContent: r.structuredContent, isError: !!r.isError, _meta: r._meta });
+
+/** The runtime's progress reports (JSON) to the page's onProgress, which may throw. */
+const progressOf = (onProgress) => onProgress && ((p) => {
+  try { onProgress(JSON.parse(p)); } catch (e) { console.error("mcp: onProgress threw", e); }
+});
+
 const isSkillURI = (uri) => typeof uri === "string" && uri.endsWith("/SKILL.md");
 
 /**
@@ -158,11 +166,33 @@ export class Client extends EventTarget {
     } catch (e) {
       throw invalid(`callTool(): arguments cannot be sent as JSON: ${e.message}`);
     }
-    const progress = onProgress && ((p) => {
-      try { onProgress(JSON.parse(p)); } catch (e) { console.error("mcp: onProgress threw", e); }
-    });
-    const r = await this.#call("client.callTool", { name, arguments: args, timeoutMs }, signal, progress);
-    return { content: r.content ?? [], structuredContent: r.structuredContent, isError: !!r.isError, _meta: r._meta };
+    const r = await this.#call("client.callTool", { name, arguments: args, timeoutMs }, signal, progressOf(onProgress));
+    return toolResult(r);
+  }
+
+  /**
+   * The tasks of this server whose results nobody has received yet, started
+   * by this page or an earlier one (before a reload, in another tab):
+   * `[{taskId, tool, status, statusMessage?, createdAt, expiresAt}]`.
+   */
+  tasks({ signal } = {}) { return this.#call("client.tasks", {}, signal); }
+
+  /**
+   * Follows a kept task (see tasks()) to its result, as the callTool() that
+   * started it would have: onProgress, onElicitation, the result once.
+   */
+  async resumeTask(taskId, { signal, onProgress, timeoutMs } = {}) {
+    if (typeof taskId !== "string" || taskId === "") throw invalid("resumeTask(): taskId must be a task's taskId, as tasks() lists it");
+    if (onProgress !== undefined && typeof onProgress !== "function") throw invalid("resumeTask(): onProgress must be a function");
+    const problem = callProblem({ timeoutMs }, "resumeTask()");
+    if (problem) throw invalid(problem);
+    return toolResult(await this.#call("client.resumeTask", { taskId, timeoutMs }, signal, progressOf(onProgress)));
+  }
+
+  /** Cancels a kept task at the server (tasks/cancel) and forgets it. */
+  cancelTask(taskId, { signal } = {}) {
+    if (typeof taskId !== "string" || taskId === "") return Promise.reject(invalid("cancelTask(): taskId must be a task's taskId, as tasks() lists it"));
+    return this.#call("client.cancelTask", { taskId }, signal);
   }
 
   listResources({ signal } = {}) { return this.#call("client.listResources", {}, signal); }

@@ -304,6 +304,20 @@ export type Content =
   | { type: "resource_link"; uri: string; name: string; mimeType?: string; [key: string]: unknown }
   | { type: "resource"; resource: ResourceContents; annotations?: unknown; _meta?: unknown };
 
+/** A task a client keeps until its result is delivered (client.tasks()). */
+export interface KeptTask {
+  taskId: string;
+  /** The tool whose call started it. */
+  tool: string;
+  /** As last seen: "working", "input_required", or a terminal status not yet delivered. */
+  status: string;
+  statusMessage?: string;
+  /** When the call started it (ISO 8601). */
+  createdAt: string;
+  /** When the server may delete it and its result (ISO 8601); absent when the server set no limit. */
+  expiresAt?: string;
+}
+
 export interface CallToolResult {
   content: Content[];
   structuredContent?: unknown;
@@ -528,7 +542,30 @@ export interface Client extends EventTarget {
   logout(options?: CallOptions): Promise<void>;
   /** Every tool, all pages. */
   listTools(options?: CallOptions): Promise<Tool[]>;
+  /**
+   * Calls a tool. A tool the server runs only as a task (2025-11-25
+   * taskSupport "required") is followed to its result, and kept until then:
+   * a page that reloads or closes meanwhile leaves the task running (and
+   * its session open), for tasks() and resumeTask() in the next page. An
+   * abandoned call (signal, timeoutMs) cancels its task.
+   */
   callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult>;
+  /**
+   * The tasks of this server whose results nobody has received yet,
+   * started by this page or an earlier one (a reload, another tab), oldest
+   * first, with their status as last seen; expired ones are forgotten.
+   */
+  tasks(options?: CallOptions): Promise<KeptTask[]>;
+  /**
+   * Follows a kept task to its result as the callTool() that started it
+   * would have (onProgress, onElicitation while it needs input), once:
+   * then the task is forgotten. Call it once connected. Rejects
+   * "invalid_argument" for a task that is not kept, "protocol" when the
+   * server no longer knows it (it is forgotten); an abort cancels it.
+   */
+  resumeTask(taskId: string, options?: CallToolOptions): Promise<CallToolResult>;
+  /** Cancels a kept task at the server (tasks/cancel) and forgets it. */
+  cancelTask(taskId: string, options?: CallOptions): Promise<void>;
   listResources(options?: CallOptions): Promise<Resource[]>;
   listResourceTemplates(options?: CallOptions): Promise<ResourceTemplate[]>;
   readResource(uri: string, options?: CallOptions): Promise<ReadResourceResult>;

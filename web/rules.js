@@ -152,8 +152,8 @@ export function clientProblem(url, sent) {
 }
 
 /** The sentence of Go's error for a call's options ({timeoutMs}), or null. */
-export function callProblem(options) {
-  const m = ruleProblem("callTool()", RULES.call, options);
+export function callProblem(options, what = "callTool()") {
+  const m = ruleProblem(what, RULES.call, options);
   return m && sentence(m);
 }
 

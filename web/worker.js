@@ -300,6 +300,7 @@ class Tab {
     const ac = OPS[op] ? null : new AbortController();
     if (ac) this.calls.set(id, ac);
     if (ac && kind === "client" && this.redirect.has(args.id)) ac.keep = true;
+    if (ac && kind === "client") ac.client = true; // ended by its client's close, see bye()
     const onProgress = progress ? (json) => this.post({ t: "progress", id, json }) : undefined;
     let p;
     try {
@@ -333,18 +334,23 @@ class Tab {
     else r.resolve(value);
   }
 
-  /** The tab went away: its calls end, its sessions close, its objects are forgotten. */
+  /**
+   * The tab went away: its calls end, its sessions close, its objects are
+   * forgotten. A client's calls end with the client, closed as gone: the
+   * tasks they follow are kept for the next page rather than cancelled, as
+   * when a page without a worker unloads.
+   */
   bye() {
     const rt = this.rt;
     if (!rt || !rt.tabs.has(this)) return;
     rt.tabs.delete(this);
-    for (const ac of this.calls.values()) if (!ac.keep) ac.abort();
+    for (const ac of this.calls.values()) if (!ac.keep && !ac.client) ac.abort();
     for (const r of this.replies.values()) r.reject(makeError("closed", "the page that owned this object went away"));
     this.replies.clear();
-    const close = (op, id) => rt.invoke(op, { id: this.prefix + id }).catch(() => {});
+    const close = (op, id, more) => rt.invoke(op, { id: this.prefix + id, ...more }).catch(() => {});
     for (const id of this.owned.agent) close("agent.close", id);
     for (const id of this.owned.catalog) close("catalog.close", id);
-    for (const id of this.owned.client) if (!this.redirect.has(id)) close("client.close", id);
+    for (const id of this.owned.client) if (!this.redirect.has(id)) close("client.close", id, { gone: true });
     // A redirect sign-in's client stays for the return; its callbacks now
     // reject "closed", as nobody is left to answer them.
     rt.byPrefix.delete(this.prefix);

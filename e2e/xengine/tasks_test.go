@@ -53,3 +53,84 @@ func TestTaskToolOfServerEverything(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskOutlivesAReload: the page reloads while two tasks of
+// server-everything's simulate-research-query work (the reference
+// server, built on the TypeScript SDK, keeps a task only for the session
+// that created it). The next page's client lists both, goes on in their
+// session, follows the first to its result once, without calling the
+// tool again, and cancels the second, which waits for an answer the
+// first page never gave (the server refuses to cancel a task that
+// ended); then nothing is kept.
+func TestTaskOutlivesAReload(t *testing.T) {
+	eitherRuntime(t)
+	parallel(t)
+	everything := startEverything(t)
+	w := newWorld(t, devserver.AuthConfig{})
+	type kept struct {
+		TaskID string `json:"taskId"`
+		Tool   string `json:"tool"`
+		Status string `json:"status"`
+	}
+	var first struct {
+		Kept     []kept `json:"kept"`
+		Resolved bool   `json:"resolved"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const c = mcp.client(%q);
+		c.onElicitation = () => new Promise(() => {}); // the person has not answered yet
+		await c.connect();
+		let working;
+		const seen = new Promise((res) => { working = res; });
+		for (const [topic, ambiguous] of [["reloaded tasks", false], ["cancelled tasks", true]]) {
+			c.callTool("simulate-research-query", { topic, ambiguous }, { onProgress: () => working() })
+				.then(() => { globalThis.__resolved = true; }, () => {});
+		}
+		await seen;
+		const kept = await c.tasks();
+		return { kept, resolved: !!globalThis.__resolved };
+	})()`, everything), &first)
+	if len(first.Kept) != 2 || first.Resolved {
+		t.Fatalf("before the reload: kept %+v, a call resolved: %v; want two tasks working", first.Kept, first.Resolved)
+	}
+	for _, k := range first.Kept {
+		if k.Tool != "simulate-research-query" || k.Status != "working" {
+			t.Fatalf("before the reload: kept %+v; want simulate-research-query, working", first.Kept)
+		}
+	}
+
+	w.navigate(w.win, w.PageURL+"/e2e/blank.html")
+	w.load(w.win)
+	var second struct {
+		Kept      []kept   `json:"kept"`
+		Text      string   `json:"text"`
+		IsError   bool     `json:"isError"`
+		Progress  []string `json:"progress"`
+		After     []kept   `json:"after"`
+		Again     string   `json:"again"`
+		Cancelled string   `json:"cancelled"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const c = mcp.client(%q);
+		await c.connect();
+		const kept = await c.tasks();
+		const progress = [];
+		const r = await c.resumeTask(kept[0].taskId, { onProgress: (p) => progress.push(p.message) });
+		await c.cancelTask(kept[1].taskId);
+		const after = await c.tasks();
+		const code = (p) => p.then(() => "resolved", (e) => e.code);
+		const again = await code(c.resumeTask(kept[0].taskId));
+		const cancelled = await code(c.resumeTask(kept[1].taskId));
+		await c.close();
+		return { kept, text: r.content[0]?.text ?? "", isError: r.isError, progress, after, again, cancelled };
+	})()`, everything), &second)
+	if len(second.Kept) != 2 || second.Kept[0].TaskID != first.Kept[0].TaskID || second.Kept[1].TaskID != first.Kept[1].TaskID {
+		t.Fatalf("after the reload: kept %+v; want the first page's tasks %+v", second.Kept, first.Kept)
+	}
+	if second.IsError || !strings.Contains(second.Text, "# Research Report: reloaded tasks") {
+		t.Errorf("the resumed task's result = %q (isError %v); want its research report", second.Text, second.IsError)
+	}
+	if len(second.After) != 0 || second.Again != "invalid_argument" || second.Cancelled != "invalid_argument" {
+		t.Errorf("after the result and the cancel: kept %+v, resuming again %q, the cancelled %q; want nothing kept, both invalid_argument", second.After, second.Again, second.Cancelled)
+	}
+}

@@ -24,6 +24,8 @@ var migrations = []func(db jsbridge.Value) error{
 	func(db jsbridge.Value) error { return createStores(db, storeDPoP) },
 	// 2 → 3: an agent's stored conversations.
 	func(db jsbridge.Value) error { return createStores(db, storeConversations) },
+	// 3 → 4: the tasks clients keep (mcpclient.TaskStore).
+	func(db jsbridge.Value) error { return createStores(db, storeTasks) },
 }
 
 // createStores creates object stores keyed by propKey.

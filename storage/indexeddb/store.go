@@ -51,6 +51,9 @@ const (
 	// storeConversations holds an agent's stored conversations
 	// (agent.ConversationStore), sealed like the grants.
 	storeConversations = "conversations"
+	// storeTasks holds the tasks clients started and have not seen end
+	// (mcpclient.TaskStore), sealed like the grants: they name sessions.
+	storeTasks = "tasks"
 )
 
 // Store is an [oauth.Store] over IndexedDB (see the package doc).
@@ -228,7 +231,7 @@ func (s *Store) closed(b kv, newer error) {
 func (s *Store) Shared() bool { return s.Fallback() == nil }
 
 // Clear deletes every grant, registration, cached metadata, pending flow,
-// DPoP key and stored conversation (the encryption key stays).
+// DPoP key, stored conversation and kept task (the encryption key stays).
 func (s *Store) Clear(ctx context.Context) error {
 	b := s.backend(ctx)
 	// Dropped after the deletion too: a proof that read a key while
@@ -241,7 +244,7 @@ func (s *Store) Clear(ctx context.Context) error {
 	if m, ok := keys.(interface{ clear() }); ok {
 		m.clear() // the keys the memory fallback holds
 	}
-	for _, st := range []string{storeGrants, storeClients, storeMetadata, storePending, storeDPoP, storeConversations} {
+	for _, st := range []string{storeGrants, storeClients, storeMetadata, storePending, storeDPoP, storeConversations, storeTasks} {
 		if err := b.clear(ctx, st); err != nil {
 			return err
 		}
@@ -482,10 +485,32 @@ func (s *Store) DeleteConversation(ctx context.Context, id string) error {
 // conversation's JSON, in no order; a record that cannot be unsealed is
 // left out.
 func (s *Store) ListConversations(ctx context.Context) ([][]byte, error) {
-	all, err := s.backend(ctx).all(ctx, storeConversations)
+	return s.values(ctx, storeConversations)
+}
+
+// values returns every value of store, in no order, leaving out records
+// that cannot be unsealed.
+func (s *Store) values(ctx context.Context, store string) ([][]byte, error) {
+	all, err := s.backend(ctx).all(ctx, store)
 	out := make([][]byte, 0, len(all))
 	for _, v := range all {
 		out = append(out, v)
 	}
 	return out, err
+}
+
+// PutTask implements mcpclient.TaskStore: the task's JSON, sealed at rest.
+func (s *Store) PutTask(ctx context.Context, key string, data []byte) error {
+	return s.put(ctx, storeTasks, key, data)
+}
+
+// DeleteTask implements mcpclient.TaskStore.
+func (s *Store) DeleteTask(ctx context.Context, key string) error {
+	return s.backend(ctx).del(ctx, storeTasks, key)
+}
+
+// ListTasks implements mcpclient.TaskStore: every kept task's JSON, in no
+// order; a record that cannot be unsealed is left out.
+func (s *Store) ListTasks(ctx context.Context) ([][]byte, error) {
+	return s.values(ctx, storeTasks)
 }

@@ -1,0 +1,77 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync/atomic"
+)
+
+// adoption is a kept session (see [keptTask]) that a connect goes on in
+// instead of starting one: its initialize is answered here with the
+// session's own initialize result and id, and its
+// notifications/initialized is not sent (the server had it). If the
+// server no longer knows the session, its first request is answered 404
+// and the client starts a new session as after any server restart.
+type adoption struct {
+	s        *keptSession
+	answered atomic.Bool
+}
+
+type adoptionKey struct{}
+
+func withAdoption(ctx context.Context, a *adoption) context.Context {
+	return context.WithValue(ctx, adoptionKey{}, a)
+}
+
+func adoptionFrom(ctx context.Context) *adoption {
+	a, _ := ctx.Value(adoptionKey{}).(*adoption)
+	return a
+}
+
+// answer returns the response to the connect's request out, or nil when
+// it goes to the server: the initialize once, and the
+// notifications/initialized that follows it.
+func (a *adoption) answer(req *http.Request, out outgoing) *http.Response {
+	if a == nil || req.Method != http.MethodPost {
+		return nil
+	}
+	switch out.method {
+	case "initialize":
+		if a.answered.Swap(true) {
+			return nil
+		}
+		body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": out.id, "result": a.s.Init})
+		if err != nil {
+			return nil
+		}
+		return &http.Response{
+			Status: "200 OK", StatusCode: http.StatusOK,
+			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header:        http.Header{"Content-Type": {"application/json"}, "Mcp-Session-Id": {a.s.ID}},
+			Body:          io.NopCloser(bytes.NewReader(body)),
+			ContentLength: int64(len(body)), Request: req,
+		}
+	case "notifications/initialized":
+		if a.answered.Load() {
+			return accepted(req)
+		}
+	}
+	return nil
+}
+
+// sessionKept answers a DELETE of a session that a kept task of this
+// client still runs in (see [Client.Leave]) as the server would, without
+// sending it: the server keeps such a task only while its session lives.
+func (t *roundTripper) sessionKept(req *http.Request) *http.Response {
+	if req.Method != http.MethodDelete || t.keeps == nil || !t.keeps(req.Context(), req.Header.Get("Mcp-Session-Id")) {
+		return nil
+	}
+	return &http.Response{
+		Status: "204 No Content", StatusCode: http.StatusNoContent,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, Body: http.NoBody, Request: req,
+	}
+}
