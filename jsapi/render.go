@@ -85,6 +85,7 @@ func RenderJS() []byte {
 	w("});\n\n")
 	w("/** The arguments of the operations that carry an id the page chose (jsapi.IDFields): a worker prefixes each with its tab's. */\nexport const ID_FIELDS = Object.freeze(%s);\n\n", js(IDFields()))
 	w("/** The kinds of the page's objects a host callback's target names, and the separator of \"<kind>:<id>\" (jsapi.Target). */\nexport const TARGET_KINDS = Object.freeze(%s);\nexport const TARGET_SEP = %s;\n\n", js(TargetKinds), js(TargetSep))
+	w("/** The abort reason of the calls of a tab that went away, which keeps their tasks (jsapi.GoneReason). */\nexport const GONE_REASON = %s;\n\n", js(GoneReason))
 	w("/** The target of the page's object id of kind (jsapi.Target). */\nexport function target(kind, id) {\n  if (!TARGET_KINDS.includes(kind)) throw new Error(`jsapi.js: unknown target kind ${kind}`);\n  return `${kind}${TARGET_SEP}${id}`;\n}\n")
 	return b.Bytes()
 }

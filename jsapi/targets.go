@@ -16,6 +16,11 @@ var TargetKinds = []string{"client", "catalog", "agent", "run"}
 // TargetSep separates a target's kind from the page's id.
 const TargetSep = ":"
 
+// GoneReason is the abort reason of the calls of a tab that went away
+// (a worker runtime's bye): unlike the page's own abort, it keeps the
+// tasks the calls follow for the next page.
+const GoneReason = "mcpwasm: the page that made the call went away"
+
 // Target names the page's object id of kind as a host callback's target.
 func Target(kind, id string) string { return kind + TargetSep + id }
 

@@ -28,6 +28,7 @@ type sessionTasks struct {
 	sessions map[string]bool
 	tasks    map[string]string // task id → session
 	done     bool
+	gone     bool     // the tasks were cancelled by someone else: no result
 	seen     []string // "method session" of each request
 	deletes  []string
 }
@@ -87,6 +88,10 @@ func (s *sessionTasks) answer(w http.ResponseWriter, r *http.Request, m hostile.
 		case !mine:
 			hostile.Error(w, m.ID, -32602, "Failed to retrieve task: Task not found")
 		case m.Method == "tasks/cancel":
+			hostile.Result(w, m.ID, task(p.TaskID, "cancelled"))
+		case m.Method == "tasks/result" && s.gone:
+			hostile.Error(w, m.ID, -32603, "Task "+p.TaskID+" has no result stored")
+		case s.gone:
 			hostile.Result(w, m.ID, task(p.TaskID, "cancelled"))
 		case m.Method == "tasks/result":
 			hostile.Result(w, m.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": "the report of " + p.TaskID}}})
@@ -332,5 +337,26 @@ func TestCancelKeptTask(t *testing.T) {
 			t.Fatal("Close did not end the session")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestKeptTaskCancelledElsewhere: a kept task that someone else cancelled
+// (the server says cancelled, and has no result) ends the resume with the
+// server's words and is forgotten, not kept to be followed again.
+func TestKeptTaskCancelledElsewhere(t *testing.T) {
+	s := &sessionTasks{}
+	srv := hostile.Start(t, s)
+	store := &mapTasks{}
+	id := leaveDuringTask(t, srv.URL+"/mcp", s, store)
+	s.mu.Lock()
+	s.gone = true
+	s.mu.Unlock()
+	c := pageClient(t, srv.URL+"/mcp", store)
+	_, err := c.ResumeTask(ctxT(t), id, nil)
+	if err == nil || !strings.Contains(err.Error(), "ended cancelled at the server without a result") || !strings.Contains(err.Error(), "has no result stored") {
+		t.Fatalf("error %v; want it to say the task ended cancelled, with the server's words", err)
+	}
+	if got := c.Tasks(ctxT(t)); len(got) != 0 || store.len() != 0 {
+		t.Errorf("tasks %+v, %d stored; want the ended task forgotten", got, store.len())
 	}
 }

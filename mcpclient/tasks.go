@@ -243,6 +243,13 @@ func (c *Client) settleTask(ctx context.Context, cs *mcp.ClientSession, t *keptT
 	case taskUnknown(err):
 		c.book.drop(ctx, t.Server, t.ID)
 		return mcperr.New(mcperr.Protocol, "mcp: the server no longer knows task %s of %s (it expired, or ended with the session it ran in); call the tool again if its result is still wanted", cleanText(t.ID), cleanText(t.Tool))
+	case ctx.Err() == nil && t.terminal():
+		// It ended without a result to give (cancelled elsewhere, failed):
+		// there is nothing more to follow.
+		c.book.drop(ctx, t.Server, t.ID)
+		return &mcperr.Error{Code: mcperr.CodeOf(err, mcperr.Protocol), Status: mcperr.StatusOf(err), Msg: fmt.Sprintf(
+			"mcp: task %s of %s ended %s at the server without a result (%s); call the tool again if its result is still wanted",
+			cleanText(t.ID), cleanText(t.Tool), cleanText(t.Status), strings.TrimSuffix(err.Error(), "."))}
 	case ctx.Err() != nil && !errors.Is(context.Cause(ctx), ErrOwnerGone):
 		if !t.terminal() {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

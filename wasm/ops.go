@@ -174,17 +174,29 @@ func (a *app) invoke(args []jsbridge.Value) (any, error) {
 	if o, _ := jsapi.OpNamed(name); o.Sync {
 		return encodeResult(h.run(context.Background(), raw, c))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	release, err := jsbridge.OnAbort(c.signal, cancel)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	release, err := jsbridge.OnAbort(c.signal, func() { cancel(abortCause(c.signal)) })
 	if err != nil {
-		cancel()
+		cancel(nil)
 		return nil, err
 	}
 	return jsbridge.Promise(func() (any, error) {
-		defer cancel()
+		defer cancel(nil)
 		defer release()
 		return encodeResult(h.run(ctx, raw, c))
 	}), nil
+}
+
+// abortCause is why an aborted signal ended its call: the tab went away
+// (jsapi.GoneReason, a worker runtime's bye), which keeps the call's
+// task, or the page's own abort (nil: context.Canceled).
+func abortCause(signal jsbridge.Value) error {
+	if r, err := signal.Get("reason"); err == nil {
+		if s, err := jsbridge.String(r, "reason"); err == nil && s == jsapi.GoneReason {
+			return mcpclient.ErrOwnerGone
+		}
+	}
+	return nil
 }
 
 // encodeResult gives JavaScript a result as JSON text (undefined for none).

@@ -284,6 +284,9 @@ export const ID_FIELDS = Object.freeze(["catalog","id","run"]);
 export const TARGET_KINDS = Object.freeze(["client","catalog","agent","run"]);
 export const TARGET_SEP = ":";
 
+/** The abort reason of the calls of a tab that went away, which keeps their tasks (jsapi.GoneReason). */
+export const GONE_REASON = "mcpwasm: the page that made the call went away";
+
 /** The target of the page's object id of kind (jsapi.Target). */
 export function target(kind, id) {
   if (!TARGET_KINDS.includes(kind)) throw new Error(`jsapi.js: unknown target kind ${kind}`);

@@ -13,7 +13,7 @@
 // Page-wide callbacks run here: Web Locks, the grant notices between
 // runtimes (BroadcastChannel); saveHints goes to a tab (workers have no
 // localStorage).
-import { HOST_CALLBACKS, HOSTS, ID_FIELDS, OPS, TARGET_SEP } from "./jsapi.js";
+import { GONE_REASON, HOST_CALLBACKS, HOSTS, ID_FIELDS, OPS, TARGET_SEP } from "./jsapi.js";
 import { acquireLock } from "./auth.js";
 import { PROTOCOL, wireError } from "./remote.js";
 import { instantiate, invokeJSON, listenGrants, newGo, run } from "./boot.js";
@@ -300,7 +300,6 @@ class Tab {
     const ac = OPS[op] ? null : new AbortController();
     if (ac) this.calls.set(id, ac);
     if (ac && kind === "client" && this.redirect.has(args.id)) ac.keep = true;
-    if (ac && kind === "client") ac.client = true; // ended by its client's close, see bye()
     const onProgress = progress ? (json) => this.post({ t: "progress", id, json }) : undefined;
     let p;
     try {
@@ -336,7 +335,7 @@ class Tab {
 
   /**
    * The tab went away: its calls end, its sessions close, its objects are
-   * forgotten. A client's calls end with the client, closed as gone: the
+   * forgotten. Its calls end as gone, and its clients close as gone: the
    * tasks they follow are kept for the next page rather than cancelled, as
    * when a page without a worker unloads.
    */
@@ -344,7 +343,7 @@ class Tab {
     const rt = this.rt;
     if (!rt || !rt.tabs.has(this)) return;
     rt.tabs.delete(this);
-    for (const ac of this.calls.values()) if (!ac.keep && !ac.client) ac.abort();
+    for (const ac of this.calls.values()) if (!ac.keep) ac.abort(GONE_REASON);
     for (const r of this.replies.values()) r.reject(makeError("closed", "the page that owned this object went away"));
     this.replies.clear();
     const close = (op, id, more) => rt.invoke(op, { id: this.prefix + id, ...more }).catch(() => {});
