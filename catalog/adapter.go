@@ -49,8 +49,12 @@ func (s *clientServer) Close() error                        { return s.c.Close()
 func (s *clientServer) Disconnect() { s.c.Disconnect() }
 
 // HoldsSession: a client's resource subscriptions need its session (their
-// updates arrive on it), so it is not closed for idleness.
-func (s *clientServer) HoldsSession() bool { return s.c.Subscribed() }
+// updates arrive on it), and so do the tasks kept in it (some servers keep
+// a task only for its session): it is not closed for idleness.
+func (s *clientServer) HoldsSession() bool { return s.c.Subscribed() || s.c.HoldsTasks() }
+
+// Leave closes the client as its page went away (see mcpclient.Client.Leave).
+func (s *clientServer) Leave() error { return s.c.Leave() }
 
 func (s *clientServer) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	return s.c.ListTools(ctx)

@@ -530,7 +530,14 @@ func (c *Catalog) lookup(id string) (*entry, error) {
 
 // Close closes every server. Later calls fail with an error coded closed;
 // calls waiting for a sign-in end with it too.
-func (c *Catalog) Close() error {
+func (c *Catalog) Close() error { return c.close(false) }
+
+// Leave is Close for a catalog whose page went away without abandoning
+// its calls: a server that can (one made by [FromClient]) leaves its
+// session open while a task kept for the next page runs in it.
+func (c *Catalog) Leave() error { return c.close(true) }
+
+func (c *Catalog) close(leave bool) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -550,7 +557,11 @@ func (c *Catalog) Close() error {
 	}
 	var first error
 	for _, s := range srvs {
-		if err := s.Close(); err != nil && first == nil {
+		end := s.Close
+		if l, ok := s.(interface{ Leave() error }); ok && leave {
+			end = l.Leave
+		}
+		if err := end(); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -134,6 +134,11 @@ type (
 		ID   string `json:"id" page:"id"`
 		Gone bool   `json:"gone,omitempty"`
 	}
+	// CloseCatalog closes a catalog; Gone as for CloseClient.
+	CloseCatalog struct {
+		ID   string `json:"id" page:"id"`
+		Gone bool   `json:"gone,omitempty"`
+	}
 	// TaskRef names a kept task of a client.
 	TaskRef struct {
 		ID     string `json:"id" page:"id"`
@@ -470,7 +475,7 @@ var Ops = []Op{
 	{"catalog.viewTools", CatalogServer{}, Any{}, "the tools of a server its views may call", false},
 	{"catalog.viewCall", CatalogViewCall{}, Any{}, "calls a tool for a server's view (approval via \"app\")", false},
 	{"catalog.handleToolCalls", CatalogToolCalls{}, Any{}, "a model's tool calls in, tool-result messages out", false},
-	{"catalog.close", CatalogRef{}, nil, "closes every server", false},
+	{"catalog.close", CloseCatalog{}, nil, "closes every server", false},
 	{"catalog.webmcpChanged", CatalogRef{}, nil, "the page's WebMCP tools changed (toolchange): its webmcp servers list them again", true},
 	{"catalog.addView", CatalogAddView{}, nil, "offers a view's own tools as a server of the catalog (render()'s offerTools)", true},
 	{"catalog.viewChanged", CatalogServer{}, nil, "a view's own tools changed (tools/list_changed): its server lists them again", true},

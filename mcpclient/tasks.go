@@ -359,6 +359,15 @@ func (c *Client) keptTask(ctx context.Context, id string) (keptTask, error) {
 	return t, nil
 }
 
+// HoldsTasks reports whether a kept task runs in the client's session,
+// which must then stay open (see [Client.Leave]).
+func (c *Client) HoldsTasks() bool {
+	c.mu.Lock()
+	cs := c.session
+	c.mu.Unlock()
+	return cs != nil && c.book.holds(context.Background(), c.url, cs.ID())
+}
+
 // Leave is Close for a client whose owner went away without abandoning
 // its calls (a page that reloads): a session that a kept task still runs
 // in is left open at the server, so that a later client follows the task

@@ -484,7 +484,7 @@ func (a *app) opCatalogToolCalls(ctx context.Context, args jsapi.CatalogToolCall
 	})
 }
 
-func (a *app) opCatalogClose(_ context.Context, args jsapi.CatalogRef, _ jsCall) (any, error) {
+func (a *app) opCatalogClose(_ context.Context, args jsapi.CloseCatalog, _ jsCall) (any, error) {
 	ce, err := a.catalogEntry(args.ID)
 	if err != nil {
 		return nil, nil // closing twice is fine
@@ -492,7 +492,13 @@ func (a *app) opCatalogClose(_ context.Context, args jsapi.CatalogRef, _ jsCall)
 	a.mu.Lock()
 	delete(a.catalogs, args.ID)
 	a.mu.Unlock()
-	err = ce.cat.Close()
+	if args.Gone {
+		// The page went away: the tasks its calls started are kept for
+		// the next page, and so are the sessions they run in.
+		err = ce.cat.Leave()
+	} else {
+		err = ce.cat.Close()
+	}
 	a.dropClients(ce)
 	return nil, err
 }

@@ -348,7 +348,7 @@ class Tab {
     this.replies.clear();
     const close = (op, id, more) => rt.invoke(op, { id: this.prefix + id, ...more }).catch(() => {});
     for (const id of this.owned.agent) close("agent.close", id);
-    for (const id of this.owned.catalog) close("catalog.close", id);
+    for (const id of this.owned.catalog) close("catalog.close", id, { gone: true });
     for (const id of this.owned.client) if (!this.redirect.has(id)) close("client.close", id, { gone: true });
     // A redirect sign-in's client stays for the return; its callbacks now
     // reject "closed", as nobody is left to answer them.

@@ -134,3 +134,46 @@ func TestTaskOutlivesAReload(t *testing.T) {
 		t.Errorf("after the result and the cancel: kept %+v, resuming again %q, the cancelled %q; want nothing kept, both invalid_argument", second.After, second.Again, second.Cancelled)
 	}
 }
+
+// TestCatalogTaskOutlivesAReload: a catalog's call of a task tool
+// (server-everything's simulate-research-query) is kept when the page
+// reloads; the next page finds it through the catalog's server client
+// and follows it to its result.
+func TestCatalogTaskOutlivesAReload(t *testing.T) {
+	eitherRuntime(t)
+	parallel(t)
+	everything := startEverything(t)
+	w := newWorld(t, devserver.AuthConfig{})
+	setup := fmt.Sprintf(`const cat = mcp.catalog({ servers: { everything: { url: %q } } });`, everything)
+	var first []string
+	w.eval(`(async () => {`+setup+`
+		const tool = (await cat.tools()).find((t) => t.serverId === "everything" && t.tool.name === "simulate-research-query");
+		let working;
+		const seen = new Promise((res) => { working = res; });
+		cat.callTool(tool.name, { topic: "catalog tasks" }, { onProgress: () => working() }).catch(() => {});
+		await seen;
+		return (await cat.server("everything").tasks()).map((k) => k.status);
+	})()`, &first)
+	if len(first) != 1 || first[0] != "working" {
+		t.Fatalf("before the reload the catalog's server keeps tasks %q; want one, working", first)
+	}
+	w.navigate(w.win, w.PageURL+"/e2e/blank.html")
+	w.load(w.win)
+	var second struct {
+		Kept  int    `json:"kept"`
+		Text  string `json:"text"`
+		After int    `json:"after"`
+	}
+	w.eval(`(async () => {`+setup+`
+		await cat.tools();
+		const c = cat.server("everything");
+		const kept = await c.tasks();
+		const r = await c.resumeTask(kept[0].taskId);
+		const after = (await c.tasks()).length;
+		await cat.close();
+		return { kept: kept.length, text: r.content[0]?.text ?? "", after };
+	})()`, &second)
+	if second.Kept != 1 || !strings.Contains(second.Text, "# Research Report: catalog tasks") || second.After != 0 {
+		t.Errorf("after the reload: %d kept, result %q, %d kept after; want the task's report once", second.Kept, second.Text, second.After)
+	}
+}
