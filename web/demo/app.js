@@ -7,6 +7,7 @@
 //   chat.js       the Chat panel: an agent over that catalog
 //   connect.js    "Explore one server": the connection and its sign-in
 //   tools.js, resources.js, prompts.js, skills.js   what that server offers
+//   tasks.js      its tasks kept from calls before this page loaded
 //   dialogs.js    the server's elicitation and sampling requests
 //   log.js        the event log
 //
@@ -21,6 +22,7 @@ import { initTools } from "./tools.js";
 import { initResources } from "./resources.js";
 import { initPrompts } from "./prompts.js";
 import { initSkills } from "./skills.js";
+import { initTasks } from "./tasks.js";
 import { initDialogs, elicit, sample, closeDialogs } from "./dialogs.js";
 import { startServers, getCatalog } from "./servers.js";
 import { initChat, startChat, approve } from "./chat.js";
@@ -30,6 +32,7 @@ initTools();
 initResources();
 initPrompts();
 initSkills();
+initTasks();
 initDialogs();
 // Requests of a session that ended cannot be answered any more.
 session.addEventListener("reset", closeDialogs);

@@ -232,7 +232,8 @@ async function callSelectedTool() {
   }
 }
 
-function renderResult(tool, r, ms) {
+/** Shows a call's result r (of tool, {name}) in the result area. */
+export function renderResult(tool, r, ms) {
   const result = $("#result");
   result.dataset.state = r.isError ? "error" : "ok";
   const parts = [h("div", { class: "result-head" },
