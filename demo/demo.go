@@ -27,6 +27,10 @@ const (
 	// SSEPath is the legacy HTTP+SSE endpoint (MCP 2024-11-05); the client
 	// GETs it for the event stream and POSTs to the endpoint it announces.
 	SSEPath = "/sse"
+	// StatelessPath is a Streamable HTTP endpoint without sessions, which
+	// speaks protocol 2026-07-28 (and the older versions, sessionless);
+	// served only without sign-in.
+	StatelessPath = "/stateless/mcp"
 )
 
 // Options configures the demo server. The zero value is ready to use.
@@ -76,7 +80,9 @@ func NewServer(opts Options) *mcp.Server {
 			Logging:   &mcp.LoggingCapabilities{},
 			// A server that declares Skills serves skills/list and
 			// skills/get (skillMethods, before go-sdk's handler).
-			Extensions: map[string]any{SkillsExtension: map[string]any{}},
+			// research runs as a task for a client that declares the
+			// Tasks extension (taskMethods, before go-sdk's handler).
+			Extensions: map[string]any{SkillsExtension: map[string]any{}, TasksExtension: map[string]any{}},
 		},
 		CompletionHandler: complete,
 	})
@@ -90,6 +96,7 @@ func NewServer(opts Options) *mcp.Server {
 	}
 	d := &demo{server: s, opts: opts, dynamic: make(map[string]bool)}
 	d.addTools()
+	d.addResearch()
 	d.addResources()
 	d.addSkills()
 	d.addPrompts()

@@ -148,13 +148,13 @@ func ProtectedHandler(opts Options, p Protection) http.Handler {
 func mcpMux(opts Options, guard func(http.Handler) http.Handler) *http.ServeMux {
 	s := NewServer(opts)
 	getServer := func(*http.Request) *mcp.Server { return s }
-	var streamable http.Handler = skillMethods(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+	var streamable http.Handler = taskMethods(skillMethods(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Logger:         opts.Logger,
 		SessionTimeout: opts.SessionTimeout,
 		// A fetch aborted by the page ends the tool call, as
 		// notifications/cancelled does.
 		PropagateRequestCancellation: true,
-	}))
+	})))
 	var sse http.Handler = mcp.NewSSEHandler(getServer, nil)
 	if guard != nil {
 		streamable, sse = guard(streamable), guard(sse)
@@ -162,9 +162,17 @@ func mcpMux(opts Options, guard func(http.Handler) http.Handler) *http.ServeMux 
 	mux := http.NewServeMux()
 	mux.Handle(StreamablePath, streamable)
 	mux.Handle(SSEPath, sse)
+	if guard == nil {
+		mux.Handle(StatelessPath, taskMethods(skillMethods(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+			Logger: opts.Logger, Stateless: true, PropagateRequestCancellation: true,
+		}))))
+	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "mcpwasm demo MCP server\n\nStreamable HTTP: "+StreamablePath+"\nLegacy HTTP+SSE: "+SSEPath+"\n")
+		if guard == nil {
+			io.WriteString(w, "Streamable HTTP without sessions (2026-07-28): "+StatelessPath+"\n")
+		}
 	})
 	return mux
 }

@@ -35,7 +35,7 @@ const (
 	ToolOpenLink   = "open_link"
 )
 
-var builtins = []string{ToolEcho, ToolAdd, ToolSlow, ToolAskUser, ToolSummarize, ToolAddTool, ToolRemoveTool, ToolOpenLink}
+var builtins = []string{ToolEcho, ToolAdd, ToolSlow, ToolAskUser, ToolSummarize, ToolAddTool, ToolRemoveTool, ToolOpenLink, ToolResearch}
 
 // Input and output types. The JSON names are the wire names.
 type (

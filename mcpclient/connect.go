@@ -342,6 +342,8 @@ func (c *Client) connectWith(ctx context.Context, kind Transport, version string
 	if c.opts.Apps {
 		mo.Capabilities.AddExtension(UIExtension, map[string]any{"mimeTypes": []string{UIMimeType}})
 	}
+	// Every tool call can follow a task a server answers it with.
+	mo.Capabilities.AddExtension(TasksExtension, map[string]any{})
 	c.deprecatedHandlers(mo, co)
 	if co.Elicitation != nil {
 		mo.Capabilities.Elicitation = elicitationCaps()
@@ -396,6 +398,9 @@ func advertised(mo *mcp.ClientOptions) map[string]any {
 	}
 	if mo.ElicitationHandler != nil {
 		caps["elicitation"] = map[string]any{"form": map[string]any{}, "url": map[string]any{}}
+	}
+	if mo.Capabilities != nil && len(mo.Capabilities.Extensions) > 0 {
+		caps["extensions"] = mo.Capabilities.Extensions
 	}
 	return caps
 }

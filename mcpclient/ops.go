@@ -256,6 +256,19 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 		if c.runsAsTask(ctx, cs, name) {
 			return c.callTask(ctx, cs, params, onProgress)
 		}
-		return cs.CallTool(ctx, params)
+		if _, ok := extension(cs, TasksExtension); !ok || cs.InitializeResult().ProtocolVersion < protocol20260728 {
+			return cs.CallTool(ctx, params)
+		}
+		// The server may answer with a task handle instead of the result.
+		th := &taskHandle{}
+		r, err := cs.CallTool(context.WithValue(ctx, taskHandleKey{}, th), params)
+		if h := th.kept(); h != nil {
+			kt, err := c.keepHandle(ctx, cs, name, h)
+			if err != nil {
+				return nil, err
+			}
+			return c.followNew(ctx, cs, kt, onProgress)
+		}
+		return r, err
 	})
 }

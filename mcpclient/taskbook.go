@@ -47,6 +47,9 @@ type keptTask struct {
 	Created       time.Time    `json:"createdAt"`
 	Expires       time.Time    `json:"expiresAt"`
 	Session       *keptSession `json:"session,omitempty"`
+	// Version is the protocol the task was created under: 2026-07-28's
+	// are the Tasks extension's; "" is 2025-11-25's.
+	Version string `json:"version,omitempty"`
 }
 
 // keptSession is the session a task ran in: its id, the protocol version

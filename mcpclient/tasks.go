@@ -135,14 +135,37 @@ func (c *Client) callTask(ctx context.Context, cs *mcp.ClientSession, params *mc
 		kt.Expires = now.Add(time.Duration(*created.Task.TTL) * time.Millisecond)
 	}
 	_ = c.book.put(ctx, kt) // a store that fails says so itself; the task is kept in memory
+	return c.followNew(ctx, cs, kt, onProgress)
+}
+
+// followNew follows the task a call just started, kept in the book.
+func (c *Client) followNew(ctx context.Context, cs *mcp.ClientSession, kt keptTask, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	done, _ := c.book.follow(c.url, kt.ID)
 	defer done()
-	res, err := c.followTask(ctx, cs, &kt, onProgress)
+	res, err := c.followKept(ctx, cs, &kt, onProgress)
 	if err != nil && ctx.Err() == nil && c.book.has(ctx, kt.Server, kt.ID) {
 		// Not the caller's error to retry: the tool was called.
 		return nil, keptTaskError(&kt, err)
 	}
 	return res, err
+}
+
+// followKept follows t as the protocol it was created under does.
+func (c *Client) followKept(ctx context.Context, cs *mcp.ClientSession, t *keptTask, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	if t.Version >= protocol20260728 {
+		return c.followTaskExt(ctx, cs, t, onProgress)
+	}
+	return c.followTask(ctx, cs, t, onProgress)
+}
+
+// cancelRemote asks the server to cancel t (tasks/cancel; the Tasks
+// extension's request names the task in Mcp-Name too).
+func (c *Client) cancelRemote(ctx context.Context, cs *mcp.ClientSession, t *keptTask) error {
+	var headers map[string]string
+	if t.Version >= protocol20260728 {
+		headers = map[string]string{"Mcp-Name": t.ID}
+	}
+	return c.callRawHeaders(ctx, cs, "tasks/cancel", map[string]any{"taskId": t.ID}, headers, &struct{}{})
 }
 
 // keptSession is cs's session as a kept task records it: only a
@@ -254,7 +277,7 @@ func (c *Client) settleTask(ctx context.Context, cs *mcp.ClientSession, t *keptT
 		if !t.terminal() {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
-			_ = c.callRaw(cctx, cs, "tasks/cancel", map[string]any{"taskId": t.ID}, &struct{}{})
+			_ = c.cancelRemote(cctx, cs, t)
 		}
 		c.book.drop(ctx, t.Server, t.ID)
 	}
@@ -316,7 +339,7 @@ func (c *Client) ResumeTask(ctx context.Context, id string, onProgress func(*mcp
 	defer done()
 	defer c.clocks.track(ctx)()
 	res, err := do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
-		return c.followTask(ctx, cs, &t, onProgress)
+		return c.followKept(ctx, cs, &t, onProgress)
 	})
 	if err != nil && ctx.Err() == nil && c.book.has(ctx, t.Server, t.ID) {
 		return nil, keptTaskError(&t, err)
@@ -333,7 +356,7 @@ func (c *Client) CancelTask(ctx context.Context, id string) error {
 		return err
 	}
 	_, err = do(ctx, c, func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
-		err := c.callRaw(ctx, cs, "tasks/cancel", map[string]any{"taskId": t.ID}, &struct{}{})
+		err := c.cancelRemote(ctx, cs, &t)
 		if taskUnknown(err) {
 			err = nil // unknown, or ended already (the server refuses to cancel it)
 		}

@@ -244,7 +244,8 @@ func (t *roundTripper) noteStatus(req *http.Request, resp *http.Response, out ou
 }
 
 // listenerFor is who hears the answer to out, if anyone: a raw call's
-// caller, the tool list's watcher, a raw resource read.
+// caller, the tool list's watcher, a raw resource read, a tool call that
+// may be answered with a task handle.
 func (t *roundTripper) listenerFor(ctx context.Context, out outgoing, raw *rawCall) listener {
 	switch {
 	case raw != nil:
@@ -254,6 +255,10 @@ func (t *roundTripper) listenerFor(ctx context.Context, out outgoing, raw *rawCa
 	case out.method == "resources/read":
 		if rr := rawReadFrom(ctx); rr != nil {
 			return rr.answered(out.id)
+		}
+	case out.method == "tools/call":
+		if th := taskHandleFrom(ctx); th != nil {
+			return th.answered(out.id)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwasm/mcpwasm/demo"
 	"github.com/mcpwasm/mcpwasm/devkit/devserver"
 )
 
@@ -175,5 +176,62 @@ func TestCatalogTaskOutlivesAReload(t *testing.T) {
 	})()`, &second)
 	if second.Kept != 1 || !strings.Contains(second.Text, "# Research Report: catalog tasks") || second.After != 0 {
 		t.Errorf("after the reload: %d kept, result %q, %d kept after; want the task's report once", second.Kept, second.Text, second.After)
+	}
+}
+
+// TestTaskExtensionOutlivesAReload: the demo server's endpoint without
+// sessions (protocol 2026-07-28) answers a call of research with a task
+// of the Tasks extension; the page reloads while it works; the next page
+// lists it, follows it to its result (answering the question the task
+// asks halfway through onElicitation, once), and nothing is kept then.
+func TestTaskExtensionOutlivesAReload(t *testing.T) {
+	eitherRuntime(t)
+	parallel(t)
+	w := newWorld(t, devserver.AuthConfig{})
+	url := strings.Replace(w.OpenURL, demo.StreamablePath, demo.StatelessPath, 1)
+	var first struct {
+		Version string `json:"version"`
+		Kept    []struct {
+			Tool   string `json:"tool"`
+			Status string `json:"status"`
+		} `json:"kept"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const c = mcp.client(%q);
+		c.onElicitation = () => new Promise(() => {}); // the person has not answered yet
+		await c.connect();
+		let working;
+		const seen = new Promise((res) => { working = res; });
+		c.callTool("research", { topic: "reloads", steps: 6, delayMs: 300, ask: true }, { onProgress: () => working() }).catch(() => {});
+		await seen;
+		return { version: c.protocolVersion, kept: await c.tasks() };
+	})()`, url), &first)
+	if first.Version != "2026-07-28" || len(first.Kept) != 1 || first.Kept[0].Tool != "research" {
+		t.Fatalf("before the reload: protocol %s, kept %+v; want 2026-07-28 and the research task", first.Version, first.Kept)
+	}
+
+	w.navigate(w.win, w.PageURL+"/e2e/blank.html")
+	w.load(w.win)
+	var second struct {
+		Text  string   `json:"text"`
+		Asked []string `json:"asked"`
+		After int      `json:"after"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const c = mcp.client(%q);
+		const asked = [];
+		c.onElicitation = async (p) => { asked.push(p.message); return { action: "accept", content: { focus: "resumption" } }; };
+		await c.connect();
+		const [task] = await c.tasks();
+		const r = await c.resumeTask(task.taskId);
+		const after = (await c.tasks()).length;
+		await c.close();
+		return { text: r.content[0]?.text ?? "", asked, after };
+	})()`, url), &second)
+	if second.Text != "Research on reloads: 6 steps done. Focus: resumption." {
+		t.Errorf("the resumed task's result = %q; want the report with the focus chosen after the reload", second.Text)
+	}
+	if len(second.Asked) != 1 || !strings.Contains(second.Asked[0], "Which aspect of reloads") || second.After != 0 {
+		t.Errorf("after the reload: asked %q, %d kept after; want the task's question once and nothing kept", second.Asked, second.After)
 	}
 }
