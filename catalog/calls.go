@@ -390,8 +390,18 @@ func (c *Catalog) invoke(ctx context.Context, e *entry, t *mcp.Tool, o outcome, 
 		timeout = c.cfg.CallTimeout
 	}
 	cctx, untrack := c.track(ctx, e.id, timeout, opts)
+	wait := min(c.cfg.TaskWait, timeout/2)
+	cctx = mcpclient.WithTaskWait(cctx, wait, func(end mcpclient.TaskEnd) { c.taskEnded(e.id, o.name, end) })
 	res, err := srv.CallTool(cctx, t.Name, args, opts.OnProgress)
 	untrack()
+	if running := (*mcpclient.TaskRunning)(nil); errors.As(err, &running) {
+		o.res = &mcp.CallToolResult{
+			Content: []mcp.Content{&mcp.TextContent{Text: say(textTaskRunning, display, o.name, running.Task.TaskID, wait.Round(time.Second))}},
+			Meta:    mcp.Meta{"io.modelcontextprotocol/related-task": map[string]any{"taskId": running.Task.TaskID}},
+		}
+		c.update(func() { c.reportLocked(e, gen, p, classify(nil), nil) })
+		return o, nil
+	}
 	kind := classify(err)
 	if err != nil && ctx.Err() != nil {
 		kind = neutral
@@ -411,6 +421,16 @@ func (c *Catalog) invoke(ctx context.Context, e *entry, t *mcp.Tool, o outcome, 
 	}
 	o.text = callFailureText(display, o.name, timeout, err)
 	return o, nil
+}
+
+// taskEnded tells the page how a task a call of name (on server id)
+// handed off ended.
+func (c *Catalog) taskEnded(id, name string, end mcpclient.TaskEnd) {
+	tr := TaskResult{ID: id, TaskID: end.Task.TaskID, Tool: name, Result: end.Result}
+	if end.Err != nil {
+		tr.Result, tr.Error = nil, mcpclient.AsError(end.Err)
+	}
+	c.update(func() { c.emitLocked(EventTaskResult, tr) })
 }
 
 // reportLocked tells e's breaker how a call it allowed (p) went, and

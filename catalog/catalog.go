@@ -107,7 +107,12 @@ type Config struct {
 	MaxServers        int           // default 32
 	MaxToolsPerServer int           // default 128
 	CallTimeout       time.Duration // 0 means 60 s; not negative
-	Breaker           BreakerConfig
+	// TaskWait is how long a call waits for a tool the server runs as a
+	// task before it hands back "running" (the task goes on, and its end
+	// is a "taskresult" event); 0 means 30 s. A call's timeout, when it
+	// is shorter, makes it half that: a task is handed off, not timed out.
+	TaskWait time.Duration
+	Breaker  BreakerConfig
 	// Approve, when set, is asked before every call that ApprovalPolicy
 	// says to ask about (by default, every tool not annotated readOnlyHint:
 	// true, the meta tool catalog_enable_server included), unless an
@@ -244,6 +249,7 @@ const (
 	DefaultMaxServers        = 32
 	DefaultMaxToolsPerServer = 128
 	DefaultCallTimeout       = 60 * time.Second
+	DefaultTaskWait          = 30 * time.Second
 	DefaultBreakerFailures   = 3
 	DefaultBreakerCooldown   = 30 * time.Second
 )
@@ -388,6 +394,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = DefaultCallTimeout
+	}
+	if cfg.TaskWait < 0 {
+		return cfg, bad("Config.TaskWait must not be negative; use 0 for the default (%v)", DefaultTaskWait)
+	}
+	if cfg.TaskWait == 0 {
+		cfg.TaskWait = DefaultTaskWait
 	}
 	if cfg.Breaker.Failures <= 0 {
 		cfg.Breaker.Failures = DefaultBreakerFailures

@@ -1,5 +1,11 @@
 package catalog
 
+import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpwasm/mcpwasm/mcpclient"
+)
+
 // The types of [Event].
 const (
 	EventStatusChange = "statuschange" // Data: StatusChange
@@ -9,6 +15,8 @@ const (
 	// EventElicitationComplete: a server says the user finished a URL-mode
 	// elicitation (Data: ElicitationComplete).
 	EventElicitationComplete = "elicitationcomplete"
+	// EventTaskResult: a task a call handed off ended (Data: TaskResult).
+	EventTaskResult = "taskresult"
 )
 
 // Event is a catalog event; Data is JSON-marshalable.
@@ -47,6 +55,16 @@ type AuthRequired struct {
 	// call to it wants it now (one event per such call). Nothing waits and
 	// no sign-in starts by itself: offer the user a Sign in.
 	Declined bool `json:"declined,omitempty"`
+}
+
+// TaskResult is the Data of a "taskresult" [Event]: a task that a call
+// handed off (see [Config.TaskWait]) ended, with its result or its error.
+type TaskResult struct {
+	ID     string              `json:"id"`
+	TaskID string              `json:"taskId"`
+	Tool   string              `json:"tool"` // the exported name the call used
+	Result *mcp.CallToolResult `json:"result,omitempty"`
+	Error  *mcpclient.Error    `json:"error,omitempty"`
 }
 
 // Warning is the Data of a "warning" [Event]: something was left out, for

@@ -85,6 +85,10 @@ const (
 		"Call it again %[4]s if it is still needed, or tell the user; do not guess the result."
 	// The server answered with a protocol error.
 	textServerError = "The %[1]s server failed to run %[2]s (%[3]s). Tell the user; do not guess the result."
+	// The tool runs as a task that outlasted the call's wait: it goes on.
+	textTaskRunning = "%[2]s is running on the %[1]s server as task %[3]s and has not finished after %[4]s. " +
+		"It goes on, and its result will reach the app when it is done. Do not call %[2]s again for this request; " +
+		"tell the user the result will come."
 
 	// A result without any content.
 	textNoContent = "The tool returned no content."

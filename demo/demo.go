@@ -65,7 +65,23 @@ type Options struct {
 // NewServer returns the demo MCP server with its tools, resources and
 // prompt. One server may serve many sessions at once; tools added with
 // add_tool are visible to, and announced to, all of them.
-func NewServer(opts Options) *mcp.Server {
+func NewServer(opts Options) *mcp.Server { return newServer(opts, false) }
+
+// extensions are the server's: Skills, and Tasks for the server of
+// [StatelessPath] (taskMethods answers them, before go-sdk's handler).
+func extensions(tasks bool) map[string]any {
+	// A server that declares Skills serves skills/list and skills/get
+	// (skillMethods, before go-sdk's handler).
+	exts := map[string]any{SkillsExtension: map[string]any{}}
+	if tasks {
+		exts[TasksExtension] = map[string]any{}
+	}
+	return exts
+}
+
+// newServer is NewServer, with research when tasks (the server of
+// [StatelessPath], where it runs as a task of the Tasks extension).
+func newServer(opts Options, tasks bool) *mcp.Server {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -74,15 +90,11 @@ func NewServer(opts Options) *mcp.Server {
 		Instructions: instructions,
 		Logger:       logger,
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			Logging:   &mcp.LoggingCapabilities{},
-			// A server that declares Skills serves skills/list and
-			// skills/get (skillMethods, before go-sdk's handler).
-			// research runs as a task for a client that declares the
-			// Tasks extension (taskMethods, before go-sdk's handler).
-			Extensions: map[string]any{SkillsExtension: map[string]any{}, TasksExtension: map[string]any{}},
+			Tools:      &mcp.ToolCapabilities{ListChanged: true},
+			Resources:  &mcp.ResourceCapabilities{ListChanged: true},
+			Prompts:    &mcp.PromptCapabilities{ListChanged: true},
+			Logging:    &mcp.LoggingCapabilities{},
+			Extensions: extensions(tasks),
 		},
 		CompletionHandler: complete,
 	})
@@ -96,7 +108,9 @@ func NewServer(opts Options) *mcp.Server {
 	}
 	d := &demo{server: s, opts: opts, dynamic: make(map[string]bool)}
 	d.addTools()
-	d.addResearch()
+	if tasks {
+		d.addResearch()
+	}
 	d.addResources()
 	d.addSkills()
 	d.addPrompts()

@@ -175,7 +175,7 @@ func TestListTools(t *testing.T) {
 			}
 		}
 		slices.Sort(names)
-		want := []string{"add", "add_tool", "ask_user", "echo", "remove_tool", "research", "slow", "summarize"}
+		want := []string{"add", "add_tool", "ask_user", "echo", "remove_tool", "slow", "summarize"}
 		if diff := cmp.Diff(want, names); diff != "" {
 			t.Errorf("tools (-want +got):\n%s", diff)
 		}

@@ -163,7 +163,8 @@ func mcpMux(opts Options, guard func(http.Handler) http.Handler) *http.ServeMux 
 	mux.Handle(StreamablePath, streamable)
 	mux.Handle(SSEPath, sse)
 	if guard == nil {
-		mux.Handle(StatelessPath, taskMethods(skillMethods(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		st := newServer(opts, true)
+		mux.Handle(StatelessPath, taskMethods(skillMethods(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return st }, &mcp.StreamableHTTPOptions{
 			Logger: opts.Logger, Stateless: true, PropagateRequestCancellation: true,
 		}))))
 	}

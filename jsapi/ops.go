@@ -323,6 +323,9 @@ type CatalogOptions struct {
 	MaxServers        int             `json:"maxServers,omitempty"`
 	MaxToolsPerServer int             `json:"maxToolsPerServer,omitempty"`
 	CallTimeoutMs     *float64        `json:"callTimeoutMs,omitempty"`
+	// TaskWaitMs bounds a call's wait for a tool that runs as a task
+	// (catalog.Config.TaskWait); unset, 30 seconds.
+	TaskWaitMs *float64 `json:"taskWaitMs,omitempty"`
 	// IdleTimeoutMs closes a server's session after this long unused
 	// (catalog.Config.IdleTimeout); 0 never does; unset, 10 minutes.
 	IdleTimeoutMs *float64        `json:"idleTimeoutMs,omitempty"`

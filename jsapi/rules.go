@@ -127,6 +127,7 @@ var CatalogRules = []Rule{
 	positiveCount("maxServers"),
 	positiveCount("maxToolsPerServer"),
 	positiveMs("callTimeoutMs"),
+	positiveMs("taskWaitMs"),
 	{If: []Cond{set("idleTimeoutMs")}, Then: []Cond{atLeast("idleTimeoutMs", 0)}, Message: "idleTimeoutMs must be 0 (never close an idle session) or a positive number of milliseconds"},
 	positiveCount("toolBudget"),
 	positiveCount("breaker.failures"),

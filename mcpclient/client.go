@@ -142,7 +142,7 @@ type Client struct {
 	// ctx lives as long as the client: Close cancels it, which ends
 	// connects started by the client itself.
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	unsub  func() // from the sign-in's events
 
 	mu         sync.Mutex
@@ -215,7 +215,7 @@ func New(rawURL string, opts Options) (*Client, error) {
 	if c.book == nil {
 		c.book = &TaskBook{}
 	}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	c.follow()
 	guard := &httpguard.Transport{
 		Base:              base,
@@ -282,7 +282,11 @@ func (c *Client) Close() error {
 	}
 	c.closing = true
 	c.mu.Unlock()
-	c.cancel()
+	var cause error
+	if c.leaving.Load() {
+		cause = ErrOwnerGone // tasks followed after a hand-off are kept, not cancelled
+	}
+	c.cancel(cause)
 	c.apply(inClose, nil)
 	if c.unsub != nil {
 		c.unsub()

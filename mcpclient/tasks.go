@@ -140,6 +140,9 @@ func (c *Client) callTask(ctx context.Context, cs *mcp.ClientSession, params *mc
 
 // followNew follows the task a call just started, kept in the book.
 func (c *Client) followNew(ctx context.Context, cs *mcp.ClientSession, kt keptTask, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	if w, _ := ctx.Value(taskWaitKey{}).(*taskWait); w != nil && w.wait > 0 {
+		return c.followWithin(ctx, cs, kt, onProgress, w)
+	}
 	done, _ := c.book.follow(c.url, kt.ID)
 	defer done()
 	res, err := c.followKept(ctx, cs, &kt, onProgress)

@@ -274,6 +274,7 @@ func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (
 		MaxServers:        o.MaxServers,
 		MaxToolsPerServer: o.MaxToolsPerServer,
 		CallTimeout:       ms(o.CallTimeoutMs),
+		TaskWait:          ms(o.TaskWaitMs),
 		IdleTimeout:       idleTimeout(o.IdleTimeoutMs),
 		ServerTools:       o.ServerTools,
 		Skills:            o.Skills,

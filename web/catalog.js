@@ -11,7 +11,7 @@ import { CatalogWebMCP } from "./webmcp.js";
 /**
  * Many MCP servers behind one tool list. Events: statuschange {id, status},
  * toolschanged {ids}, authrequired {id, declined?}, warning {id, message},
- * elicitationcomplete {id, elicitationId}.
+ * elicitationcomplete {id, elicitationId}, taskresult {id, taskId, tool, result?, error?}.
  */
 export class Catalog extends EventTarget {
   #mcp;

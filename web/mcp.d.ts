@@ -673,6 +673,13 @@ export interface CatalogConfig {
   relayMode?: "fallback" | "always";
   callTimeoutMs?: number;
   /**
+   * How long a call waits for a tool the server runs as a task before it resolves with a
+   * "running" result naming the task (not an error; _meta["io.modelcontextprotocol/related-task"]
+   * holds its taskId): the task goes on, and its end is a taskresult event. Default 30000;
+   * a call's timeout, when shorter, makes it half that.
+   */
+  taskWaitMs?: number;
+  /**
    * Closes a server's session (and its GET stream) after this long without a call; its
    * tools stay listed and the next call connects it again without a sign-in. 0 never
    * closes one. Default 600000 (10 minutes).
@@ -777,6 +784,8 @@ export interface CatalogEventMap {
   warning: CustomEvent<{ id: string; message: string }>;
   /** Server id says the person finished its URL-mode elicitation elicitationId (the request's own id). */
   elicitationcomplete: CustomEvent<{ id: string; elicitationId: string }>;
+  /** A task a call handed off (taskWaitMs) ended on server id: tool is the exported name the call used. */
+  taskresult: CustomEvent<{ id: string; taskId: string; tool: string; result?: CallToolResult; error?: { code: MCPErrorCode; message: string } }>;
 }
 
 /** Catalog.exposeToPage's options. */

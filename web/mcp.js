@@ -290,7 +290,7 @@ class MCP {
    * Many MCP servers behind one tool list (see docs/JSAPI.md, "Catalog").
    * config: { servers: {id: {url, ...client options, title, description,
    * enabled, allowTools, denyTools}} } or { mcpServers: {...} }, with
-   * maxServers, maxToolsPerServer, callTimeoutMs, breaker, approve,
+   * maxServers, maxToolsPerServer, callTimeoutMs, taskWaitMs, breaker, approve,
    * serverTools, skills, onElicitation, toolBudget. Nothing connects until a call needs a server.
    */
   catalog(config = {}) {

@@ -235,3 +235,40 @@ func TestTaskExtensionOutlivesAReload(t *testing.T) {
 		t.Errorf("after the reload: asked %q, %d kept after; want the task's question once and nothing kept", second.Asked, second.After)
 	}
 }
+
+// TestCatalogHandsOffATask: a catalog call of the demo server's research
+// (a task of the Tasks extension) that outlasts taskWaitMs resolves with
+// a result that is not an error, naming the task, and the task's report
+// arrives as a taskresult event.
+func TestCatalogHandsOffATask(t *testing.T) {
+	eitherRuntime(t)
+	parallel(t)
+	w := newWorld(t, devserver.AuthConfig{})
+	url := strings.Replace(w.OpenURL, demo.StreamablePath, demo.StatelessPath, 1)
+	var got struct {
+		Text    string `json:"text"`
+		IsError bool   `json:"isError"`
+		TaskID  string `json:"taskId"`
+		Event   struct {
+			ID     string `json:"id"`
+			TaskID string `json:"taskId"`
+			Tool   string `json:"tool"`
+			Text   string `json:"text"`
+		} `json:"event"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const cat = mcp.catalog({ servers: { demo: { url: %q } }, taskWaitMs: 300 });
+		const ended = new Promise((res) => cat.addEventListener("taskresult", (e) => res(e.detail), { once: true }));
+		const r = await cat.callTool("demo_research", { topic: "hand-offs", steps: 4, delayMs: 250 });
+		const e = await ended;
+		await cat.close();
+		return { text: r.content[0]?.text ?? "", isError: r.isError, taskId: r._meta?.["io.modelcontextprotocol/related-task"]?.taskId ?? "",
+			event: { id: e.id, taskId: e.taskId, tool: e.tool, text: e.result?.content?.[0]?.text ?? "" } };
+	})()`, url), &got)
+	if got.IsError || got.TaskID == "" || !strings.Contains(got.Text, "is running on the demo server as task "+got.TaskID) {
+		t.Errorf("the call resolved with %q (isError %v, task %q); want the running task named, not an error", got.Text, got.IsError, got.TaskID)
+	}
+	if got.Event.ID != "demo" || got.Event.TaskID != got.TaskID || got.Event.Tool != "demo_research" || got.Event.Text != "Research on hand-offs: 4 steps done." {
+		t.Errorf("taskresult %+v; want the task's report", got.Event)
+	}
+}
