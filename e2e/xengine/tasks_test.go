@@ -81,13 +81,15 @@ func TestTaskOutlivesAReload(t *testing.T) {
 		const c = mcp.client(%q);
 		c.onElicitation = () => new Promise(() => {}); // the person has not answered yet
 		await c.connect();
-		let working;
-		const seen = new Promise((res) => { working = res; });
+		// A call's first report comes once its task is stored: the second
+		// starts after the first (tasks() lists them in that order), and
+		// the page reloads when both are stored.
 		for (const [topic, ambiguous] of [["reloaded tasks", false], ["cancelled tasks", true]]) {
-			c.callTool("simulate-research-query", { topic, ambiguous }, { onProgress: () => working() })
-				.then(() => { globalThis.__resolved = true; }, () => {});
+			await new Promise((working) => {
+				c.callTool("simulate-research-query", { topic, ambiguous }, { onProgress: () => working() })
+					.then(() => { globalThis.__resolved = true; }, () => {});
+			});
 		}
-		await seen;
 		const kept = await c.tasks();
 		return { kept, resolved: !!globalThis.__resolved };
 	})()`, everything), &first)
