@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -103,6 +104,26 @@ func TestTaskExtensionOutlivesThePage(t *testing.T) {
 	}
 	if err := c.CancelTask(ctxT(t), second); err != nil {
 		t.Fatal(err)
+	}
+	// The server's own view: the task was cancelled there.
+	body := `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"` + second +
+		`","_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Result struct {
+			Status string `json:"status"`
+		} `json:"result"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&got)
+	resp.Body.Close()
+	if got.Result.Status != "cancelled" {
+		t.Errorf("the server says the cancelled task is %q; want cancelled", got.Result.Status)
 	}
 	if got := c.Tasks(ctxT(t)); len(got) != 0 || store.len() != 0 {
 		t.Errorf("kept %+v, %d stored; want nothing", got, store.len())
