@@ -80,21 +80,32 @@ func skillEntry() map[string]any {
 	}
 }
 
+// postBody reads a POST's body for a handler in front of next, leaving it
+// for next to read again; any other request goes to next at once, and a
+// body that cannot be read is refused (ok false for both).
+func postBody(w http.ResponseWriter, r *http.Request, next http.Handler) (body []byte, ok bool) {
+	if r.Method != http.MethodPost {
+		next.ServeHTTP(w, r)
+		return nil, false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+	if err != nil {
+		http.Error(w, "cannot read the request", http.StatusBadRequest)
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
+
 // skillMethods answers skills/list and skills/get, which go-sdk's server
 // does not route, before the MCP handler next sees the request; every
 // other request reaches next unchanged.
 func skillMethods(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
+		body, ok := postBody(w, r, next)
+		if !ok {
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
-		if err != nil {
-			http.Error(w, "cannot read the request", http.StatusBadRequest)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`

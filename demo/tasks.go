@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -111,16 +110,10 @@ type taskStore struct {
 func taskMethods(next http.Handler) http.Handler {
 	st := &taskStore{tasks: map[string]*demoTask{}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
+		body, ok := postBody(w, r, next)
+		if !ok {
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
-		if err != nil {
-			http.Error(w, "cannot read the request", http.StatusBadRequest)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 		var msg taskRequest
 		if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 || !msg.ours() {
 			next.ServeHTTP(w, r)
