@@ -146,20 +146,18 @@ func (c *Client) followTaskExt(ctx context.Context, cs *mcp.ClientSession, t *ke
 			}
 			return nil, d.Error
 		case "cancelled":
-			return nil, mcperr.New(mcperr.Protocol, "mcp: task %s of %s was cancelled at the server%s", cleanText(t.ID), cleanText(t.Tool), suffix(t.StatusMessage))
+			// settleTask says the task ended cancelled; this is why.
+			why := "no reason given"
+			if t.StatusMessage != "" {
+				why = cleanText(t.StatusMessage)
+			}
+			return nil, mcperr.New(mcperr.Protocol, "%s", why)
 		case "input_required":
 			if err := c.answerTask(ctx, cs, t, d.InputRequests, answered); err != nil {
 				return nil, err
 			}
 		}
 	}
-}
-
-func suffix(msg string) string {
-	if msg == "" {
-		return ""
-	}
-	return ": " + cleanText(msg)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

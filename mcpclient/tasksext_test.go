@@ -131,3 +131,42 @@ func TestTaskExtensionOutlivesThePage(t *testing.T) {
 	_, err = c.ResumeTask(ctxT(t), second, nil)
 	wantCode(t, err, mcperr.InvalidArgument)
 }
+
+// TestTaskExtensionCancelledElsewhere: a task of the extension cancelled
+// by another client of the same sign-in ends the call that follows it
+// saying so, with the server's reason, and is forgotten.
+func TestTaskExtensionCancelledElsewhere(t *testing.T) {
+	srv := httptest.NewServer(demo.Handler(demo.Options{}))
+	t.Cleanup(srv.Close)
+	url := srv.URL + demo.StatelessPath
+	c := pageClient(t, url, &mapTasks{})
+	ids := make(chan string, 1)
+	ended := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctxT(t), demo.ToolResearch, json.RawMessage(`{"topic":"x","steps":20,"delayMs":200}`), func(*mcp.ProgressNotificationParams) {
+			if tasks := c.Tasks(ctxT(t)); len(tasks) == 1 {
+				select {
+				case ids <- tasks[0].TaskID:
+				default:
+				}
+			}
+		})
+		ended <- err
+	}()
+	// Another page's client, whose book has the task too, cancels it.
+	other := pageClient(t, url, &mapTasks{})
+	id := <-ids
+	if err := other.book.put(ctxT(t), keptTask{Server: other.url, ID: id, Tool: demo.ToolResearch, Version: "2026-07-28"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.CancelTask(ctxT(t), id); err != nil {
+		t.Fatal(err)
+	}
+	err := <-ended
+	if err == nil || !strings.Contains(err.Error(), "ended cancelled at the server without a result (Cancelled by the client)") {
+		t.Fatalf("the call ended with %v; want it to say the task was cancelled, and why", err)
+	}
+	if got := c.Tasks(ctxT(t)); len(got) != 0 {
+		t.Errorf("kept %+v; want the cancelled task forgotten", got)
+	}
+}
