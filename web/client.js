@@ -173,7 +173,7 @@ export class Client extends EventTarget {
   /**
    * The tasks of this server whose results nobody has received yet, started
    * by this page or an earlier one (before a reload, in another tab):
-   * `[{taskId, tool, status, statusMessage?, createdAt, expiresAt}]`.
+   * `[{taskId, tool, status, statusMessage?, createdAt, expiresAt?}]`.
    */
   tasks({ signal } = {}) { return this.#call("client.tasks", {}, signal); }
 
