@@ -1,10 +1,8 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"sync/atomic"
 )
@@ -47,13 +45,7 @@ func (a *adoption) answer(req *http.Request, out outgoing) *http.Response {
 		if err != nil {
 			return nil
 		}
-		return &http.Response{
-			Status: "200 OK", StatusCode: http.StatusOK,
-			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header:        http.Header{"Content-Type": {"application/json"}, "Mcp-Session-Id": {a.s.ID}},
-			Body:          io.NopCloser(bytes.NewReader(body)),
-			ContentLength: int64(len(body)), Request: req,
-		}
+		return answered(req, http.StatusOK, http.Header{"Content-Type": {"application/json"}, "Mcp-Session-Id": {a.s.ID}}, body)
 	case "notifications/initialized":
 		if a.answered.Load() {
 			return accepted(req)
@@ -69,9 +61,5 @@ func (t *roundTripper) sessionKept(req *http.Request) *http.Response {
 	if req.Method != http.MethodDelete || t.keeps == nil || !t.keeps(req.Context(), req.Header.Get("Mcp-Session-Id")) {
 		return nil
 	}
-	return &http.Response{
-		Status: "204 No Content", StatusCode: http.StatusNoContent,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{}, Body: http.NoBody, Request: req,
-	}
+	return answered(req, http.StatusNoContent, nil, nil)
 }

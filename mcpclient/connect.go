@@ -210,11 +210,11 @@ func (c *Client) connect(ctx context.Context, co ConnectOptions) (*mcp.ClientSes
 	if a := c.adoption(ctx); a != nil {
 		rctx, rec := withRecord(withAdoption(ctx, a))
 		cs, err := c.connectWith(rctx, TransportStreamable, a.s.Version, co)
-		if err == nil || ctx.Err() != nil || stateFor(classify(err, rec)) != StateFailed {
-			if err != nil {
-				return nil, classify(err, rec)
-			}
+		if err == nil {
 			return cs, nil
+		}
+		if cerr := classify(err, rec); ctx.Err() != nil || stateFor(cerr) != StateFailed {
+			return nil, cerr
 		}
 		// A kept session that cannot be had: a session of its own.
 	}

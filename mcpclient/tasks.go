@@ -125,17 +125,23 @@ func (c *Client) callTask(ctx context.Context, cs *mcp.ClientSession, params *mc
 	if created.Task == nil || created.Task.TaskID == "" {
 		return nil, violation("the server answered a task call of %s without a task", cleanText(params.Name))
 	}
-	now := time.Now()
-	kt := keptTask{
-		Server: c.url, ID: created.Task.TaskID, Tool: params.Name,
+	kt := c.keep(ctx, keptTask{
+		ID: created.Task.TaskID, Tool: params.Name,
 		Status: created.Task.Status, StatusMessage: created.Task.StatusMessage, PollInterval: created.Task.PollInterval,
-		Created: now, Session: c.keptSession(cs),
-	}
-	if created.Task.TTL != nil && *created.Task.TTL > 0 {
-		kt.Expires = now.Add(time.Duration(*created.Task.TTL) * time.Millisecond)
-	}
-	_ = c.book.put(ctx, kt) // a store that fails says so itself; the task is kept in memory
+		Session: c.keptSession(cs),
+	}, created.Task.TTL)
 	return c.followNew(ctx, cs, kt, onProgress)
+}
+
+// keep records a task a call just started (t, of this client's server,
+// created now, kept ttlMs by the server when it says) in the book.
+func (c *Client) keep(ctx context.Context, t keptTask, ttlMs *float64) keptTask {
+	t.Server, t.Created = c.url, time.Now()
+	if ttlMs != nil && *ttlMs > 0 {
+		t.Expires = t.Created.Add(time.Duration(*ttlMs) * time.Millisecond)
+	}
+	_ = c.book.put(ctx, t) // a store that fails says so itself; the task is kept in memory
+	return t
 }
 
 // followNew follows the task a call just started, kept in the book.

@@ -86,16 +86,10 @@ func (c *Client) keepHandle(ctx context.Context, cs *mcp.ClientSession, name str
 	if err := json.Unmarshal(raw, &d); err != nil || d.TaskID == "" {
 		return keptTask{}, violation("the server answered a call of %s with a task handle without a task id", cleanText(name))
 	}
-	now := time.Now()
-	kt := keptTask{
-		Server: c.url, ID: d.TaskID, Tool: name, Status: d.Status, StatusMessage: d.StatusMessage,
-		PollInterval: d.PollIntervalMs, Created: now, Version: cs.InitializeResult().ProtocolVersion,
-	}
-	if d.TTLMs != nil && *d.TTLMs > 0 {
-		kt.Expires = now.Add(time.Duration(*d.TTLMs) * time.Millisecond)
-	}
-	_ = c.book.put(ctx, kt)
-	return kt, nil
+	return c.keep(ctx, keptTask{
+		ID: d.TaskID, Tool: name, Status: d.Status, StatusMessage: d.StatusMessage,
+		PollInterval: d.PollIntervalMs, Version: cs.InitializeResult().ProtocolVersion,
+	}, d.TTLMs), nil
 }
 
 // followTaskExt is followTask for a task of the Tasks extension: tasks/get

@@ -339,12 +339,23 @@ func (t *roundTripper) handleBody(ctx context.Context, resp *http.Response, call
 func ok(status int) bool { return status >= 200 && status < 300 }
 
 // accepted is the answer a server gives a notification it takes.
-func accepted(req *http.Request) *http.Response {
-	return &http.Response{
-		Status: "202 Accepted", StatusCode: http.StatusAccepted,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{}, Body: http.NoBody, Request: req,
+func accepted(req *http.Request) *http.Response { return answered(req, http.StatusAccepted, nil, nil) }
+
+// answered is a response the client gives req itself, as the server
+// would: status, header (nil: none) and body.
+func answered(req *http.Request, status int, header http.Header, body []byte) *http.Response {
+	if header == nil {
+		header = http.Header{}
 	}
+	resp := &http.Response{
+		Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), StatusCode: status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: header, Body: http.NoBody, Request: req,
+	}
+	if len(body) > 0 {
+		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	}
+	return resp
 }
 
 // probeFailed cleans up after a server/discover probe the server refused
