@@ -68,6 +68,7 @@ func proofJTI(proof string) string {
 // single-use, RFC 9449 §11.1: the server would refuse the same jti), which
 // the server verifies; the call succeeds.
 func TestBusyRetryHasAFreshDPoPProof(t *testing.T) {
+	t.Parallel() // it waits on clocks and servers of its own
 	b := &busyOnce{}
 	e := authtest.StartWith(t, authtest.Options{DPoP: true, Wrap: b.wrap})
 	c := newClient(t, e.URL, Options{Auth: e.Handler(t, nil), Transport: TransportStreamable})
@@ -98,6 +99,7 @@ func TestBusyRetryHasAFreshDPoPProof(t *testing.T) {
 // 503 fails http with that status after the retries, and the message says
 // the server is busy; the client stays connected.
 func TestBusyCallFailsSayingWhen(t *testing.T) {
+	t.Parallel() // it waits on clocks and servers of its own
 	var mu sync.Mutex
 	busy, seen := false, 0
 	e := authtest.StartWith(t, authtest.Options{Wrap: func(h http.Handler) http.Handler {
@@ -147,6 +149,7 @@ func TestBusyCallFailsSayingWhen(t *testing.T) {
 // away (503 after the retries) ends nothing: the connect succeeds and a
 // warning says what was not delivered.
 func TestBusyNotificationIsAWarning(t *testing.T) {
+	t.Parallel() // it waits on clocks and servers of its own
 	e := authtest.StartWith(t, authtest.Options{Wrap: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)

@@ -18,6 +18,7 @@ import (
 // (/mcp, elicitation/create) or within it (/modern, input_required). The
 // same client's call to a server that is slow itself still times out.
 func TestCallTimeoutPausesWhileTheUserAnswers(t *testing.T) {
+	t.Parallel() // it waits on clocks and servers of its own
 	const timeout = 300 * time.Millisecond
 	base := startElicitServer(t)
 	for _, path := range []string{"/mcp", "/modern"} {

@@ -566,6 +566,7 @@ func (h *heldStream) RoundTrip(req *http.Request) (*http.Response, error) {
 // say yet, in a browser that settles a fetch with the first bytes of the
 // body) holds neither the handshake nor the calls after it.
 func TestHeldStandaloneStreamDoesNotHoldTheConnect(t *testing.T) {
+	t.Parallel() // it waits on clocks and servers of its own
 	ts := startServer(t)
 	held := &heldStream{}
 	c := newClient(t, ts.URL+"/mcp", Options{Transport: TransportStreamable, HTTPClient: &http.Client{Transport: held}})

@@ -39,6 +39,7 @@ func front(t *testing.T, handler http.Handler, intercept func(w http.ResponseWri
 // v2 does) gets a warning, and the session goes on: the cancel of an
 // aborted call does not end it.
 func TestRefusedNotificationEndsNothing(t *testing.T) {
+	t.Parallel() // it waits on clocks and servers of its own
 	ts := startServer(t)
 	for _, tc := range []struct {
 		name, path string
@@ -125,6 +126,7 @@ func proxyTo(t *testing.T, base string) http.Handler {
 // closes the call's response stream and sends no notifications/cancelled (that version has no
 // client notifications over Streamable HTTP).
 func TestModernCancelClosesTheStreamOnly(t *testing.T) {
+	t.Parallel() // it waits on clocks and servers of its own
 	ts := startServer(t)
 	c := newClient(t, ts.URL+"/modern", Options{})
 	if err := c.Connect(ctxT(t), ConnectOptions{}); err != nil {

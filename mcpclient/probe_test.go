@@ -264,6 +264,7 @@ func cors2025(h http.Handler, refused *atomic.Int32) http.Handler {
 // headers sends no request its preflight would fail: the bare probe is
 // refused, and initialize follows.
 func TestBareProbeLegacyServer(t *testing.T) {
+	t.Parallel() // it waits on clocks and servers of its own
 	var refused atomic.Int32
 	base, log := serveLogged(t, cors2025(proxyTo(t, startTSv1(t)), &refused))
 	c := newClient(t, base+"/mcp", Options{Hints: &Hints{}})

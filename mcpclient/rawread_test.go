@@ -19,6 +19,7 @@ import (
 // over an event stream and over JSON answers, and the client's session
 // goes on; go-sdk's own read of the same resource is unchanged.
 func TestReadResourceJSONIsTheServersAnswer(t *testing.T) {
+	t.Parallel() // it waits on clocks and servers of its own
 	big := strings.Repeat(`<p class="x">a & b</p>`+"\n", 100_000)
 	s := mcp.NewServer(&mcp.Implementation{Name: "res", Version: "1"}, nil)
 	s.AddResource(&mcp.Resource{URI: "ui://big", Name: "big", MIMEType: "text/html"},

@@ -94,6 +94,7 @@ func echo(t *testing.T, c *Client, ctx context.Context, text string) (string, er
 // once the network is back (Online) the client is connected again on a
 // fresh session and calls work.
 func TestReconnectAfterNetworkLoss(t *testing.T) {
+	t.Parallel() // it waits on clocks and servers of its own
 	url, fp, initialize := faultyDemo(t)
 	var log changeLog
 	c, err := New(url, Options{OnEvent: log.on})
@@ -158,6 +159,7 @@ func TestOfflineThenOnline(t *testing.T) {
 
 // Disconnect ends the reconnecting: no probe reaches the server after it.
 func TestDisconnectStopsReconnecting(t *testing.T) {
+	t.Parallel() // it waits on clocks and servers of its own
 	url, fp, initialize := faultyDemo(t)
 	c := connected(t, url)
 	fp.Down()
@@ -200,6 +202,7 @@ func TestCallAfterServerRestart(t *testing.T) {
 // A probe answered 401 ends the reconnecting in needs_auth, once: no
 // loop of probes against a server that wants a sign-in.
 func TestReconnectMeetsSignIn(t *testing.T) {
+	t.Parallel() // it waits on clocks and servers of its own
 	var deny atomic.Bool
 	var denied atomic.Int32
 	h := demo.Handler(demo.Options{})

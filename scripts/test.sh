@@ -8,7 +8,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-stages=${STAGES:-"deps vet types unit wasmtest fuzz e2e conformance-native conformance-browser"}
+# Stages joined by "+" run at once: unit, fuzz and conformance-native
+# leave most of two cores idle alone (unit's longest packages wait on
+# clocks and servers; fuzz and conformance-native are bounded by time),
+# so they share them; their outputs are printed whole, one after another,
+# as each group ends. e2e and conformance-browser fill both cores alone.
+stages=${STAGES:-"deps vet types unit+fuzz+conformance-native wasmtest e2e conformance-browser"}
 declare -a summary
 failed=0
 total_start=$(date +%s)
@@ -20,25 +25,54 @@ failures() {
   scripts/test-messages.sh <"$1" | head -n 14 | cut -c1-300 | sed 's/^/      /'
 }
 
-for stage in $stages; do
-  echo
-  echo "=== make $stage"
+# run_stage runs one stage into its log and writes "status secs" beside it.
+run_stage() {
+  local stage=$1 start status
   start=$(date +%s)
   # deps ran as its own stage: the others do not repeat it.
   if [ "$stage" = deps ]; then
-    make --no-print-directory deps 2>&1 | tee "$logs/$stage"
+    make --no-print-directory deps >"$logs/$stage" 2>&1
   else
-    make --no-print-directory -o deps "$stage" 2>&1 | tee "$logs/$stage"
+    make --no-print-directory -o deps "$stage" >"$logs/$stage" 2>&1
   fi
-  status=${PIPESTATUS[0]}
-  secs=$(( $(date +%s) - start ))
-  if [ $status -eq 0 ]; then
-    summary+=("$(printf '  %-20s passed  %4dm%02ds' "$stage" $((secs / 60)) $((secs % 60)))")
+  status=$?
+  echo "$status $(( $(date +%s) - start ))" >"$logs/$stage.status"
+}
+
+for group in $stages; do
+  IFS=+ read -r -a members <<<"$group"
+  if [ "${#members[@]}" -eq 1 ]; then
+    # Alone, a stage's output is shown as it comes.
+    echo
+    echo "=== make $group"
+    start=$(date +%s)
+    if [ "$group" = deps ]; then
+      make --no-print-directory deps 2>&1 | tee "$logs/$group"
+    else
+      make --no-print-directory -o deps "$group" 2>&1 | tee "$logs/$group"
+    fi
+    echo "${PIPESTATUS[0]} $(( $(date +%s) - start ))" >"$logs/$group.status"
   else
-    summary+=("$(printf '  %-20s FAILED  %4dm%02ds  (exit %d; its output is above)' "$stage" $((secs / 60)) $((secs % 60)) $status)")
-    while IFS= read -r l; do summary+=("$l"); done < <(failures "$logs/$stage")
-    failed=1
+    for stage in "${members[@]}"; do run_stage "$stage" & done
+    wait
   fi
+  for stage in "${members[@]}"; do
+    read -r status secs <"$logs/$stage.status"
+    beside=""
+    if [ "${#members[@]}" -gt 1 ]; then
+      echo
+      echo "=== make $stage (beside the others of $group)"
+      cat "$logs/$stage"
+      beside="  (beside the others of $group)"
+    fi
+    if [ "$status" -eq 0 ]; then
+      summary+=("$(printf '  %-20s passed  %4dm%02ds%s' "$stage" $((secs / 60)) $((secs % 60)) "$beside")")
+    else
+      summary+=("$(printf '  %-20s FAILED  %4dm%02ds%s  (exit %d; its output is above)' "$stage" $((secs / 60)) $((secs % 60)) "$beside" "$status")")
+      while IFS= read -r l; do summary+=("$l"); done < <(failures "$logs/$stage")
+      failed=1
+    fi
+  done
 done
 
 secs=$(( $(date +%s) - total_start ))
