@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,18 +141,13 @@ func bootedWebDir(t *testing.T, preloaded bool) string {
 	return dir
 }
 
-// freeAddrs returns n loopback addresses with ports that were free a
-// moment ago (each listened on, then closed).
+// freeAddrs returns n loopback addresses with ports reserved for the test
+// (reservePort).
 func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
 	var addrs []string
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs = append(addrs, l.Addr().String())
-		defer l.Close()
+	for _, p := range reservePorts(t, n) {
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(p))
 	}
 	return addrs
 }

@@ -19,7 +19,7 @@ func init() {
 func startBetterAuth(t testing.TB, pageOrigin string) *stackServer {
 	t.Helper()
 	dir := stackDir(t, "better-auth")
-	port := freePort(t)
+	port := reservePort(t)
 	p := startStackProc(t, "better-auth", dir, []string{
 		"PORT=" + strconv.Itoa(port),
 		"PAGE_ORIGIN=" + pageOrigin,

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -45,7 +44,7 @@ const cloudflareTokenTTL = 60 * time.Second
 var wranglerRequest = regexp.MustCompile(`\[wrangler:info\] ([A-Z]+) (/[^ ?]*)\S* (\d{3})`)
 
 // startWrangler runs `wrangler dev` for config in e2e/stacks/cloudflare on
-// a free loopback port, offline (local mode, no metrics, no error reports,
+// a reserved loopback port (reservePort), offline (local mode, no metrics, no error reports,
 // no Request.cf download, a fresh state and config directory), and stops
 // it when the test ends.
 func startWrangler(t testing.TB, config string) *stackServer {
@@ -55,7 +54,7 @@ func startWrangler(t testing.TB, config string) *stackServer {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "wrangler")); err != nil {
 		t.Fatalf("the Cloudflare stack is not installed in %s: run scripts/install-deps.sh (make deps)", dir)
 	}
-	port := freePort(t)
+	port := reservePort(t)
 	tmp := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "node"), filepath.Join("node_modules", "wrangler", "bin", "wrangler.js"), "dev",
@@ -166,15 +165,4 @@ func cloudflareConsent(t *testing.T, ctx context.Context, popup engine.Window, a
 	if err := popup.Click(ctx, button); err != nil {
 		t.Fatalf("clicking %s on the consent page: %v", button, err)
 	}
-}
-
-// freePort asks the OS for a free loopback port.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

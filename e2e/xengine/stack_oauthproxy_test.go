@@ -23,7 +23,7 @@ const oauthProxyClientID = "mcpwasm-page"
 func startOAuthProxy(t testing.TB, pageOrigin string) *stackServer {
 	t.Helper()
 	dir := stackDir(t, "oauth-proxy")
-	ports := freePorts(t, 2)
+	ports := reservePorts(t, 2)
 	p := startStackProc(t, "oauth-proxy", dir, []string{
 		"PORT=" + strconv.Itoa(ports[0]),
 		"UPSTREAM_PORT=" + strconv.Itoa(ports[1]),

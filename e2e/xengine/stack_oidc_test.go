@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -140,25 +139,6 @@ func startStackProc(t testing.TB, name, dir string, env []string, ready string, 
 	}
 }
 
-// freePorts returns n distinct ports free on 127.0.0.1 a moment ago.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	var ports []int
-	var ls []net.Listener
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return ports
-}
-
 // stackDir is a directory of e2e/stacks whose pinned packages must be
 // installed.
 func stackDir(t testing.TB, name string) string {
@@ -201,7 +181,7 @@ func asRequests(p *stackProc, prefix string) func() []string {
 func startOIDCProvider(t testing.TB, pageOrigin string) *stackServer {
 	t.Helper()
 	dir := stackDir(t, "oidc-provider")
-	ports := freePorts(t, 2)
+	ports := reservePorts(t, 2)
 	issuer := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 	resource := fmt.Sprintf("http://127.0.0.1:%d/mcp", ports[1])
 	as := startStackProc(t, "oidc-provider", dir, []string{
@@ -263,7 +243,7 @@ func hydraBinary(t testing.TB) string {
 func startHydra(t testing.TB, pageOrigin string, byHand bool) *stackServer {
 	t.Helper()
 	bin := hydraBinary(t)
-	ports := freePorts(t, 3)
+	ports := reservePorts(t, 3)
 	public := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 	admin := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 	app := httptest.NewServer(hydraLoginApp(t, admin))
