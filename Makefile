@@ -62,7 +62,7 @@ deps:
 	scripts/install-deps.sh
 
 ## test: everything: vet, types, native unit tests (race), wasm tests, fuzz, e2e in every engine, both conformance runs;
-## every stage runs even when one fails (unit, fuzz and conformance-native at once), then a summary line per stage (scripts/test.sh; STAGES="…" picks some)
+## every stage runs even when one fails (unit, fuzz and conformance-native at once; conformance-browser beside e2e's last passes), then a summary line per stage (scripts/test.sh; STAGES="…" picks some)
 test:
 	scripts/test.sh
 
