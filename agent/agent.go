@@ -233,6 +233,12 @@ type run struct {
 	// [EstimateTokens] token that the last report showed (0: none yet).
 	stepContext int
 	scale       float64
+	// conv is the stored conversation the run is a turn of ("" for none).
+	conv string
+	// views are this run's tool calls with a view, by call id, for a
+	// stored conversation to keep (keepView).
+	views   map[string]KeptView
+	viewsMu sync.Mutex
 }
 
 func (r *run) stepDone(msgs []Message) error {
@@ -415,7 +421,7 @@ func (r *run) callTools(ctx context.Context, calls []ToolCall) []Message {
 			if w.Tool != nil {
 				ev.Tool = w.Tool.Name
 			}
-			ev.App = toolApp(w)
+			ev.App = r.toolApp(w, tc.ID)
 		}
 		r.emit(EventToolCall, ev)
 	}
@@ -488,8 +494,9 @@ func (r *run) callTools(ctx context.Context, calls []ToolCall) []Message {
 func (r *run) emitResult(id string, res catalog.ToolResult) {
 	ev := &ToolResultEvent{ID: id, Name: res.Name, ServerID: res.ServerID, Tool: res.Tool, IsError: res.IsError, Text: res.Text}
 	if res.UI != nil && res.UI.ResourceURI != "" && res.Result != nil {
-		ev.App = &ToolApp{ServerID: res.ServerID, Tool: res.Tool, ResourceURI: res.UI.ResourceURI}
+		ev.App = &ToolApp{ServerID: res.ServerID, Tool: res.Tool, ResourceURI: res.UI.ResourceURI, StateKey: r.stateKey(id)}
 		ev.Result = res.Result
+		r.keepView(id, *ev.App, res.Result)
 	}
 	r.emit(EventToolResult, ev)
 }
@@ -511,12 +518,21 @@ func (r *run) lookup(ctx context.Context) map[string]catalog.Tool {
 	return m
 }
 
-// toolApp names the view of w, or is nil when it has none.
-func toolApp(w catalog.Tool) *ToolApp {
+// toolApp names the view of w for call callID, or is nil when it has none.
+func (r *run) toolApp(w catalog.Tool, callID string) *ToolApp {
 	if w.UI == nil || w.UI.ResourceURI == "" || w.Tool == nil {
 		return nil
 	}
-	return &ToolApp{ServerID: w.ServerID, Tool: w.Tool.Name, ResourceURI: w.UI.ResourceURI}
+	return &ToolApp{ServerID: w.ServerID, Tool: w.Tool.Name, ResourceURI: w.UI.ResourceURI, StateKey: r.stateKey(callID)}
+}
+
+// stateKey is the stateKey of the view of call callID: in a stored
+// conversation's run only.
+func (r *run) stateKey(callID string) string {
+	if r.conv == "" {
+		return ""
+	}
+	return ViewStateKey(r.conv, callID)
 }
 
 // calledName is the exported name of the tool tc calls: the one it names

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwasm/mcpwasm/catalog"
 	"github.com/mcpwasm/mcpwasm/mcperr"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ConversationStore keeps conversations, each an opaque JSON document under
@@ -71,6 +72,68 @@ type Conversation struct {
 	TokenScale float64   `json:"tokenScale,omitempty"`
 	CreatedAt  time.Time `json:"createdAt,omitzero"`
 	UpdatedAt  time.Time `json:"updatedAt,omitzero"`
+	// Views are the tool calls of Messages whose tool has a view (MCP
+	// Apps), by call id: what a page needs to show each view again after
+	// a reload.
+	Views map[string]KeptView `json:"views,omitempty"`
+}
+
+// KeptView is what a stored conversation keeps of a tool call with a
+// view: the view, and the server's whole result, which the view shows
+// and the model never saw (it saw the result's text). A result over
+// [MaxKeptViewResult] bytes is not kept, nor are the views of a
+// conversation that would pass its size limit with them: such a view
+// cannot be shown again.
+type KeptView struct {
+	App    ToolApp         `json:"app"`
+	Result json.RawMessage `json:"result"`
+}
+
+// MaxKeptViewResult bounds the result a stored conversation keeps for a
+// view (its JSON, in bytes).
+const MaxKeptViewResult = 256 << 10
+
+// keepView keeps the view of call id for a stored conversation, its result
+// redacted of the agent's secrets.
+func (r *run) keepView(id string, app ToolApp, res *mcp.CallToolResult) {
+	data, err := json.Marshal(res)
+	if err != nil || len(data) > MaxKeptViewResult {
+		return
+	}
+	data = []byte(r.a.redact(string(data)))
+	if !json.Valid(data) {
+		return
+	}
+	r.viewsMu.Lock()
+	defer r.viewsMu.Unlock()
+	if r.views == nil {
+		r.views = map[string]KeptView{}
+	}
+	r.views[id] = KeptView{App: app, Result: data}
+}
+
+// keptViews are the views of kept and this run's, of the tool calls msgs
+// still hold (compaction drops the others), or nil.
+func (r *run) keptViews(kept map[string]KeptView, msgs []Message) map[string]KeptView {
+	r.viewsMu.Lock()
+	defer r.viewsMu.Unlock()
+	var out map[string]KeptView
+	for _, m := range msgs {
+		for _, tc := range m.ToolCalls {
+			v, ok := r.views[tc.ID]
+			if !ok {
+				v, ok = kept[tc.ID]
+			}
+			if !ok {
+				continue
+			}
+			if out == nil {
+				out = map[string]KeptView{}
+			}
+			out[tc.ID] = v
+		}
+	}
+	return out
 }
 
 // ConversationInfo describes a stored conversation without its messages.
@@ -260,6 +323,14 @@ func (a *Agent) save(ctx context.Context, c *Conversation, base int) error {
 	if err != nil {
 		return mcperr.Wrap(mcperr.InvalidArgument, err, fmt.Sprintf("agent: cannot encode conversation %q", c.ID))
 	}
+	if len(data) > MaxConversationBytes && next.Views != nil {
+		// The messages come first: without its views the conversation
+		// goes on, only its views cannot be shown again.
+		next.Views = nil
+		if data, err = json.Marshal(&next); err != nil {
+			return mcperr.Wrap(mcperr.InvalidArgument, err, fmt.Sprintf("agent: cannot encode conversation %q", c.ID))
+		}
+	}
 	if len(data) > MaxConversationBytes {
 		return mcperr.New(mcperr.Storage, "agent: conversation %q would be %d bytes, over the %d-byte limit of a stored conversation; set compact: {maxTokens} or start a new conversation", c.ID, len(data), MaxConversationBytes)
 	}
@@ -413,7 +484,7 @@ type ConversationResult struct {
 // "server" approval answers hold for the conversation's later runs in
 // this Agent, not for its other conversations.
 func (a *Agent) RunConversation(ctx context.Context, id string, input []Message, onEvent func(Event)) (ConversationResult, error) {
-	r := &run{a: a, onEvent: onEvent, approvals: a.approvalsOf(id)}
+	r := &run{a: a, onEvent: onEvent, approvals: a.approvalsOf(id), conv: id}
 	res, err := r.conversation(ctx, id, input)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -484,6 +555,7 @@ func (r *run) conversation(ctx context.Context, id string, input []Message) (Con
 		}
 		next := *c
 		next.Messages = append([]Message(nil), msgs[start:]...)
+		next.Views = r.keptViews(c.Views, next.Messages)
 		if r.scale > 0 {
 			next.TokenScale = r.scale
 		}
@@ -617,6 +689,7 @@ func (r *run) compact(ctx context.Context, c *Conversation, input []Message) err
 	next := *c
 	next.Summary = summary
 	next.Messages = append([]Message(nil), c.Messages[cut:]...)
+	next.Views = r.keptViews(c.Views, next.Messages)
 	next.CompactedTurns += turns
 	if err := r.a.save(ctx, &next, c.Revision); err != nil {
 		return err

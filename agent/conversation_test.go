@@ -504,3 +504,88 @@ func TestCompactionCountsInTheModelsTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestConversationKeepsItsViews: a stored conversation keeps, per tool
+// call whose tool has a view, the view (with the stateKey its storage is
+// kept under) and the server's whole result (what only the view shows),
+// so a reloaded page can show the view again; a
+// call compacted away takes its view with it, and a call without a view
+// keeps none.
+func TestConversationKeepsItsViews(t *testing.T) {
+	store := &memConversations{}
+	echo := echoTool()
+	echo.view = "ui://text/echo.html"
+	e := newEnv(t, model.Options{}, newFakeTools(addTool(), echo), nil)
+	newAgent := func(compact *agent.Compact) *agent.Agent {
+		return e.agent(t, func(c *agent.Config) { c.Conversations = store; c.Compact = compact })
+	}
+	ctx := context.Background()
+	if _, err := newAgent(nil).RunConversation(ctx, "v", []agent.Message{{Role: agent.RoleUser, Content: "echo the blue door and add 1 and 2"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// A reload: another agent reads what the first stored.
+	c, err := newAgent(nil).Conversation(ctx, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echoCall := ""
+	for _, m := range c.Messages {
+		for _, tc := range m.ToolCalls {
+			if tc.Function.Name == "text_echo" {
+				echoCall = tc.ID
+			}
+		}
+	}
+	if echoCall == "" || len(c.Views) != 1 {
+		t.Fatalf("stored views %v, echo's call %q; want the one echo call's view (add has none)", c.Views, echoCall)
+	}
+	v := c.Views[echoCall]
+	if want := (agent.ToolApp{ServerID: "text", Tool: "echo", ResourceURI: "ui://text/echo.html", StateKey: "conversation:v/" + echoCall}); v.App != want {
+		t.Errorf("the kept view is %+v; want %+v", v.App, want)
+	}
+	if !strings.Contains(string(v.Result), `"structuredContent":{"shown":"the blue door"}`) {
+		t.Errorf("the kept result is %s; want the server's whole result with what only the view shows", v.Result)
+	}
+
+	// Later turns compact the first away: its view goes with it.
+	a := newAgent(&agent.Compact{MaxTokens: 200})
+	for _, text := range []string{"echo second", "add 3 and 4", "echo third", "echo last"} {
+		if _, err := a.RunConversation(ctx, "v", []agent.Message{{Role: agent.RoleUser, Content: text}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err = a.Conversation(ctx, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CompactedTurns == 0 {
+		t.Fatal("five turns within a 200-token budget never compacted")
+	}
+	calls := map[string]bool{}
+	for _, m := range c.Messages {
+		for _, tc := range m.ToolCalls {
+			calls[tc.ID] = tc.Function.Name == "text_echo"
+		}
+	}
+	if _, ok := c.Views[echoCall]; ok {
+		t.Errorf("the first turn was compacted away, its view is still kept")
+	}
+	for id, isEcho := range calls {
+		if _, ok := c.Views[id]; ok != isEcho {
+			t.Errorf("call %s (echo: %v) has a kept view: %v", id, isEcho, ok)
+		}
+	}
+}
+
+// TestViewStateKeysOfAConversationShareItsPrefixOnly: the prefix of one
+// conversation's views begins none of another's, whatever the ids hold.
+func TestViewStateKeysOfAConversationShareItsPrefixOnly(t *testing.T) {
+	ids := []string{"a", "a/b", "a%2Fb", "a/", "ab", "conversation:a"}
+	for _, x := range ids {
+		for _, y := range ids {
+			if got := strings.HasPrefix(agent.ViewStateKey(y, "call_1"), agent.ViewStatePrefix(x)); got != (x == y) {
+				t.Errorf("the key of %q's view starts with %q's prefix: %v", y, x, got)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -102,7 +103,19 @@ type ToolApp struct {
 	ServerID    string `json:"serverId"`
 	Tool        string `json:"tool"`
 	ResourceURI string `json:"resourceUri"`
+	// StateKey, for a call of a stored conversation, is where the page
+	// keeps the view's own storage (render()'s stateKey,
+	// [ViewStateKey]); deleting the conversation forgets it.
+	StateKey string `json:"stateKey,omitempty"`
 }
+
+// ViewStateKey is the stateKey of the view of call callID in stored
+// conversation id.
+func ViewStateKey(id, callID string) string { return ViewStatePrefix(id) + callID }
+
+// ViewStatePrefix begins the stateKey of every view of stored
+// conversation id (and of no other conversation's).
+func ViewStatePrefix(id string) string { return "conversation:" + url.QueryEscape(id) + "/" }
 
 // ProgressEvent is a server's progress notification for a running call.
 type ProgressEvent struct {

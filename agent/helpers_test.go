@@ -110,6 +110,12 @@ func (f *fakeTools) ModelCall(ctx context.Context, name, args string, opts catal
 		return catalog.ToolResult{}, err
 	}
 	res.Text, res.IsError = text, isErr
+	if t.view != "" {
+		// What a server with a view answers: the text, and what only the
+		// view shows.
+		res.UI = &mcpclient.ToolUI{ResourceURI: t.view}
+		res.Result = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: map[string]any{"shown": text}, IsError: isErr}
+	}
 	return res, nil
 }
 

@@ -197,7 +197,7 @@ func (r *run) generate(ctx context.Context, step int, req Request) (Message, err
 				where = r.lookup(ctx)
 			}
 			if w, ok := where[ev.Name]; ok {
-				ev.App = toolApp(w)
+				ev.App = r.toolApp(w, ev.ID)
 			}
 		}
 		r.emit(EventToolCallDelta, ev)

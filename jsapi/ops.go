@@ -139,6 +139,22 @@ type (
 		ID   string `json:"id" page:"id"`
 		Gone bool   `json:"gone,omitempty"`
 	}
+	// ViewStateRef names the storage a view keeps: the page's stateKey
+	// and the view's server (apps.render's stateKey).
+	ViewStateRef struct {
+		Key string `json:"key"`
+	}
+	// KeepViewState keeps a view's storage (its localStorage, as names
+	// and values) under Key.
+	KeepViewState struct {
+		Key     string            `json:"key"`
+		Storage map[string]string `json:"storage"`
+	}
+	// ForgetViewStates deletes the views' storage kept under keys that
+	// start with Prefix ("" for every one).
+	ForgetViewStates struct {
+		Prefix string `json:"prefix"`
+	}
 	// TaskRef names a kept task of a client.
 	TaskRef struct {
 		ID     string `json:"id" page:"id"`
@@ -463,6 +479,9 @@ var Ops = []Op{
 	{"client.cancelTask", TaskRef{}, nil, "cancels a kept task at the server and forgets it", false},
 	{"callback.deliver", Deliver{}, Delivered{}, "a sign-in result from any courier", false},
 	{"grants.apply", GrantChange{}, nil, "a grant change another tab announced", false},
+	{"views.state", ViewStateRef{}, Any{}, "the storage a view kept under a key ({storage}, or null)", false},
+	{"views.keep", KeepViewState{}, nil, "keeps a view's storage under a key (sealed, in IndexedDB)", false},
+	{"views.forget", ForgetViewStates{}, Any{}, "deletes the views' storage kept under keys with a prefix; resolves how many", false},
 	{"storage.clear", struct{}{}, nil, "deletes every stored grant, registration and metadata", false},
 	{"storage.status", struct{}{}, StorageStatus{}, "where sign-ins are kept: IndexedDB, or memory and why", false},
 	{"network.changed", NetworkChanged{}, nil, "the browser went online or offline (its online/offline events)", false},

@@ -240,7 +240,12 @@ func (a *app) opDeleteConversation(ctx context.Context, args jsapi.ConversationR
 	if err != nil {
 		return nil, err
 	}
-	return nil, ag.DeleteConversation(ctx, args.Conversation)
+	if err := ag.DeleteConversation(ctx, args.Conversation); err != nil {
+		return nil, err
+	}
+	// What its views kept (their stateKeys begin with its prefix) goes too.
+	_, err = a.idb.DeleteViewStates(ctx, agent.ViewStatePrefix(args.Conversation))
+	return nil, err
 }
 
 func (a *app) opAgentClose(_ context.Context, args jsapi.AgentRef, _ jsCall) (any, error) {

@@ -19,7 +19,10 @@ export function checkConversationId(id) {
 /**
  * A stored conversation of an agent. Its fields are as last loaded or
  * saved: id, title, summary, messages, revision, compactedTurns,
- * tokenScale, createdAt, updatedAt.
+ * tokenScale, createdAt, updatedAt, and views: by tool call id, each call
+ * of messages whose tool has a view ({app, result}: the view, with the
+ * stateKey its storage is kept under, and the server's whole result), to
+ * show it again with mcp.apps.render.
  */
 export class Conversation {
   #agent;
@@ -42,6 +45,7 @@ export class Conversation {
     this.tokenScale = c.tokenScale ?? 0;
     this.createdAt = c.createdAt;
     this.updatedAt = c.updatedAt;
+    this.views = c.views ?? {};
   }
 
   /**
@@ -76,7 +80,7 @@ export class Conversation {
     return this;
   }
 
-  /** Deletes the stored conversation; this object is left empty. */
+  /** Deletes the stored conversation, and what its views kept; this object is left empty. */
   async delete() {
     await this.#mcp._invoke("agent.deleteConversation", { id: this.#agentId, conversation: this.id });
     this._set({ id: this.id });

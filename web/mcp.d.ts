@@ -922,7 +922,7 @@ export type AgentEvent =
   | {
       type: "toolresult"; id: string; name: string; serverId: string; isError: boolean; text: string;
       /** The tool's view (MCP Apps), when it has one and the server answered: render it with mcp.apps.render and result. */
-      app?: { serverId: string; tool: string; resourceUri: string };
+      app?: ToolApp;
       /** The server's result, when app is set. */
       result?: CallToolResult;
     }
@@ -990,6 +990,25 @@ export interface Agent {
   close(): void;
 }
 
+/**
+ * A tool's view (MCP Apps) in an agent's events and a stored
+ * conversation: render it with mcp.apps.render({catalog, ...app}).
+ */
+export interface ToolApp {
+  serverId: string;
+  tool: string;
+  resourceUri: string;
+  /** In a stored conversation's turn: render()'s stateKey for this call's view (deleting the conversation forgets what it kept). */
+  stateKey?: string;
+}
+
+/** What a stored conversation keeps of a call whose tool has a view, to show the view again. */
+export interface KeptView {
+  app: ToolApp;
+  /** The server's whole result (what the view shows; the model saw its text). */
+  result: CallToolResult;
+}
+
 /** A stored conversation's description. */
 export interface ConversationInfo {
   id: string;
@@ -1017,6 +1036,8 @@ export interface StoredConversation {
   /** Absent until the conversation is first stored. */
   createdAt?: string;
   updatedAt?: string;
+  /** By tool call id, the calls of messages whose tool has a view (a result over 256 KiB is not kept); absent when none. */
+  views?: Record<string, KeptView>;
 }
 
 /** A stored conversation (docs/JSAPI.md, "Conversations that last"); its fields are as last loaded or saved. */
@@ -1032,6 +1053,8 @@ export interface Conversation {
   tokenScale: number;
   createdAt?: string;
   updatedAt?: string;
+  /** By tool call id, the calls of messages whose tool has a view: render each again with mcp.apps.render({catalog, ...v.app, result: v.result}). */
+  views: Record<string, KeptView>;
   /** Runs a turn on the stored conversation plus input, saving after every step. */
   run(input: string | ChatMessage[], options?: RunOptions): { done: Promise<AgentResult & { conversation: StoredConversation }> };
   /** Reads the stored conversation again. */
@@ -1097,6 +1120,8 @@ export interface Apps {
    * read's MCPError when the view cannot be read.
    */
   render(element: Element, options: RenderOptions): Promise<AppView>;
+  /** Deletes what views kept under stateKeys that start with prefix ("" for every one); resolves how many. */
+  forgetState(prefix?: string): Promise<number>;
 }
 
 export type DisplayMode = "inline" | "fullscreen" | "pip";
@@ -1157,6 +1182,15 @@ export interface RenderOptions {
    * invalid_argument.
    */
   trust?: AppTrust[];
+  /**
+   * Names this view instance (at most 1024 characters; e.g. its
+   * conversation and tool call, as a stored conversation's ToolApp gives
+   * it): the view gets a localStorage (its opaque origin has none) that
+   * starts with what a view of this server kept under this key, on any
+   * page of the origin, and the page keeps each change, sealed in
+   * IndexedDB. Never shown to a model. Without it, the view has no storage.
+   */
+  stateKey?: string;
 }
 
 /** A file a view asks to download: an embedded resource's bytes, or a resource_link's URI. */
@@ -1188,6 +1222,8 @@ export interface AppViewEventMap {
   teardownrequest: CustomEvent<Record<string, never>>;
   /** The view's own tools changed (notifications/tools/list_changed): listTools() again. */
   toolschanged: CustomEvent<Record<string, never>>;
+  /** With stateKey: what the view keeps was saved (size: its names' and values' characters). */
+  statesave: CustomEvent<{ size: number }>;
   warning: CustomEvent<{ message: string }>;
   error: CustomEvent<MCPError>;
 }
@@ -1219,6 +1255,10 @@ export interface AppView extends EventTarget {
   readonly offeredAs: string | null;
   /** Whether the view offers tools of its own (it declared appCapabilities.tools at ui/initialize); false until it is ready. */
   readonly offersTools: boolean;
+  /** render()'s stateKey, or null. */
+  readonly stateKey: string | null;
+  /** With stateKey: a copy of the view's storage (its localStorage's names and values) as last sent; else null. */
+  readonly storage: Record<string, string> | null;
   /** The view's own tools (tools/list to the view, every page), once it is ready; rejects when it offers none or ends. */
   listTools(options?: AppViewCallOptions): Promise<Tool[]>;
   /** Calls one of the view's own tools (tools/call to the view) once it is ready; an abort tells the view (notifications/cancelled). */
@@ -1232,7 +1272,7 @@ export interface AppView extends EventTarget {
   /** Tells the view its tool call was cancelled. */
   cancel(reason?: string): void;
   setTheme(theme: "light" | "dark"): void;
-  /** ui/resource-teardown (answered within 3 s or not), then the frame is removed. */
+  /** ui/resource-teardown (answered within 3 s or not), then the frame is removed; with stateKey, resolves once what the view wrote is saved. */
   close(): Promise<void>;
   addEventListener<K extends keyof AppViewEventMap>(type: K, listener: (ev: AppViewEventMap[K]) => void, options?: boolean | AddEventListenerOptions): void;
   addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;

@@ -357,6 +357,18 @@ class MCP {
    * on the first render only.
    */
   apps = Object.freeze({
-    render: async (element, options) => (await import("./apps/host.js")).render(this.version, element, options),
+    render: async (element, options) => (await import("./apps/host.js")).render(this.version, element, options, this.#viewStates),
+    /** Deletes what views kept under stateKeys that start with prefix ("" for all); resolves how many. */
+    forgetState: (prefix = "") => {
+      if (typeof prefix !== "string") return Promise.reject(invalid("apps.forgetState(): prefix must be a string"));
+      return this._invoke("views.forget", { prefix });
+    },
+  });
+
+  // Where render()'s stateKey keeps a view's storage: sealed in IndexedDB
+  // by the runtime, as conversations are.
+  #viewStates = Object.freeze({
+    read: (key) => this._invoke("views.state", { key }),
+    keep: (key, storage) => this._invoke("views.keep", { key, storage }),
   });
 }

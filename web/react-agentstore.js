@@ -54,7 +54,7 @@ export class AgentStore extends Store {
       const conv = await this.#agentFor(this.#agentOptions()).conversation(this.conversation);
       if (this.disposed) return;
       this.#loaded = true;
-      this.#publish({ messages: fromStored(conv.messages, (p) => this.#id(p)), ...patch });
+      this.#publish({ messages: fromStored(conv.messages, (p) => this.#id(p), conv.views), ...patch });
     } catch (error) {
       this.#publish({ error });
     } finally {

@@ -22,7 +22,9 @@ function argsOf(a, partial) {
  * useCatalog's result) with `serverId`, or `client`; `tool`, `arguments`,
  * `result`, `sandboxUrl`, `theme`, `displayModes`, `initTimeoutMs`, `trust`
  * (a new grant list renders the view again), `offerTools` (with a
- * catalog: its model gets the view's own tools), `onMessage`,
+ * catalog: its model gets the view's own tools), `stateKey` (the view's
+ * storage is kept under it; a useAgent part's app carries the one of its
+ * stored conversation), `onMessage`,
  * `onOpenLink`, `onDownloadFile`, `onModelContext`, `onReady(view)`, `onError(error)` (the
  * view could not be rendered, or failed later);
  * `className` and `style` for the div. A tool part of useAgent with `app`
@@ -61,7 +63,7 @@ export function McpAppView(props) {
         catalog: cat ?? undefined, client: cat ? undefined : client, serverId: p.serverId, tool,
         arguments: pending ? undefined : argsOf(p.arguments, false), result: pending ? undefined : p.result, inputPending: pending,
         sandboxUrl, theme: p.theme, displayModes: p.displayModes, initTimeoutMs: p.initTimeoutMs, trust: p.trust,
-        offerTools: cat ? p.offerTools : undefined,
+        offerTools: cat ? p.offerTools : undefined, stateKey: p.stateKey,
         onMessage: relay("onMessage"), onOpenLink: relay("onOpenLink"),
         onDownloadFile: relay("onDownloadFile"), onModelContext: relay("onModelContext"),
       }))
@@ -86,7 +88,7 @@ export function McpAppView(props) {
       viewRef.current = null;
       view?.close();
     };
-  }, [cat, client, props.serverId, tool, sandboxUrl, trust]);
+  }, [cat, client, props.serverId, tool, sandboxUrl, trust, props.stateKey]);
   // A view rendered while the model wrote the call: what it wrote so far,
   // then the whole input (the host keeps a result until the input went).
   const send = (v, q) => {

@@ -8,9 +8,11 @@ const textOf = (c) => (typeof c === "string" ? c : Array.isArray(c) ? c.map((p) 
  * A stored conversation's messages (Chat Completions shapes) as useAgent
  * shows them: each user message, then one assistant message per turn with
  * its text and tool parts (a stored tool result does not say whether it
- * was an error: it shows as done).
+ * was an error: it shows as done). A tool part whose call the
+ * conversation kept a view of (views, by call id) carries `app` and
+ * `callResult`, as it did when the call ran.
  */
-export function fromStored(messages, nextId) {
+export function fromStored(messages, nextId, views = {}) {
   const out = [];
   let reply = null;
   const close = () => {
@@ -32,10 +34,17 @@ export function fromStored(messages, nextId) {
     if (m.role === "assistant") {
       const text = textOf(m.content);
       if (text) reply.parts.push({ type: "text", text });
-      for (const tc of m.tool_calls ?? []) reply.parts.push({ type: "tool", id: tc.id, name: tc.function?.name ?? "", arguments: tc.function?.arguments ?? "", state: "done" });
+      for (const tc of m.tool_calls ?? []) {
+        const part = { type: "tool", id: tc.id, name: tc.function?.name ?? "", arguments: tc.function?.arguments ?? "", state: "done" };
+        const v = views?.[tc.id];
+        if (v?.app && v.result) Object.assign(part, { serverId: v.app.serverId, tool: v.app.tool, app: Object.freeze({ ...v.app }), callResult: v.result });
+        reply.parts.push(part);
+      }
     } else if (m.role === "tool") {
       const p = reply.parts.find((x) => x.type === "tool" && x.id === m.tool_call_id);
-      if (p) p.result = Object.freeze({ isError: false, text: textOf(m.content) });
+      if (!p) continue;
+      p.result = Object.freeze({ isError: p.callResult?.isError === true, text: textOf(m.content) });
+      if (p.callResult?.isError) p.state = "error";
     }
   }
   close();

@@ -112,15 +112,20 @@ export interface AgentToolPart {
   readonly progress?: { readonly progress: number; readonly total?: number; readonly message?: string };
   /** What the model reads back. */
   readonly result?: { readonly isError: boolean; readonly text: string };
-  /** The tool's view (MCP Apps), when it has one and the server answered: render <McpAppView> under the call. */
-  readonly app?: { readonly serverId: string; readonly tool: string; readonly resourceUri: string };
+  /**
+   * The tool's view (MCP Apps), when it has one and the server answered
+   * (also for a call of a stored conversation read again, e.g. after a
+   * reload): render <McpAppView {...app}> under the call; in a stored
+   * conversation, stateKey keeps what the view stores across reloads.
+   */
+  readonly app?: { readonly serverId: string; readonly tool: string; readonly resourceUri: string; readonly stateKey?: string };
   /**
    * The tool's view, known from the call's first toolcalldelta (or its
    * toolcall): render <McpAppView {...view} arguments={arguments}
    * inputPending={state === "writing"}> to show the arguments as the model
    * writes them.
    */
-  readonly view?: { readonly serverId: string; readonly tool: string; readonly resourceUri: string };
+  readonly view?: { readonly serverId: string; readonly tool: string; readonly resourceUri: string; readonly stateKey?: string };
   /** The server's result, when app is set (the view's result). */
   readonly callResult?: CallToolResult;
 }

@@ -23,7 +23,7 @@ var NpmFiles = []string{
 	"react-useagent.js", "react-mcpappview.js", "partialjson.js",
 	"ai.js", "ai.d.ts",
 	"oauth/callback.html", "oauth/callback.js", "oauth/callback.css", "oauth/callback.d.ts",
-	"apps/host.js", "apps/csp.js", "apps/sandbox.html", "apps/sandbox.js",
+	"apps/host.js", "apps/csp.js", "apps/viewstorage.js", "apps/sandbox.html", "apps/sandbox.js",
 }
 
 var describeRE = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)(?:-(\d+)-g([0-9a-f]+))?(-dirty)?$`)

@@ -84,10 +84,13 @@ func newProbeServer(t *testing.T) *probeServer {
 	// official App SDK does for a teardown it has no handler for; echo's
 	// tells the host every tool notification it heard. All are the
 	// model's, so views list none.
-	for name, body := range map[string]string{"mute": `<!doctype html><p>silent</p>`, "plain": plainView, "echo": echoView} {
+	for name, body := range map[string]string{"mute": `<!doctype html><p>silent</p>`, "plain": plainView, "echo": echoView, "keeper": keeperView} {
 		uri := "ui://probe/" + name + ".html"
 		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}, Meta: mcp.Meta{"ui": map[string]any{"resourceUri": uri, "visibility": []any{"model"}}}},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if name == "keeper" { // as the pattern's server does: a viewUUID for the view's state
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "keeper shown"}}, Meta: mcp.Meta{"viewUUID": "uuid-keeper"}}, nil
+				}
 				return &mcp.CallToolResult{}, nil
 			})
 		s.AddResource(&mcp.Resource{URI: uri, Name: name, MIMEType: "text/html;profile=mcp-app"},
@@ -141,6 +144,32 @@ addEventListener("message", (e) => {
   post({ jsonrpc: "2.0", id: ++next, method: "ui/update-model-context", params: { structuredContent: { seen } } });
 });
 post({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: { appInfo: { name: "echo", version: "1" }, appCapabilities: {}, protocolVersion: "2026-01-26" } });
+</script>`
+
+// keeperView keeps state as the specification's "Persisting view state"
+// pattern does: a count in localStorage under the viewUUID of its tool
+// result's _meta, one more at each result; it reports the count it found
+// and the one it left as its model context, and writes tornDown as the
+// host tears it down.
+const keeperView = `<!doctype html><p>keeper</p><script>
+const post = (m) => parent.postMessage(m, "*");
+const attempt = (f) => { try { return f(); } catch (e) { return "refused: " + (e && e.name || e); } };
+addEventListener("message", (e) => {
+  const d = e.data;
+  if (e.source !== parent || !d) return;
+  if (d.id === 1 && d.result) return post({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} });
+  if (d.method === "ui/notifications/tool-result") {
+    const uuid = String(d.params && d.params._meta && d.params._meta.viewUUID);
+    const before = attempt(() => localStorage.getItem(uuid));
+    const after = attempt(() => { localStorage.setItem(uuid, String(Number(before || 0) + 1)); return localStorage.getItem(uuid); });
+    post({ jsonrpc: "2.0", id: 2, method: "ui/update-model-context", params: { structuredContent: { uuid, before, after, tornDown: attempt(() => localStorage.tornDown ?? null) } } });
+  }
+  if (d.method === "ui/resource-teardown") {
+    attempt(() => localStorage.setItem("tornDown", "yes"));
+    post({ jsonrpc: "2.0", id: d.id, result: {} });
+  }
+});
+post({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: { appInfo: { name: "keeper", version: "1" }, appCapabilities: {}, protocolVersion: "2026-01-26" } });
 </script>`
 
 const plainView = `<!doctype html><p>plain</p><script>
@@ -463,4 +492,160 @@ func TestAppViewMistakes(t *testing.T) {
 	if pl := got.Plain; pl.State != "closed" || slices.Contains(pl.Events, "error") {
 		t.Errorf("close() of a view that answers its teardown \"method not found\": %+v; want closed and no error event", pl)
 	}
+}
+
+// keeperResult is what one render of the keeper view found and left.
+type keeperResult struct {
+	UUID     string            `json:"uuid"`
+	Before   *string           `json:"before"`
+	After    string            `json:"after"`
+	TornDown *string           `json:"tornDown"`
+	Size     int               `json:"size"`
+	Storage  map[string]string `json:"storage"`
+	StateKey *string           `json:"stateKey"`
+	Warnings []string          `json:"warnings"`
+}
+
+// keeperJS defines window.keep(stateKey, uuid): renders the keeper view
+// with a result naming viewUUID uuid (and stateKey, unless undefined),
+// waits for its report (and, with a stateKey, for its storage to be
+// saved), closes it, and resolves a keeperResult.
+const keeperJS = `(() => {
+	window.keep = async (stateKey, uuid) => {
+		window.keeperClient ??= mcp.client(%q);
+		if (keeperClient.state !== "connected") await keeperClient.connect();
+		const div = document.createElement("div");
+		document.body.appendChild(div);
+		const view = await mcp.apps.render(div, { client: keeperClient, tool: "keeper", sandboxUrl: %q, arguments: {},
+			result: { content: [{ type: "text", text: "kept" }], _meta: { viewUUID: uuid } }, ...(stateKey === undefined ? {} : { stateKey }) });
+		const saved = stateKey === undefined ? null : new Promise((ok) => view.addEventListener("statesave", (e) => ok(e.detail), { once: true }));
+		const found = await new Promise((ok) => { const check = () => (view.modelContext ? ok(view.modelContext.structuredContent) : view.addEventListener("modelcontext", check, { once: true })); check(); });
+		const size = saved ? (await saved).size : 0;
+		const storage = view.storage;
+		await view.close();
+		return { ...found, size, storage, stateKey: view.stateKey, warnings: view.warnings };
+	};
+})()`
+
+// TestAppViewKeepsItsState: a view rendered with a stateKey gets a
+// localStorage (its opaque origin has none) that starts with what it kept
+// there under that key and server, through a reload; what it writes as
+// it tears down is kept too. IndexedDB holds it sealed. Another key starts
+// empty; a view without one still has no storage; apps.forgetState and
+// the deletion of a conversation (whose views' stateKeys its agent gives)
+// forget what was kept.
+func TestAppViewKeepsItsState(t *testing.T) {
+	eitherRuntime(t)
+	parallel(t)
+	p := newProbeServer(t)
+	w := newWorld(t, devserver.AuthConfig{})
+	define := fmt.Sprintf(keeperJS, p.URL, w.SandboxURL)
+	keep := func(stateKey, uuid string) keeperResult {
+		t.Helper()
+		var r keeperResult
+		key := "undefined"
+		if stateKey != "" {
+			key = fmt.Sprintf("%q", stateKey)
+		}
+		w.eval(fmt.Sprintf(`keep(%s, %q)`, key, uuid), &r)
+		return r
+	}
+	str := func(s *string) string {
+		if s == nil {
+			return "null"
+		}
+		return *s
+	}
+	w.eval(define, nil)
+	first := keep("chat-1/call-1", "u-1")
+	if first.Before != nil || first.After != "1" || first.TornDown != nil {
+		t.Errorf("a new stateKey: the view found %s, left %s, tornDown %s; want null, 1, null", str(first.Before), first.After, str(first.TornDown))
+	}
+	if first.Size != len("u-1")+len("1") || first.Storage["u-1"] != "1" || str(first.StateKey) != "chat-1/call-1" || len(first.Warnings) != 0 {
+		t.Errorf("the page saw size %d, storage %v, stateKey %s, warnings %q; want 4, u-1: 1, chat-1/call-1, none", first.Size, first.Storage, str(first.StateKey), first.Warnings)
+	}
+	none := keep("", "u-1")
+	if !strings.HasPrefix(str(none.Before), "refused") || none.StateKey != nil || none.Storage != nil {
+		t.Errorf("without a stateKey the view's localStorage gave %s (stateKey %s, storage %v); want refused (an opaque origin), null, null", str(none.Before), str(none.StateKey), none.Storage)
+	}
+	again := keep("chat-1/call-1", "u-1")
+	if str(again.Before) != "1" || again.After != "2" || str(again.TornDown) != "yes" {
+		t.Errorf("the same stateKey again: found %s, left %s, tornDown %s; want 1, 2, yes (written as the first tore down)", str(again.Before), again.After, str(again.TornDown))
+	}
+
+	if err := w.win.Reload(w.ctx); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	w.load(w.win)
+	w.eval(define, nil)
+	reloaded := keep("chat-1/call-1", "u-1")
+	if str(reloaded.Before) != "2" || reloaded.After != "3" || str(reloaded.TornDown) != "yes" {
+		t.Errorf("after a reload: found %s, left %s, tornDown %s; want 2, 3, yes", str(reloaded.Before), reloaded.After, str(reloaded.TornDown))
+	}
+	if other := keep("chat-2/call-1", "u-1"); other.Before != nil {
+		t.Errorf("another stateKey found %s; want null", str(other.Before))
+	}
+	var raw struct {
+		Rows     int    `json:"rows"`
+		Plain    bool   `json:"plain"`
+		Sealed   bool   `json:"sealed"`
+		Mistakes []any  `json:"mistakes"`
+		Forgot   int    `json:"forgot"`
+		Bad      jsErr  `json:"bad"`
+		BadKey   jsErr  `json:"badKey"`
+		Deleted  string `json:"deleted"`
+		Kept     *struct {
+			ServerID string `json:"serverId"`
+			Tool     string `json:"tool"`
+			StateKey string `json:"stateKey"`
+			Text     string `json:"text"`
+			After    string `json:"after"`
+		} `json:"kept"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const db = await new Promise((res, rej) => { const r = indexedDB.open("mcpwasm"); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+		const rows = await new Promise((res, rej) => { const r = db.transaction("views").objectStore("views").getAll(); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+		db.close();
+		const text = rows.map((r) => JSON.stringify(r) + new TextDecoder().decode(r.ct ?? new Uint8Array())).join();
+		const bad = await mcp.apps.forgetState(5).then(() => ({}), %[1]s);
+		const badKey = await mcp.apps.render(document.body, { client: keeperClient, tool: "keeper", sandboxUrl: %[2]q, stateKey: "" }).then(() => ({}), %[1]s);
+		// A stored conversation keeps its call's view (the app with the
+		// stateKey its agent gives it, and the server's whole result);
+		// deleting the conversation forgets what the view kept.
+		const cat = mcp.catalog({ servers: { probe: { url: %[3]q } } });
+		const name = (await cat.tools()).find((t) => t.tool.name === "keeper").name;
+		const agent = cat.agent({ model: async (req) => req.messages.some((m) => m.role === "tool")
+			? { role: "assistant", content: "shown" }
+			: { role: "assistant", content: null, tool_calls: [{ id: "call_k", type: "function", function: { name, arguments: "{}" } }] } });
+		const conv = await agent.conversation("gone");
+		await conv.run("show it").done;
+		await conv.reload();
+		const view = conv.views.call_k;
+		const inConv = view ? await keep(view.app.stateKey, view.result._meta.viewUUID) : null;
+		await conv.delete();
+		const deleted = view ? String((await keep(view.app.stateKey, view.result._meta.viewUUID)).before) : "";
+		await cat.close();
+		const forgot = await mcp.apps.forgetState("chat-");
+		return { rows: rows.length, plain: text.includes("u-1"), sealed: rows.every((r) => r.ct && r.iv), forgot, bad: bad.error, badKey: badKey.error,
+			kept: view ? { ...view.app, text: view.result.content?.[0]?.text ?? "", after: inConv.after } : null, deleted };
+	})()`, catchJS, w.SandboxURL, p.URL), &raw)
+	if raw.Rows != 2 || raw.Plain || !raw.Sealed {
+		t.Errorf("IndexedDB's views: %d records, plaintext %v, sealed %v; want 2, sealed", raw.Rows, raw.Plain, raw.Sealed)
+	}
+	if k := raw.Kept; k == nil || k.ServerID != "probe" || k.Tool != "keeper" || k.StateKey != "conversation:gone/call_k" || k.Text != "keeper shown" || k.After != "1" {
+		t.Errorf("the stored conversation's view of its call: %+v; want probe's keeper, stateKey conversation:gone/call_k, the server's result, a view that kept 1", k)
+	}
+	if raw.Deleted != "null" {
+		t.Errorf("after its conversation was deleted, a view found %s; want null", raw.Deleted)
+	}
+	if raw.Forgot != 2 {
+		t.Errorf("forgetState(\"chat-\") forgot %d; want 2", raw.Forgot)
+	}
+	if raw.Bad.Code != "invalid_argument" || raw.BadKey.Code != "invalid_argument" || !strings.Contains(raw.BadKey.Message, "stateKey") {
+		t.Errorf("forgetState(5): %+v, stateKey \"\": %+v; want invalid_argument", raw.Bad, raw.BadKey)
+	}
+	if after := keep("chat-1/call-1", "u-1"); after.Before != nil {
+		t.Errorf("after forgetState, found %s; want null", str(after.Before))
+	}
+	w.noPageErrors()
 }

@@ -26,6 +26,8 @@ var migrations = []func(db jsbridge.Value) error{
 	func(db jsbridge.Value) error { return createStores(db, storeConversations) },
 	// 3 → 4: the tasks clients keep (mcpclient.TaskStore).
 	func(db jsbridge.Value) error { return createStores(db, storeTasks) },
+	// 4 → 5: what MCP App views keep (apps.render's stateKey).
+	func(db jsbridge.Value) error { return createStores(db, storeViews) },
 }
 
 // createStores creates object stores keyed by propKey.

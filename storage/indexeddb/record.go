@@ -12,7 +12,7 @@ import (
 // The records, by object store (the property names are the stored format:
 // records written under them must stay readable):
 //
-//   - grants, clients, pending, conversations, tasks: {k, iv, ct}, the value's JSON sealed with
+//   - grants, clients, pending, conversations, tasks, views: {k, iv, ct}, the value's JSON sealed with
 //     AES-GCM under the database's wrapping key, with a fresh nonce iv;
 //   - metadata, which is public: {k, json}, the JSON as a string;
 //   - keys: {k: keyID, key}, the wrapping key;

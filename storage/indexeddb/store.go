@@ -54,6 +54,10 @@ const (
 	// storeTasks holds the tasks clients started and have not seen end
 	// (mcpclient.TaskStore), sealed like the grants: they name sessions.
 	storeTasks = "tasks"
+	// storeViews holds what MCP App views kept in their storage
+	// (apps.render's stateKey), sealed like the conversations they
+	// belong to.
+	storeViews = "views"
 )
 
 // Store is an [oauth.Store] over IndexedDB (see the package doc).
@@ -244,7 +248,7 @@ func (s *Store) Clear(ctx context.Context) error {
 	if m, ok := keys.(interface{ clear() }); ok {
 		m.clear() // the keys the memory fallback holds
 	}
-	for _, st := range []string{storeGrants, storeClients, storeMetadata, storePending, storeDPoP, storeConversations, storeTasks} {
+	for _, st := range []string{storeGrants, storeClients, storeMetadata, storePending, storeDPoP, storeConversations, storeTasks, storeViews} {
 		if err := b.clear(ctx, st); err != nil {
 			return err
 		}
@@ -497,6 +501,37 @@ func (s *Store) values(ctx context.Context, store string) ([][]byte, error) {
 		out = append(out, v)
 	}
 	return out, err
+}
+
+// GetViewState returns the storage a view kept under key (its JSON).
+func (s *Store) GetViewState(ctx context.Context, key string) ([]byte, bool, error) {
+	return s.backend(ctx).get(ctx, storeViews, key)
+}
+
+// PutViewState keeps a view's storage (its JSON) under key, sealed at rest.
+func (s *Store) PutViewState(ctx context.Context, key string, data []byte) error {
+	return s.put(ctx, storeViews, key, data)
+}
+
+// DeleteViewStates deletes the views' storage kept under keys that start
+// with prefix (every one for ""), and returns how many it deleted.
+func (s *Store) DeleteViewStates(ctx context.Context, prefix string) (int, error) {
+	b := s.backend(ctx)
+	all, err := b.all(ctx, storeViews)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for k := range all {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		if err := b.del(ctx, storeViews, k); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // PutTask implements mcpclient.TaskStore: the task's JSON, sealed at rest.

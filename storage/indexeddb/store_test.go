@@ -3,6 +3,7 @@ package indexeddb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -177,11 +178,45 @@ func TestEachKindIsKeyedAsStored(t *testing.T) {
 	}
 }
 
+// TestViewStatesAreForgottenByPrefix: a view's storage reads back as kept,
+// and DeleteViewStates deletes the keys under a prefix only (a
+// conversation's views), or every one for "".
+func TestViewStatesAreForgottenByPrefix(t *testing.T) {
+	ctx := ctxT(t)
+	db := &fakeDB{}
+	s := opened(t, &sealedKV{db: db, sl: newGCMSealer(t, make([]byte, 32))})
+	keys := []string{"conversation:a/call-1\x00https://x.example/mcp", "conversation:a/call-2\x00https://y.example/mcp", "conversation:ab/call-1\x00https://x.example/mcp", "page\x00https://x.example/mcp"}
+	for i, k := range keys {
+		if err := s.PutViewState(ctx, k, []byte(fmt.Sprintf(`{"n":"%d"}`, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rec := db.stores[storeViews][keys[0]]; rec == nil || rec[propCT] == nil {
+		t.Fatalf("the record of %q is %v; want it sealed (ct)", keys[0], rec)
+	}
+	got, found, err := s.GetViewState(ctx, keys[1])
+	if err != nil || !found || string(got) != `{"n":"1"}` {
+		t.Errorf("GetViewState = %s, %v, %v; want {\"n\":\"1\"}", got, found, err)
+	}
+	if n, err := s.DeleteViewStates(ctx, "conversation:a/"); n != 2 || err != nil {
+		t.Errorf("DeleteViewStates(conversation:a/) = %d, %v; want 2", n, err)
+	}
+	for i, k := range keys {
+		_, found, _ := s.GetViewState(ctx, k)
+		if want := i >= 2; found != want {
+			t.Errorf("after deleting conversation a's: %q found %v; want %v", k, found, want)
+		}
+	}
+	if n, err := s.DeleteViewStates(ctx, ""); n != 2 || err != nil {
+		t.Errorf("DeleteViewStates(\"\") = %d, %v; want the 2 left", n, err)
+	}
+}
+
 // TestClearKeepsOnlyTheWrappingKey: Clear empties every object store but
 // the keys, in the database and on the memory fallback alike.
 func TestClearKeepsOnlyTheWrappingKey(t *testing.T) {
 	ctx := ctxT(t)
-	all := []string{storeGrants, storeClients, storeMetadata, storePending, storeDPoP, storeKeys}
+	all := []string{storeGrants, storeClients, storeMetadata, storePending, storeDPoP, storeConversations, storeTasks, storeViews, storeKeys}
 
 	mem := &memKV{}
 	db := &fakeDB{}

@@ -8,6 +8,7 @@
 // fetch it.
 import { MCPError, asMCPError, invalid } from "../errors.js";
 import { policy, allow, trustProblem, TRUST } from "./csp.js";
+import { MAX_VIEW_STORAGE, STORAGE_CHANGED, ViewStorage, sizeOf } from "./viewstorage.js";
 
 const PROTOCOL = "2026-01-26";
 const MIME = "text/html;profile=mcp-app";
@@ -23,6 +24,7 @@ const VIEW_CALL_MS = 60000; // a call of one of the view's own tools, unless tim
 const MAX_VIEW_TOOLS = 1000; // the tools a view may list, over all its pages
 const MAX_HTML = 8 << 20; // a view's HTML, decoded
 const MAX_DOWNLOAD = 64 << 20; // the files of one ui/download-file, decoded
+const MAX_STATE_KEY = 1024; // render()'s stateKey, in characters
 
 // JSON-RPC error codes the view gets.
 const METHOD_NOT_FOUND = -32601;
@@ -173,6 +175,9 @@ function checkOptions(element, o) {
     throw invalid(`apps.render(): initTimeoutMs must be a positive number of milliseconds, at most ${2 ** 31 - 1}`);
   }
   if (o.offerTools !== undefined && typeof o.offerTools !== "boolean") throw invalid("apps.render(): offerTools must be a boolean");
+  if (o.stateKey !== undefined && (typeof o.stateKey !== "string" || o.stateKey === "" || o.stateKey.length > MAX_STATE_KEY)) {
+    throw invalid(`apps.render(): stateKey must be a non-empty string of at most ${MAX_STATE_KEY} characters that names this view instance (e.g. its conversation and tool call)`);
+  }
   if (o.offerTools && !o.catalog) throw invalid("apps.render(): offerTools offers the view's own tools to a catalog's model: pass catalog (and serverId)");
   const problem = o.trust === undefined ? "" : trustProblem(o.trust);
   if (problem) throw invalid(`apps.render(): trust ${problem}; grant only what you trust this server's views to do (docs/JSAPI.md, MCP Apps)`);
@@ -186,17 +191,36 @@ const toolName = (t) => (typeof t === "string" ? t : t.tool?.name ?? t.name);
  * Resolves an AppView once the view's HTML is read and its frame is in
  * the page (state "loading"); "ready" follows the view's initialization.
  */
-export async function render(version, element, options = {}) {
+export async function render(version, element, options = {}, views = null) {
   checkOptions(element, options);
   const sandbox = sandboxURL(options.sandboxUrl);
   const client = options.catalog ? options.catalog.server(options.serverId) : options.client;
+  if (options.catalog) await connected(options.catalog, options.serverId, client, options.signal);
   const name = toolName(options.tool);
   const tools = await appTools(client, options.signal);
   const tool = tools.find((t) => t.name === name);
   if (!tool) throw invalid(`apps.render(): the server has no tool named ${JSON.stringify(name)}`);
   if (!tool.ui?.resourceUri) throw invalid(`apps.render(): the tool ${JSON.stringify(name)} has no view (no _meta.ui.resourceUri)`);
-  const view = await readView(client, tool.ui.resourceUri, options.signal);
-  return new AppView(version, element, sandbox, client, tool, tools, view, options);
+  const [view, storage] = await Promise.all([
+    readView(client, tool.ui.resourceUri, options.signal),
+    options.stateKey === undefined || !views ? null : ViewStorage.open(views, options.stateKey, client.url),
+  ]);
+  return new AppView(version, element, sandbox, client, tool, tools, view, options, storage);
+}
+
+/**
+ * A catalog connects its servers as their tools are listed (an agent's
+ * turn does): a view rendered before that, as a page shows a stored
+ * conversation again as it loads, has its server connected first, or is
+ * refused saying why the server is not.
+ */
+async function connected(cat, serverId, client, signal) {
+  if (client.state === "connected") return;
+  await cat.tools({ signal });
+  if (client.state === "connected") return;
+  const s = cat.status(serverId);
+  const why = s.error?.message ? `: ${s.error.message}` : s.state === "needs_auth" ? ": it needs a sign-in (cat.authorize)" : "";
+  throw new MCPError(s.error?.code ?? (s.state === "needs_auth" ? "auth_required" : "closed"), `apps.render(): the server ${JSON.stringify(serverId)} is ${s.state ?? "not in the catalog"}${why}; its view can be shown once it is connected`);
 }
 
 /** Every tool of the server with its ui (app-only tools included), as listTools() answers. */
@@ -210,6 +234,7 @@ async function appTools(client, signal) {
  * Events: ready, sizechange ({width, height}), message ({role, content}),
  * openlink ({url}), modelcontext ({content, structuredContent}), log
  * ({level, data}), toolschanged ({}: the view's own tools changed),
+ * statesave ({size}: what the view keeps under stateKey was saved),
  * error (an MCPError), warning ({message}).
  */
 export class AppView extends EventTarget {
@@ -240,6 +265,7 @@ export class AppView extends EventTarget {
   #calls = new AbortController(); // the view's calls through a catalog: aborted when it ends
   #abort = null; // the render's signal's listener
   #resize = null; // ResizeObserver of the frame's width
+  #storage; // the view's storage kept under stateKey (a ViewStorage), or null
   /** The last ui/update-model-context of the view ({content?, structuredContent?}), or null. */
   modelContext = null;
   /** What was left out of the view's declarations, one sentence each. */
@@ -250,9 +276,13 @@ export class AppView extends EventTarget {
   trust;
   /** With offerTools: the catalog server whose tools are the view's own, once it is ready and offers some (kept after the view ends and the server leaves); else null. */
   offeredAs = null;
+  /** render()'s stateKey: the view's storage is kept under it (and its server); else null. */
+  stateKey;
 
-  constructor(version, element, sandbox, client, tool, tools, view, o) {
+  constructor(version, element, sandbox, client, tool, tools, view, o, storage) {
     super();
+    this.stateKey = o.stateKey ?? null;
+    this.#storage = storage;
     this.#version = version;
     this.#origin = sandbox.origin;
     this.#client = client;
@@ -286,6 +316,13 @@ export class AppView extends EventTarget {
     console.debug(`mcp: apps: the view ${this.resourceUri} runs under the policy "${checked.policy}"`);
     for (const d of checked.dropped) this.#warn(`the view ${this.resourceUri} declares ${d.list} entry ${JSON.stringify(d.domain)}, which ${d.problem}; it is left out of the view's policy`);
     for (const g of this.trust) this.#warn(`the page lets the view ${this.resourceUri} ${TRUST[g].what} (trust "${g}"), beyond the specification's default policy`);
+    if (storage) {
+      if (storage.problem) this.#warn(storage.problem);
+      storage.onKept = (items, error) => {
+        if (error) this.#warn(`what the view ${this.resourceUri} keeps under stateKey ${JSON.stringify(this.stateKey)} could not be saved: ${asMCPError(error).message}`);
+        else this.#emit("statesave", { size: sizeOf(items) });
+      };
+    }
     const f = (this.#frame = document.createElement("iframe"));
     // allow-forms lets the view's forms run their submit handlers; its
     // policy (form-action 'none') lets no form leave the view.
@@ -331,6 +368,8 @@ export class AppView extends EventTarget {
   get hostContext() { return structuredClone(this.#context); }
   /** Whether the view offers tools of its own (it declared appCapabilities.tools); false until it is ready. */
   get offersTools() { return this.#offersTools; }
+  /** With stateKey: a copy of the view's storage (its localStorage's names and values) as last sent; else null. */
+  get storage() { return this.#storage ? { ...this.#storage.items } : null; }
 
   /**
    * The view's own tools (tools/list to the view, every page of it), once
@@ -470,7 +509,10 @@ export class AppView extends EventTarget {
       case PROXY_READY:
         if (this.#sent || this.#state !== "loading") return; // once: the view cannot have its HTML sent again
         this.#sent = true;
-        this.#notify(RESOURCE_READY, { html: this.#view.html, csp: this.#view.csp ?? {}, permissions: this.#view.permissions ?? {}, trust: this.trust });
+        this.#notify(RESOURCE_READY, {
+          html: this.#view.html, csp: this.#view.csp ?? {}, permissions: this.#view.permissions ?? {}, trust: this.trust,
+          ...(this.#storage && { storage: this.#storage.items }),
+        });
         this.#awaitInit(this.#o.initTimeoutMs ?? INIT_TIMEOUT_MS);
         return;
       case "ui/notifications/initialized":
@@ -503,6 +545,11 @@ export class AppView extends EventTarget {
         return;
       case "ui/notifications/request-teardown":
         this.#emit("teardownrequest", {});
+        return;
+      case STORAGE_CHANGED:
+        if (this.#storage && !this.#storage.changed(params?.items)) {
+          this.#warn(`the view ${this.resourceUri} sent a storage that is not names and string values of at most ${MAX_VIEW_STORAGE} characters; it is not kept`);
+        }
         return;
       case "notifications/tools/list_changed":
         if (this.#state !== "ready" || !this.#offersTools) return;
@@ -744,7 +791,8 @@ export class AppView extends EventTarget {
 
   /**
    * Asks the view to tear down (ui/resource-teardown, answered within 3 s
-   * or not), then removes its frame. Later messages from it are ignored.
+   * or not), then removes its frame; with stateKey, resolves once what the
+   * view wrote is saved. Later messages from it are ignored.
    */
   close() {
     this.#closing ??= (async () => {
@@ -756,6 +804,14 @@ export class AppView extends EventTarget {
           // found", as the App SDK does without a handler): an answer.
           if (e?.rpcCode !== METHOD_NOT_FOUND) this.#emit("error", asMCPError(e));
         }
+      }
+      if (this.#storage) {
+        // What the view wrote as it tore down is posted a moment before
+        // or after its answer: keep it too.
+        if (this.#state === "ready") await new Promise((r) => setTimeout(r));
+        this.#end("closed");
+        await this.#storage.flush();
+        return;
       }
       this.#end("closed");
     })();

@@ -4,8 +4,10 @@
 // origin's storage nor this page) under the policy its declaration allows
 // (csp.js), and relays JSON-RPC messages between the two. Only the
 // frame's parent is listened to, and only from the origin that sent the
-// view; only the view's window is listened to besides.
+// view; only the view's window is listened to besides. With the page's
+// stateKey, the view gets a localStorage the page keeps (viewstorage.js).
 import { allow, policy } from "./csp.js";
+import { isStorage, storageScript } from "./viewstorage.js";
 
 const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
 const RESOURCE_READY = "ui/notifications/sandbox-resource-ready";
@@ -21,10 +23,13 @@ const isMessage = (d) => d !== null && typeof d === "object" && !Array.isArray(d
  * The view's HTML with its policy first, so that it governs everything the
  * view's own markup loads. trust is the grants of the page that sent it:
  * the page decides what its servers' views may do, and csp.js adds only
- * what a grant it knows names.
+ * what a grant it knows names. storage, when the page keeps the view's
+ * state, is what its localStorage starts with (a script right after the
+ * policy, so before any of the view's).
  */
-function withPolicy(html, csp, trust, host) {
-  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy(csp, [host, location.origin], trust).policy}">`;
+function withPolicy(html, csp, trust, host, storage) {
+  let meta = `<meta http-equiv="Content-Security-Policy" content="${policy(csp, [host, location.origin], trust).policy}">`;
+  if (isStorage(storage)) meta += storageScript(storage);
   // After a doctype (before it would put the document in quirks mode);
   // the parser puts a meta before <html> into the head it creates.
   const m = /^\uFEFF?\s*<!doctype[^>]*>/i.exec(html);
@@ -47,7 +52,7 @@ function start() {
     const features = allow(params.permissions);
     if (features) view.setAttribute("allow", features);
     view.setAttribute("title", document.title);
-    view.srcdoc = withPolicy(params.html, params.csp, params.trust, host);
+    view.srcdoc = withPolicy(params.html, params.csp, params.trust, host, params.storage);
     // A view may navigate its own frame, to a document its policy no
     // longer governs: that document gets no more messages either way.
     let loads = 0;
