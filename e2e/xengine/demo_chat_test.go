@@ -230,3 +230,108 @@ func TestDemoChat(t *testing.T) {
 	}
 	d.checkPage()
 }
+
+// TestDemoChatAfterAReload: the demo's chat is a stored conversation. A
+// tool's view shown live as the model wrote the call keeps the note being
+// written in its localStorage (the host keeps the view's state); after a
+// reload the chat shows the conversation as it was, the call's view
+// rendered again from what the conversation kept, with the note being
+// written back in its field; the conversation goes on; New chat deletes
+// it, so the next reload starts empty.
+func TestDemoChatAfterAReload(t *testing.T) {
+	eitherRuntime(t)
+	parallel(t)
+	d := newDemoWorld(t, false)
+	d.openDemo("/")
+	d.shown(`#servers li[data-server="notes"][data-state="connected"]`)
+	d.enabled("#chat-send")
+	d.fill("#chat-input", "list notes")
+	d.enter("#chat-input")
+	d.shown(`#chat-log[data-runs="1"]`)
+	listCall := `#chat-log li.chat-tool[data-server="notes"][data-tool="note_list"]`
+	d.shown(listCall + `[data-state="ok"][data-view="ready"] .chat-tool-view[data-live="true"] iframe`)
+	view := []string{listCall + " .chat-tool-view iframe", "iframe"}
+	var shows struct {
+		Notes string `json:"notes"`
+		Draft string `json:"draft"`
+	}
+	viewShows := func() bool {
+		shows.Notes, shows.Draft = "", ""
+		_ = d.win.EvalIn(d.ctx, view, `({ notes: document.getElementById("view")?.dataset.notes ?? "", draft: document.getElementById("note-text")?.value ?? "" })`, &shows)
+		return shows.Notes != ""
+	}
+	d.waitFor("the view to list the notes", viewShows)
+	notes := shows.Notes
+	const draft = "half a thought"
+	if err := d.win.EvalIn(d.ctx, view, `(() => { const e = document.getElementById("note-text"); e.value = "`+draft+`"; e.dispatchEvent(new Event("input", { bubbles: true })); return true; })()`, nil); err != nil {
+		t.Fatalf("writing in the view's field: %v", err)
+	}
+	// Kept: the view's storage holds "draft" and the note, 19 characters.
+	d.shown(listCall + fmt.Sprintf(` .chat-tool-view[data-kept="%d"]`, len("draft")+len(draft)))
+	// The answer, without who gave it (a label the restored chat words
+	// otherwise).
+	answerOf := func() string { return d.js(`document.querySelector("#chat-log li.chat-msg.assistant .chat-text").textContent`) }
+	answer := answerOf()
+
+	if err := d.win.Reload(d.ctx); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	d.until("the demo page to be ready after the reload", `document.body.dataset.ready === "true"`)
+	d.shown(`#chat-log[data-restored="true"]`)
+	if got := d.text(`#chat-log li.chat-note[data-kind="info"]`); !strings.Contains(got, "as you left it") {
+		t.Errorf("the restored chat says %q; want that it is the conversation as left", got)
+	}
+	if got := d.text(`#chat-log li.chat-msg.user`); !strings.Contains(got, "list notes") {
+		t.Errorf("the restored chat's message is %q; want list notes", got)
+	}
+	if got := answerOf(); got != answer || got == "" {
+		t.Errorf("the restored answer is %q; want the one given before the reload, %q", got, answer)
+	}
+	d.shown(listCall + `[data-state="ok"][data-view="ready"] .chat-tool-view[data-live="false"] iframe`)
+	d.waitFor("the restored view to show the notes and the note being written", func() bool { return viewShows() && shows.Draft == draft })
+	if shows.Notes != notes {
+		t.Errorf("the restored view lists %s notes; want %s", shows.Notes, notes)
+	}
+
+	// The conversation goes on from where it was.
+	d.fill("#chat-input", "add 2 and 40")
+	d.enter("#chat-input")
+	d.shown(`#chat-log[data-runs="1"]`)
+	if got := d.js(`[...document.querySelectorAll("#chat-log li.chat-msg.assistant")].at(-1).querySelector(".chat-text").textContent`); !strings.Contains(got, "42") {
+		t.Errorf("the next answer is %q; want 42", got)
+	}
+
+	// New chat deletes the stored conversation, and what its views kept:
+	// IndexedDB holds neither; a reload starts empty.
+	d.click("#chat-new")
+	var left struct {
+		Conversations int `json:"conversations"`
+		Views         int `json:"views"`
+	}
+	d.eval(`(async () => {
+		const count = (store) => new Promise((res, rej) => {
+			const r = indexedDB.open("mcpwasm");
+			r.onerror = () => rej(r.error);
+			r.onsuccess = () => { const db = r.result; const q = db.transaction(store).objectStore(store).count(); q.onsuccess = () => { db.close(); res(q.result); }; q.onerror = () => rej(q.error); };
+		});
+		let n = {};
+		for (let i = 0; i < 100; i++) {
+			n = { conversations: await count("conversations"), views: await count("views") };
+			if (n.conversations === 0 && n.views === 0) break;
+			await new Promise((ok) => setTimeout(ok, 100));
+		}
+		return n;
+	})()`, &left)
+	if left.Conversations != 0 || left.Views != 0 {
+		t.Errorf("after New chat IndexedDB holds %d conversations and %d views' states; want none", left.Conversations, left.Views)
+	}
+	if err := d.win.Reload(d.ctx); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	d.until("the demo page to be ready after the reload", `document.body.dataset.ready === "true"`)
+	d.shown(`#chat-log[data-restored="true"]`)
+	if got := d.js(`document.querySelectorAll("#chat-log li.chat-tool, #chat-log li.chat-msg").length`); got != "0" {
+		t.Errorf("after New chat and a reload the chat shows %s messages and calls; want none", got)
+	}
+	d.checkPage()
+}

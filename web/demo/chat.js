@@ -12,7 +12,9 @@
 // tool with a view (MCP Apps) the server's view, in the dev server's
 // sandbox origin (config.sandboxURL). One agent serves the
 // whole conversation, so "Allow for this chat" ("always") holds until New
-// chat (or another model). Stop aborts the run.
+// chat (or another model). Stop aborts the run. The conversation is a
+// stored one: a reload shows it again, its views too (with what they
+// kept), and goes on with it; New chat deletes it.
 import { $, h, describeError, announce, prettyText, validServerURL } from "./util.js";
 import { addLog } from "./log.js";
 import { partialJSON } from "../partialjson.js";
@@ -29,7 +31,10 @@ const SUGGESTIONS = ["add 2 and 40 and reverse hello", "weather in Paris and not
 
 let mcp = null;
 let config = {};
-let history = []; // the conversation so far, in Chat Completions shapes
+// The stored conversation the chat goes on with, across reloads; New
+// chat deletes it and starts another.
+const CHAT_ID_KEY = "mcpwasm-demo-chat";
+let chatId = localStorage.getItem(CHAT_ID_KEY) ?? freshChatId();
 let run = null; // {ctrl, turn} of the running turn
 let chat = null; // {agent, cat, key}: the conversation's agent, the scope of "Allow for this chat"
 let runsEnded = 0; // shown as the chat log's data-runs
@@ -41,6 +46,12 @@ const input = $("#chat-input");
 const sendBtn = $("#chat-send");
 const stopBtn = $("#chat-stop");
 const choice = $("#model-choice");
+
+function freshChatId() {
+  const id = `chat-${Date.now().toString(36)}-${crypto.getRandomValues(new Uint32Array(1))[0].toString(36)}`;
+  localStorage.setItem(CHAT_ID_KEY, id);
+  return id;
+}
 
 // ------------------------------------------------------------ the model
 
@@ -363,6 +374,8 @@ function showView(li, app, { args, result, pending = false }) {
     serverId: app.serverId,
     tool: app.tool,
     ...(pending ? { inputPending: true } : { arguments: args, result }),
+    // What the view keeps lasts with the conversation (its agent names it).
+    ...(app.stateKey && { stateKey: app.stateKey }),
     sandboxUrl: config.sandboxURL,
     trust: viewTrust(app.serverId),
     onMessage: (msg) => {
@@ -386,6 +399,8 @@ function showView(li, app, { args, result, pending = false }) {
     view.addEventListener("error", (e) => { if (view.state === "failed") failed(e.detail); });
     view.addEventListener("warning", (e) => addLog("apps", e.detail.message, "warn"));
     view.addEventListener("sizechange", scrollDown);
+    // What the view keeps (with the conversation's stateKey) was saved.
+    view.addEventListener("statesave", (e) => { box.dataset.kept = String(e.detail.size); });
     return view;
   }, (err) => {
     failed(err);
@@ -500,10 +515,9 @@ async function send(text) {
   setBusy(true);
   input.value = "";
   addLog("chat", `sent to ${settings.label}: ${text}`);
-  const messages = [...history, { role: "user", content: text }];
   try {
-    const res = await agent.run(messages, { signal: ctrl.signal, onEvent: (ev) => turn.event(ev) }).done;
-    history = res.messages;
+    const conv = await agent.conversation(chatId);
+    const res = await conv.run(text, { signal: ctrl.signal, onEvent: (ev) => turn.event(ev) }).done;
     turn.done(res);
     turn.showUsage(res.usage);
     addLog("chat", `answered in ${res.steps} step${res.steps === 1 ? "" : "s"} (${res.finishReason})`);
@@ -549,7 +563,11 @@ function newChat() {
   if (run) return;
   chat?.agent.close(); // its "Allow for this chat" answers end with it
   chat = null;
-  history = [];
+  const old = chatId;
+  chatId = freshChatId();
+  withReader((reader) => reader.conversation(old).then((c) => c.delete())).catch((err) => {
+    addLog("chat", `the last conversation could not be deleted: ${describeError(err).message}`, "warn");
+  });
   closeViews();
   chatLog.replaceChildren(h("li", { class: "chat-empty", text: "New conversation." }));
   input.focus();
@@ -594,6 +612,59 @@ export function initChat(cfg) {
   setBusy(false);
 }
 
+/**
+ * Runs f with an agent of the catalog that only reads stored
+ * conversations (its model is never asked), and closes it.
+ */
+async function withReader(f) {
+  const cat = getCatalog();
+  if (!cat) throw new Error("the page has no catalog");
+  const reader = cat.agent({ model: async () => { throw new Error("this agent only reads stored conversations"); } });
+  try {
+    return await f(reader);
+  } finally {
+    reader.close();
+  }
+}
+
+/**
+ * Shows the stored conversation the chat goes on with, as an earlier page
+ * left it: messages, tool calls and their results, and each call's view
+ * again from what the conversation kept (with what the view stored).
+ */
+async function restore() {
+  let conv;
+  try {
+    conv = await withReader((reader) => reader.conversation(chatId));
+  } catch (err) {
+    note("error", h("strong", { text: "The stored conversation could not be read: " }), describeError(err).message);
+    return;
+  }
+  if (run || !conv.messages.length) return;
+  note("info", `The conversation as you left it (${conv.messages.length} messages, kept sealed in this browser). New chat deletes it.`);
+  let turn = null;
+  const results = new Map(conv.messages.filter((m) => m.role === "tool").map((m) => [m.tool_call_id, m]));
+  for (const m of conv.messages) {
+    if (m.role === "user") {
+      turn = null;
+      const text = typeof m.content === "string" ? m.content : (m.content ?? []).map((c) => c?.text ?? "").join("");
+      append(h("li", { class: "chat-msg user" }, h("span", { class: "chat-who", text: "You" }), h("div", { class: "chat-text", text })));
+    } else if (m.role === "assistant") {
+      turn ??= new Turn("earlier", new AbortController().signal);
+      if (m.content) {
+        turn.text(typeof m.content === "string" ? m.content : m.content.map((c) => c?.text ?? "").join(""));
+        turn.endText();
+      }
+      for (const tc of m.tool_calls ?? []) {
+        const kept = conv.views[tc.id];
+        turn.toolCall({ id: tc.id, name: tc.function?.name ?? "", serverId: kept?.app.serverId, tool: kept?.app.tool, arguments: tc.function?.arguments ?? "{}" });
+        const r = results.get(tc.id);
+        if (r) turn.toolResult({ id: tc.id, isError: kept?.result.isError === true, text: typeof r.content === "string" ? r.content : JSON.stringify(r.content), app: kept?.app, result: kept?.result });
+      }
+    }
+  }
+}
+
 /** The module and the catalog are ready. */
 export function startChat(loaded) {
   mcp = loaded;
@@ -601,4 +672,5 @@ export function startChat(loaded) {
   serverEvents.addEventListener("statuschange", renderAuthNeeds);
   serverEvents.addEventListener("listchange", renderAuthNeeds);
   renderAuthNeeds();
+  restore().finally(() => { chatLog.dataset.restored = "true"; });
 }
