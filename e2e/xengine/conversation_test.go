@@ -239,8 +239,8 @@ func TestConversationStoreUpgradesAnOlderDatabase(t *testing.T) {
 		return out;
 	})()`, w.OpenURL), &got)
 	t.Logf("runtime %s: version %d, stores %v", got.Runtime, got.Version, got.Stores)
-	if got.Version != 4 || !slices.Contains(got.Stores, "conversations") || !slices.Contains(got.Stores, "tasks") || !slices.Contains(got.Stores, "dpop") {
-		t.Errorf("after the upgrade: version %d, stores %v; want 4 with conversations and tasks beside the others", got.Version, got.Stores)
+	if got.Version != 5 || !slices.Contains(got.Stores, "conversations") || !slices.Contains(got.Stores, "tasks") || !slices.Contains(got.Stores, "views") || !slices.Contains(got.Stores, "dpop") {
+		t.Errorf("after the upgrade: version %d, stores %v; want 5 with conversations, tasks and views beside the others", got.Version, got.Stores)
 	}
 	if got.Kept != `{"kept":true}` {
 		t.Errorf("the older database's record reads %q after the upgrade; want it kept", got.Kept)

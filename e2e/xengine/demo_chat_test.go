@@ -270,7 +270,9 @@ func TestDemoChatAfterAReload(t *testing.T) {
 	d.shown(listCall + fmt.Sprintf(` .chat-tool-view[data-kept="%d"]`, len("draft")+len(draft)))
 	// The answer, without who gave it (a label the restored chat words
 	// otherwise).
-	answerOf := func() string { return d.js(`document.querySelector("#chat-log li.chat-msg.assistant .chat-text").textContent`) }
+	answerOf := func() string {
+		return d.js(`document.querySelector("#chat-log li.chat-msg.assistant .chat-text").textContent`)
+	}
 	answer := answerOf()
 
 	if err := d.win.Reload(d.ctx); err != nil {

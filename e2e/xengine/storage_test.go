@@ -206,11 +206,11 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 		t.Fatalf("storageStatus() = %s; want persistent", st)
 	}
 	w.watchStorage()
-	// The newer build's page: version 5, a store of its own and a record
+	// The newer build's page: version 6, a store of its own and a record
 	// in the grants store, written in its upgrade.
 	var outcome string
 	w.eval(`new Promise((ok) => {
-		const r = indexedDB.open("mcpwasm", 5);
+		const r = indexedDB.open("mcpwasm", 6);
 		r.onupgradeneeded = () => {
 			r.result.createObjectStore("newer", { keyPath: "k" }).put({ k: "m", v: "the newer build's" });
 			r.transaction.objectStore("grants").put({ k: "https://newer.example/mcp", v: "the newer build's grant" });
@@ -262,8 +262,8 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 			tx.oncomplete = () => { d.close(); ok({ version: d.version, stores: [...d.objectStoreNames], marker: m.result?.v ?? "", grants: g.result }); };
 		};
 	})`, &db)
-	if db.Version != 5 || db.Marker != "the newer build's" || len(db.Grants) != 1 || db.Grants[0] != "https://newer.example/mcp" {
-		t.Errorf("the newer build's database afterwards: %+v; want version 5, its record and only its grant", db)
+	if db.Version != 6 || db.Marker != "the newer build's" || len(db.Grants) != 1 || db.Grants[0] != "https://newer.example/mcp" {
+		t.Errorf("the newer build's database afterwards: %+v; want version 6, its record and only its grant", db)
 	}
 }
 
