@@ -97,19 +97,33 @@ for engine in $engines; do
     [ "$expected" -gt 0 ] && line+=" ($expected ended at a written-down expected failure)"
     line+=$(printf ' %dm%02ds;' $((secs / 60)) $((secs % 60)))
     # CI shows the tail of the output: name what failed there, with the
-    # failing test's own lines, not only above among thousands: its
+    # failing test's own lines, not only above among thousands. A test
+    # with failed subtests is named by its failed leaves (a subtest none
+    # of whose own subtests failed), whose lines say why; each gets its
     # messages first, then the last of its lines (the servers' and pages'
     # traces it logged).
     for t in $(sed -n 's/^--- FAIL: \([^ ]*\).*/\1/p' "$tmp/$p.log"); do
-      failures+=("[$engine $mode] $t:")
-      lines=$(awk -v t="$t" '
-        $0 ~ "^=== (RUN|CONT|NAME) +"t"$" {on=1; next}
-        $0 ~ "^=== (RUN|CONT|PAUSE|NAME)" {on=0}
-        on && $0 ~ /^ +/ {print}' "$tmp/$p.log")
-      while IFS= read -r l; do failures+=("    $l"); done < <(
-        scripts/test-messages.sh <<<"$lines" | head -n 10
-        echo "  …"
-        tail -n 40 <<<"$lines")
+      leaves=$(sed -nE 's/^ +--- FAIL: ([^ ]*).*/\1/p' "$tmp/$p.log" | awk -v t="$t" '
+        index($0, t "/") == 1 {n[++c] = $0}
+        END {
+          for (i = 1; i <= c; i++) {
+            leaf = 1
+            for (j = 1; j <= c; j++) if (index(n[j], n[i] "/") == 1) leaf = 0
+            if (leaf) print n[i]
+          }
+          if (c == 0) print t
+        }')
+      for leaf in $leaves; do
+        failures+=("[$engine $mode] $leaf:")
+        lines=$(awk -v t="$leaf" '
+          $1 == "===" && ($2 == "RUN" || $2 == "CONT" || $2 == "NAME") && $3 == t {on=1; next}
+          $1 == "===" {on=0}
+          on && $0 ~ /^ +/ {print}' "$tmp/$p.log")
+        while IFS= read -r l; do failures+=("    $l"); done < <(
+          scripts/test-messages.sh <<<"$lines" | head -n 10
+          echo "  …"
+          tail -n 40 <<<"$lines")
+      done
     done
     if [ "$status" -ne 0 ] && ! grep -q '^--- FAIL' "$tmp/$p.log"; then
       failures+=("[$engine $mode] exit $status with no failed test: the last lines were")
