@@ -240,11 +240,14 @@ func loadStackPage(w *world) {
 
 // stackRun is one stack's scenario state.
 type stackRun struct {
-	name     string
-	srv      *stackServer
-	w        *world
-	issued   time.Time // when the page last got a new token from a sign-in
-	reqsMark int       // len(srv.Requests()) at the last mark
+	name   string
+	srv    *stackServer
+	w      *world
+	issued time.Time // when the page last got a new token from a sign-in
+	// asked is when the sign-in that got that token began: the token is
+	// no older than this.
+	asked    time.Time
+	reqsMark int // len(srv.Requests()) at the last mark
 	ep       asEndpoints
 	failed   bool
 	refused  string // why the client refused the stack's sign-in, by design
@@ -402,6 +405,7 @@ func stepDeny(t *testing.T, r *stackRun) {
 // for a stack the client refuses by design, that refusal.
 func stepSignIn(t *testing.T, r *stackRun) {
 	r.use(false)
+	asked := time.Now()
 	popup := r.signIn("")
 	r.srv.Consent(t, r.w.ctx, popup, true)
 	var got loginResult
@@ -417,7 +421,7 @@ func stepSignIn(t *testing.T, r *stackRun) {
 	if !got.OK || got.State != "connected" {
 		t.Fatalf("authorize() after Approve: %+v; want connected", got)
 	}
-	r.issued = time.Now()
+	r.issued, r.asked = time.Now(), asked
 	r.settle()
 	reqs := r.since()
 	t.Logf("requests: %v", reqs)
@@ -456,6 +460,7 @@ func stepStepUp(t *testing.T, r *stackRun) {
 		t.Skip("the stack has no step-up (no tool needs a higher scope)")
 	}
 	r.use(true)
+	asked := time.Now()
 	t.Cleanup(func() {
 		if t.Failed() {
 			var s any
@@ -530,13 +535,14 @@ func stepStepUp(t *testing.T, r *stackRun) {
 		t.Logf("the sign-in's token already carried the scope %s needs: no step-up; requests: %v", r.srv.StepUp, r.since())
 		return
 	}
-	r.issued = time.Now()
+	r.issued, r.asked = time.Now(), asked
 	t.Logf("requests: %v", r.since())
 }
 
 // stepReload: after a reload the page connects from the grant in
 // IndexedDB: no popup, no authorization, token or registration request.
 func stepReload(t *testing.T, r *stackRun) {
+	began := time.Now()
 	r.settle()
 	r.since()
 	if err := r.w.win.Reload(r.w.ctx); err != nil {
@@ -565,7 +571,16 @@ func stepReload(t *testing.T, r *stackRun) {
 		if strings.HasSuffix(p, " ") {
 			continue // the server has no such endpoint
 		}
-		if n := countPrefix(reqs, p); n != 0 {
+		n := countPrefix(reqs, p)
+		// A token past half its life is refreshed before it is used:
+		// on a busy machine the steps since the sign-in can take that
+		// long, and then one refresh is what the client must do.
+		if p == "POST "+r.ep.Token && n == 1 && time.Since(r.asked) > r.srv.TokenTTL/2 {
+			t.Logf("the reload refreshed the token: %v since the sign-in began, past half the token's life (%v)", time.Since(r.asked).Round(time.Second), r.srv.TokenTTL)
+			r.issued, r.asked = time.Now(), began
+			continue
+		}
+		if n != 0 {
 			t.Errorf("the reload made %d %q requests; want none", n, p)
 		}
 	}
