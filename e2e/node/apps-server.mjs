@@ -1,5 +1,5 @@
 // An official MCP Apps example server (@modelcontextprotocol/server-basic-
-// vanillajs or -react, server-threejs or server-pdf, pinned in
+// vanillajs or -react, or another of the packages below, pinned in
 // package.json), a server nobody here
 // wrote, on 127.0.0.1 and a free port, over Streamable HTTP at /mcp:
 // stateless, a new server and transport per request, as the package's own
@@ -13,7 +13,7 @@
 // fixture page"), as its own main allows the files named on its command
 // line.
 //
-//   node apps-server.mjs vanillajs|react|threejs|pdf
+//   node apps-server.mjs vanillajs|react|threejs|pdf|map|system-monitor|…
 import { createServer as createHTTPServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import { NodeStreamableHTTPServerTransport } from "@modelcontextprotocol/node";
@@ -25,6 +25,9 @@ const packages = {
   threejs: "@modelcontextprotocol/server-threejs",
   pdf: "@modelcontextprotocol/server-pdf",
 };
+for (const name of ["budget-allocator", "cohort-heatmap", "customer-segmentation", "map", "scenario-modeler", "shadertoy", "sheet-music", "system-monitor", "transcript"]) {
+  packages[name] = `@modelcontextprotocol/server-${name}`;
+}
 const which = process.argv[2];
 if (!Object.hasOwn(packages, which)) {
   console.error(`usage: node apps-server.mjs ${Object.keys(packages).join("|")}`);

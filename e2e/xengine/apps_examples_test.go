@@ -561,3 +561,137 @@ func TestAppViewToolsOfferedToTheModel(t *testing.T) {
 	t.Logf("the model read: %.200s", got.ToolMsg)
 	w.noPageErrors()
 }
+
+// TestAppViewOfTheOfficialExamples: the other official MCP Apps example
+// servers pinned in e2e/node, each rendered under the call of its tool
+// with the specification's default policy (no trust), as a new user of
+// the package would: the view reaches ready, tells its size, shows its
+// content (a chart, a score, a shader's canvas, a form) and leaves the
+// page's console clean. system-monitor is live: its view polls the
+// server through its view-only tool. An example that cannot render here
+// says why: map loads CesiumJS from its CDN, which this closed network
+// cannot reach, so its view never initializes and must end failed,
+// saying so, within the bound the page set; shadertoy draws with WebGL
+// 2, which headless Firefox lacks.
+func TestAppViewOfTheOfficialExamples(t *testing.T) {
+	eitherRuntime(t)
+	parallel(t)
+	examples := []struct {
+		server, tool, args string
+		shown              string // in the view: true once its content is there
+		needs              string // in the view: "" when the engine has what it needs, else why not
+		live               string // a tool the view calls by itself, again and again
+		offline            string // why it cannot initialize on this network
+	}{
+		{server: "budget-allocator", tool: "get-budget-data", args: `{}`,
+			shown: `document.body.innerText.includes("Budget Allocator") && [...document.querySelectorAll("canvas")].some((c) => c.width > 0)`},
+		{server: "cohort-heatmap", tool: "get-cohort-data", args: `{"metric": "retention", "cohortCount": 6, "maxPeriods": 6}`,
+			shown: `document.body.innerText.includes("Cohort Retention Analysis") && /\d%/.test(document.body.innerText)`},
+		{server: "customer-segmentation", tool: "get-customer-data", args: `{}`,
+			shown: `document.body.innerText.includes("Customer Segmentation") && [...document.querySelectorAll("canvas")].some((c) => c.width > 0)`},
+		{server: "map", tool: "show-map", args: `{}`,
+			offline: "it loads CesiumJS from cesium.com's CDN, which this closed network cannot reach"},
+		{server: "scenario-modeler", tool: "get-scenario-data", args: `{}`,
+			shown: `document.body.innerText.includes("SaaS Scenario Modeler") && [...document.querySelectorAll("canvas")].some((c) => c.width > 0)`},
+		{server: "shadertoy", tool: "render-shadertoy", args: `{"fragmentShader": "void mainImage(out vec4 fragColor, in vec2 fragCoord) { fragColor = vec4(fragCoord / iResolution.xy, 0.5, 1.0); }"}`,
+			shown: `[...document.querySelectorAll("canvas")].some((c) => c.width > 0 && c.getContext("webgl2"))`,
+			needs: `document.createElement("canvas").getContext("webgl2") ? "" : "this engine has no WebGL 2 here (headless, no GPU)"`},
+		{server: "sheet-music", tool: "play-sheet-music", args: `{"abcNotation": "X:1\nT:Scale\nM:4/4\nL:1/4\nK:C\nC D E F | G A B c |"}`,
+			shown: `document.querySelectorAll("svg path").length > 8`},
+		{server: "system-monitor", tool: "get-system-info", args: `{}`, live: "poll-system-stats",
+			shown: `document.body.innerText.includes("System Monitor") && [...document.querySelectorAll("canvas")].some((c) => c.width > 0)`},
+		{server: "transcript", tool: "transcribe", args: `{}`,
+			shown: `document.body.innerText.includes("Your speech will appear here") && [...document.querySelectorAll("button")].some((b) => b.innerText.includes("Start"))`},
+	}
+	w := newWorld(t, devserver.AuthConfig{})
+	outer := w.t
+	defer func() { w.t = outer }()
+	for _, ex := range examples {
+		t.Run(ex.server, func(t *testing.T) {
+			w.t = t
+			url, stats := appsServer(t, ex.server)
+			// The view and its client end before their server does (the
+			// server stops at the subtest's cleanup, after this).
+			defer w.eval(`(async () => { await globalThis.__example?.close(); await globalThis.__example?.client.close(); })()`, nil)
+			initMs := 30000
+			if ex.offline != "" {
+				initMs = 5000
+			}
+			var got struct {
+				State    string   `json:"state"`
+				Warnings []string `json:"warnings"`
+				IsError  bool     `json:"isError"`
+			}
+			w.eval(fmt.Sprintf(`(async () => {
+				document.body.replaceChildren();
+				const ex = globalThis.__exampleSeen = { events: [], error: null };
+				const client = mcp.client(%q);
+				await client.connect();
+				const args = %s;
+				const result = await client.callTool(%q, args);
+				const div = document.createElement("div");
+				document.body.appendChild(div);
+				const view = await mcp.apps.render(div, { client, tool: %[3]q, arguments: args, result, sandboxUrl: %q, initTimeoutMs: %d });
+				globalThis.__example = { view, client, get state() { return view.state; }, close: () => view.close() };
+				for (const t of ["ready", "sizechange", "error"]) view.addEventListener(t, (e) => { ex.events.push(t); if (t === "error") ex.error = { code: e.detail?.code, message: e.detail?.message }; });
+				return { state: view.state, warnings: view.warnings, isError: !!result.isError };
+			})()`, url, ex.args, ex.tool, w.SandboxURL, initMs), &got)
+			if got.IsError || len(got.Warnings) != 0 {
+				t.Errorf("%s's call and view: %+v; want a result, and no warning under the default policy", ex.tool, got)
+			}
+			seen := func() (events []string, err *jsErr, state string) {
+				var s struct {
+					Events []string `json:"events"`
+					Error  *jsErr   `json:"error"`
+					State  string   `json:"state"`
+				}
+				w.eval(`({ ...__exampleSeen, state: __example.state })`, &s)
+				return s.Events, s.Error, s.State
+			}
+			if ex.offline != "" {
+				var shows string
+				w.waitFor("the map view to end", func() bool {
+					if _, _, state := seen(); state != "loading" {
+						return true
+					}
+					_ = w.win.EvalIn(w.ctx, viewFrames, `document.body.innerText`, &shows)
+					return false
+				})
+				_, err, state := seen()
+				if state != "failed" || err == nil || err.Code != "timeout" || !strings.Contains(err.Message, "did not initialize within 5 s") {
+					t.Errorf("the %s view: state %q, error %+v; want failed, a timeout saying it did not initialize within 5 s", ex.server, state, err)
+				}
+				t.Logf("not rendered: %s; the view showed %q and ended %s: %s", ex.offline, strings.TrimSpace(shows), state, err.Message)
+				w.noConsoleErrors(w.win)
+				return
+			}
+			w.waitFor(ex.server+"'s view to be ready and sized", func() bool {
+				events, err, state := seen()
+				if err != nil || state == "failed" {
+					t.Fatalf("the %s view failed: %+v", ex.server, err)
+				}
+				return state == "ready" && slices.Contains(events, "sizechange")
+			})
+			var missing string
+			if ex.needs != "" {
+				w.evalView(ex.needs, &missing)
+			}
+			if missing != "" {
+				t.Logf("ready and sized; its content is not checked: %s", missing)
+			} else {
+				w.waitFor(ex.server+"'s view to show its content", func() bool {
+					var ok bool
+					w.evalView(ex.shown, &ok)
+					return ok
+				})
+			}
+			if ex.live != "" {
+				w.waitFor(ex.server+"'s view to call "+ex.live+" by itself, twice", func() bool {
+					calls, _ := stats()
+					return calls[ex.live] >= 2
+				})
+			}
+			w.noConsoleErrors(w.win)
+		})
+	}
+}

@@ -18,7 +18,8 @@ import (
 
 // appsServer runs an official MCP Apps example server, a server nobody
 // here wrote: which is "vanillajs" or "react" (@modelcontextprotocol/
-// server-basic-<which>), "threejs" or "pdf" (server-<which>), each pinned in
+// server-basic-<which>) or the rest of another's name (server-<which>:
+// "threejs", "pdf", "map", "system-monitor", …), each pinned in
 // e2e/node/package.json and served by e2e/node/apps-server.mjs on
 // 127.0.0.1 (stateless Streamable HTTP). It returns the server's MCP URL
 // and stats, which reads the tools/call requests it got per tool and the
@@ -27,9 +28,9 @@ import (
 func appsServer(t *testing.T, which string) (url string, stats func() (calls, reads map[string]int)) {
 	t.Helper()
 	dir := filepath.Join(repo, "e2e", "node")
-	pkg := "server-basic-" + which
-	if which == "threejs" || which == "pdf" {
-		pkg = "server-" + which
+	pkg := "server-" + which
+	if which == "vanillajs" || which == "react" {
+		pkg = "server-basic-" + which
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg)); err != nil {
 		t.Fatalf("the pinned MCP Apps example servers are not installed in %s: run scripts/install-deps.sh (make deps)", dir)
