@@ -1164,6 +1164,16 @@ export interface RenderOptions {
    * not offered downloads and its requests are refused.
    */
   onDownloadFile?: (files: AppDownloadFile[], context: { view: AppView }) => unknown;
+  /**
+   * sampling/createMessage: the view asks for a model's completion (MCP's
+   * CreateMessageRequest params: messages, maxTokens, systemPrompt, …; no
+   * tools). The page answers with its own model, after its person agrees
+   * if it costs them; resolve {role: "assistant", content, model,
+   * stopReason?}, reject to refuse (the view gets the error's message).
+   * signal aborts when the view ends. Without it, the view is not offered
+   * sampling and its requests are "method not found".
+   */
+  onSampling?: (request: SamplingParams, context: { view: AppView; signal: AbortSignal }) => Promise<SamplingResult> | SamplingResult;
   /** ui/update-model-context: the view's context for the model (the last one counts). */
   onModelContext?: (context: ModelContext, info: { view: AppView }) => unknown;
   /** Aborting closes the view. */
@@ -1216,6 +1226,8 @@ export interface AppViewEventMap {
   message: CustomEvent<{ role: "user"; content: Content[] }>;
   openlink: CustomEvent<{ url: string }>;
   downloadfile: CustomEvent<{ files: { name: string; mimeType: string; size?: number; uri?: string }[] }>;
+  /** The view asked for a completion (sampling/createMessage), before onSampling answers it. */
+  sampling: CustomEvent<{ request: SamplingParams }>;
   modelcontext: CustomEvent<ModelContext>;
   displaymodechange: CustomEvent<{ mode: DisplayMode }>;
   log: CustomEvent<{ level: string; data: unknown }>;

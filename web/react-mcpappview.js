@@ -25,7 +25,7 @@ function argsOf(a, partial) {
  * catalog: its model gets the view's own tools), `stateKey` (the view's
  * storage is kept under it; a useAgent part's app carries the one of its
  * stored conversation), `onMessage`,
- * `onOpenLink`, `onDownloadFile`, `onModelContext`, `onReady(view)`, `onError(error)` (the
+ * `onOpenLink`, `onDownloadFile`, `onSampling`, `onModelContext`, `onReady(view)`, `onError(error)` (the
  * view could not be rendered, or failed later);
  * `className` and `style` for the div. A tool part of useAgent with `app`
  * renders as <McpAppView catalog={cat} {...part.app}
@@ -65,7 +65,7 @@ export function McpAppView(props) {
         sandboxUrl, theme: p.theme, displayModes: p.displayModes, initTimeoutMs: p.initTimeoutMs, trust: p.trust,
         offerTools: cat ? p.offerTools : undefined, stateKey: p.stateKey,
         onMessage: relay("onMessage"), onOpenLink: relay("onOpenLink"),
-        onDownloadFile: relay("onDownloadFile"), onModelContext: relay("onModelContext"),
+        onDownloadFile: relay("onDownloadFile"), onSampling: relay("onSampling"), onModelContext: relay("onModelContext"),
       }))
       .then((v) => {
         if (gone) return v.close();

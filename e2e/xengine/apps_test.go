@@ -84,7 +84,7 @@ func newProbeServer(t *testing.T) *probeServer {
 	// official App SDK does for a teardown it has no handler for; echo's
 	// tells the host every tool notification it heard. All are the
 	// model's, so views list none.
-	for name, body := range map[string]string{"mute": `<!doctype html><p>silent</p>`, "plain": plainView, "echo": echoView, "keeper": keeperView} {
+	for name, body := range map[string]string{"mute": `<!doctype html><p>silent</p>`, "plain": plainView, "echo": echoView, "keeper": keeperView, "sampler": samplerView} {
 		uri := "ui://probe/" + name + ".html"
 		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}, Meta: mcp.Meta{"ui": map[string]any{"resourceUri": uri, "visibility": []any{"model"}}}},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -170,6 +170,30 @@ addEventListener("message", (e) => {
   }
 });
 post({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: { appInfo: { name: "keeper", version: "1" }, appCapabilities: {}, protocolVersion: "2026-01-26" } });
+</script>`
+
+// samplerView asks the host for three completions (sampling/createMessage):
+// a good request, one without maxTokens and one with tools; it reports
+// whether the host offered sampling and each answer as its model context.
+const samplerView = `<!doctype html><p>sampler</p><script>
+let next = 1;
+const pending = new Map();
+const post = (m) => parent.postMessage(m, "*");
+const request = (method, params) => new Promise((ok) => { const id = ++next; pending.set(id, ok); post({ jsonrpc: "2.0", id, method, params }); });
+const ask = { messages: [{ role: "user", content: { type: "text", text: "name a colour" } }], maxTokens: 20, systemPrompt: "be brief" };
+addEventListener("message", async (e) => {
+  const d = e.data;
+  if (e.source !== parent || !d) return;
+  if (d.id !== undefined && pending.has(d.id)) { pending.get(d.id)(d); pending.delete(d.id); return; }
+  if (d.id !== 1 || !d.result) return;
+  post({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} });
+  const offered = "sampling" in (d.result.hostCapabilities || {});
+  const good = await request("sampling/createMessage", ask);
+  const noMax = await request("sampling/createMessage", { messages: ask.messages });
+  const tools = await request("sampling/createMessage", { ...ask, tools: [{ name: "t", inputSchema: { type: "object" } }] });
+  post({ jsonrpc: "2.0", id: ++next, method: "ui/update-model-context", params: { structuredContent: { offered, good, noMax, tools } } });
+});
+post({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: { appInfo: { name: "sampler", version: "1" }, appCapabilities: {}, protocolVersion: "2026-01-26" } });
 </script>`
 
 const plainView = `<!doctype html><p>plain</p><script>
@@ -648,4 +672,90 @@ func TestAppViewKeepsItsState(t *testing.T) {
 		t.Errorf("after forgetState, found %s; want null", str(after.Before))
 	}
 	w.noPageErrors()
+}
+
+// TestAppViewSampling: a view's sampling/createMessage goes to the page's
+// onSampling (its model and its person's consent), which gets the request
+// and the view, and its answer goes back to the view; the host offers
+// sampling only then. A request without maxTokens, or with tools (which
+// this host does not offer to views), is refused as invalid; without
+// onSampling the method is not offered and not found.
+func TestAppViewSampling(t *testing.T) {
+	eitherRuntime(t)
+	parallel(t)
+	p := newProbeServer(t)
+	w := newWorld(t, devserver.AuthConfig{})
+	type answer struct {
+		Result *struct {
+			Role    string `json:"role"`
+			Model   string `json:"model"`
+			Content struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	type seen struct {
+		Offered bool   `json:"offered"`
+		Good    answer `json:"good"`
+		NoMax   answer `json:"noMax"`
+		Tools   answer `json:"tools"`
+	}
+	var got struct {
+		With    seen     `json:"with"`
+		Without seen     `json:"without"`
+		Asked   []string `json:"asked"`
+		Events  int      `json:"events"`
+	}
+	w.eval(fmt.Sprintf(`(async () => {
+		const client = mcp.client(%q);
+		await client.connect();
+		const asked = [];
+		let events = 0;
+		const show = async (onSampling) => {
+			const div = document.createElement("div");
+			document.body.appendChild(div);
+			const view = await mcp.apps.render(div, { client, tool: "sampler", sandboxUrl: %q, result: { content: [] }, onSampling });
+			view.addEventListener("sampling", () => { events++; });
+			const ctx = await new Promise((ok) => {
+				const check = () => { if (view.modelContext) ok(view.modelContext.structuredContent); else view.addEventListener("modelcontext", check, { once: true }); };
+				check();
+			});
+			await view.close();
+			return ctx;
+		};
+		const withIt = await show(async (req, { view, signal }) => {
+			asked.push(req.systemPrompt + " | " + req.messages[0].content.text + " | " + req.maxTokens + " | " + view.resourceUri + " | " + (signal instanceof AbortSignal));
+			return { role: "assistant", content: { type: "text", text: "teal" }, model: "page-model", stopReason: "endTurn" };
+		});
+		const without = await show(undefined);
+		return { with: withIt, without, asked, events };
+	})()`, p.URL, w.SandboxURL), &got)
+	if !got.With.Offered || got.With.Good.Result == nil || got.With.Good.Result.Role != "assistant" || got.With.Good.Result.Model != "page-model" || got.With.Good.Result.Content.Text != "teal" {
+		t.Errorf("with onSampling, the view saw sampling offered %v and the answer %+v; want offered, the page's answer", got.With.Offered, got.With.Good)
+	}
+	if want := []string{"be brief | name a colour | 20 | ui://probe/sampler.html | true"}; !slices.Equal(got.Asked, want) {
+		t.Errorf("onSampling was asked %q; want %q (the good request only, with its view and a signal)", got.Asked, want)
+	}
+	if got.Events != 1 {
+		t.Errorf("sampling events: %d; want 1", got.Events)
+	}
+	if e := got.With.NoMax.Error; e == nil || e.Code != -32602 || !strings.Contains(e.Message, "maxTokens") {
+		t.Errorf("a request without maxTokens: %+v; want -32602 naming maxTokens", got.With.NoMax)
+	}
+	if e := got.With.Tools.Error; e == nil || e.Code != -32602 || !strings.Contains(e.Message, "no tools") {
+		t.Errorf("a request with tools: %+v; want -32602 saying the host offers no tools", got.With.Tools)
+	}
+	if got.Without.Offered {
+		t.Errorf("without onSampling the host offered sampling")
+	}
+	for name, a := range map[string]answer{"good": got.Without.Good, "noMax": got.Without.NoMax, "tools": got.Without.Tools} {
+		if a.Error == nil || a.Error.Code != -32601 || !strings.Contains(a.Error.Message, "onSampling") {
+			t.Errorf("without onSampling, the %s request: %+v; want -32601 saying the page gave no onSampling", name, a)
+		}
+	}
+	w.noConsoleErrors(w.win)
 }

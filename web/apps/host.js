@@ -23,6 +23,7 @@ const INIT_TIMEOUT_MS = 30000; // from the view's HTML sent to its initialized, 
 const VIEW_CALL_MS = 60000; // a call of one of the view's own tools, unless timeoutMs
 const MAX_VIEW_TOOLS = 1000; // the tools a view may list, over all its pages
 const MAX_HTML = 8 << 20; // a view's HTML, decoded
+const MAX_SAMPLING = 4 << 20; // a sampling request or its answer, as JSON (images included)
 const MAX_DOWNLOAD = 64 << 20; // the files of one ui/download-file, decoded
 const MAX_STATE_KEY = 1024; // render()'s stateKey, in characters
 
@@ -121,15 +122,15 @@ function downloadable(c) {
   return { name, mimeType, blob: new Blob([bytes], { type: mimeType }) };
 }
 
-/** A copy of what the view sent that is plain JSON of at most MAX_CONTEXT bytes. */
-function plainJSON(v, what) {
+/** A copy of what the view sent that is plain JSON of at most limit bytes. */
+function plainJSON(v, what, limit = MAX_CONTEXT) {
   let json;
   try {
     json = JSON.stringify(v);
   } catch {
     throw new RPCError(INVALID_PARAMS, `${what} must be plain JSON`);
   }
-  if (json.length > MAX_CONTEXT) throw new RPCError(INVALID_PARAMS, `${what} is larger than ${MAX_CONTEXT} bytes of JSON`);
+  if (json.length > limit) throw new RPCError(INVALID_PARAMS, `${what} is larger than ${limit} bytes of JSON`);
   return JSON.parse(json);
 }
 
@@ -167,7 +168,7 @@ function checkOptions(element, o) {
   if (o.displayModes !== undefined && (!Array.isArray(o.displayModes) || o.displayModes.some((m) => !DISPLAY_MODES.includes(m)))) {
     throw invalid(`apps.render(): displayModes must list modes of ${DISPLAY_MODES.join(", ")}`);
   }
-  for (const k of ["onMessage", "onOpenLink", "onModelContext", "onDownloadFile"]) {
+  for (const k of ["onMessage", "onOpenLink", "onModelContext", "onDownloadFile", "onSampling"]) {
     if (o[k] !== undefined && typeof o[k] !== "function") throw invalid(`apps.render(): ${k} must be a function`);
   }
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw invalid("apps.render(): signal must be an AbortSignal");
@@ -610,6 +611,8 @@ export class AppView extends EventTarget {
         return this.#downloadFile(params);
       case "ui/message":
         return this.#message(params);
+      case "sampling/createMessage":
+        return this.#sample(params);
       case "ui/update-model-context":
         return this.#modelContext(params);
       case "ui/request-display-mode": {
@@ -636,6 +639,7 @@ export class AppView extends EventTarget {
     if (o.onOpenLink) caps.openLinks = {};
     if (o.onDownloadFile) caps.downloadFile = {};
     if (o.onMessage) caps.message = { text: {}, image: {}, resource: {}, resourceLink: {} };
+    if (o.onSampling) caps.sampling = {};
     caps.updateModelContext = { text: {}, structuredContent: {} }; // what reaches a model
     return caps;
   }
@@ -722,6 +726,30 @@ export class AppView extends EventTarget {
     if (!this.#o.onMessage) return { isError: true };
     const ok = await this.#o.onMessage(msg, { view: this });
     return ok === false ? { isError: true } : {};
+  }
+
+  // sampling/createMessage: the view asks for a model's completion. The
+  // page's onSampling answers it (its model, its costs, its person's
+  // consent); without one the method is not offered. Tools in a request
+  // are refused: this host does not offer sampling.tools.
+  async #sample(params) {
+    if (!this.#o.onSampling) throw new RPCError(METHOD_NOT_FOUND, "this host takes no sampling/createMessage from views (the page gave render() no onSampling)");
+    const { messages, maxTokens } = params;
+    if (!Array.isArray(messages) || messages.length === 0) throw new RPCError(INVALID_PARAMS, "sampling/createMessage needs a non-empty messages list");
+    for (const m of messages) {
+      if (!isObject(m) || (m.role !== "user" && m.role !== "assistant") || !(isObject(m.content) || Array.isArray(m.content))) {
+        throw new RPCError(INVALID_PARAMS, "sampling/createMessage: each message needs role \"user\" or \"assistant\" and a content block (or a list of them)");
+      }
+    }
+    if (!Number.isInteger(maxTokens) || maxTokens <= 0) throw new RPCError(INVALID_PARAMS, "sampling/createMessage needs maxTokens, a positive integer");
+    if (params.tools !== undefined || params.toolChoice !== undefined) throw new RPCError(INVALID_PARAMS, "sampling/createMessage: this host offers no tools to a view's sampling (hostCapabilities.sampling has no tools)");
+    const request = plainJSON(params, "sampling/createMessage", MAX_SAMPLING);
+    this.#emit("sampling", { request });
+    const r = await this.#o.onSampling(request, { view: this, signal: this.#calls.signal });
+    if (!isObject(r) || r.role !== "assistant" || !(isObject(r.content) || Array.isArray(r.content)) || typeof r.model !== "string") {
+      throw new RPCError(INTERNAL, "the page's onSampling did not resolve a message {role: \"assistant\", content, model}");
+    }
+    return plainJSON(r, "onSampling's result", MAX_SAMPLING);
   }
 
   async #modelContext(params) {
