@@ -5,9 +5,11 @@
 # picks or all: one test binary, one web bundle and one build
 # of the React example app from the packed npm package serve every pass;
 # JOBS passes run at once (each pass has its own browser, servers and
-# profile, so they share no state; 3 at once, the default, took 25m10s on
-# 2 cores, where 2 at once took 27m53s: a pass also waits on windows,
-# servers and token lifetimes, and a third uses the CPU those waits leave).
+# profile, so they share no state; a pass also waits on windows, servers
+# and token lifetimes, and the passes beside it use the CPU those waits
+# leave: on 2 cores 2 at once took 27m53s and 3 25m10s, and with 3 the
+# first passes (WebKit's and Firefox's, which wait the most) still left
+# a tenth of the CPU idle, so 4 is the default).
 # Each pass's output is printed when it ends, its lines prefixed with
 # [engine mode]; the last lines give one summary per engine, and the exit
 # status is non-zero when any pass failed.
@@ -23,7 +25,7 @@ cd "$(dirname "$0")/.."
 
 engines=${ENGINES:-"chromium firefox webkit"}
 modes=${E2E_MODES:-"auto main"}
-jobs=${JOBS:-3}
+jobs=${JOBS:-4}
 plan=full
 case " $modes " in *" auto "*) case " $modes " in *" main "*) plan=${E2E_PLAN:-pairwise} ;; esac ;; esac
 case $plan in
