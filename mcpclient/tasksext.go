@@ -124,34 +124,44 @@ func (c *Client) followTaskExt(ctx context.Context, cs *mcp.ClientSession, t *ke
 		if t.Status != status || t.StatusMessage != msg {
 			_ = c.book.put(ctx, *t)
 		}
-		switch d.Status {
-		case "completed":
-			var r mcp.CallToolResult
-			if err := json.Unmarshal(d.Result, &r); err != nil {
-				return nil, violation("the result of task %s is not a tool result: %v", cleanText(t.ID), err)
-			}
-			if r.Content == nil {
-				r.Content = []mcp.Content{}
-			}
-			return &r, nil
-		case "failed":
-			if d.Error == nil {
-				return nil, violation("task %s failed without its error", cleanText(t.ID))
-			}
-			return nil, d.Error
-		case "cancelled":
-			// settleTask says the task ended cancelled; this is why.
-			why := "no reason given"
-			if t.StatusMessage != "" {
-				why = cleanText(t.StatusMessage)
-			}
-			return nil, mcperr.New(mcperr.Protocol, "%s", why)
-		case "input_required":
+		if done, res, err := taskEnd(t, &d); done {
+			return res, err
+		}
+		if d.Status == "input_required" {
 			if err := c.answerTask(ctx, cs, t, d.InputRequests, answered); err != nil {
 				return nil, err
 			}
 		}
 	}
+}
+
+// taskEnd is the outcome of task t if its tasks/get answer d says it ended
+// (completed, failed or cancelled); done is false while it runs.
+func taskEnd(t *keptTask, d *detailedTask) (done bool, res *mcp.CallToolResult, err error) {
+	switch d.Status {
+	case "completed":
+		var r mcp.CallToolResult
+		if err := json.Unmarshal(d.Result, &r); err != nil {
+			return true, nil, violation("the result of task %s is not a tool result: %v", cleanText(t.ID), err)
+		}
+		if r.Content == nil {
+			r.Content = []mcp.Content{}
+		}
+		return true, &r, nil
+	case "failed":
+		if d.Error == nil {
+			return true, nil, violation("task %s failed without its error", cleanText(t.ID))
+		}
+		return true, nil, d.Error
+	case "cancelled":
+		// settleTask says the task ended cancelled; this is why.
+		why := "no reason given"
+		if t.StatusMessage != "" {
+			why = cleanText(t.StatusMessage)
+		}
+		return true, nil, mcperr.New(mcperr.Protocol, "%s", why)
+	}
+	return false, nil, nil
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
