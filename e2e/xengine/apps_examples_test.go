@@ -612,7 +612,7 @@ func TestAppViewOfTheOfficialExamples(t *testing.T) {
 			url, stats := appsServer(t, ex.server)
 			// The view and its client end before their server does (the
 			// server stops at the subtest's cleanup, after this).
-			defer w.eval(`(async () => { await globalThis.__example?.close(); await globalThis.__example?.client.close(); })()`, nil)
+			defer w.eval(`(async () => { await globalThis.__example?.view.close(); await globalThis.__example?.client.close(); })()`, nil)
 			initMs := 30000
 			if ex.offline != "" {
 				initMs = 5000
@@ -632,7 +632,7 @@ func TestAppViewOfTheOfficialExamples(t *testing.T) {
 				const div = document.createElement("div");
 				document.body.appendChild(div);
 				const view = await mcp.apps.render(div, { client, tool: %[3]q, arguments: args, result, sandboxUrl: %q, initTimeoutMs: %d });
-				globalThis.__example = { view, client, get state() { return view.state; }, close: () => view.close() };
+				globalThis.__example = { view, client };
 				for (const t of ["ready", "sizechange", "error"]) view.addEventListener(t, (e) => { ex.events.push(t); if (t === "error") ex.error = { code: e.detail?.code, message: e.detail?.message }; });
 				return { state: view.state, warnings: view.warnings, isError: !!result.isError };
 			})()`, url, ex.args, ex.tool, w.SandboxURL, initMs), &got)
@@ -645,7 +645,7 @@ func TestAppViewOfTheOfficialExamples(t *testing.T) {
 					Error  *jsErr   `json:"error"`
 					State  string   `json:"state"`
 				}
-				w.eval(`({ ...__exampleSeen, state: __example.state })`, &s)
+				w.eval(`({ ...__exampleSeen, state: __example.view.state })`, &s)
 				return s.Events, s.Error, s.State
 			}
 			if ex.offline != "" {
