@@ -75,6 +75,7 @@ STATICCHECK_VERSION := v0.8.2
 vet: $(STATICCHECK)
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet $(JSPKGS)
+	GOOS=js GOARCH=wasm $(GO) vet -tags=mcpwasm_client ./wasm
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) mod tidy -diff
 	$(STATICCHECK) ./...
@@ -98,6 +99,7 @@ unit:
 
 wasmtest:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(GOROOT)/lib/wasm/go_js_wasm_exec" ./jsbridge/... ./wasm/ ./storage/indexeddb/
+	GOOS=js GOARCH=wasm $(GO) test -count=1 -tags=mcpwasm_client -exec="$(GOROOT)/lib/wasm/go_js_wasm_exec" ./wasm/
 
 ## fuzz: a short run of each fuzz target (seeds in */testdata/fuzz); FUZZTIME=5m for longer
 FUZZTIME ?= 8s
@@ -125,7 +127,8 @@ conformance: conformance-native conformance-browser
 ## bench: payload, start-up, connect and call latency vs the TypeScript SDK and native go-sdk, agent step overhead vs a JS loop, in Chromium; writes BENCHMARKS.md
 ## (BENCH_ONLY=agent: only the agent scenario; perf: only the start-up breakdown and memory; runtime: only load()'s runtime modes;
 ## engines: only the per-call cost of each runtime in Chromium, Firefox and WebKit; npm: only the React example from the npm package against the demo page;
-## soak: only the soak, three tabs of agent turns over five servers under random faults for BENCH_SOAK_DURATION, 10m by default, 0 leaves it out)
+## soak: only the soak, three tabs of agent turns over five servers under random faults for BENCH_SOAK_DURATION, 10m by default, 0 leaves it out;
+## size: only the size section, what each feature and package costs and the change since the last run, no browser)
 bench:
 	scripts/bench.sh
 

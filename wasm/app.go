@@ -11,7 +11,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpwasm/mcpwasm/agent"
 	"github.com/mcpwasm/mcpwasm/hostpolicy"
 	"github.com/mcpwasm/mcpwasm/internal/httpguard"
 	"github.com/mcpwasm/mcpwasm/jsapi"
@@ -33,6 +32,7 @@ const dbName = "mcpwasm"
 // stores, the hints and the host.
 type app struct {
 	host     host
+	ops      map[string]handler // jsapi.Ops' handlers, built once
 	hints    *mcpclient.Hints
 	http     *http.Client
 	registry *oauth.Registry
@@ -50,8 +50,7 @@ type app struct {
 	// The page's objects by the ids it chose.
 	mu       sync.Mutex
 	clients  map[string]*clientEntry
-	catalogs map[string]*catalogEntry
-	agents   map[string]*agent.Agent
+	features // the catalog's and the agent's
 }
 
 type clientEntry struct {
@@ -79,9 +78,9 @@ func newApp(hv jsbridge.Value, hintsJSON string) *app {
 		memory:      oauth.NewMemoryStore(),
 		memKeys:     indexeddb.NewMemoryDPoPKeys(),
 		clients:     make(map[string]*clientEntry),
-		catalogs:    make(map[string]*catalogEntry),
-		agents:      make(map[string]*agent.Agent),
+		features:    newFeatures(),
 	}
+	a.ops = a.handlers()
 	a.hints = &mcpclient.Hints{Persist: func(b []byte) { a.host.call("saveHints", string(b)) }}
 	a.hints.Load([]byte(hintsJSON))
 	a.idb = indexeddb.New(dbName, a.storageFallback)

@@ -1,4 +1,4 @@
-//go:build js && wasm
+//go:build js && wasm && !mcpwasm_client
 
 package main
 
@@ -205,13 +205,6 @@ func (a *app) approve(ctx context.Context, id string, req catalog.ApprovalReques
 		return catalog.AllowServer, nil
 	}
 	return catalog.Refuse, mcperr.New(mcperr.InvalidArgument, `mcp: approve() must resolve to true, false, "always" or "server"`)
-}
-
-func ms(v *float64) time.Duration {
-	if v == nil {
-		return 0
-	}
-	return time.Duration(*v * float64(time.Millisecond))
 }
 
 func (a *app) opNewCatalog(_ context.Context, args jsapi.NewCatalog, _ jsCall) (any, error) {
@@ -502,19 +495,6 @@ func (a *app) opCatalogClose(_ context.Context, args jsapi.CloseCatalog, _ jsCal
 	}
 	a.dropClients(ce)
 	return nil, err
-}
-
-// progressTo forwards progress notifications to a page callback, as
-// mcp.d.ts's Progress (the progress token is the client's own business).
-func progressTo(fn jsbridge.Value) func(*mcp.ProgressNotificationParams) {
-	if !jsbridge.IsFunction(fn) {
-		return nil
-	}
-	return func(p *mcp.ProgressNotificationParams) {
-		if b, err := json.Marshal(jsapi.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}); err == nil {
-			_, _ = jsbridge.Call(fn, string(b))
-		}
-	}
 }
 
 // checkServerPolicy applies the host policy to a catalog entry. It governs

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"time"
@@ -54,9 +55,10 @@ func op[A any](fn func(ctx context.Context, args A, c jsCall) (any, error)) hand
 	}
 }
 
-// handlers is the implementation of jsapi.Ops.
+// handlers is the implementation of jsapi.Ops: the client's operations
+// here, the catalog's and the agent's from featureHandlers.
 func (a *app) handlers() map[string]handler {
-	return map[string]handler{
+	hs := map[string]handler{
 		"client.new":       op(a.opNewClient),
 		"client.connect":   op(a.opConnect),
 		"client.authorize": op(a.opAuthorize),
@@ -100,38 +102,17 @@ func (a *app) handlers() map[string]handler {
 		"client.cancelTask": op(func(ctx context.Context, args jsapi.TaskRef, _ jsCall) (any, error) {
 			return a.withClient(ctx, args.ID, func(ctx context.Context, e *clientEntry) (any, error) { return nil, e.c.CancelTask(ctx, args.TaskID) })
 		}),
-		"callback.deliver":         op(a.opDeliver),
-		"grants.apply":             op(a.opApply),
-		"views.state":              op(a.opViewState),
-		"views.keep":               op(a.opKeepViewState),
-		"views.forget":             op(a.opForgetViewStates),
-		"storage.clear":            op(a.opClear),
-		"storage.status":           op(a.opStorageStatus),
-		"network.changed":          op(a.opNetworkChanged),
-		"catalog.new":              op(a.opNewCatalog),
-		"catalog.add":              op(a.opCatalogAdd),
-		"catalog.remove":           op(a.opCatalogRemove),
-		"catalog.enable":           op(a.opCatalogEnable),
-		"catalog.disable":          op(a.opCatalogDisable),
-		"catalog.authorize":        op(a.opCatalogAuthorize),
-		"catalog.tools":            op(a.opCatalogTools),
-		"catalog.toolsFor":         op(a.opCatalogToolsFor),
-		"catalog.callTool":         op(a.opCatalogCallTool),
-		"catalog.viewTools":        op(a.opCatalogViewTools),
-		"catalog.viewCall":         op(a.opCatalogViewCall),
-		"catalog.handleToolCalls":  op(a.opCatalogToolCalls),
-		"catalog.close":            op(a.opCatalogClose),
-		"catalog.webmcpChanged":    op(a.opCatalogWebMCPChanged),
-		"catalog.addView":          op(a.opCatalogAddView),
-		"catalog.viewChanged":      op(a.opCatalogViewChanged),
-		"agent.new":                op(a.opNewAgent),
-		"agent.run":                op(a.opAgentRun),
-		"agent.close":              op(a.opAgentClose),
-		"agent.conversation":       op(a.opConversation),
-		"agent.conversations":      op(a.opConversations),
-		"agent.renameConversation": op(a.opRenameConversation),
-		"agent.deleteConversation": op(a.opDeleteConversation),
+		"callback.deliver": op(a.opDeliver),
+		"grants.apply":     op(a.opApply),
+		"views.state":      op(a.opViewState),
+		"views.keep":       op(a.opKeepViewState),
+		"views.forget":     op(a.opForgetViewStates),
+		"storage.clear":    op(a.opClear),
+		"storage.status":   op(a.opStorageStatus),
+		"network.changed":  op(a.opNetworkChanged),
 	}
+	maps.Copy(hs, a.featureHandlers())
+	return hs
 }
 
 // checkOps reports a difference between the handlers and the table.
@@ -161,7 +142,7 @@ func (a *app) invoke(args []jsbridge.Value) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, ok := a.handlers()[name]
+	h, ok := a.ops[name]
 	if !ok {
 		return nil, mcperr.New(mcperr.InvalidArgument, "mcp: unknown operation %q", name)
 	}
@@ -341,6 +322,27 @@ func (a *app) opResumeTask(ctx context.Context, args jsapi.ResumeTask, c jsCall)
 	return a.toolCall(ctx, args.ID, args.TimeoutMs, c, func(ctx context.Context, e *clientEntry, progress func(*mcp.ProgressNotificationParams)) (any, error) {
 		return e.c.ResumeTask(ctx, args.TaskID, progress)
 	})
+}
+
+// ms is an option in milliseconds (nil: 0) as a duration.
+func ms(v *float64) time.Duration {
+	if v == nil {
+		return 0
+	}
+	return time.Duration(*v * float64(time.Millisecond))
+}
+
+// progressTo forwards progress notifications to a page callback, as
+// mcp.d.ts's Progress (the progress token is the client's own business).
+func progressTo(fn jsbridge.Value) func(*mcp.ProgressNotificationParams) {
+	if !jsbridge.IsFunction(fn) {
+		return nil
+	}
+	return func(p *mcp.ProgressNotificationParams) {
+		if b, err := json.Marshal(jsapi.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}); err == nil {
+			_, _ = jsbridge.Call(fn, string(b))
+		}
+	}
 }
 
 // toolCall runs call for the client of id under timeoutMs (paused while
