@@ -12,8 +12,9 @@
 # tasks, the worker's message hop, a second tab, memory with three tabs),
 # engines (where Go runs, per call, in Chromium, Firefox and WebKit;
 # firefox-esr, webkit2gtk-driver and xvfb from Debian when missing) or npm
-# (the React example built from the npm package against the demo page), or
-# soak (three tabs of agent turns over five servers under random faults; it
+# (the React example built from the npm package against the demo page), size
+# (the builds only, no browser: what each feature and package of the module
+# costs and the change since the last report), or soak (three tabs of agent turns over five servers under random faults; it
 # fails when a call is lost or a refresh repeated). BENCH_SOAK_DURATION
 # (a Go duration, 10m by default; 0 leaves the soak out of a full run) is
 # how long the soak's faults last: `BENCH_ONLY=soak BENCH_SOAK_DURATION=2m

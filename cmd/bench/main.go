@@ -100,7 +100,7 @@ func main() {
 	flag.IntVar(&cfg.agentTurns, "agent-turns", defaultAgentTurns, "measured turns per loop in the agent step overhead scenario")
 	flag.IntVar(&cfg.agentWarm, "agent-warm", defaultAgentWarm, "warm-up turns per loop before the measured agent turns")
 	flag.IntVar(&cfg.rtRuns, "rt-runs", defaultRtRuns, "measured runs of the runtime-mode and engines scenarios, after one warm-up run")
-	flag.StringVar(&cfg.only, "only", os.Getenv("BENCH_ONLY"), `"agent": run only the agent step overhead scenario, "perf": only the start-up breakdown and memory scenario, "runtime": only the runtime-mode scenario, "engines": only where Go runs in Chromium, Firefox and WebKit, "npm": only the React example from the npm package against the demo page, "soak": only the soak (faults for -soak-duration); each replaces its section of the report (default $BENCH_ONLY)`)
+	flag.StringVar(&cfg.only, "only", os.Getenv("BENCH_ONLY"), `"agent": run only the agent step overhead scenario, "perf": only the start-up breakdown and memory scenario, "runtime": only the runtime-mode scenario, "engines": only where Go runs in Chromium, Firefox and WebKit, "npm": only the React example from the npm package against the demo page, "soak": only the soak (faults for -soak-duration), "size": only the size section (builds, no browser); each replaces its section of the report (default $BENCH_ONLY)`)
 	flag.DurationVar(&cfg.soakDuration, "soak-duration", envDuration("BENCH_SOAK_DURATION", defaultSoakDuration), "how long the soak injects faults while three tabs run agent turns (soak.go); 0 leaves the soak out of a full run (default $BENCH_SOAK_DURATION, else 10m)")
 	flag.Var(&also, "also", "NAME=DIR: also benchmark the wasm module built from the source tree DIR (repeatable)")
 	flag.Parse()
@@ -133,7 +133,7 @@ func envDuration(name string, def time.Duration) time.Duration {
 }
 
 // onlyScenarios are the values of -only.
-var onlyScenarios = []string{"agent", "perf", "runtime", "engines", "npm", "soak"}
+var onlyScenarios = []string{"agent", "perf", "runtime", "engines", "npm", "soak", "size"}
 
 // defaultRtRuns is the runtime-mode scenario's default number of runs.
 const defaultRtRuns = 3
@@ -192,6 +192,9 @@ func run(cfg config) error {
 	}
 	if cfg.only == "soak" {
 		return runSoakOnly(cfg, rep, webDir)
+	}
+	if cfg.only == "size" {
+		return runSizeOnly(cfg, rep, webDir, tmp)
 	}
 	if err := esbuild(benchDir, filepath.Join(webDir, "ts-client.js")); err != nil {
 		return err
@@ -287,10 +290,17 @@ func run(cfg config) error {
 	if rep.nm, rep.codeBytes, rep.dataBytes, err = wasmFuncSizes(unstripped); err != nil {
 		return err
 	}
+	size, client, floor, err := buildSizes(cfg.root, tmp, unstripped, comp)
+	if err != nil {
+		return err
+	}
 	logf("compressing (brotli -q 11 is slow; results are cached by content hash)")
 	if err := comp.wait(); err != nil {
 		return err
 	}
+	size.full, size.client, size.floor = sizesOf(wasm), sizesOf(client), sizesOf(floor)
+	size.prev = previousFigures(reportPath(cfg))
+	rep.size = size
 	if _, err := webbuild.Stamp(webDir); err != nil {
 		return err
 	}

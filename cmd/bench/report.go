@@ -28,6 +28,7 @@ type report struct {
 	builds    []build
 	tsBundle  sizes
 	nm        []pkgSize
+	size      *sizeReport
 	codeBytes int64
 	dataBytes int64
 	optCheck  string
@@ -307,34 +308,7 @@ func (r *report) markdown() string {
 	w("%s", r.soakMarkdown())
 	w("%s", r.goalsMarkdown())
 
-	// Size contributors.
-	w("## What the module links (function code bytes by package, unstripped build)\n\n")
-	w("`go tool nm` does not read wasm modules (\"unrecognized object file\"), so the bench reads the module itself: each function's body size from the code section, named by the name section, summed by package. Code section %s, data section %s (pclntab, type descriptors, strings, static data: not attributed here).\n\n", kb(float64(r.codeBytes)), kb(float64(r.dataBytes)))
-	nmTotal := r.codeBytes
-	groups := map[string]int64{}
-	for _, p := range r.nm {
-		groups[groupModule(p.Name)] += p.Bytes
-	}
-	var gl []pkgSize
-	for k, v := range groups {
-		gl = append(gl, pkgSize{k, v})
-	}
-	sort.Slice(gl, func(i, j int) bool { return gl[i].Bytes > gl[j].Bytes })
-	w("| group | bytes | share |\n| --- | ---: | ---: |\n")
-	for i, g := range gl {
-		if i >= 15 {
-			break
-		}
-		w("| %s | %s | %.1f%% |\n", g.Name, kb(float64(g.Bytes)), 100*float64(g.Bytes)/float64(nmTotal))
-	}
-	w("\n| package | bytes | share |\n| --- | ---: | ---: |\n")
-	for i, p := range r.nm {
-		if i >= 30 {
-			break
-		}
-		w("| %s | %s | %.1f%% |\n", p.Name, kb(float64(p.Bytes)), 100*float64(p.Bytes)/float64(nmTotal))
-	}
-	w("\n")
+	w("%s", r.size.markdown("go run ./cmd/bench -out BENCHMARKS.md"+strings.Join(append([]string{""}, flagArgs(r.cfg)...), " ")))
 	return b.String()
 }
 
