@@ -66,7 +66,7 @@ func RenderJS() []byte {
 		"plainChecks": hostpolicy.PlainChecks, "plainForms": hostpolicy.PlainForms, "forms": hostpolicy.Forms,
 	}))
 	w("/** How mcperr.Present makes a sentence of an error's own message (mcperr.Sentences). */\nexport const SENTENCES = Object.freeze(%s);\n\n", js(mcperr.Sentences))
-	w("/** handleCallback()'s redirect_unhandled on a redirect sign-in's return no callback module took (jsapi.UnhandledReturn); {url} is the page's address. */\nexport const UNHANDLED_RETURN = Object.freeze(%s);\n\n", js(UnhandledReturn))
+	w("/** handleCallback()'s redirect_unhandled on a redirect sign-in's return no callback module took (jsapi.UnhandledReturn); {url} is the page's address. */\nexport const UNHANDLED_RETURN = Object.freeze(%s);\n\n", js(UnhandledReturn()))
 	w("/** How a catalog's server entry is read (catalog.EntryForm): the keys, their aliases and kinds, the transports, the messages. */\nexport const ENTRY_FORM = Object.freeze(%s);\n\n", js(catalog.EntryForm))
 	w("/** The operations the wasm module exports (invoke(name, argsJSON, signal, onProgress)); true marks one that answers at once, not with a Promise. */\nexport const OPS = Object.freeze({\n")
 	for _, o := range Ops {

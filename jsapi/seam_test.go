@@ -70,7 +70,7 @@ func goSentences() []string {
 	for _, m := range mcperr.Messages {
 		msgs = append(msgs, m)
 	}
-	msgs = append(msgs, UnhandledReturn.Message, UnhandledReturn.Detail, PagePolicyOwner, CatalogPolicyOwner)
+	msgs = append(msgs, UnhandledReturn().Message, UnhandledReturn().Detail, PagePolicyOwner, CatalogPolicyOwner)
 	return pieces(msgs...)
 }
 

@@ -59,12 +59,19 @@ func IDFields() []string {
 // page that is a redirect sign-in's return that no callback module took:
 // mcperr.Present's message of an [mcperr.UnhandledRedirect] (the page
 // does not know the server) and a detail; {url} is the page's address.
-var UnhandledReturn = struct {
+// A function, not a variable: only the generator of web/jsapi.js needs it,
+// and a variable would run mcperr.Present at every module's start.
+func UnhandledReturn() ErrorText {
+	return ErrorText{
+		Message: presented(&mcperr.UnhandledRedirect{URL: "{url}"}),
+		Detail:  "the redirect sign-in returned to {url} and no callback module (mcpwasm/callback, oauth/callback.html) ran there; it left no result for handleCallback()",
+	}
+}
+
+// ErrorText is an error's message and detail, as an MCPError shows them.
+type ErrorText struct {
 	Message string `json:"message"`
 	Detail  string `json:"detail"`
-}{
-	Message: presented(&mcperr.UnhandledRedirect{URL: "{url}"}),
-	Detail:  "the redirect sign-in returned to {url} and no callback module (mcpwasm/callback, oauth/callback.html) ran there; it left no result for handleCallback()",
 }
 
 func presented(err error) string {

@@ -3,7 +3,6 @@ package mcpclient
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -149,7 +148,7 @@ func (p *yamlLines) block(indent, depth int) (any, error) {
 	return p.mapping(indent, depth)
 }
 
-var plainKey = regexp.MustCompile(`^[^\s:#&*!|>'"%@` + "`" + `{}\[\],?-][^:#]*?$|^-[^\s:#][^:#]*?$`)
+var plainKey = lazyRegexp(`^[^\s:#&*!|>'"%@` + "`" + `{}\[\],?-][^:#]*?$|^-[^\s:#][^:#]*?$`)
 
 func (p *yamlLines) mapping(indent, depth int) (any, error) {
 	m := map[string]any{}
@@ -209,7 +208,7 @@ func splitKey(s string) (key, val string, err error) {
 		i = len(s) - 1
 	}
 	key = strings.TrimRight(s[:i], " \t")
-	if len(key) > 1024 || !plainKey.MatchString(key) {
+	if len(key) > 1024 || !plainKey().MatchString(key) {
 		// YAML allows an implicit key of at most 1024 characters.
 		return "", "", fmt.Errorf("bad key")
 	}
@@ -513,8 +512,8 @@ func (p *yamlLines) flowSequence(val string) (any, error) {
 }
 
 var (
-	yamlInt   = regexp.MustCompile(`^[-+]?[0-9]+$`)
-	yamlFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+	yamlInt   = lazyRegexp(`^[-+]?[0-9]+$`)
+	yamlFloat = lazyRegexp(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
 )
 
 // unsureScalar reports a plain scalar whose type YAML libraries resolve
@@ -542,12 +541,12 @@ func plainScalar(s string) any {
 	case "false", "False", "FALSE":
 		return false
 	}
-	if yamlInt.MatchString(s) {
+	if yamlInt().MatchString(s) {
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return n
 		}
 	}
-	if yamlFloat.MatchString(s) {
+	if yamlFloat().MatchString(s) {
 		if f, err := strconv.ParseFloat(s, 64); err == nil {
 			return f
 		}

@@ -3,7 +3,6 @@ package mcpclient
 import (
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,9 +19,9 @@ const (
 
 // iconDataType is a data: URI's media type that an <img> shows without
 // running anything: raster images, and SVG (an <img> runs no script in it).
-var iconDataType = regexp.MustCompile(`^data:image/(png|jpeg|jpg|gif|webp|svg\+xml)(;[^,]*)?,`)
+var iconDataType = lazyRegexp(`^data:image/(png|jpeg|jpg|gif|webp|svg\+xml)(;[^,]*)?,`)
 
-var iconSize = regexp.MustCompile(`^([1-9][0-9]{0,4}x[1-9][0-9]{0,4}|any)$`)
+var iconSize = lazyRegexp(`^([1-9][0-9]{0,4}x[1-9][0-9]{0,4}|any)$`)
 
 // iconProblem says why an icon's src cannot reach the page, or "".
 func iconProblem(src string) string {
@@ -32,7 +31,7 @@ func iconProblem(src string) string {
 		if len(src) > maxIconDataURI {
 			return fmt.Sprintf("a data: URI of %d bytes (at most %d)", len(src), maxIconDataURI)
 		}
-		if !iconDataType.MatchString(lower) {
+		if !iconDataType().MatchString(lower) {
 			return "a data: URI that is not a PNG, JPEG, GIF, WebP or SVG image"
 		}
 		return ""
@@ -66,7 +65,7 @@ func (c *Client) safeIcons(what string, icons []mcp.Icon) []mcp.Icon {
 		}
 		var sizes []string
 		for _, s := range ic.Sizes {
-			if iconSize.MatchString(s) {
+			if iconSize().MatchString(s) {
 				sizes = append(sizes, s)
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"path"
 	"reflect"
-	"regexp"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,7 +67,7 @@ type wireSkill struct {
 	Resources   json.RawMessage `json:"resources"`
 }
 
-var digestForm = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+var digestForm = lazyRegexp(`^sha256:[0-9a-f]{64}$`)
 
 // skill checks an entry and returns it as a Skill.
 func (w wireSkill) skill() (Skill, error) {
@@ -102,7 +101,7 @@ func (w wireSkill) skill() (Skill, error) {
 	hasSkillMD := false
 	for _, f := range s.Files {
 		switch {
-		case !digestForm.MatchString(f.Digest):
+		case !digestForm().MatchString(f.Digest):
 			return bad("gives %s a digest that is not sha256:{64 lowercase hex}", cleanText(f.URI))
 		case f.Size < 0:
 			return bad("gives %s a negative size", cleanText(f.URI))

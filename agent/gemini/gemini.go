@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -66,8 +65,19 @@ var (
 	_ agent.ToolFormatter  = (*Model)(nil)
 )
 
-// modelID is what a model id may hold: it goes into the URL's path.
-var modelID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+// validModelID reports whether id is what a model id may be: it goes into
+// the URL's path. A letter or digit, then letters, digits, ".", "_", "-".
+func validModelID(id string) bool {
+	for i, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case i > 0 && (r == '.' || r == '_' || r == '-'):
+		default:
+			return false
+		}
+	}
+	return id != ""
+}
 
 // New validates cfg and returns a Model.
 func New(cfg Config) (*Model, error) {
@@ -76,7 +86,7 @@ func New(cfg Config) (*Model, error) {
 	if cfg.BaseURL, err = provider.CheckConfig("gemini", cfg.BaseURL, DefaultBaseURL, id, `"gemini-2.5-flash"`, cfg.HTTPClient); err != nil {
 		return nil, err
 	}
-	if !modelID.MatchString(id) || len(id) > 128 {
+	if !validModelID(id) || len(id) > 128 {
 		return nil, mcperr.New(mcperr.InvalidArgument, `gemini: Config.Model must be a model id such as "gemini-2.5-flash" (letters, digits, ".", "_", "-")`)
 	}
 	if err := provider.CheckKey("gemini", cfg.APIKey, cfg.BaseURL, DefaultBaseURL); err != nil {

@@ -311,3 +311,16 @@ func TestNewChecks(t *testing.T) {
 		t.Errorf("New with models/ = %v", err)
 	}
 }
+
+// TestValidModelID: a model id goes into the URL's path, so only a letter
+// or digit then letters, digits, ".", "_" and "-" pass.
+func TestValidModelID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"gemini-2.5-flash": true, "g": true, "9x_y.z": true,
+		"": false, "-x": false, ".x": false, "a/b": false, "a b": false, "a?b": false, "é": false, "../x": false, "a%2F": false,
+	} {
+		if got := validModelID(id); got != want {
+			t.Errorf("validModelID(%q) = %v; want %v", id, got, want)
+		}
+	}
+}
