@@ -28,7 +28,7 @@ func main() {
 	hints, _ := boot.Get("hints")
 	hintsJSON, _ := jsbridge.String(hints, "hints")
 	a := newApp(host, hintsJSON)
-	if err := a.checkOps(); err != nil {
+	if err := checkOps(a.ops); err != nil {
 		jsbridge.ConsoleError("mcp.wasm: " + err.Error())
 		os.Exit(1)
 	}

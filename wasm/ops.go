@@ -115,9 +115,9 @@ func (a *app) handlers() map[string]handler {
 	return hs
 }
 
-// checkOps reports a difference between the handlers and the table.
-func (a *app) checkOps() error {
-	hs := a.handlers()
+// checkOps reports a difference between the handlers hs and the table.
+func checkOps(hs map[string]handler) error {
+	hs = maps.Clone(hs)
 	for _, o := range jsapi.Ops {
 		h, ok := hs[o.Name]
 		if !ok {

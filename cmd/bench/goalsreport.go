@@ -15,10 +15,13 @@ import (
 const goalsSectionTitle = "## Performance goals met and missed"
 
 // pkgCode sums the code of the packages named (and their subpackages)
-// in the package table.
+// in the size section's package table (0 in a run without it).
 func (r *report) pkgCode(pkgs ...string) int64 {
+	if r.size == nil {
+		return 0
+	}
 	var n int64
-	for _, p := range r.nm {
+	for _, p := range r.size.fullNM {
 		for _, want := range pkgs {
 			if p.Name == want || strings.HasPrefix(p.Name, want+"_") {
 				n += p.Bytes

@@ -287,9 +287,6 @@ func run(cfg config) error {
 		}
 	}
 	rep.builds = builds
-	if rep.nm, rep.codeBytes, rep.dataBytes, err = wasmFuncSizes(unstripped); err != nil {
-		return err
-	}
 	size, client, floor, err := buildSizes(cfg.root, tmp, unstripped, comp)
 	if err != nil {
 		return err

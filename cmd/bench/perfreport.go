@@ -132,15 +132,15 @@ var largePackages = []struct {
 func (r *report) payloadNotes() string {
 	var b strings.Builder
 	b.WriteString("### What the large packages are there for\n\n")
-	if len(r.nm) > 0 {
+	if r.size != nil {
 		b.WriteString("Code is the function code of the packages in this run's unstripped build (the table of linked packages below), before compression.\n\n| package(s) | code | brought in by | what for | ours to remove? |\n| --- | ---: | --- | --- | --- |\n")
 	} else {
 		b.WriteString("| package(s) | brought in by | what for | ours to remove? |\n| --- | --- | --- | --- |\n")
 	}
 	for _, p := range largePackages {
-		if len(r.nm) > 0 {
+		if r.size != nil {
 			n := float64(r.pkgCode(p.pkgs...))
-			fmt.Fprintf(&b, "| %s | %s (%.1f%%) | %s | %s | %s |\n", p.name, kb(n), 100*n/float64(r.codeBytes), p.by, p.what, p.remove)
+			fmt.Fprintf(&b, "| %s | %s (%.1f%%) | %s | %s | %s |\n", p.name, kb(n), 100*n/float64(r.size.fullCode), p.by, p.what, p.remove)
 		} else {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", p.name, p.by, p.what, p.remove)
 		}

@@ -27,10 +27,7 @@ type report struct {
 	chromium  string
 	builds    []build
 	tsBundle  sizes
-	nm        []pkgSize
-	size      *sizeReport
-	codeBytes int64
-	dataBytes int64
+	size      *sizeReport // nil in a run that measures no sizes (-only)
 	optCheck  string
 	clients   []clientDef
 	data      map[string]map[string][]float64      // client → metric → per-run values

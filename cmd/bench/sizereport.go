@@ -224,16 +224,16 @@ func (r *sizeReport) figures() map[string]int64 {
 	return m
 }
 
-// jsByGroup sums the JavaScript modules by jsGroups, files named.
-func (r *sizeReport) jsByGroup() []struct {
+// jsGroupSize is one row of the JavaScript table: a group, its files
+// and their sizes.
+type jsGroupSize struct {
 	name, files string
 	raw, gzip   int64
-} {
-	type row = struct {
-		name, files string
-		raw, gzip   int64
-	}
-	rows := make([]row, len(jsGroups)+1)
+}
+
+// jsByGroup sums the JavaScript modules by jsGroups, files named.
+func (r *sizeReport) jsByGroup() []jsGroupSize {
+	rows := make([]jsGroupSize, len(jsGroups)+1)
 	files := make([][]string, len(rows))
 	for i, g := range jsGroups {
 		rows[i].name = g.name
@@ -251,7 +251,7 @@ func (r *sizeReport) jsByGroup() []struct {
 		rows[i].gzip += f.gzip
 		files[i] = append(files[i], f.name)
 	}
-	var out []row
+	var out []jsGroupSize
 	for i, rw := range rows {
 		if len(files[i]) == 0 {
 			continue
