@@ -222,25 +222,32 @@ func (w *cdpTab) ExpectPopup(ctx context.Context) (Popup, error) {
 // element can move between finding it and the click, which then lands
 // beside it.
 //
-// A window opened blank that then navigates (a popup on its way to a
-// sign-in page) loses the document the wait was made in: the wait starts
-// again in the new one.
+// The element is found and measured in one evaluation of a loaded
+// document, then clicked at that point: a window opened blank that then
+// navigates (a popup on its way to a sign-in page) has a loaded blank
+// document first, and a wait for the load made there would let the click
+// land on the next document before its style sheets apply.
 func (w *cdpTab) Click(ctx context.Context, selector string) error {
+	sel, _ := json.Marshal(selector)
+	find := `(() => {
+		const e = document.readyState === "complete" && document.querySelector(` + string(sel) + `);
+		if (!e || e.getClientRects().length === 0) return null;
+		e.scrollIntoView({ block: "center", inline: "center" });
+		const r = e.getBoundingClientRect();
+		return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+	})()`
 	for {
-		err := w.run(ctx,
-			chromedp.Poll[chromedp.Void](`document.readyState === "complete"`, chromedp.WithPollingInterval(20*time.Millisecond)),
-			chromedp.WaitVisible(chromedp.CSS(selector)), chromedp.Click(chromedp.CSS(selector)))
-		if err == nil || ctx.Err() != nil || !documentGone(err) {
-			return err
+		var at *struct{ X, Y float64 }
+		err := w.Eval(ctx, find, &at)
+		if err == nil && at != nil {
+			return w.run(ctx, chromedp.MouseClickXY(at.X, at.Y))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("engine: waiting for %s: %w (last: %v)", selector, ctx.Err(), err)
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-// documentGone says err is CDP's word that the document a call was made
-// in was replaced by a navigation.
-func documentGone(err error) bool {
-	m := err.Error()
-	return strings.Contains(m, "Cannot find context with specified id") || strings.Contains(m, "Execution context was destroyed")
 }
 
 func (w *cdpTab) Press(ctx context.Context, key string) error {
