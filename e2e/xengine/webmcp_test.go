@@ -35,6 +35,7 @@ func TestWebMCPBridge(t *testing.T) {
 	w := newWorldIn(t, devserver.AuthConfig{}, b)
 	var got struct {
 		API        bool     `json:"api"`
+		FrameTool  bool     `json:"frameListed"`
 		Warnings   []string `json:"warnings"`
 		Text       string   `json:"text"`
 		Asked      []string `json:"asked"`
@@ -52,6 +53,7 @@ func TestWebMCPBridge(t *testing.T) {
 	w.eval(fmt.Sprintf(`(async () => {
 		const mc = document.modelContext;
 		const pageCalls = [];
+		let frameListed = false;
 		if (mc) {
 			await mc.registerTool({
 				name: "weather",
@@ -69,6 +71,12 @@ func TestWebMCPBridge(t *testing.T) {
 			frame.srcdoc = '<script>document.modelContext.registerTool({ name: "from_frame", description: "a frame\'s tool", execute: () => "framed" }).then(() => parent.postMessage("registered", "*"));<\/script>';
 			document.body.append(frame);
 			await framed;
+			// The browser lists the frame's tool before the catalog reads
+			// the page's, so that leaving it out is the catalog's doing.
+			for (let i = 0; i < 500 && !frameListed; i++) {
+				frameListed = (await mc.getTools()).some((t) => t.name === "from_frame");
+				if (!frameListed) await new Promise((r) => setTimeout(r, 20));
+			}
 		}
 		const asked = [];
 		const cat = mcp.catalog({
@@ -120,7 +128,7 @@ func TestWebMCPBridge(t *testing.T) {
 		}
 		const direct = await cat.callTool("demo_echo", { text: "still here" });
 		await cat.close();
-		return { api: !!mc, warnings, text: res.text, asked, pageCalls, later, badArgs, threw, exposed, listed, untrusted, viaBrowser, after,
+		return { api: !!mc, frameListed, warnings, text: res.text, asked, pageCalls, later, badArgs, threw, exposed, listed, untrusted, viaBrowser, after,
 			direct: direct.content.map((c) => c.text).join(" ") };
 	})()`, w.OpenURL, w.ModelURL), &got)
 
@@ -153,6 +161,9 @@ func TestWebMCPBridge(t *testing.T) {
 	if !got.API {
 		t.Fatal("Chromium started with --enable-features=WebMCP has no document.modelContext")
 	}
+	if !got.FrameTool {
+		t.Errorf("the browser did not list the tool the frame registered within 10s of its registration: the check that the catalog leaves it out would prove nothing")
+	}
 	if len(got.Warnings) != 0 {
 		t.Errorf("warnings %q; want none", got.Warnings)
 	}
@@ -179,8 +190,17 @@ func TestWebMCPBridge(t *testing.T) {
 	if want := []string{"demo_add", "demo_echo"}; !slices.Equal(got.Exposed, want) {
 		t.Errorf("exposeToPage() registered %q; want %q", got.Exposed, want)
 	}
-	if want := []string{"broken", "demo_add", "demo_echo", "from_frame", "page_title", "weather"}; !slices.Equal(got.Listed, want) {
-		t.Errorf("the browser lists %q; want %q", got.Listed, want)
+	// The frame's tool was listed before the catalog started (the script
+	// waits for it); whether the browser still lists it later is the
+	// browser's business: the lists below are compared without it.
+	withoutFrame := func(names []string) []string {
+		if !slices.Contains(names, "from_frame") {
+			t.Logf("the browser no longer lists the frame's tool: %q", names)
+		}
+		return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "from_frame" })
+	}
+	if want := []string{"broken", "demo_add", "demo_echo", "page_title", "weather"}; !slices.Equal(withoutFrame(got.Listed), want) {
+		t.Errorf("the browser lists %q; want %q besides the frame's tool", got.Listed, want)
 	}
 	if want := []string{"demo_add", "demo_echo"}; !slices.Equal(got.Untrusted, want) {
 		t.Errorf("the browser marks %q untrustedContentHint; want the exposed tools %q", got.Untrusted, want)
@@ -188,7 +208,7 @@ func TestWebMCPBridge(t *testing.T) {
 	if !strings.Contains(got.ViaBrowser, "from the browser's agent") {
 		t.Errorf("the browser's executeTool of demo_echo answered %q; want the demo server's echo", got.ViaBrowser)
 	}
-	if want := []string{"broken", "from_frame", "page_title", "weather"}; !slices.Equal(got.After, want) {
-		t.Errorf("after the signal aborted the browser lists %q; want %q", got.After, want)
+	if want := []string{"broken", "page_title", "weather"}; !slices.Equal(withoutFrame(got.After), want) {
+		t.Errorf("after the signal aborted the browser lists %q; want %q besides the frame's tool", got.After, want)
 	}
 }
