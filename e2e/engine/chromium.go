@@ -230,8 +230,8 @@ func (w *cdpTab) ExpectPopup(ctx context.Context) (Popup, error) {
 func (w *cdpTab) Click(ctx context.Context, selector string) error {
 	sel, _ := json.Marshal(selector)
 	find := `(() => {
-		const e = document.readyState === "complete" && document.querySelector(` + string(sel) + `);
-		if (!e || e.getClientRects().length === 0) return null;
+		const e = ` + renderedElement + `(document, ` + string(sel) + `);
+		if (!e) return null;
 		e.scrollIntoView({ block: "center", inline: "center" });
 		const r = e.getBoundingClientRect();
 		return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
@@ -483,7 +483,7 @@ func (w *cdpTab) ClickIn(ctx context.Context, frames []string, selector string) 
 		d, release, err := w.frame(ctx, frames)
 		var r *runtime.RemoteObject
 		if err == nil {
-			r, err = d.call(`function (s) { const e = this.readyState === "complete" && this.querySelector(s); return !!e && e.getClientRects().length > 0; }`, true, false, &runtime.CallArgument{Value: arg})
+			r, err = d.call(`function (s) { return !!`+renderedElement+`(this, s); }`, true, false, &runtime.CallArgument{Value: arg})
 		}
 		if err != nil {
 			w.forget(d, err)

@@ -169,6 +169,12 @@ func jsonWrap(expr string) string {
 	return "(async () => { const v = await (" + expr + "\n); return v === undefined ? undefined : JSON.stringify(v); })()"
 }
 
+// renderedElement is a JavaScript function (doc, selector) giving the
+// element of a loaded document that a click can reach, or null: before the
+// load (its style sheets) an element can still move, and one that is not
+// rendered has no box.
+const renderedElement = `((doc, s) => { const e = doc.readyState === "complete" && doc.querySelector(s); return e && e.getClientRects().length > 0 ? e : null; })`
+
 // decode decodes a JSON string (absent for undefined) into out.
 func decode(s *string, out any) error {
 	if out == nil || s == nil {

@@ -434,7 +434,7 @@ func (w *bidiWindow) ClickIn(ctx context.Context, frames []string, selector stri
 		var ok bool
 		var err error
 		if id, err = w.frame(ctx, frames); err == nil {
-			err = w.evalIn(ctx, id, `(() => { const e = document.readyState === "complete" && document.querySelector(`+string(sel)+`); return !!e && e.getClientRects().length > 0; })()`, &ok)
+			err = w.evalIn(ctx, id, `!!`+renderedElement+`(document, `+string(sel)+`)`, &ok)
 		}
 		if err == nil && ok {
 			break
