@@ -53,6 +53,12 @@ func TestDemoServers(t *testing.T) {
 	if n := d.opens(); n != 1 {
 		t.Errorf("signing in opened %d windows; want 1", n)
 	}
+	// Its row counts the tools the list shows. From then on the row does
+	// not change: the panel must keep its controls rather than redraw them
+	// on other servers' events, or a click that lands during a redraw is
+	// lost.
+	d.until("the demo server's row to count its listed tools", `document.querySelector('`+row("demo")+` .tools-chip')?.textContent === document.querySelectorAll('#catalog-tools li[data-server="demo"]').length + " tools"`)
+	d.js(`void (document.querySelector('` + row("demo") + ` button.remove').e2eKept = "1")`)
 
 	// Paste an mcpServers configuration: the command entry is left out
 	// with the catalog's warning, the HTTP one loads.
@@ -106,5 +112,8 @@ func TestDemoServers(t *testing.T) {
 	d.shown(tool("notes_weather"))
 	d.click(row("more") + ` button.remove`)
 	d.until("the removed server and its tools to leave the lists", `!document.querySelector('`+row("more")+`') && !document.querySelector('`+tool("more_weather")+`')`)
+	if got := d.js(`document.querySelector('` + row("demo") + ` button.remove').e2eKept ?? "redrawn"`); got != "1" {
+		t.Error("the demo server's row was drawn again though it did not change (a click on it at that moment would be lost)")
+	}
 	d.checkPage()
 }

@@ -15,7 +15,7 @@
 // chat (or another model). Stop aborts the run. The conversation is a
 // stored one: a reload shows it again, its views too (with what they
 // kept), and goes on with it; New chat deletes it.
-import { $, h, describeError, announce, prettyText, validServerURL } from "./util.js";
+import { $, h, describeError, announce, prettyText, updateChildren, validServerURL } from "./util.js";
 import { addLog } from "./log.js";
 import { partialJSON } from "../partialjson.js";
 import { getCatalog, serverEvents, serverTitle, signIn, statuses, viewTrust } from "./servers.js";
@@ -474,7 +474,7 @@ export function approve(req) {
 function renderAuthNeeds() {
   const box = $("#chat-auth");
   const waiting = Object.entries(statuses()).filter(([, s]) => s.state === "needs_auth" || s.state === "declined");
-  box.replaceChildren(...waiting.map(([id, s]) => {
+  updateChildren(box, waiting.map(([id, s]) => {
     const title = serverTitle(id);
     return h("p", { class: "notice", dataset: { tone: s.state === "declined" ? "warn" : "info", server: id } },
       h("span", { text: `${title}: ${s.state === "declined" ? "sign-in declined" : "sign in required"}. The model cannot use its tools until you sign in. ` }),

@@ -8,7 +8,7 @@
 // Listing tools never opens a sign-in window: a server that needs one
 // shows "Sign in required" and its Sign in button, which calls
 // cat.authorize(id) inside the click (the window must open in the gesture).
-import { $, h, describeError, announce, pretty, validServerURL, SIGN_IN_CODES } from "./util.js";
+import { $, h, describeError, announce, pretty, validServerURL, updateChildren, SIGN_IN_CODES } from "./util.js";
 import { addLog } from "./log.js";
 
 /** Events: statuschange {id, status}, listchange (servers added or removed). */
@@ -158,7 +158,7 @@ function renderServers() {
   if (!order.length) {
     list.replaceChildren(h("li", { class: "empty", text: "No servers yet: add one below." }));
   } else {
-    list.replaceChildren(...order.map(serverRow));
+    updateChildren(list, order.map(serverRow));
   }
   $("#servers-count").textContent = order.length ? String(order.length) : "";
 }
@@ -166,8 +166,10 @@ function renderServers() {
 function renderServer(id) {
   const old = [...list.querySelectorAll("li.server")].find((li) => li.dataset.server === id);
   if (!old || !cat) return renderServers();
-  const hadFocus = old.contains(document.activeElement) ? document.activeElement.className : null;
   const row = serverRow(id);
+  // An unchanged row stays: replacing it under the pointer loses a click.
+  if (old.isEqualNode(row)) return;
+  const hadFocus = old.contains(document.activeElement) ? document.activeElement.className : null;
   old.replaceWith(row);
   if (hadFocus) {
     // Keep the keyboard where it was (the same button, else the first one).
@@ -319,7 +321,7 @@ export async function refreshTools() {
   if (seq !== toolsSeq) return;
   toolList.setAttribute("aria-busy", "false");
   $("#catalog-tools-count").textContent = tools.length ? String(tools.length) : "";
-  toolList.replaceChildren(...(tools.length ? tools.map((t) => h("li", { class: "catalog-tool", dataset: { name: t.name, server: t.serverId } },
+  updateChildren(toolList, (tools.length ? tools.map((t) => h("li", { class: "catalog-tool", dataset: { name: t.name, server: t.serverId } },
     h("code", { class: "catalog-tool-name", text: t.name }),
     h("span", { class: "chip", title: `from the server "${t.serverId}"`, text: t.serverId }),
     t.tool?.annotations?.readOnlyHint !== true && h("span", { class: "chip warn", title: "Not marked read-only: the chat asks you before the model runs it", text: "asks first" }),

@@ -25,6 +25,24 @@ export function h(tag, attrs = {}, ...children) {
 }
 
 /**
+ * Makes parent's children nodes, keeping each child that already equals
+ * (isEqualNode) its replacement. A button replaced while a person presses
+ * it loses the click (mousedown hit the old one, mouseup the new one) and
+ * its focus; panels that redraw on every status event must not do that to
+ * controls whose look did not change.
+ */
+export function updateChildren(parent, nodes) {
+  const fresh = nodes.filter((n) => n !== undefined && n !== null && n !== false)
+    .map((n) => (n instanceof Node ? n : document.createTextNode(String(n))));
+  const old = [...parent.childNodes];
+  fresh.forEach((n, i) => {
+    if (i >= old.length) parent.append(n);
+    else if (!old[i].isEqualNode(n)) old[i].replaceWith(n);
+  });
+  for (const o of old.slice(fresh.length)) o.remove();
+}
+
+/**
  * An <img> of the first of icons (a server's, a prompt's) this page may
  * show: its Content-Security-Policy allows images from itself and data:
  * URIs, so an icon on another origin is not fetched. Decorative: the name
