@@ -25,11 +25,20 @@ func buildFloor(root, out string) error {
 	return goBuildJS(root, out, "./cmd/bench/floor", webbuild.WithTags(wasmFlags))
 }
 
-// loadsHashedName reports whether the mcp.js in dir loads the module
-// under the name wasmurl.js gives; a tree from before that loads mcp.wasm.
+// loadsHashedName reports whether the module's scripts in dir (mcp.js and
+// the files beside it, such as start.js) load the module under the name
+// wasmurl.js gives; a tree from before that loads mcp.wasm.
 func loadsHashedName(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "mcp.js"))
-	return err == nil && strings.Contains(string(b), "wasmurl.js")
+	scripts, _ := filepath.Glob(filepath.Join(dir, "*.js"))
+	for _, f := range scripts {
+		if filepath.Base(f) == webbuild.WasmModule {
+			continue
+		}
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), webbuild.WasmModule) {
+			return true
+		}
+	}
+	return false
 }
 
 // buildUntagged builds root's module with wasmFlags but not
