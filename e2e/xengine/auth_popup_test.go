@@ -236,12 +236,21 @@ func TestAbortClosesThePopupAndReleases(t *testing.T) {
 func TestAuthTimeoutEndsAnUnfinishedLogin(t *testing.T) {
 	parallel(t)
 	w := newWorld(t, devserver.AuthConfig{})
-	// Long enough for discovery and registration on a loaded machine, so
-	// that the time runs out in the open window.
+	// The wait for the person starts when the window opens. On a loaded
+	// machine the consent page may take longer than that to load; the
+	// sign-in must then end the same way (the window was open, nobody
+	// finished), so an end before the page showed is checked alike: its
+	// message tells the wait for the person from discovery running out.
+	var r loginResult
 	if _, early := w.consentPopup(`{ authTimeoutMs: 4000 }`); early != nil {
-		t.Fatalf("authorize() ended before its consent page: %s", early)
+		t.Logf("the time ran out before the consent page showed: %s", early)
+		r = *early
+	} else {
+		r = w.awaitLogin()
 	}
-	r := w.awaitLogin()
+	if n := w.opened(); n != 1 {
+		t.Errorf("the page opened %d windows; want 1", n)
+	}
 	if r.Error == nil || r.Error.Code != "timeout" {
 		t.Fatalf("a sign-in nobody finishes: %s; want timeout", r)
 	}
