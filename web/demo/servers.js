@@ -155,11 +155,7 @@ function serverRow(id) {
 }
 
 function renderServers() {
-  if (!order.length) {
-    list.replaceChildren(h("li", { class: "empty", text: "No servers yet: add one below." }));
-  } else {
-    updateChildren(list, order.map(serverRow));
-  }
+  updateChildren(list, order.length ? order.map(serverRow) : [h("li", { class: "empty", text: "No servers yet: add one below." })]);
   $("#servers-count").textContent = order.length ? String(order.length) : "";
 }
 

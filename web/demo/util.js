@@ -25,21 +25,19 @@ export function h(tag, attrs = {}, ...children) {
 }
 
 /**
- * Makes parent's children nodes, keeping each child that already equals
+ * Makes parent's children nodes (elements), keeping each child that already equals
  * (isEqualNode) its replacement. A button replaced while a person presses
  * it loses the click (mousedown hit the old one, mouseup the new one) and
  * its focus; panels that redraw on every status event must not do that to
  * controls whose look did not change.
  */
 export function updateChildren(parent, nodes) {
-  const fresh = nodes.filter((n) => n !== undefined && n !== null && n !== false)
-    .map((n) => (n instanceof Node ? n : document.createTextNode(String(n))));
   const old = [...parent.childNodes];
-  fresh.forEach((n, i) => {
+  nodes.forEach((n, i) => {
     if (i >= old.length) parent.append(n);
     else if (!old[i].isEqualNode(n)) old[i].replaceWith(n);
   });
-  for (const o of old.slice(fresh.length)) o.remove();
+  for (const o of old.slice(nodes.length)) o.remove();
 }
 
 /**
