@@ -419,7 +419,7 @@ func stepSignIn(t *testing.T, r *stackRun) {
 		return
 	}
 	if !got.OK || got.State != "connected" {
-		t.Fatalf("authorize() after Approve: %+v; want connected", got)
+		t.Fatalf("authorize() after Approve: %+v; want connected (requests: %v)", got, r.since())
 	}
 	r.issued, r.asked = time.Now(), asked
 	r.settle()
