@@ -466,8 +466,9 @@ func hydraLoginApp(t testing.TB, admin string) http.Handler {
 	})
 	mux.HandleFunc("POST /consent", func(w http.ResponseWriter, r *http.Request) {
 		ch := r.PostFormValue("challenge")
-		// Shown with a failure: Hydra refuses a consent given twice for one
-		// request ("The consent verifier has already been used").
+		// Logged so that a failed sign-in shows whether one request's
+		// consent came twice, which Hydra refuses ("The consent verifier
+		// has already been used").
 		t.Logf("hydra login app: %s POST /consent decision=%q challenge …%s", time.Now().Format("15:04:05.000"), r.PostFormValue("decision"), ch[max(0, len(ch)-8):])
 		if r.PostFormValue("decision") != "approve" {
 			res, err := adminCall(r, "PUT", consentPath+"/reject", "consent_challenge", ch,
