@@ -235,6 +235,11 @@ func (a *app) newClient(id, url string, o jsapi.ClientOptions, pol hostpolicy.Ch
 	a.mu.Lock()
 	a.clients[id] = e
 	a.mu.Unlock()
+	if o.Storage != "memory" {
+		// The client's first connect reads its kept tasks from IndexedDB:
+		// the database opens meanwhile, while the page goes on to connect.
+		go a.idb.Warm()
+	}
 	return nil
 }
 

@@ -12,8 +12,9 @@
 // non-extractable private key, stored as CryptoKey objects. The schema is
 // versioned; [migrations] upgrades older databases.
 //
-// The database is opened on first use, so a page that never signs in never
-// touches it. When IndexedDB cannot be opened (private mode, storage
+// The database is opened on first use, or ahead of it by [Store.Warm]
+// (the browser build warms it when a client that keeps its records here is
+// made), so a page that makes no such client never touches it. When IndexedDB cannot be opened (private mode, storage
 // disabled, a blocked upgrade) or its schema is newer than this build's
 // (the database's version, which [migrations] counts), the store keeps its
 // records in memory for this page instead and says why, once, through the
@@ -124,22 +125,40 @@ func newStore(open func(context.Context) (kv, error), onFallback func(error)) *S
 // or falls back to memory.
 func (s *Store) backend(context.Context) kv {
 	s.mu.Lock()
-	if s.kv == nil {
-		// Not the caller's context: a caller that gives up must not
-		// leave the whole page on the memory fallback.
-		b, err := s.open(context.Background())
-		if err != nil {
-			s.kv, s.fallback = &memKV{}, err
-		} else {
-			s.kv = b
-		}
-	}
+	s.openLocked()
 	b, err := s.kv, s.fallback
 	s.mu.Unlock()
 	if err != nil {
 		s.tell(err)
 	}
 	return b
+}
+
+// Warm opens the database now unless it is open, so that its first use
+// need not wait for IndexedDB (creating the database on a first visit
+// takes tens of milliseconds): run it in a goroutine when a use is
+// coming. Why IndexedDB cannot be used, if it cannot, is not told here
+// but by the first use, to the clients there are then.
+func (s *Store) Warm() {
+	s.mu.Lock()
+	s.openLocked()
+	s.mu.Unlock()
+}
+
+// openLocked opens the database, or falls back to memory, unless that
+// was done; s.mu is held.
+func (s *Store) openLocked() {
+	if s.kv != nil {
+		return
+	}
+	// Not the caller's context: a caller that gives up must not leave
+	// the whole page on the memory fallback.
+	b, err := s.open(context.Background())
+	if err != nil {
+		s.kv, s.fallback = &memKV{}, err
+	} else {
+		s.kv = b
+	}
 }
 
 // tell runs onFallback, once in the page's life.

@@ -92,6 +92,47 @@ func TestUnopenableDatabaseFallsBackToMemoryOnce(t *testing.T) {
 	}
 }
 
+// TestWarmOpensOnceAndLeavesTheTellingToTheFirstUse: Warm opens the
+// database ahead of its first use, which then opens nothing more; where it
+// cannot be opened, Warm (run before any client exists) says nothing, and
+// the first use says why, once.
+func TestWarmOpensOnceAndLeavesTheTellingToTheFirstUse(t *testing.T) {
+	ctx := ctxT(t)
+	var opens atomic.Int32
+	db := &memKV{}
+	s := newStore(func(context.Context) (kv, error) { opens.Add(1); return db, nil },
+		func(err error) { t.Errorf("onFallback(%v) although the database opened", err) })
+	s.Warm()
+	if n := opens.Load(); n != 1 {
+		t.Fatalf("Warm opened the database %d times; want once", n)
+	}
+	if err := s.PutGrant(ctx, fixtureGrant()); err != nil {
+		t.Fatal(err)
+	}
+	s.Warm()
+	if n := opens.Load(); n != 1 {
+		t.Errorf("the database was opened %d times after Warm, a write and Warm again; want once", n)
+	}
+	if _, found, _ := db.get(ctx, storeGrants, fixtureGrant().Resource); !found {
+		t.Error("the grant written after Warm is not in the database Warm opened")
+	}
+
+	openErr := storageErr(errors.New("indexedDB is not available"), "cannot open the database")
+	var told []error
+	f := newStore(func(context.Context) (kv, error) { return nil, openErr }, func(err error) { told = append(told, err) })
+	f.Warm()
+	if len(told) != 0 {
+		t.Fatalf("Warm told %v; want nothing until the first use", told)
+	}
+	if _, err := f.GetGrant(ctx, "https://mcp.example/x"); err != nil {
+		t.Fatal(err)
+	}
+	f.Warm()
+	if len(told) != 1 || told[0] != openErr {
+		t.Errorf("onFallback heard %v; want once, the open error, at the first use", told)
+	}
+}
+
 // TestOpenedDatabaseHoldsTheRecords: with the database open there is no
 // fallback, the records go to the database and are shared.
 func TestOpenedDatabaseHoldsTheRecords(t *testing.T) {
