@@ -1,18 +1,39 @@
 // boot.js — starting the Go runtime, the same way on the page's main
-// thread (mcp.js) and in a worker (worker.js): fetch and instantiate
-// mcp.wasm with progress, the hand-shake through globalThis.__mcpwasmBoot,
-// the call of one operation with its JSON decoded, and the grant notices
-// of other runtimes.
+// thread (mcp.js) and in a worker (worker.js): compile mcp.wasm (fetched
+// with progress, or the copy modulecache.js kept) and instantiate it, the
+// hand-shake through globalThis.__mcpwasmBoot, the call of one operation
+// with its JSON decoded, and the grant notices of other runtimes.
 import { Go } from "./wasm_exec.js"; // Go's wasm_exec.js as an ES module (written at build time; sets no global)
 import { GRANTS_CHANNEL } from "./auth.js";
+import { contentNamed, forgetModule, keepModule, keptModule } from "./modulecache.js";
 
 /**
- * Fetches and instantiates mcp.wasm at url for go (a Go); a compiled
- * WebAssembly.Module skips the fetch. Rejects with makeError("network" |
- * "http", …) when the file cannot be had.
+ * Instantiates mcp.wasm at url for go (a Go): compiled, a
+ * WebAssembly.Module, when there is one, else what compileModule gives.
+ * Rejects with makeError("network" | "http", …) when the file cannot be
+ * had.
  */
 export async function instantiate(url, go, { compiled, onProgress, makeError }) {
-  if (compiled) return WebAssembly.instantiate(compiled, go.importObject);
+  return WebAssembly.instantiate(compiled ?? await compileModule(url, { onProgress, makeError }), go.importObject);
+}
+
+/**
+ * Compiles mcp.wasm at url: the copy the Cache API keeps of a
+ * content-hashed module (modulecache.js) when there is one that compiles,
+ * else the fetched file, copied there for the next visit a few seconds
+ * after it compiled (keepModule). Rejects with makeError("network" | "http", …) when the file
+ * cannot be had.
+ */
+export async function compileModule(url, { onProgress, makeError }) {
+  const href = String(url);
+  const kept = await keptModule(href);
+  if (kept) {
+    try {
+      return await compileResponse(withProgress(kept, onProgress));
+    } catch {
+      await forgetModule(href); // cut short or altered: fetch it anew
+    }
+  }
   let response;
   try {
     response = await fetch(url);
@@ -20,13 +41,16 @@ export async function instantiate(url, go, { compiled, onProgress, makeError }) 
     throw makeError("network", `load(): cannot fetch ${url}: ${e.message}`);
   }
   if (!response.ok) throw makeError("http", `load(): ${url} answered HTTP ${response.status}`, response.status);
-  const counted = withProgress(response, onProgress);
+  const module = compileResponse(withProgress(response, onProgress));
+  if (contentNamed(href)) keepModule(href, module);
+  return module;
+}
+
+function compileResponse(response) {
   const type = (response.headers.get("Content-Type") || "").split(";")[0].trim();
-  if (type === "application/wasm" && WebAssembly.instantiateStreaming) {
-    return (await WebAssembly.instantiateStreaming(counted, go.importObject)).instance;
-  }
+  if (type === "application/wasm" && WebAssembly.compileStreaming) return WebAssembly.compileStreaming(response);
   // The server sent another MIME type: compile from the bytes instead.
-  return (await WebAssembly.instantiate(await counted.arrayBuffer(), go.importObject)).instance;
+  return response.arrayBuffer().then((bytes) => WebAssembly.compile(bytes));
 }
 
 /** Reports download progress (loaded, total bytes) while the body streams through. */

@@ -3,7 +3,7 @@
 // for one and the browser allows it, else on the page's main thread
 // (boot.js); and preload()'s early fetch and compile of mcp.wasm.
 import { Remote, Refused } from "./remote.js";
-import { instantiate, newGo, run } from "./boot.js";
+import { compileModule, instantiate, newGo, run } from "./boot.js";
 import { MCPError, asMCPError, errorOf, goError, invalid } from "./errors.js";
 import { setPageRelay } from "./options.js";
 import { Host, readHints } from "./host.js";
@@ -36,11 +36,8 @@ export function compileEarly(options) {
   }
   early = {
     href: url.href,
-    module: fetch(url).then((r) => {
-      if (!r.ok) return null; // load() fetches again and reports the status
-      const type = (r.headers.get("Content-Type") || "").split(";")[0].trim();
-      return type === "application/wasm" && WebAssembly.compileStreaming ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then((b) => WebAssembly.compile(b));
-    }).catch(() => null),
+    // On a failure load() fetches again and reports it.
+    module: compileModule(url, { makeError: (code, message) => new MCPError(code, message) }).catch(() => null),
   };
   return true;
 }

@@ -62,7 +62,7 @@ var jsGroups = []struct {
 		return slices.Contains([]string{"catalog.js", "agent.js", "conversation.js", "models.js", "webmcp.js", "partialjson.js"}, f)
 	}},
 	{"loader, runtime, client API", func(f string) bool {
-		return slices.Contains([]string{"mcp.js", "boot.js", "start.js", "remote.js", "worker.js", "host.js", "client.js", "auth.js", "errors.js", "options.js", "rules.js", "redirect.js", "jsapi.js", "testhooks.js", "wasmurl.js", "wasm_exec.js"}, f)
+		return slices.Contains([]string{"mcp.js", "boot.js", "start.js", "modulecache.js", "remote.js", "worker.js", "host.js", "client.js", "auth.js", "errors.js", "options.js", "rules.js", "redirect.js", "jsapi.js", "testhooks.js", "wasmurl.js", "wasm_exec.js"}, f)
 	}},
 }
 

@@ -15,7 +15,7 @@ import (
 // present), wasmurl.js and the wrapped wasm_exec.js are added beside them.
 // Every module a listed module imports must be listed too (TestNpmFilesImports).
 var NpmFiles = []string{
-	"mcp.js", "mcp.d.ts", "mcp.wasm.d.ts", "start.js", "host.js", "models.js", "redirect.js", "testhooks.js",
+	"mcp.js", "mcp.d.ts", "mcp.wasm.d.ts", "start.js", "host.js", "models.js", "modulecache.js", "redirect.js", "testhooks.js",
 	"jsapi.js", "auth.js", "remote.js", "worker.js", "rules.js", "boot.js", "errors.js", "options.js", "client.js",
 	"catalog.js", "agent.js", "conversation.js", "webmcp.js",
 	"react.js", "react.d.ts", "react-store.js", "react-clientstore.js", "react-usemcpclient.js",

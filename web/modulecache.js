@@ -1,0 +1,79 @@
+// modulecache.js — mcp.wasm's decoded bytes, kept in the Cache API so
+// that a repeat visit compiles them at once. The HTTP cache keeps the body
+// as the server compressed it and decodes it on every load, which in
+// Chromium takes about three times as long as compiling the module
+// (docs/JSAPI.md, "The module's URL and its caching"). Only a module under
+// a content-hashed name (`mcp-<16 hex digits>.wasm`, the build's) is kept:
+// its bytes never change under that name. Nothing here throws or logs:
+// without the Cache API (an insecure context, storage disabled or full)
+// the module comes from the network and the HTTP cache as before.
+
+/** The Cache API cache that holds the module (one entry: this build's). */
+export const MODULE_CACHE = "mcpwasm-module";
+
+/** Whether href names a module whose bytes never change (…-<16 hex digits>.wasm). */
+export function contentNamed(href) {
+  try {
+    return /-[0-9a-f]{16}\.wasm$/.test(new URL(href).pathname);
+  } catch {
+    return false;
+  }
+}
+
+async function openCache() {
+  try {
+    return globalThis.caches ? await globalThis.caches.open(MODULE_CACHE) : null;
+  } catch {
+    return null; // no Cache API here (an opaque origin, storage disabled)
+  }
+}
+
+/** The kept copy of href's module (a Response), or null. */
+export async function keptModule(href) {
+  if (!contentNamed(href)) return null;
+  try {
+    // Asked first, so that a first visit does not create the cache (a
+    // write) before the module is there. (CacheStorage.match with a
+    // cacheName would not create it either, but WebKit answers it with
+    // nothing in a new document until the cache was opened there.)
+    if (!(await globalThis.caches?.has(MODULE_CACHE))) return null;
+    return (await (await openCache())?.match(href, { ignoreVary: true })) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * How long after the module compiled it is copied into the Cache API. The
+ * copy fetches the module again (from the HTTP cache, which decodes it
+ * again) and writes it: that waits until the start-up and the first calls
+ * are done instead of competing with them for the CPU. (Reading the first
+ * response twice, through clone(), would cost the first visit's compile
+ * its direct stream from the network.)
+ */
+export const KEEP_DELAY_MS = 5000;
+
+/**
+ * Keeps href's module for the next visit, in place of the module kept
+ * before (another build's), KEEP_DELAY_MS after compiled (its compile)
+ * resolves; a module that did not compile is not kept.
+ */
+export function keepModule(href, compiled) {
+  compiled.then(() => new Promise((r) => setTimeout(r, KEEP_DELAY_MS))).then(async () => {
+    const cache = await openCache();
+    if (!cache) return;
+    await cache.add(href);
+    for (const req of await cache.keys()) {
+      if (req.url !== href) await cache.delete(req);
+    }
+  }).catch(() => {}); // no compile, quota, storage cleared meanwhile: the next visit fetches it
+}
+
+/** Deletes href's kept copy (it did not compile: cut short or altered). */
+export async function forgetModule(href) {
+  try {
+    await (await openCache())?.delete(href);
+  } catch {
+    // nothing kept, or no Cache API: nothing to delete
+  }
+}
