@@ -51,7 +51,7 @@ export async function keptModule(href) {
  * response twice, through clone(), would cost the first visit's compile
  * its direct stream from the network.)
  */
-export const KEEP_DELAY_MS = 5000;
+export const KEEP_DELAY_MS = 2000;
 
 /**
  * Keeps href's module for the next visit, in place of the module kept
