@@ -31,7 +31,7 @@ var startupPhases = []struct{ key, label, from, to string }{
 	{"page", "navigation → the page's module script runs (HTML, wasm_exec.js, mcp.js)", "", "moduleStart"},
 	{"fetch", "module script → mcp.wasm response headers (request, time to first byte)", "moduleStart", "wasmResponseStart"},
 	{"download", "mcp.wasm body download (response headers → last byte)", "wasmResponseStart", "wasmResponseEnd"},
-	{"compile", "instantiateStreaming: compile + instantiate (starts with the headers, overlaps the download)", "instantiate.start", "instantiate.end"},
+	{"compile", "compile + instantiate (compileStreaming starts with the headers, overlaps the download)", "instantiate.start", "instantiate.end"},
 	{"tail", "last byte → instantiated (compile left after the download)", "wasmResponseEnd", "instantiate.end"},
 	{"runtime", "go.run → main.main (Go runtime start + every package's init)", "run", "main"},
 	{"main", "main.main → API ready (our own start-up in main)", "main", "goReady"},
