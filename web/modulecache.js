@@ -1,7 +1,7 @@
 // modulecache.js — mcp.wasm's decoded bytes, kept in the Cache API so
 // that a repeat visit compiles them at once. The HTTP cache keeps the body
 // as the server compressed it and decodes it on every load, which in
-// Chromium takes about three times as long as compiling the module
+// Chromium takes about three times as long as compiling the decoded bytes
 // (docs/JSAPI.md, "The module's URL and its caching"). Only a module under
 // a content-hashed name (`mcp-<16 hex digits>.wasm`, the build's) is kept:
 // its bytes never change under that name. Nothing here throws or logs:
