@@ -33,9 +33,7 @@ export async function keptModule(href) {
   if (!contentNamed(href)) return null;
   try {
     // Asked first, so that a first visit does not create the cache (a
-    // write) before the module is there. (CacheStorage.match with a
-    // cacheName would not create it either, but WebKit answers it with
-    // nothing in a new document until the cache was opened there.)
+    // write) before the module is there.
     if (!(await globalThis.caches?.has(MODULE_CACHE))) return null;
     return (await (await openCache())?.match(href, { ignoreVary: true })) ?? null;
   } catch {
