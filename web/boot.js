@@ -20,9 +20,9 @@ export async function instantiate(url, go, { compiled, onProgress, makeError }) 
 /**
  * Compiles mcp.wasm at url: the copy the Cache API keeps of a
  * content-hashed module (modulecache.js) when there is one that compiles,
- * else the fetched file, copied there for the next visit a few seconds
- * after it compiled (keepModule). Rejects with makeError("network" | "http", …) when the file
- * cannot be had.
+ * else the fetched file, whose bytes are copied there for the next visit
+ * a few seconds after they compiled (keepModule). Rejects with
+ * makeError("network" | "http", …) when the file cannot be had.
  */
 export async function compileModule(url, { onProgress, makeError }) {
   const href = String(url);
@@ -41,8 +41,9 @@ export async function compileModule(url, { onProgress, makeError }) {
     throw makeError("network", `load(): cannot fetch ${url}: ${e.message}`);
   }
   if (!response.ok) throw makeError("http", `load(): ${url} answered HTTP ${response.status}`, response.status);
+  const copy = contentNamed(href) ? response.clone() : null;
   const module = compileResponse(withProgress(response, onProgress));
-  if (contentNamed(href)) keepModule(href, module);
+  if (copy) keepModule(href, copy, module);
   return module;
 }
 

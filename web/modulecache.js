@@ -42,29 +42,28 @@ export async function keptModule(href) {
 }
 
 /**
- * How long after the module compiled it is copied into the Cache API. The
- * copy fetches the module again (from the HTTP cache, which decodes it
- * again) and writes it: that waits until the start-up and the first calls
- * are done instead of competing with them for the CPU. (Reading the first
- * response twice, through clone(), would cost the first visit's compile
- * its direct stream from the network.)
+ * How long after the module compiled its copy is written into the Cache
+ * API: once the start-up and the first calls are done, so that the write
+ * does not compete with them.
  */
 export const KEEP_DELAY_MS = 2000;
 
 /**
- * Keeps href's module for the next visit, in place of the module kept
- * before (another build's), KEEP_DELAY_MS after compiled (its compile)
- * resolves; a module that did not compile is not kept.
+ * Keeps response, an unread 200 for href (a clone of the response being
+ * compiled: the same bytes, no second download), in place of the module
+ * kept before (another build's), KEEP_DELAY_MS after compiled (its
+ * compile) resolves; a module that did not compile is not kept.
  */
-export function keepModule(href, compiled) {
+export function keepModule(href, response, compiled) {
+  const drop = () => response.body?.cancel().catch(() => {});
   compiled.then(() => new Promise((r) => setTimeout(r, KEEP_DELAY_MS))).then(async () => {
     const cache = await openCache();
-    if (!cache) return;
-    await cache.add(href);
+    if (!cache) return drop();
+    await cache.put(href, response);
     for (const req of await cache.keys()) {
       if (req.url !== href) await cache.delete(req);
     }
-  }).catch(() => {}); // no compile, quota, storage cleared meanwhile: the next visit fetches it
+  }, drop).catch(() => {}); // quota, storage cleared meanwhile: the next visit fetches it
 }
 
 /** Deletes href's kept copy (it did not compile: cut short or altered). */

@@ -93,10 +93,11 @@ func TestPreloadLoadsOnce(t *testing.T) {
 
 // TestRepeatVisitCompilesTheKeptModule: the module's decoded bytes are
 // kept in the Cache API under its content-hashed name, in place of another
-// build's, and a repeat visit compiles them without downloading the module,
-// even from a server whose answer the HTTP cache may not keep (no-store
-// here). A kept copy that does not compile (cut short) does not stop a
-// visit: the module is downloaded again and kept whole.
+// build's, without a second download, and a repeat visit compiles them
+// without downloading the module, even from a server whose answer the
+// HTTP cache may not keep (no-store here). A kept copy that does not
+// compile (cut short) does not stop a visit: the module is downloaded
+// again and kept whole.
 func TestRepeatVisitCompilesTheKeptModule(t *testing.T) {
 	name := hashedModule(t)
 	body, err := os.ReadFile(filepath.Join(webDir, name))
@@ -135,7 +136,9 @@ func TestRepeatVisitCompilesTheKeptModule(t *testing.T) {
 			t.Fatalf("%s: add(2, 40) = %v; want 42", when, sum)
 		}
 	}
+	before0 := w.snapshot()
 	visit("the first visit, over a kept copy cut short")
+	downloads := w.diff(before0)["wasm"]
 	var kept struct {
 		Keys []string `json:"keys"`
 		Size int      `json:"size"`
@@ -149,6 +152,9 @@ func TestRepeatVisitCompilesTheKeptModule(t *testing.T) {
 		})()`, name), &kept)
 		return slices.Equal(kept.Keys, []string{name}) && kept.Size == len(body)
 	})
+	if n := w.diff(before0)["wasm"] - downloads; n != 0 {
+		t.Errorf("keeping the module asked the server for it %d more time(s); want none (the copy is the response compiled)", n)
+	}
 	// Whether this browser keeps Cache API records across documents: a
 	// record written before the navigation is read after it.
 	w.eval(`(async () => { await (await caches.open("e2e-probe")).put("/e2e/probe", new Response("kept")); })()`, nil)
