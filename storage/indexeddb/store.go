@@ -13,9 +13,10 @@
 // versioned; [migrations] upgrades older databases.
 //
 // The database is opened on first use, or ahead of it by [Store.Warm]
-// (the browser build warms it when a client that keeps its records here is
-// made), so a page that makes no such client never touches it. When IndexedDB cannot be opened (private mode, storage
-// disabled, a blocked upgrade) or its schema is newer than this build's
+// (the browser build warms it when a client that keeps its records here
+// is made), so a page that makes no such client never touches it. When
+// IndexedDB cannot be opened (private mode, storage disabled, a blocked
+// upgrade) or its schema is newer than this build's
 // (the database's version, which [migrations] counts), the store keeps its
 // records in memory for this page instead and says why, once, through the
 // fallback callback; a newer build's database is neither read nor
