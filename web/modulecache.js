@@ -8,13 +8,20 @@
 // without the Cache API (an insecure context, storage disabled or full)
 // the module comes from the network and the HTTP cache as before.
 
+import { hashedName } from "./wasmurl.js";
+
 /** The Cache API cache that holds the module (one entry: this build's). */
 export const MODULE_CACHE = "mcpwasm-module";
 
-/** Whether href names a module whose bytes never change (…-<16 hex digits>.wasm). */
+/**
+ * Whether href's file name carries the module's content hash (wasmurl.js's
+ * hashedName), so that its bytes never change under it; judged from the
+ * URL itself.
+ */
 export function contentNamed(href) {
   try {
-    return /-[0-9a-f]{16}\.wasm$/.test(new URL(href).pathname);
+    const path = new URL(href).pathname;
+    return hashedName.test(path.slice(path.lastIndexOf("/") + 1));
   } catch {
     return false;
   }

@@ -18,7 +18,7 @@ import { acquireLock } from "./auth.js";
 import { PROTOCOL, wireError } from "./remote.js";
 import { instantiate, invokeJSON, listenGrants, newGo, run } from "./boot.js";
 import { skewClockForTest } from "./testhooks.js";
-import { hashedName } from "./wasmurl.js";
+import { contentNamed } from "./modulecache.js";
 
 /** An Error like the page's MCPError, for Go's error factory (crosses as wireError). */
 function makeError(code, message, status, detail, rpcCode) {
@@ -159,20 +159,6 @@ class Runtime {
 }
 
 /**
- * Whether the module URL's file name carries the module's content hash
- * (wasmurl.js's hashedName), judged from the URL itself: the page's word
- * for it is not taken.
- */
-function namesOneBuild(wasmURL) {
-  try {
-    const path = new URL(wasmURL).pathname;
-    return hashedName.test(path.slice(path.lastIndexOf("/") + 1));
-  } catch {
-    return false;
-  }
-}
-
-/**
  * What identifies a build of mcp.wasm, so that a page of a newer build
  * never uses a runtime started by an older one: its URL alone when the
  * URL's file name carries the module's content hash (the build's
@@ -181,7 +167,7 @@ function namesOneBuild(wasmURL) {
  * one), which costs a request.
  */
 async function buildKey(wasmURL) {
-  if (namesOneBuild(wasmURL)) return wasmURL;
+  if (contentNamed(wasmURL)) return wasmURL;
   try {
     const r = await fetch(wasmURL, { method: "HEAD", cache: "no-cache" });
     return `${wasmURL}#${r.headers.get("ETag") ?? r.headers.get("Last-Modified") ?? r.headers.get("Content-Length") ?? ""}`;
