@@ -420,7 +420,7 @@ func (b *body) Read(p []byte) (int, error) {
 			b.c.then(b.reader.Call("read"))
 		}
 		var s settlement
-		if s, err = b.c.wait(b.ctx, b.reader); err != nil {
+		if s, err = b.c.wait(b.ctx); err != nil {
 			break
 		}
 		v := s.v
@@ -503,15 +503,9 @@ func (b *body) Close() error {
 }
 
 // wait waits for the settlement of the call's pending Promise, or for the
-// context: then it stops the read and waits for the settlement that
-// follows. A rejection is an error. A stream's read (reader defined) is
-// stopped by cancelling the stream, which settles the read as done; else
-// the fetch is aborted. Cancelling is the cheaper of the two, and the
-// usual case: go-sdk drains a POST's stream after the response it waited
-// for, and the call's context ends (its caller has the response) before
-// the stream's last read can settle, as that needs a turn of the event
-// loop.
-func (c *call) wait(ctx context.Context, reader js.Value) (settlement, error) {
+// context: then it aborts the fetch and waits for the rejection that
+// follows. A rejection is an error.
+func (c *call) wait(ctx context.Context) (settlement, error) {
 	select {
 	case s := <-c.ch:
 		if !s.ok {
@@ -522,10 +516,7 @@ func (c *call) wait(ctx context.Context, reader js.Value) (settlement, error) {
 		}
 		return s, nil
 	case <-ctx.Done():
-		if !reader.IsUndefined() {
-			reader.Call("cancel").Call("catch", ignore)
-			<-c.ch // the read, settled as done
-		} else if !c.abort.IsUndefined() {
+		if !c.abort.IsUndefined() {
 			c.cancel()
 			<-c.ch // the rejection the abort causes
 		}
