@@ -25,7 +25,8 @@ type Authorizer interface {
 	Logout(ctx context.Context) error
 	// Subscribe registers fn for the sign-in's events.
 	Subscribe(fn func(oauth.Event)) (unsubscribe func())
-	// Close stops the sign-in from hearing of grant changes.
+	// Close stops the sign-in from hearing of grant changes and from
+	// refreshing tokens; the client calls it before it ends its session.
 	Close()
 }
 

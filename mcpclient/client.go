@@ -287,12 +287,14 @@ func (c *Client) Close() error {
 		cause = ErrOwnerGone // tasks followed after a hand-off are kept, not cancelled
 	}
 	c.cancel(cause)
+	if c.opts.Auth != nil {
+		// Before the session ends: its DELETE goes out with the token
+		// held, never a refresh (see oauth.Handler.Close).
+		c.opts.Auth.Close()
+	}
 	c.apply(inClose, nil)
 	if c.unsub != nil {
 		c.unsub()
-	}
-	if c.opts.Auth != nil {
-		c.opts.Auth.Close()
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ type Handler struct {
 	state    State
 	subs     map[int]func(Event)
 	nextSub  int
-	closed   bool
+	closed   bool // see Close
 }
 
 type flight struct {
@@ -102,7 +102,12 @@ func (h *Handler) Subscribe(fn func(Event)) (unsubscribe func()) {
 }
 
 // Close takes the handler out of its [Registry]: it hears of no more
-// grant changes. A flow it runs is not affected.
+// grant changes. A flow it runs is not affected. From then on its token
+// source hands out the token it holds and never refreshes it: what is
+// sent after Close (the DELETE that ends a session) is sent while the
+// page may be going away, and a refresh cut short there spends a
+// rotating refresh token whose successor is never stored: the next page
+// would present the spent one, and the server would revoke the grant.
 func (h *Handler) Close() {
 	h.mu.Lock()
 	h.closed = true

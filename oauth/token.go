@@ -240,13 +240,20 @@ func (g *Grant) creds() clientCreds {
 func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
 	// Bounded: the lock is held across the token request, and a hanging
 	// token endpoint must not keep every other refresher (tab) waiting.
-	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	deadline := time.Now().Add(refreshTimeout)
+	lctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	unlock, err := h.cfg.Locker.Lock(ctx, "mcpwasm-oauth-refresh "+h.resource)
+	unlock, err := h.cfg.Locker.Lock(lctx, "mcpwasm-oauth-refresh "+h.resource)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	// Past the lock the refresh runs to its end whatever its caller does:
+	// once the request is out, the server may have rotated the refresh
+	// token, and an answer dropped for a cancelled call would leave the
+	// spent one stored (reuse detection then revokes the grant).
+	ctx, cancelRun := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancelRun()
 	g, err := h.cfg.Store.GetGrant(ctx, h.resource)
 	if err != nil {
 		return nil, newErr(mcperr.Storage, "reading grant", err)

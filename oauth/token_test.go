@@ -107,3 +107,63 @@ func TestRefreshMarginForShortLivedTokens(t *testing.T) {
 		})
 	}
 }
+
+// A refresh whose caller gives up once the request is out still reads
+// the answer and stores it: the server rotated the refresh token, and
+// keeping the spent one would end the grant at the next refresh.
+func TestRefreshOutlivesItsCaller(t *testing.T) {
+	e := newEnv(t)
+	e.as.rotate = true
+	clk := &fakeClock{t: time.Now()}
+	h := e.handler(t, func(c *Config) { c.Clock = clk })
+	ctx := context.Background()
+	if err := h.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := e.store.GetGrant(ctx, h.Resource())
+	clk.advance(2 * time.Hour)
+	e.as.refreshDelay = 300 * time.Millisecond
+	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := h.refresh(cctx, first); err != nil {
+		t.Fatalf("refresh whose caller gave up after 100 ms: %v; want it carried to its end", err)
+	}
+	stored, _ := e.store.GetGrant(ctx, h.Resource())
+	if stored == nil || stored.RefreshToken == first.RefreshToken {
+		t.Fatalf("stored refresh token after the rotation: %v; want the new one", stored != nil && stored.RefreshToken == first.RefreshToken)
+	}
+	e.as.refreshDelay = 0
+	clk.advance(2 * time.Hour)
+	if _, err := h.refresh(ctx, stored); err != nil {
+		t.Fatalf("the next refresh: %v; want it to work with the rotated refresh token", err)
+	}
+}
+
+// A closed handler (its client ends its session, maybe as its page goes
+// away) hands out the token it holds, expired or not, and never starts a
+// refresh that the page's end could cut short.
+func TestClosedHandlerNeverRefreshes(t *testing.T) {
+	e := newEnv(t)
+	e.as.rotate = true
+	clk := &fakeClock{t: time.Now()}
+	h := e.handler(t, func(c *Config) { c.Clock = clk })
+	ctx := context.Background()
+	if err := h.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := e.store.GetGrant(ctx, h.Resource())
+	ts, _ := h.TokenSource(ctx)
+	clk.advance(2 * time.Hour)
+	before := e.as.req.get("/token")
+	h.Close()
+	tok, err := ts.Token()
+	if err != nil || tok.AccessToken != first.AccessToken {
+		t.Fatalf("Token() after Close: %v, the held token %v; want the held token", err, tok != nil && tok.AccessToken == first.AccessToken)
+	}
+	if n := e.as.req.get("/token") - before; n != 0 {
+		t.Errorf("token requests after Close = %d; want none", n)
+	}
+	if g, _ := e.store.GetGrant(ctx, h.Resource()); g == nil || g.RefreshToken != first.RefreshToken {
+		t.Errorf("the stored grant changed after Close; want it kept for the next page to refresh")
+	}
+}

@@ -45,6 +45,12 @@ func (ts *tokenSource) Token() (*oauth2.Token, error) {
 	if g == nil {
 		return nil, errNoGrant()
 	}
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return h.heldToken(g), nil // see Close: a token past its expiry is refused, and the session expires on the server
+	}
 	if h.expiring(g) && g.RefreshToken == "" && h.cfg.grantKind() != "" {
 		// A non-interactive grant: obtain a new one rather than wait for
 		// the 401.
@@ -68,13 +74,18 @@ func (ts *tokenSource) Token() (*oauth2.Token, error) {
 			// Network or server trouble: use the old token; a 401 follows.
 		}
 	}
+	return h.heldToken(g), nil
+}
+
+// heldToken is g's access token as the transport takes it.
+func (h *Handler) heldToken(g *Grant) *oauth2.Token {
 	if g.dpopBound() {
 		// go-sdk writes every token as Bearer; ResourceTransport finds it
 		// here and presents it with the DPoP scheme and a proof instead.
 		h.noteBound(g)
-		return &oauth2.Token{AccessToken: g.AccessToken, TokenType: "DPoP", Expiry: g.Expiry}, nil
+		return &oauth2.Token{AccessToken: g.AccessToken, TokenType: "DPoP", Expiry: g.Expiry}
 	}
-	return &oauth2.Token{AccessToken: g.AccessToken, TokenType: "Bearer", Expiry: g.Expiry}, nil
+	return &oauth2.Token{AccessToken: g.AccessToken, TokenType: "Bearer", Expiry: g.Expiry}
 }
 
 func errNoGrant() error {
