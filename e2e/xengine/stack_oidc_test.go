@@ -297,6 +297,14 @@ func startHydra(t testing.TB, pageOrigin string, byHand bool) *stackServer {
 	as := startStackProc(t, "hydra", t.TempDir(), []string{"DSN=memory"}, "Setting up http server on 127.0.0.1:"+strconv.Itoa(ports[0]),
 		bin, "serve", "all", "--dev", "--sqa-opt-out", "--config", cfgFile)
 	waitHTTP(t, public+"/health/ready")
+	// Hydra makes its signing keys on first use, in the request that
+	// needs them (4096-bit RSA); a deployment has them long before anyone
+	// signs in. On a busy machine, making them in a sign-in's redirect
+	// outlasts Hydra's 10 s write timeout: the response is dropped, the
+	// browser sends the redirect again, and Hydra refuses it ("The
+	// consent verifier has already been used"). Its JWKS endpoint makes
+	// them now.
+	waitHTTP(t, public+"/.well-known/jwks.json")
 	front := []string{"TOKEN_CHECK=introspect", "INTROSPECTION_URL=" + admin + "/admin/oauth2/introspect", "CHECK_AUDIENCE=0"}
 	if byHand {
 		front = append(front, "METADATA=0")
