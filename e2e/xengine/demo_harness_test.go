@@ -176,14 +176,30 @@ func (d *demoWorld) enabled(sel string) {
 
 // click waits for sel to show, then clicks it as a person does. The
 // page may render the control again between the driver finding it and
-// clicking it (classic WebDriver then says "stale element"): to a person
-// it is the same button, so the click is tried again.
+// clicking it (classic WebDriver then says "stale element"), or move it
+// between the driver measuring it and the click landing (WebKit's
+// Element Click then clicks what is now at that point): to a person it
+// is the same button, missed, so the click is tried again.
 func (d *demoWorld) click(sel string) {
 	d.t.Helper()
+	// Which element the next click lands in: the last listener armed
+	// runs last, so its answer is the one read.
+	arm := fmt.Sprintf(`void (window.__e2eClickHit = undefined, addEventListener("click", (e) => {
+		window.__e2eClickHit = !!e.target?.closest?.(%q) || (e.target?.tagName ?? "?") + (e.target?.id ? "#" + e.target.id : "");
+	}, { capture: true, once: true }))`, sel)
 	for attempt := 1; ; attempt++ {
 		d.shown(sel)
+		d.eval(arm, nil)
 		err := d.win.Click(d.ctx, sel)
 		if err == nil {
+			var hit any
+			// Undefined or no answer: the click navigated, or no click
+			// event came; what follows shows whether it worked.
+			_ = d.win.Eval(d.ctx, `window.__e2eClickHit`, &hit)
+			if missed, ok := hit.(string); ok && attempt < 3 {
+				d.t.Logf("the click on %s landed on %s (the page moved under it); clicking again", sel, missed)
+				continue
+			}
 			return
 		}
 		if attempt == 3 || !strings.Contains(err.Error(), "stale element") {
