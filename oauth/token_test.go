@@ -108,19 +108,27 @@ func TestRefreshMarginForShortLivedTokens(t *testing.T) {
 	}
 }
 
-// A refresh whose caller gives up once the request is out still reads
-// the answer and stores it: the server rotated the refresh token, and
-// keeping the spent one would end the grant at the next refresh.
-func TestRefreshOutlivesItsCaller(t *testing.T) {
+// signedInRotating signs in with an authorization server that rotates
+// refresh tokens, and returns the handler, its clock and the first grant.
+func signedInRotating(t *testing.T) (*env, *Handler, *fakeClock, *Grant) {
+	t.Helper()
 	e := newEnv(t)
 	e.as.rotate = true
 	clk := &fakeClock{t: time.Now()}
 	h := e.handler(t, func(c *Config) { c.Clock = clk })
-	ctx := context.Background()
-	if err := h.Login(ctx); err != nil {
+	if err := h.Login(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	first, _ := e.store.GetGrant(ctx, h.Resource())
+	first, _ := e.store.GetGrant(context.Background(), h.Resource())
+	return e, h, clk, first
+}
+
+// A refresh whose caller gives up once the request is out still reads
+// the answer and stores it: the server rotated the refresh token, and
+// keeping the spent one would end the grant at the next refresh.
+func TestRefreshOutlivesItsCaller(t *testing.T) {
+	e, h, clk, first := signedInRotating(t)
+	ctx := context.Background()
 	clk.advance(2 * time.Hour)
 	e.as.refreshDelay = 300 * time.Millisecond
 	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
@@ -143,15 +151,8 @@ func TestRefreshOutlivesItsCaller(t *testing.T) {
 // away) hands out the token it holds, expired or not, and never starts a
 // refresh that the page's end could cut short.
 func TestClosedHandlerNeverRefreshes(t *testing.T) {
-	e := newEnv(t)
-	e.as.rotate = true
-	clk := &fakeClock{t: time.Now()}
-	h := e.handler(t, func(c *Config) { c.Clock = clk })
+	e, h, clk, first := signedInRotating(t)
 	ctx := context.Background()
-	if err := h.Login(ctx); err != nil {
-		t.Fatal(err)
-	}
-	first, _ := e.store.GetGrant(ctx, h.Resource())
 	ts, _ := h.TokenSource(ctx)
 	clk.advance(2 * time.Hour)
 	before := e.as.req.get("/token")
