@@ -110,8 +110,12 @@ func (c *Client) connectOnce(ctx context.Context, co ConnectOptions) error {
 	}
 	c.connErr = err
 	c.mu.Unlock()
-	close(ch)
+	// The host hears of the outcome before the connects that joined this
+	// one return: each caller, like this one, returns with its event
+	// delivered. No connect joins ch any more (c.connecting is nil), so an
+	// event handler that connects again starts afresh.
 	applied()
+	close(ch)
 	if err != nil {
 		return err
 	}

@@ -306,6 +306,49 @@ func TestJoinedConnectSaysTheSameSentence(t *testing.T) {
 	}
 }
 
+// TestJoinedConnectReturnsAfterItsEvent: a connect that joined a running
+// one returns once the host has been told of the outcome, as the connect
+// it joined does: an Authorize whose connect a grant's reconnect started
+// first resolves with the connected event already delivered.
+func TestJoinedConnectReturnsAfterItsEvent(t *testing.T) {
+	joinedCh := make(chan struct{})
+	joined = func() { close(joinedCh) }
+	t.Cleanup(func() { joined = nil })
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	got := make(chan struct{}, 1)
+	var held sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		held.Do(func() {
+			got <- struct{}{}
+			<-joinedCh // the first connect goes on once the second joined it
+		})
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	var log stateLog
+	c := newClient(t, srv.URL, Options{OnEvent: func(e Event) {
+		if sc, ok := e.Data.(StateChange); ok && sc.State == StateConnected {
+			time.Sleep(100 * time.Millisecond) // a host slow to take the event
+		}
+		log.event(e)
+	}})
+	ctx := ctxT(t)
+	first, second := make(chan error, 1), make(chan error, 1)
+	go func() { first <- c.Connect(ctx, ConnectOptions{}) }()
+	<-got
+	go func() { second <- c.Connect(ctx, ConnectOptions{}) }()
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if got := log.take(); !slices.Contains(got, StateConnected) {
+		t.Errorf("states seen when the joined connect returned: %v; want connected among them", got)
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A Disconnect (a catalog's disable) while the server is still answering
 // initialize ends that connect: it fails with aborted, the client stays
 // idle with no session, and a connect after it makes a fresh session.
