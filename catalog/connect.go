@@ -19,7 +19,7 @@ import (
 // Reasons a server was not asked, so that a call can say why.
 var (
 	errDisabled = errors.New("catalog: the server is disabled")
-	errLatched  = errors.New("catalog: the user declined to sign in")
+	errLatched  = errors.New("catalog: the sign-in was declined or cancelled")
 	errNeedAuth = errors.New("catalog: the server needs a sign-in")
 	errGone     = errors.New("catalog: the server was removed")
 )

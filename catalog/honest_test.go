@@ -43,7 +43,7 @@ func TestHonestTexts(t *testing.T) {
 		{name: "needs sign-in, titled", title: "GitHub", server: &fakeServer{connectErr: authRequiredErr()},
 			want: "The GitHub server needs the user to sign in before its tools can be used. Ask the user to sign in to GitHub (the app shows a Sign in button); do not guess the result."},
 		{name: "declined", server: &fakeServer{connectErr: declinedErr()},
-			want: "The user declined to sign in to github, so its tools cannot be used now. The user can still sign in to github from the app, and its tools will then work; tell the user that. Do not guess the result."},
+			want: "The sign-in to github was declined or cancelled, so its tools cannot be used now. The user can still sign in to github from the app, and its tools will then work; tell the user that. Do not guess the result."},
 		{name: "disabled", off: true,
 			want: "The github server is turned off in this app, so github_search was not run. Tell the user; do not guess the result."},
 		{name: "disabled, meta tools", off: true, meta: true,

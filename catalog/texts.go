@@ -19,10 +19,11 @@ const (
 	// The server needs a sign-in the user has not done.
 	textNeedsAuth = "The %[1]s server needs the user to sign in before its tools can be used. " +
 		"Ask the user to sign in to %[1]s (the app shows a Sign in button); do not guess the result."
-	// The user dismissed or refused the sign-in. The app can still sign
-	// in from the user's action (a Sign in button), and is told to offer
-	// one (authrequired).
-	textDeclined = "The user declined to sign in to %[1]s, so its tools cannot be used now. " +
+	// The sign-in was dismissed, or refused by the user or by the
+	// authorization server (access_denied cannot tell which): the text
+	// blames no one. The app can still sign in from the user's action (a
+	// Sign in button), and is told to offer one (authrequired).
+	textDeclined = "The sign-in to %[1]s was declined or cancelled, so its tools cannot be used now. " +
 		"The user can still sign in to %[1]s from the app, and its tools will then work; tell the user that. Do not guess the result."
 	// The host turned the server off.
 	textDisabled = "The %[1]s server is turned off in this app, so %[2]s was not run. " +

@@ -325,7 +325,7 @@ func (c *Client) sessionOrErrLocked() (*mcp.ClientSession, error) {
 	case c.state == StateNeedsAuth:
 		err = mcperr.New(mcperr.AuthRequired, "mcp: not connected: a sign-in is needed; call authorize() from a click")
 	case c.state == StateDeclined:
-		err = mcperr.New(mcperr.Declined, "mcp: not connected: the user declined to sign in; call authorize() from a click to ask again")
+		err = mcperr.New(mcperr.Declined, "mcp: not connected: the sign-in was declined or cancelled; call authorize() from a click to ask again")
 	case c.state == StateReconnecting:
 		return nil, errReconnecting
 	case c.state == StateConnecting:

@@ -61,7 +61,7 @@ func AtServer(err error, server string) error {
 // equal.
 var Messages = map[Code]string{
 	AuthRequired:       "Sign-in required for {server}. Call authorize() from a click.",
-	Declined:           "The user declined to sign in to {server}. Call authorize() from a click to ask again.",
+	Declined:           "The sign-in to {server} was declined: its window was closed, or the user or the authorization server said no. Call authorize() from a click to ask again.",
 	PopupBlocked:       "The browser blocked the sign-in window for {server}. Call authorize() from a click or a key press.",
 	RedirectUnhandled:  "The sign-in to {server} came back to {url}, but no page there finished it. Import mcpwasm/callback on that page, or pass a redirectUri whose page does.",
 	StateMismatch:      "A sign-in result for {server} did not match a sign-in in progress. Start the sign-in again.",

@@ -96,7 +96,7 @@ var failureKinds = []struct{ kind, phrase string }{
 	{"reconnect_wait", "and will try again in about"},
 	{"connect_failed", "The app could not connect to the"},
 	{"needs_auth", "needs the user to sign in"},
-	{"declined", "The user declined to sign in"},
+	{"declined", "was declined or cancelled, so its tools"},
 	{"unreachable", "could not run"},
 	{"server_error", "failed to run"},
 }

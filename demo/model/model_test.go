@@ -105,16 +105,16 @@ func TestRules(t *testing.T) {
 		{name: "not signed in: pass the answer on", tools: metaTools, msgs: []agent.Message{
 			{Role: "user", Content: "add 2 and 40"},
 			{Role: "assistant", ToolCalls: []agent.ToolCall{call("e", "catalog_enable_server", `{"id":"secure"}`)}},
-			{Role: "tool", ToolCallID: "e", Content: "The user declined to sign in to secure."},
-		}, wantText: "Results: The user declined to sign in to secure."},
+			{Role: "tool", ToolCallID: "e", Content: "The sign-in to secure was declined or cancelled."},
+		}, wantText: "Results: The sign-in to secure was declined or cancelled."},
 		{name: "weather and note", msgs: user("weather in New York and note buy milk"), tools: `[{"type":"function","function":{"name":"notes_weather"}},{"type":"function","function":{"name":"notes_note_add"}}]`,
 			wantCalls: []agent.ToolCall{call("call_1_0", "notes_weather", `{"city":"New York"}`), call("call_1_1", "notes_note_add", `{"note":"buy milk"}`)}},
 		{name: "results verbatim", tools: tools, msgs: []agent.Message{
 			{Role: "user", Content: "add 2 and 40 and echo hi"},
 			{Role: "assistant", ToolCalls: []agent.ToolCall{call("a", "calc_add", "{}"), call("b", "text_echo", "{}")}},
 			{Role: "tool", ToolCallID: "a", Content: "2 + 40 = 42"},
-			{Role: "tool", ToolCallID: "b", Content: "The user declined to sign in."},
-		}, wantText: "Results: 2 + 40 = 42; The user declined to sign in."},
+			{Role: "tool", ToolCallID: "b", Content: "The sign-in was declined or cancelled."},
+		}, wantText: "Results: 2 + 40 = 42; The sign-in was declined or cancelled."},
 		{name: "keep calling", tools: tools, msgs: []agent.Message{
 			{Role: "user", Content: "keep calling echo"},
 			{Role: "assistant", ToolCalls: []agent.ToolCall{call("a", "text_echo", "{}")}},

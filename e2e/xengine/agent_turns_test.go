@@ -119,7 +119,7 @@ func TestAgentNeedsSignIn(t *testing.T) {
 				if o.Text != "Results: 2 + 40 = 42" {
 					t.Errorf("the answer after signing in = %+v", o)
 				}
-			} else if !strings.Contains(o.Text, "declined to sign in") {
+			} else if !strings.Contains(o.Text, "was declined or cancelled") {
 				t.Errorf("the answer after a closed popup = %+v; want the declined text passed on", o)
 			}
 			if opened != 1 {

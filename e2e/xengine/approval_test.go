@@ -181,7 +181,7 @@ func TestDeclinedServerAsksAgain(t *testing.T) {
 		await new Promise((res) => setTimeout(res, 100)); // and no third one
 		return { ...r, catAuth, opened: __e2eOpens.length, state: cat.status("secure").state };
 	})()`, &got)
-	say := "The user declined to sign in to secure, so its tools cannot be used now. The user can still sign in to secure from the app"
+	say := "The sign-in to secure was declined or cancelled, so its tools cannot be used now. The user can still sign in to secure from the app"
 	if strings.Count(got.Text, say) != 2 {
 		t.Errorf("the model read %q; want %q for each call", got.Text, say)
 	}

@@ -203,7 +203,7 @@ func TestCatalogDeclineLatch(t *testing.T) {
 		if names := w.catalogTools(); anyPrefixed(names, "secure_") {
 			t.Errorf("tools() after the decline = %v; want no secure_*", names)
 		}
-		if r := w.catalogCall("secure_add", `{a: 1, b: 2}`); !r.IsError || !strings.Contains(r.Text, "declined to sign in") {
+		if r := w.catalogCall("secure_add", `{a: 1, b: 2}`); !r.IsError || !strings.Contains(r.Text, "was declined or cancelled") {
 			t.Errorf("a call after the decline = %+v; want the declined text", r)
 		}
 	}
