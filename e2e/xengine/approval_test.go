@@ -177,7 +177,7 @@ func TestDeclinedServerAsksAgain(t *testing.T) {
 	w.eval(`(async () => {
 		const r = await turn();
 		// The catalog's events cross on their own.
-		for (let i = 0; i < 60 && catAuth.length < 2; i++) await new Promise((res) => setTimeout(res, 50));
+		for (let i = 0; i < 300 && catAuth.length < 2; i++) await new Promise((res) => setTimeout(res, 50));
 		await new Promise((res) => setTimeout(res, 100)); // and no third one
 		return { ...r, catAuth, opened: __e2eOpens.length, state: cat.status("secure").state };
 	})()`, &got)
@@ -218,7 +218,7 @@ func (w *world) catalogSignIn(button string) loginResult {
 	// cross after authorize() settles.
 	if err := w.win.Gesture(w.ctx, `(() => {
 		const settled = async (want) => {
-			for (let i = 0; i < 60 && cat.status("secure").state !== want; i++) await new Promise((r) => setTimeout(r, 50));
+			for (let i = 0; i < 300 && cat.status("secure").state !== want; i++) await new Promise((r) => setTimeout(r, 50));
 			return cat.status("secure").state;
 		};
 		cat.authorize("secure").then(async () => { result = { ok: true, state: await settled("connected") }; },
