@@ -60,8 +60,9 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 
 // unauthorized handles a 401 to a request that carried bearer ("" for
 // none). retry reports that a usable grant is there now (another tab's, a
-// newer one, a refreshed one): the request is sent again. Otherwise the
-// grant that failed is dropped, with the cached discovery, since the
+// newer one, a refreshed one): the request is sent again. A refresh the
+// authorization server could not answer (down, busy, failing) keeps the
+// grant and returns its error. Otherwise the grant that failed is dropped, with the cached discovery, since the
 // server may have moved to another authorization server; then a sign-in
 // follows (or the error says why not).
 func (h *Handler) unauthorized(ctx context.Context, bearer string) (retry bool, err error) {
@@ -103,11 +104,18 @@ func (h *Handler) unauthorized(ctx context.Context, bearer string) (retry bool, 
 		// Even a token this handler holds as valid, or a fresh one: the
 		// server may judge expiry by another clock. Once per refusal: a
 		// refreshed token refused too needs a sign-in.
-		if ng, err := h.refresh(ctx, g); err == nil {
+		ng, err := h.refresh(ctx, g)
+		if err == nil {
 			h.mu.Lock()
 			h.rescued = ng.AccessToken
 			h.mu.Unlock()
 			return true, nil
+		}
+		if refreshMayWorkLater(err) {
+			// The grant stays for the next call's refresh; this call
+			// fails with what kept the authorization server from
+			// answering.
+			return false, err
 		}
 	}
 	h.dropGrant(ctx, g)

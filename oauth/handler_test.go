@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -419,6 +420,72 @@ func TestFreshTokenRejectedNoLoop(t *testing.T) {
 	}
 	if got := e.as.req.get("/token"); got != 3 {
 		t.Errorf("token requests = %d; want 3 (sign-in, one refresh, sign-in)", got)
+	}
+}
+
+// TestRefusedTokenKeepsTheGrantWhileTheServerCannotRefresh: a refused
+// token whose refresh finds the authorization server busy, failing or
+// unreachable fails the request with that error and keeps the grant, so
+// the next refusal refreshes it without a sign-in; a refresh the server
+// refuses with an OAuth error drops the grant.
+func TestRefusedTokenKeepsTheGrantWhileTheServerCannotRefresh(t *testing.T) {
+	noBusyWaits(t)
+	for _, tt := range []struct {
+		name string
+		busy []busyAnswerOf // the refresh's answers; nil: the server is gone
+		code mcperr.Code
+		kept bool
+	}{
+		{"busy", slices.Repeat([]busyAnswerOf{{503, ""}}, 10), mcperr.HTTP, true},
+		{"failing", []busyAnswerOf{{500, ""}}, mcperr.TokenFailed, true},
+		{"unreachable", nil, mcperr.TokenFailed, true},
+		{"refusing", []busyAnswerOf{{400, ""}}, mcperr.AuthRequired, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			ctx := ctxOf(t)
+			clk := &fakeClock{t: time.Now()}
+			h := e.handler(t, func(c *Config) { c.Clock = clk; c.Interactive = false })
+			if err := h.Login(ctx); err != nil {
+				t.Fatal(err)
+			}
+			old, _ := e.store.GetGrant(ctx, h.Resource())
+			clk.advance(2 * time.Hour) // expired: no longer a fresh token
+			refused := func() error {
+				req, resp := unauthorized401(e.rs.url(), "")
+				req.Header.Set("Authorization", "Bearer "+old.AccessToken)
+				return h.Authorize(ctx, req, resp)
+			}
+			e.as.mu.Lock()
+			e.as.busy = tt.busy
+			e.as.mu.Unlock()
+			if tt.busy == nil {
+				e.as.srv.Close()
+			}
+			err := refused()
+			if got := mcperr.CodeOf(err, ""); got != tt.code {
+				t.Fatalf("a 401 whose refresh met the %s server: %v (code %q); want code %q", tt.name, err, got, tt.code)
+			}
+			g, _ := e.store.GetGrant(ctx, h.Resource())
+			if kept := g != nil && g.RefreshToken == old.RefreshToken; kept != tt.kept {
+				t.Fatalf("grant kept = %v; want %v", kept, tt.kept)
+			}
+			if !tt.kept || tt.busy == nil {
+				return
+			}
+			e.as.mu.Lock()
+			e.as.busy = nil
+			e.as.mu.Unlock()
+			if err := refused(); err != nil {
+				t.Fatalf("the next 401, the server answering again: %v; want a refresh and the request sent again", err)
+			}
+			if g, _ := e.store.GetGrant(ctx, h.Resource()); g == nil || g.AccessToken == old.AccessToken {
+				t.Errorf("after the server answered again: grant %+v; want a refreshed token", g)
+			}
+			if n := e.courier.calls.Load(); n != 1 {
+				t.Errorf("sign-in pages shown = %d; want only the first sign-in's", n)
+			}
+		})
 	}
 }
 

@@ -130,7 +130,7 @@ func postTokenOnce(ctx context.Context, hc *http.Client, clk Clock, endpoint str
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
 		}
-		return nil, false, tokenErr("token request failed", redactURLError(err))
+		return nil, false, tokenErr("token request failed", noAnswer{redactURLError(err)})
 	}
 	defer resp.Body.Close()
 	nonce := ""
@@ -139,7 +139,7 @@ func postTokenOnce(ctx context.Context, hc *http.Client, clk Clock, endpoint str
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return nil, false, tokenErr("reading token response failed", nil)
+		return nil, false, tokenErr("reading token response failed", noAnswer{errors.New("the answer broke off")})
 	}
 	if len(body) > maxBody {
 		return nil, false, tokenErr(fmt.Sprintf("token response larger than %d bytes", maxBody), nil)
@@ -334,6 +334,34 @@ func (h *Handler) refresh(ctx context.Context, stale *Grant) (*Grant, error) {
 			Err: newErr(mcperr.Storage, "storing the refreshed grant failed; it lives in memory until the next successful write", err)})
 	}
 	return &ng, nil
+}
+
+// noAnswer is the cause of a token request that got no whole answer: the
+// network failed, or the body broke off. The server may not have acted on
+// it, so a refresh token it carried may still be good.
+type noAnswer struct{ err error }
+
+func (n noAnswer) Error() string { return n.err.Error() }
+func (n noAnswer) Unwrap() error { return n.err }
+
+// refreshMayWorkLater reports whether a refresh that failed with err leaves
+// the grant worth keeping: the token endpoint gave no answer, was busy or
+// failed on its side (5xx), or the refresh never ran (its lock or its
+// caller's time ran out). Its refresh token is most likely still good, and
+// dropping it would sign the user out for a moment's outage. An answer
+// that refuses the grant or the client (invalid_grant, any other 4xx
+// OAuth error) does not.
+func refreshMayWorkLater(err error) bool {
+	var re *oauth2.RetrieveError
+	var na noAnswer
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.As(err, &na):
+		return true
+	case asRetrieve(err, &re):
+		return re.Response != nil && re.Response.StatusCode >= 500
+	}
+	var b *mcperr.Busy
+	return errors.As(err, &b)
 }
 
 func asRetrieve(err error, re **oauth2.RetrieveError) bool {
