@@ -250,13 +250,31 @@ export class CallbackReceiver {
   }
 }
 
-/** Runs fn under a cross-tab Web Lock; without Web Locks, in-page only. */
+/**
+ * Takes the lock name: a Web Lock, held across this origin's tabs; without
+ * Web Locks (an insecure context), a lock held within this runtime only.
+ * Resolves to the function that releases it.
+ */
 export function acquireLock(name) {
+  if (!globalThis.navigator?.locks) return localLock(name);
   return new Promise((resolve, reject) => {
-    if (!globalThis.navigator?.locks) {
-      resolve(() => {});
-      return;
-    }
     navigator.locks.request(name, () => new Promise((release) => resolve(release))).catch(reject);
+  });
+}
+
+// The tail of each local lock's queue: the promise that settles when its
+// last holder releases it.
+const localTails = new Map();
+
+function localLock(name) {
+  const before = localTails.get(name) ?? Promise.resolve();
+  let release;
+  const held = new Promise((r) => { release = r; });
+  const tail = before.then(() => held);
+  localTails.set(name, tail);
+  tail.then(() => { if (localTails.get(name) === tail) localTails.delete(name); });
+  let done = false;
+  return before.then(() => () => {
+    if (!done) { done = true; release(); }
   });
 }
