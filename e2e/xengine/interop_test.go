@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,20 +31,37 @@ func startNode(t *testing.T, want []string, args ...string) map[string]string {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, "node", args...)
 	cmd.Dir = dir
-	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errOut, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting node: %v", err)
 	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	// What the server said is shown when the scenario fails: its own
+	// view of the sessions and requests the page's trace cannot see.
+	said := &nodeTail{start: time.Now()}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("node %s, its last lines:\n%s", strings.Join(args, " "), said)
+		}
+	})
+	go said.read("stderr: ", errOut)
 	ports := make(chan map[string]string, 1)
 	go func() {
 		got := map[string]string{}
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
+			said.add("", sc.Text())
+			if got == nil {
+				continue
+			}
 			if name, port, ok := strings.Cut(sc.Text(), " "); ok {
 				got[name] = port
 			}
@@ -52,10 +71,9 @@ func startNode(t *testing.T, want []string, args ...string) map[string]string {
 			}
 			if done {
 				ports <- got
-				break
+				got = nil
 			}
 		}
-		_, _ = bufio.NewReader(out).WriteTo(interopDiscard{})
 	}()
 	select {
 	case p := <-ports:
@@ -66,9 +84,37 @@ func startNode(t *testing.T, want []string, args ...string) map[string]string {
 	return nil
 }
 
-type interopDiscard struct{}
+// nodeTail keeps the last lines a node server printed, each with the time
+// since it started.
+type nodeTail struct {
+	start time.Time
+	mu    sync.Mutex
+	lines []string
+}
 
-func (interopDiscard) Write(p []byte) (int, error) { return len(p), nil }
+const nodeTailLines = 60
+
+func (n *nodeTail) add(prefix, line string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.lines = append(n.lines, fmt.Sprintf("%6.2fs %s%s", time.Since(n.start).Seconds(), prefix, line))
+	if len(n.lines) > nodeTailLines {
+		n.lines = n.lines[len(n.lines)-nodeTailLines:]
+	}
+}
+
+func (n *nodeTail) read(prefix string, r io.Reader) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		n.add(prefix, sc.Text())
+	}
+}
+
+func (n *nodeTail) String() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return "        " + strings.Join(n.lines, "\n        ")
+}
 
 // startEverything runs the pinned @modelcontextprotocol/server-everything
 // (e2e/node) in Streamable HTTP mode on loopback and returns its MCP URL.
