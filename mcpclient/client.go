@@ -171,6 +171,7 @@ type Client struct {
 
 	book       *TaskBook   // the tasks the client started and has not seen end
 	leaving    atomic.Bool // Leave: sessions running kept tasks stay open
+	lost       sync.Map    // ids of the sessions lostSession is closing: those running kept tasks stay open
 	adoptTried bool        // a connect looked for a kept session to go on in
 }
 
@@ -226,7 +227,10 @@ func New(rawURL string, opts Options) (*Client, error) {
 	c.http = &http.Client{
 		Transport: &roundTripper{guard: busy.Policy{}.Transport(present(opts.Auth, guard)), taps: &c.taps, hello: &c.hello,
 			warn: func(msg string) { c.emit("warning", Warning{Message: msg}) }, ended: c.sawDelete, listed: c.toolsListed,
-			keeps: func(ctx context.Context, id string) bool { return c.leaving.Load() && c.book.holds(ctx, c.url, id) }},
+			keeps: func(ctx context.Context, id string) bool {
+				_, lost := c.lost.Load(id)
+				return (c.leaving.Load() || lost) && c.book.holds(ctx, c.url, id)
+			}},
 		Jar:           jar,
 		CheckRedirect: httpguard.CheckRedirect,
 	}

@@ -203,7 +203,13 @@ func (c *Client) lostSession(cs *mcp.ClientSession, err error) {
 	}
 	c.session = nil
 	c.mu.Unlock()
+	// A failed request does not mean the server ended the session (a page
+	// that unloads sees its fetches fail): a session a kept task runs in is
+	// left open, as [Client.Leave] leaves it, for the task's result.
+	id := cs.ID()
+	c.lost.Store(id, true)
 	_ = cs.Close()
+	c.lost.Delete(id)
 	if err == nil {
 		err = mcp.ErrConnectionClosed
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,7 @@ type sessionTasks struct {
 	gone     bool     // the tasks were cancelled by someone else: no result
 	seen     []string // "method session" of each request
 	deletes  []string
+	cut      int // the next cut tasks/get requests get no answer: the connection closes
 }
 
 func (s *sessionTasks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -84,6 +86,13 @@ func (s *sessionTasks) answer(w http.ResponseWriter, r *http.Request, m hostile.
 		s.tasks[id] = sid
 		hostile.Result(w, m.ID, map[string]any{"task": task(id, "working")})
 	case "tasks/get", "tasks/result", "tasks/cancel":
+		if m.Method == "tasks/get" && s.cut > 0 {
+			s.cut--
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
+			return true
+		}
 		switch {
 		case !mine:
 			hostile.Error(w, m.ID, -32602, "Failed to retrieve task: Task not found")
@@ -270,6 +279,59 @@ func TestTaskOutlivesThePage(t *testing.T) {
 	wantCode(t, err, mcperr.InvalidArgument)
 	if !strings.Contains(err.Error(), "client.tasks() lists") {
 		t.Errorf("a second resume: %v", err)
+	}
+}
+
+// TestTaskSessionOutlivesANetworkFailure: a request of a call following a
+// task fails in the network (as a page's fetches do while it unloads):
+// the client ends its session for a new one, but does not send DELETE for
+// the session the task runs in, which would end the task at the server;
+// the next page goes on in that session and gets the task's result.
+func TestTaskSessionOutlivesANetworkFailure(t *testing.T) {
+	s := &sessionTasks{}
+	srv := hostile.Start(t, s)
+	store := &mapTasks{}
+	c := pageClient(t, srv.URL+"/mcp", store)
+	deadline := time.Now().Add(10 * time.Second)
+	ended := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctxT(t), "research", nil, nil)
+		ended <- err
+	}()
+	for s.count("tasks/get") < 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the task was never polled: %s", s.requests())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.mu.Lock()
+	s.cut = 1
+	s.mu.Unlock()
+	err := <-ended
+	wantCode(t, err, mcperr.Network)
+	if !strings.Contains(err.Error(), "goes on at the server") {
+		t.Errorf("the call's error %q; want it to say the task goes on", err)
+	}
+	s.mu.Lock()
+	deletes := slices.Clone(s.deletes)
+	s.mu.Unlock()
+	if slices.Contains(deletes, "s-1") {
+		t.Fatalf("the client deleted session s-1, where its kept task runs (deleted %v)", deletes)
+	}
+	c.Close()
+
+	next := pageClient(t, srv.URL+"/mcp", store)
+	tasks := next.Tasks(ctxT(t))
+	if len(tasks) != 1 {
+		t.Fatalf("the next page's client lists %+v; want the task", tasks)
+	}
+	s.finish()
+	res, err := next.ResumeTask(ctxT(t), tasks[0].TaskID, nil)
+	if err != nil {
+		t.Fatalf("resuming the task: %v (requests %s)", err, s.requests())
+	}
+	if txt := res.Content[0].(*mcp.TextContent).Text; txt != "the report of "+tasks[0].TaskID {
+		t.Errorf("result %q; want the task's report", txt)
 	}
 }
 
