@@ -62,9 +62,10 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 // none). retry reports that a usable grant is there now (another tab's, a
 // newer one, a refreshed one): the request is sent again. A refresh the
 // authorization server could not answer (down, busy, failing) keeps the
-// grant and returns its error. Otherwise the grant that failed is dropped, with the cached discovery, since the
-// server may have moved to another authorization server; then a sign-in
-// follows (or the error says why not).
+// grant and returns its error. Otherwise the grant that failed is dropped,
+// with the cached discovery, since the server may have moved to another
+// authorization server; then a sign-in follows (or the error says why
+// not).
 func (h *Handler) unauthorized(ctx context.Context, bearer string) (retry bool, err error) {
 	g, err := h.currentGrant(ctx)
 	if err != nil {
